@@ -1,0 +1,116 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "screenpub",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "screenpub", targets: ["screenpub"]),
+        .executable(name: "screensub", targets: ["screensub"]),
+        .library(name: "ScreenMedia", targets: ["ScreenMedia"]),
+        .library(name: "ScreenCaptureX11", targets: ["ScreenCaptureX11"]),
+        .library(name: "ScreenCodec", targets: ["ScreenCodec"]),
+        .library(name: "ScreenRecording", targets: ["ScreenRecording"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // System libraries: a module map and a header each, nothing else.
+        .systemLibrary(
+            name: "CX11", pkgConfig: "x11 xext xdamage xfixes xrandr",
+            providers: [.apt(["libx11-dev", "libxext-dev", "libxdamage-dev", "libxfixes-dev", "libxrandr-dev"])]),
+        .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
+        .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
+        .systemLibrary(
+            name: "CAVFormat", pkgConfig: "libavformat libavcodec libavutil",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
+        // C functions for what Swift cannot call directly: macros, variadics, X error handlers.
+        .target(
+            name: "CScreenShims", dependencies: ["CX11", "CVPX", "CAVFormat"],
+            linkerSettings: [
+                .linkedLibrary("X11"), .linkedLibrary("Xext"), .linkedLibrary("vpx"),
+                .linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
+            ]),
+
+        .target(
+            name: "ScreenMedia",
+            swiftSettings: strictSwift),
+        .target(
+            name: "ScreenCaptureX11",
+            dependencies: [
+                "ScreenMedia", "CX11", "CScreenShims",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
+        .target(
+            name: "ScreenCodec",
+            dependencies: ["ScreenMedia", "CVPX", "CYUV", "CScreenShims"],
+            swiftSettings: strictSwift),
+        .target(
+            name: "ScreenRecording",
+            dependencies: ["ScreenMedia", "CAVFormat", "CScreenShims"],
+            swiftSettings: strictSwift),
+        .target(
+            name: "ScreenPipeline",
+            dependencies: [
+                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenCaptureX11",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift),
+        .target(
+            name: "ScreenTesting",
+            dependencies: ["ScreenMedia", "CX11", "CScreenShims"],
+            swiftSettings: strictSwift),
+
+        .executableTarget(
+            name: "screenpub",
+            dependencies: [
+                "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCodec", "ScreenRecording",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift),
+        .executableTarget(
+            name: "screensub",
+            dependencies: [
+                "ScreenMedia", "ScreenCodec", "ScreenRecording",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSwift),
+        .executableTarget(
+            name: "screenbench",
+            dependencies: [
+                "ScreenTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/screenbench",
+            swiftSettings: strictSwift),
+
+        .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenCodecTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenTesting"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenCaptureX11Tests",
+            dependencies: ["ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenTesting"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenRecordingTests",
+            dependencies: ["ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenTesting"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "CLITests", dependencies: ["ScreenMedia", "ScreenRecording", "ScreenTesting"],
+            swiftSettings: strictSwift),
+    ]
+)

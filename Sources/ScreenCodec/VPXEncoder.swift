@@ -1,0 +1,171 @@
+import CScreenShims
+import CVPX
+public import ScreenMedia
+
+/// Encoder settings. The defaults suit a screen at a low frame rate.
+public struct VPXEncoderConfiguration: Sendable, Hashable {
+    public var codec: VideoCodec
+    /// Target bit rate in kbit/s (constant bit rate).
+    public var bitrateKbps: Int
+    public var framesPerSecond: Double
+    /// Encoder threads; 1 keeps a share on one core.
+    public var threads: Int
+
+    public init(codec: VideoCodec = .vp9, bitrateKbps: Int = 1500, framesPerSecond: Double = 5, threads: Int = 1) {
+        self.codec = codec
+        self.bitrateKbps = bitrateKbps
+        self.framesPerSecond = framesPerSecond
+        self.threads = threads
+    }
+}
+
+/// libvpx VP9 (screen-content tuning) or VP8 encoder at the realtime deadline with CBR rate control.
+///
+/// Converts BGRA to I420 with libyuv, only the changed rectangles of each frame. The first frame, a frame at
+/// a new size and a frame after ``requestKeyframe()`` are keyframes. Holds a `vpx_codec_ctx_t`, which is
+/// not thread-safe: one encoder belongs to one thread.
+public final class VPXEncoder: VideoEncoder {
+    public let configuration: VPXEncoderConfiguration
+    public var codec: VideoCodec { configuration.codec }
+
+    private let context = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
+    private var isOpen = false
+    private var picture: I420Image?
+    private var keyframeRequested = true
+    private var firstCaptureTime: MediaTime?
+    private var lastPresentationTime: Int64 = -1
+    /// Frames whose picture may not be fully converted yet (after a resize every row must be converted).
+    private var needsFullConversion = true
+
+    public init(configuration: VPXEncoderConfiguration) {
+        self.configuration = configuration
+        context.initialize(to: vpx_codec_ctx_t())
+    }
+
+    deinit {
+        if isOpen { vpx_codec_destroy(context) }
+        context.deallocate()
+    }
+
+    public func requestKeyframe() { keyframeRequested = true }
+
+    public func encode(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
+        if picture == nil || picture!.width != frame.width || picture!.height != frame.height {
+            try open(width: frame.width, height: frame.height)
+        }
+        guard let picture else { return }
+        picture.convert(from: frame, everything: needsFullConversion)
+        needsFullConversion = false
+
+        let first = firstCaptureTime ?? frame.captureTime
+        firstCaptureTime = first
+        // Presentation times in milliseconds since the first frame, strictly increasing as libvpx requires.
+        var presentationTime = (frame.captureTime - first).converted(to: 1000).value
+        if presentationTime <= lastPresentationTime { presentationTime = lastPresentationTime + 1 }
+        lastPresentationTime = presentationTime
+
+        let flags: vpx_enc_frame_flags_t = keyframeRequested ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
+        keyframeRequested = false
+        let duration = UInt(max(1, (1000 / configuration.framesPerSecond).rounded()))
+        let status = vpx_codec_encode(
+            context, picture.image, vpx_codec_pts_t(presentationTime), duration, flags, UInt(VPX_DL_REALTIME))
+        guard status == VPX_CODEC_OK else {
+            throw CodecError(.encoderFailed, "libvpx could not encode a frame: \(errorDetail())")
+        }
+        var iterator: vpx_codec_iter_t? = nil
+        while let packet = vpx_codec_get_cx_data(context, &iterator) {
+            guard packet.pointee.kind == VPX_CODEC_CX_FRAME_PKT else { continue }
+            let data = packet.pointee.data.frame
+            let encoded = EncodedFrame(
+                codec: codec,
+                payload: UnsafeRawBufferPointer(start: data.buf, count: data.sz),
+                isKeyframe: (data.flags & vpx_codec_frame_flags_t(VPX_FRAME_IS_KEY)) != 0,
+                width: frame.width, height: frame.height,
+                captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata)
+            try output(encoded)
+        }
+    }
+
+    private func open(width: Int, height: Int) throws(CodecError) {
+        guard width >= 2, height >= 2, width <= 16384, height <= 16384 else {
+            throw CodecError(.unsupportedConfiguration, "cannot encode a \(width)×\(height) picture")
+        }
+        if isOpen {
+            vpx_codec_destroy(context)
+            isOpen = false
+        }
+        picture = try I420Image(width: width, height: height)
+        needsFullConversion = true
+        keyframeRequested = true
+
+        let interface = codec == .vp9 ? vpx_codec_vp9_cx() : vpx_codec_vp8_cx()
+        var config = vpx_codec_enc_cfg_t()
+        guard vpx_codec_enc_config_default(interface, &config, 0) == VPX_CODEC_OK else {
+            throw CodecError(.unsupportedConfiguration, "libvpx has no default configuration for \(codec)")
+        }
+        config.g_w = UInt32(width)
+        config.g_h = UInt32(height)
+        config.g_timebase = vpx_rational(num: 1, den: 1000)
+        config.g_threads = UInt32(max(1, configuration.threads))
+        config.g_lag_in_frames = 0
+        config.g_error_resilient = 0
+        config.g_pass = VPX_RC_ONE_PASS
+        config.rc_end_usage = VPX_CBR
+        config.rc_target_bitrate = UInt32(max(50, configuration.bitrateKbps))
+        config.rc_min_quantizer = 4
+        config.rc_max_quantizer = 52
+        config.rc_undershoot_pct = 50
+        config.rc_overshoot_pct = 50
+        config.rc_buf_initial_sz = 500
+        config.rc_buf_optimal_sz = 600
+        config.rc_buf_sz = 1000
+        config.rc_dropframe_thresh = 0
+        // Keyframes come at the start, on size changes and on request; an idle screen sends no frames, so a
+        // frame-count interval would mean nothing.
+        config.kf_mode = VPX_KF_DISABLED
+        config.kf_max_dist = 0x7fff_ffff
+
+        guard CScreenShims_vpxEncoderInit(context, interface, &config) == VPX_CODEC_OK else {
+            throw CodecError(.unsupportedConfiguration, "libvpx refused the \(codec) configuration: \(errorDetail())")
+        }
+        isOpen = true
+
+        switch codec {
+        case .vp9:
+            try control(VP8E_SET_CPUUSED, 7)
+            try control(VP9E_SET_TUNE_CONTENT, Int32(VP9E_CONTENT_SCREEN.rawValue))
+            try control(VP9E_SET_AQ_MODE, 3)  // cyclic refresh: steady quality for realtime
+            try control(VP9E_SET_NOISE_SENSITIVITY, 0)
+            try control(VP9E_SET_ROW_MT, 1)
+            try control(VP9E_SET_TILE_COLUMNS, configuration.threads > 1 ? 1 : 0)
+        case .vp8:
+            try control(VP8E_SET_CPUUSED, -12)  // negative: fixed speed, not a share of the frame interval
+            try control(VP8E_SET_SCREEN_CONTENT_MODE, 1)
+            try control(VP8E_SET_NOISE_SENSITIVITY, 0)
+            try control(VP8E_SET_STATIC_THRESHOLD, 1)
+        }
+    }
+
+    private func control(_ id: vp8e_enc_control_id, _ value: Int32) throws(CodecError) {
+        try control(Int32(id.rawValue), value)
+    }
+
+    private func control(_ id: vp9e_tune_content, _ value: Int32) throws(CodecError) {
+        try control(Int32(id.rawValue), value)
+    }
+
+    private func control(_ id: Int32, _ value: Int32) throws(CodecError) {
+        guard CScreenShims_vpxControlInt(context, id, value) == VPX_CODEC_OK else {
+            throw CodecError(.unsupportedConfiguration, "libvpx control \(id) = \(value) failed: \(errorDetail())")
+        }
+    }
+
+    private func errorDetail() -> String {
+        let message = vpx_codec_error(context).map { String(cString: $0) } ?? "unknown error"
+        let detail = vpx_codec_error_detail(context).map { String(cString: $0) }
+        return detail.map { "\(message) (\($0))" } ?? message
+    }
+}
+
+@available(*, unavailable, message: "a libvpx context is not thread-safe")
+extension VPXEncoder: Sendable {}

@@ -1,0 +1,47 @@
+import Synchronization
+
+/// A thread-safe one-way flag that asks a running capture loop or pipeline to finish.
+public final class StopSignal: Sendable {
+    private let stopped = Atomic<Bool>(false)
+
+    public init() {}
+
+    public func stop() { stopped.store(true, ordering: .releasing) }
+
+    public var isStopped: Bool { stopped.load(ordering: .acquiring) }
+}
+
+/// Receives what a ``FrameSource`` produces, on the source's capture thread.
+public protocol FrameConsumer: AnyObject {
+    /// A frame whose pixels changed (see ``VideoFrame/changedRects``), or the first frame, or a frame at a
+    /// new size (`sizeChanged`: the consumer must start a new keyframe). The frame is lent for this call only.
+    func consume(_ frame: VideoFrame, sizeChanged: Bool) throws
+    /// A tick on which nothing changed: nothing was grabbed or converted. `frame` still holds the last picture.
+    func consumeUnchanged(_ frame: VideoFrame, at time: MediaTime) throws
+}
+
+/// Something that produces screen frames: the seed's custom `OTVideoCapture`.
+///
+/// A source runs its capture loop on the calling thread (its display or stream handle belongs to that
+/// thread) until `stop` is signalled, and hands frames to the consumer synchronously, so pixels are
+/// never copied between capture and conversion.
+public protocol FrameSource: AnyObject {
+    /// Current capture size in pixels.
+    var size: (width: Int, height: Int) { get }
+    /// Captures at `framesPerSecond` until `stop` is signalled (returns normally) or capture fails (throws).
+    func run(framesPerSecond: Double, stop: StopSignal, consumer: any FrameConsumer) throws
+}
+
+/// Compresses frames. One encoder belongs to one thread.
+public protocol VideoEncoder: AnyObject {
+    var codec: VideoCodec { get }
+    /// Asks for the next encoded frame to be a keyframe (a subscriber joined or lost packets).
+    func requestKeyframe()
+    /// Encodes `frame`; calls `output` zero or more times with the compressed result.
+    func encode(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws
+}
+
+/// Receives decoded frames with their metadata (the seed's `renderer:didReceiveFrame:`).
+public protocol VideoRenderer: AnyObject {
+    func render(_ frame: VideoFrame)
+}
