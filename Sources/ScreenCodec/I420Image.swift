@@ -19,13 +19,14 @@ final class I420Image {
 
     deinit { vpx_img_free(image) }
 
-    /// Converts the parts of `frame` listed in its changed rectangles (all of it when `everything`) from BGRA
+    /// Converts the parts of `frame` listed in its changed rectangles (all of it when `everything`; nothing when
+    /// the list is empty, as for a keepalive of an unchanged screen) from BGRA
     /// with libyuv. Rectangles are widened to even coordinates because chroma is subsampled 2×2.
     func convert(from frame: VideoFrame, everything: Bool) {
         precondition(frame.width == width && frame.height == height, "frame and picture sizes differ")
         frame.withUnsafeBytes { pixels in
             guard let base = pixels.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-            if everything || frame.changedRects.isEmpty {
+            if everything {
                 convertRect(PixelRect(x: 0, y: 0, width: width, height: height), base, frame.bytesPerRow)
                 return
             }

@@ -1,0 +1,33 @@
+public import ScreenMedia
+
+/// What part of the X screen to capture.
+public enum X11CaptureTarget: Sendable, Hashable {
+    /// The whole root window (all monitors).
+    case rootWindow
+    /// One RandR monitor, by index as `xrandr --listmonitors` numbers them.
+    case monitor(Int)
+    /// One top-level or child window by id (the seed's "a view as the video source").
+    case window(UInt)
+    /// A fixed rectangle of the root window.
+    case region(PixelRect)
+}
+
+public struct X11CaptureOptions: Sendable, Hashable {
+    /// The X display name (`:0`); nil uses `$DISPLAY`.
+    public var displayName: String?
+    public var target: X11CaptureTarget
+    /// Draw the pointer into the frames (XFixes cursor image).
+    public var drawsCursor: Bool
+    /// Use MIT-SHM when the server allows it; otherwise (or when false) XGetImage, about 10× slower.
+    public var usesSharedMemory: Bool
+
+    public init(
+        displayName: String? = nil, target: X11CaptureTarget = .rootWindow, drawsCursor: Bool = true,
+        usesSharedMemory: Bool = true
+    ) {
+        self.displayName = displayName
+        self.target = target
+        self.drawsCursor = drawsCursor
+        self.usesSharedMemory = usesSharedMemory
+    }
+}

@@ -1,0 +1,157 @@
+import CAVFormat
+import CScreenShims
+public import ScreenMedia
+
+/// Writes encoded VP8/VP9 frames and their metadata to a WebM file with libavformat's Matroska muxer.
+///
+/// Each frame is flushed as its own cluster as soon as it is written, so a file whose writer is killed is
+/// readable up to the last frame written; ``finish()`` writes the cues (seek index) and final sizes.
+/// Each frame's metadata and capture times go into a WebVTT metadata track (see ``MetadataCue``).
+public final class WebMWriter {
+    public let path: String
+    public let codec: VideoCodec
+    public private(set) var framesWritten = 0
+    public private(set) var bytesWritten: Int64 = 0
+
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private let videoStream: Int32
+    private let metadataStream: Int32
+    private var firstCaptureTime: MediaTime?
+    private var lastTimestamp: Int64 = -1
+    private let nominalFrameMilliseconds: Int64
+    private var cueFormatter = MetadataCueFormatter()
+    private var finished = false
+
+    /// Timestamps in the file are milliseconds from the first frame (Matroska's usual 1 ms tick).
+    private static let millisecondTimeBase = AVRational(num: 1, den: 1000)
+
+    public init(path: String, codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double) throws(RecordingError) {
+        self.path = path
+        self.codec = codec
+        nominalFrameMilliseconds = Int64(max(1, (1000 / framesPerSecond).rounded()))
+        var context: UnsafeMutablePointer<AVFormatContext>? = nil
+        guard avformat_alloc_output_context2(&context, nil, "webm", path) >= 0, let context else {
+            throw RecordingError(.cannotOpen, "libavformat has no WebM muxer")
+        }
+        self.context = context
+        guard let video = avformat_new_stream(context, nil), let cues = avformat_new_stream(context, nil) else {
+            avformat_free_context(context)
+            throw RecordingError(.cannotOpen, "cannot add streams to \(path)")
+        }
+        video.pointee.codecpar.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        video.pointee.codecpar.pointee.codec_id = codec == .vp9 ? AV_CODEC_ID_VP9 : AV_CODEC_ID_VP8
+        video.pointee.codecpar.pointee.width = Int32(width)
+        video.pointee.codecpar.pointee.height = Int32(height)
+        video.pointee.time_base = Self.millisecondTimeBase
+        video.pointee.avg_frame_rate = av_d2q(framesPerSecond, 1000)
+        cues.pointee.codecpar.pointee.codec_type = AVMEDIA_TYPE_SUBTITLE
+        cues.pointee.codecpar.pointee.codec_id = AV_CODEC_ID_WEBVTT
+        cues.pointee.time_base = Self.millisecondTimeBase
+        cues.pointee.disposition = AV_DISPOSITION_METADATA
+        av_dict_set(&cues.pointee.metadata, "title", "screenpub frame metadata", 0)
+        av_dict_set(&context.pointee.metadata, "encoder", "screenpub", 0)
+        av_dict_set(&context.pointee.metadata, "SCREENPUB_VIDEO_TYPE", "screen", 0)
+        videoStream = video.pointee.index
+        metadataStream = cues.pointee.index
+
+        let openStatus = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
+        guard openStatus >= 0 else {
+            avformat_free_context(context)
+            self.context = nil
+            throw RecordingError(.cannotOpen, "cannot create \(path): \(avErrorText(openStatus))")
+        }
+        let headerStatus = avformat_write_header(context, nil)
+        guard headerStatus >= 0 else {
+            avio_closep(&context.pointee.pb)
+            avformat_free_context(context)
+            self.context = nil
+            throw RecordingError(.cannotOpen, "cannot write the WebM header of \(path): \(avErrorText(headerStatus))")
+        }
+        packet = av_packet_alloc()
+    }
+
+    deinit {
+        if !finished { try? finish() }
+        av_packet_free(&packet)
+    }
+
+    /// Appends one encoded frame and its metadata cue, and flushes them to the file.
+    public func write(_ frame: EncodedFrame) throws(RecordingError) {
+        guard let context, let packet, !finished else {
+            throw RecordingError(.writeFailed, "\(path) is already finished")
+        }
+        let first = firstCaptureTime ?? frame.captureTime
+        firstCaptureTime = first
+        var timestamp = (frame.captureTime - first).converted(to: 1000).value
+        if timestamp <= lastTimestamp { timestamp = lastTimestamp + 1 }
+        lastTimestamp = timestamp
+
+        cueFormatter.format(
+            MetadataCue(metadata: frame.metadata, captureTime: frame.captureTime, wallClock: frame.wallClock))
+        let cueResult = cueFormatter.bytes.withUnsafeBytes { cue in
+            Result { () throws(RecordingError) in
+                try writePacket(
+                    context, packet, stream: metadataStream, data: cue, timestamp: timestamp,
+                    duration: nominalFrameMilliseconds, keyframe: true)
+            }
+        }
+        try cueResult.get()
+        try writePacket(
+            context, packet, stream: videoStream, data: frame.payload, timestamp: timestamp,
+            duration: nominalFrameMilliseconds, keyframe: frame.isKeyframe)
+        // Close the cluster now so the frame is on disk even if the process is killed next.
+        let flushStatus = av_write_frame(context, nil)
+        guard flushStatus >= 0 else { throw writeError(flushStatus) }
+        avio_flush(context.pointee.pb)
+        if let error = ioError(context) { throw error }
+        framesWritten += 1
+        bytesWritten = avio_tell(context.pointee.pb)
+    }
+
+    /// Writes the seek index and final sizes and closes the file. Safe to call more than once.
+    public func finish() throws(RecordingError) {
+        guard !finished, let context else { return }
+        finished = true
+        let trailerStatus = av_write_trailer(context)
+        bytesWritten = avio_tell(context.pointee.pb)
+        let closeStatus = avio_closep(&context.pointee.pb)
+        avformat_free_context(context)
+        self.context = nil
+        if trailerStatus < 0 { throw writeError(trailerStatus) }
+        if closeStatus < 0 { throw writeError(closeStatus) }
+    }
+
+    private func writePacket(
+        _ context: UnsafeMutablePointer<AVFormatContext>, _ packet: UnsafeMutablePointer<AVPacket>,
+        stream: Int32, data: UnsafeRawBufferPointer, timestamp: Int64, duration: Int64, keyframe: Bool
+    ) throws(RecordingError) {
+        // The packet borrows the caller's bytes (no AVBufferRef): av_write_frame does not keep them.
+        packet.pointee.data = UnsafeMutablePointer(mutating: data.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        packet.pointee.size = Int32(data.count)
+        packet.pointee.stream_index = stream
+        packet.pointee.pts = timestamp
+        packet.pointee.dts = timestamp
+        packet.pointee.duration = duration
+        packet.pointee.flags = keyframe ? AV_PKT_FLAG_KEY : 0
+        packet.pointee.pos = -1
+        let status = av_write_frame(context, packet)
+        packet.pointee.data = nil
+        packet.pointee.size = 0
+        guard status >= 0 else { throw writeError(status) }
+    }
+
+    private func ioError(_ context: UnsafeMutablePointer<AVFormatContext>) -> RecordingError? {
+        guard let io = context.pointee.pb, io.pointee.error < 0 else { return nil }
+        return writeError(io.pointee.error)
+    }
+
+    private func writeError(_ status: Int32) -> RecordingError {
+        RecordingError(
+            .writeFailed,
+            "writing \(path) failed: \(avErrorText(status)); the \(framesWritten) frames written before stay readable")
+    }
+}
+
+@available(*, unavailable, message: "a libavformat context belongs to one thread")
+extension WebMWriter: Sendable {}
