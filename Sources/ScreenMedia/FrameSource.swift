@@ -45,3 +45,11 @@ public protocol VideoEncoder: AnyObject {
 public protocol VideoRenderer: AnyObject {
     func render(_ frame: VideoFrame)
 }
+
+/// Where encoded frames go: a file, a relay connection, a loopback to a subscriber.
+public protocol EncodedFrameSink: AnyObject {
+    /// Takes one encoded frame; the payload is lent for this call only.
+    func write(_ frame: EncodedFrame) throws
+    /// Completes the output (writes indexes, closes connections). Called once, at the end.
+    func finish() throws
+}

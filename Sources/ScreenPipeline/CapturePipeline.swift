@@ -1,0 +1,92 @@
+public import ScreenMedia
+
+/// The consumer side of a capture loop: stamps metadata, encodes and hands frames to the sinks.
+///
+/// Runs entirely on the capture thread, synchronously, so a frame's pixels go from the source's buffer through
+/// conversion and encoding without being copied or queued, and nothing is allocated per frame.
+///
+/// Idle policy: a tick on which nothing changed costs no conversion and no encode. Only when the screen has been
+/// unchanged for `keepaliveInterval` is the last picture encoded again (a tiny delta frame carrying fresh
+/// metadata and timestamps), so that live viewers and recordings can tell "idle" from "stalled".
+public final class CapturePipeline: FrameConsumer {
+    public struct Configuration: Sendable {
+        public var metadata: MetadataPolicy
+        /// Seconds without change before the unchanged picture is sent again; nil never sends one.
+        public var keepaliveInterval: Double?
+        /// Stop after this many seconds of capture; nil runs until stopped.
+        public var duration: Double?
+
+        public init(metadata: MetadataPolicy = .captureTime, keepaliveInterval: Double? = 5, duration: Double? = nil) {
+            self.metadata = metadata
+            self.keepaliveInterval = keepaliveInterval
+            self.duration = duration
+        }
+    }
+
+    public let configuration: Configuration
+    public let statistics: PipelineStatistics
+    private let encoder: any VideoEncoder
+    private let sinks: [any EncodedFrameSink]
+    private let stop: StopSignal
+    private let clock = MonotonicClock()
+    private var firstTickTime: MediaTime?
+    private var lastSentTime: MediaTime?
+
+    public init(
+        configuration: Configuration, encoder: any VideoEncoder, sinks: [any EncodedFrameSink], stop: StopSignal,
+        statistics: PipelineStatistics = PipelineStatistics()
+    ) {
+        self.configuration = configuration
+        self.encoder = encoder
+        self.sinks = sinks
+        self.stop = stop
+        self.statistics = statistics
+    }
+
+    public func consume(_ frame: VideoFrame, sizeChanged: Bool) throws {
+        statistics.countCaptured()
+        if sizeChanged { encoder.requestKeyframe() }
+        try send(frame)
+    }
+
+    public func consumeUnchanged(_ frame: VideoFrame, at time: MediaTime) throws {
+        statistics.countUnchanged()
+        checkDuration(time)
+        guard let interval = configuration.keepaliveInterval, let lastSentTime,
+            (time - lastSentTime).seconds >= interval
+        else { return }
+        statistics.countKeepalive()
+        frame.changedRects.removeAll(keepingCapacity: true)  // nothing to convert again
+        try send(frame)
+    }
+
+    /// Finishes every sink (file trailers, connection close); call once after the capture loop ends.
+    public func finish() throws {
+        var firstError: (any Error)?
+        for sink in sinks {
+            do { try sink.finish() } catch { firstError = firstError ?? error }
+        }
+        if let firstError { throw firstError }
+    }
+
+    private func send(_ frame: VideoFrame) throws {
+        frame.metadata = configuration.metadata.metadata(for: frame)
+        let started = clock.now()
+        try encoder.encode(frame) { encoded in
+            statistics.countEncoded(bytes: encoded.payload.count, keyframe: encoded.isKeyframe)
+            for sink in sinks { try sink.write(encoded) }
+        }
+        statistics.addEncodeTime(nanoseconds: clock.nanoseconds(fromTicks: clock.now() - started))
+        lastSentTime = frame.captureTime
+        checkDuration(frame.captureTime)
+    }
+
+    private func checkDuration(_ time: MediaTime) {
+        let first = firstTickTime ?? time
+        firstTickTime = first
+        if let duration = configuration.duration, (time - first).seconds >= duration { stop.stop() }
+    }
+}
+
+@available(*, unavailable, message: "runs on the capture thread")
+extension CapturePipeline: Sendable {}

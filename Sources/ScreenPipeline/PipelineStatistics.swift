@@ -1,0 +1,46 @@
+import Synchronization
+
+/// Counters of a running pipeline, readable from any thread while the capture thread updates them.
+public final class PipelineStatistics: Sendable {
+    private let captured = Atomic<Int>(0)
+    private let unchanged = Atomic<Int>(0)
+    private let encoded = Atomic<Int>(0)
+    private let keyframes = Atomic<Int>(0)
+    private let keepalives = Atomic<Int>(0)
+    private let bytes = Atomic<Int>(0)
+    private let encodeNanoseconds = Atomic<UInt64>(0)
+
+    public init() {}
+
+    public struct Snapshot: Sendable, Equatable {
+        /// Ticks on which the screen changed and was grabbed.
+        public var framesCaptured: Int
+        /// Ticks on which nothing changed: nothing grabbed, converted or encoded.
+        public var framesUnchanged: Int
+        /// Frames that left the encoder (including keepalives).
+        public var framesEncoded: Int
+        public var keyframes: Int
+        public var keepalives: Int
+        public var bytesEncoded: Int
+        /// Time spent converting and encoding, summed.
+        public var encodeSeconds: Double
+    }
+
+    public func snapshot() -> Snapshot {
+        Snapshot(
+            framesCaptured: captured.load(ordering: .relaxed), framesUnchanged: unchanged.load(ordering: .relaxed),
+            framesEncoded: encoded.load(ordering: .relaxed), keyframes: keyframes.load(ordering: .relaxed),
+            keepalives: keepalives.load(ordering: .relaxed), bytesEncoded: bytes.load(ordering: .relaxed),
+            encodeSeconds: Double(encodeNanoseconds.load(ordering: .relaxed)) / 1e9)
+    }
+
+    func countCaptured() { captured.add(1, ordering: .relaxed) }
+    func countUnchanged() { unchanged.add(1, ordering: .relaxed) }
+    func countKeepalive() { keepalives.add(1, ordering: .relaxed) }
+    func countEncoded(bytes count: Int, keyframe: Bool) {
+        encoded.add(1, ordering: .relaxed)
+        bytes.add(count, ordering: .relaxed)
+        if keyframe { keyframes.add(1, ordering: .relaxed) }
+    }
+    func addEncodeTime(nanoseconds: UInt64) { encodeNanoseconds.add(nanoseconds, ordering: .relaxed) }
+}
