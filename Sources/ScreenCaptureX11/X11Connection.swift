@@ -15,7 +15,7 @@ final class X11Connection {
         guard let name = requestedName ?? environmentName, !name.isEmpty else {
             throw X11CaptureError(
                 .noDisplay,
-                "no X display: $DISPLAY is not set and --display was not given (on Wayland use the PipeWire backend; "
+                "no X display: $DISPLAY is not set and --display was not given (X11 capture needs an X server or XWayland; "
                     + "headless, start one with `Xvfb :99 &` and pass --display :99)")
         }
         guard let display = XOpenDisplay(name) else {

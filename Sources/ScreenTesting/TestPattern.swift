@@ -1,0 +1,40 @@
+public import ScreenMedia
+
+/// Synthetic BGRA content with known pixels.
+public enum TestPattern {
+    /// Four solid quadrants: red, green, blue, white (top-left, top-right, bottom-left, bottom-right).
+    public static let quadrantColors: [(r: UInt8, g: UInt8, b: UInt8)] = [
+        (230, 30, 30), (30, 200, 40), (20, 40, 220), (240, 240, 240),
+    ]
+
+    /// The expected colour of the quadrant pattern at (x, y) of a width × height picture.
+    public static func quadrantColor(x: Int, y: Int, width: Int, height: Int) -> (r: UInt8, g: UInt8, b: UInt8) {
+        quadrantColors[(y < height / 2 ? 0 : 2) + (x < width / 2 ? 0 : 1)]
+    }
+
+    public static func fillQuadrants(_ frame: VideoFrame) {
+        fill(frame) { x, y in quadrantColor(x: x, y: y, width: frame.width, height: frame.height) }
+    }
+
+    public static func fill(_ frame: VideoFrame, color: (_ x: Int, _ y: Int) -> (r: UInt8, g: UInt8, b: UInt8)) {
+        let stride = frame.bytesPerRow
+        frame.withUnsafeMutableBytes { raw in
+            for y in 0..<frame.height {
+                for x in 0..<frame.width {
+                    let c = color(x, y)
+                    raw[y * stride + x * 4] = c.b
+                    raw[y * stride + x * 4 + 1] = c.g
+                    raw[y * stride + x * 4 + 2] = c.r
+                    raw[y * stride + x * 4 + 3] = 255
+                }
+            }
+        }
+        frame.markAllChanged()
+    }
+
+    /// Largest per-channel difference between a frame's pixel and an expected colour.
+    public static func difference(_ frame: VideoFrame, x: Int, y: Int, _ expected: (r: UInt8, g: UInt8, b: UInt8)) -> Int {
+        let p = frame.pixel(x: x, y: y)
+        return max(abs(Int(p.r) - Int(expected.r)), abs(Int(p.g) - Int(expected.g)), abs(Int(p.b) - Int(expected.b)))
+    }
+}

@@ -1,0 +1,82 @@
+import CScreenShims
+import CX11
+public import ScreenMedia
+
+/// A minimal X client that draws known content for capture tests: solid windows, filled rectangles, resizes.
+/// It has its own connection and belongs to one thread.
+public final class XPainter {
+    private let display: OpaquePointer
+    private let screen: Int32
+    public let root: UInt
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(displayName: String) throws {
+        CScreenShims_installXErrorHandlers()
+        guard let display = XOpenDisplay(displayName) else {
+            throw Failure(description: "cannot open \(displayName)")
+        }
+        CScreenShims_watchDisplay(display)
+        self.display = display
+        screen = XDefaultScreen(display)
+        root = UInt(XRootWindow(display, screen))
+    }
+
+    deinit {
+        if !CScreenShims_xConnectionLost(display) { XCloseDisplay(display) }
+        CScreenShims_forgetDisplay(display)
+    }
+
+    /// Packs 8-bit red, green, blue into a TrueColor pixel value.
+    public static func pixel(red: UInt8, green: UInt8, blue: UInt8) -> UInt {
+        UInt(red) << 16 | UInt(green) << 8 | UInt(blue)
+    }
+
+    /// Creates, maps and shows an override-redirect window (no window manager needed) filled with `color`.
+    @discardableResult
+    public func createWindow(_ rect: PixelRect, color: UInt) -> UInt {
+        var attributes = XSetWindowAttributes()
+        attributes.override_redirect = 1
+        attributes.background_pixel = color
+        let window = XCreateWindow(
+            display, Window(root), Int32(rect.x), Int32(rect.y), UInt32(rect.width), UInt32(rect.height), 0,
+            XDefaultDepth(display, screen), UInt32(InputOutput), XDefaultVisual(display, screen),
+            UInt(CWOverrideRedirect | CWBackPixel), &attributes)
+        XMapRaised(display, window)
+        fill(window: UInt(window), PixelRect(x: 0, y: 0, width: rect.width, height: rect.height), color: color)
+        return UInt(window)
+    }
+
+    /// Fills a rectangle of `window` (the root when nil) with `color`.
+    public func fill(window: UInt? = nil, _ rect: PixelRect, color: UInt) {
+        let target = Window(window ?? root)
+        let gc = XCreateGC(display, target, 0, nil)
+        XSetForeground(display, gc, color)
+        XFillRectangle(display, target, gc, Int32(rect.x), Int32(rect.y), UInt32(rect.width), UInt32(rect.height))
+        XFreeGC(display, gc)
+        sync()
+    }
+
+    public func resize(window: UInt, width: Int, height: Int, color: UInt) {
+        XResizeWindow(display, Window(window), UInt32(width), UInt32(height))
+        sync()
+        fill(window: window, PixelRect(x: 0, y: 0, width: width, height: height), color: color)
+    }
+
+    public func destroy(window: UInt) {
+        XDestroyWindow(display, Window(window))
+        sync()
+    }
+
+    public func movePointer(x: Int, y: Int) {
+        XWarpPointer(display, 0, Window(root), 0, 0, 0, 0, Int32(x), Int32(y))
+        sync()
+    }
+
+    public func sync() { XSync(display, 0) }
+}
+
+@available(*, unavailable, message: "an Xlib Display belongs to one thread at a time")
+extension XPainter: Sendable {}
