@@ -69,7 +69,10 @@ let package = Package(
             swiftSettings: strictSwift),
         .target(
             name: "ScreenTesting",
-            dependencies: ["ScreenMedia", "CX11", "CScreenShims"],
+            dependencies: [
+                "ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenPipeline", "CX11", "CScreenShims",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift),
 
         .executableTarget(
@@ -103,7 +106,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenCaptureX11Tests",
-            dependencies: ["ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenTesting"],
+            dependencies: ["ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenPipeline", "ScreenTesting"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenRecordingTests",

@@ -1,12 +1,17 @@
 import Foundation
+import Glibc
 
 /// A private Xvfb server for tests and demos, on a display number Xvfb picks itself (`-displayfd`), stopped on
 /// `stop()` or deinit.
+///
+/// Spawned with posix_spawn and reaped with waitpid rather than Foundation's `Process`, whose
+/// `waitUntilExit()` spins a run loop and can block a concurrency thread indefinitely on Linux.
 public final class VirtualDisplay: Sendable {
     public let name: String
     public let width: Int
     public let height: Int
-    private let process: Process
+    public let processID: Int32
+    private let stopped = LockedValue(false)
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
@@ -15,39 +20,59 @@ public final class VirtualDisplay: Sendable {
     public init(width: Int = 1280, height: Int = 720) throws {
         self.width = width
         self.height = height
-        let xvfb = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let xvfb else { throw Failure(description: "Xvfb is not installed (apt-get install xvfb)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: xvfb)
-        process.arguments = ["-displayfd", "1", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        guard let xvfb = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].first(where: { (path: String) in access(path, X_OK) == 0 }) else {
+            throw Failure(description: "Xvfb is not installed (apt-get install xvfb)")
+        }
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw Failure(description: "pipe failed: errno \(errno)") }
+        let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+        defer { close(readEnd) }
+        let arguments = [xvfb, "-displayfd", "\(writeEnd)", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"]
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addclose(&actions, readEnd)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var pid: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let status = posix_spawn(&pid, xvfb, &actions, nil, argv, environ)
+        close(writeEnd)
+        guard status == 0 else { throw Failure(description: "cannot start Xvfb: errno \(status)") }
+        processID = pid
+
         // Xvfb writes its display number and a newline once it accepts connections.
         var number = ""
-        let handle = output.fileHandleForReading
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let byte = handle.readData(ofLength: 1)
-            if byte.isEmpty { break }
-            if byte == Data("\n".utf8) { break }
-            number += String(decoding: byte, as: UTF8.self)
+        var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+        var byte: UInt8 = 0
+        while poll(&poller, 1, 10_000) > 0, read(readEnd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+            number.append(Character(UnicodeScalar(byte)))
         }
         guard !number.isEmpty, Int(number) != nil else {
-            process.terminate()
+            kill(pid, SIGKILL)
+            var exitStatus: Int32 = 0
+            waitpid(pid, &exitStatus, 0)
             throw Failure(description: "Xvfb did not start")
         }
-        self.process = process
-        self.name = ":\(number)"
+        name = ":\(number)"
     }
 
     /// Stops the server (as if it crashed, for tests of a vanished display) and waits for it to exit.
     public func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+        let alreadyStopped = stopped.withLock { value in
+            defer { value = true }
+            return value
         }
+        guard !alreadyStopped else { return }
+        kill(processID, SIGTERM)
+        var exitStatus: Int32 = 0
+        for _ in 0..<100 {
+            if waitpid(processID, &exitStatus, WNOHANG) == processID { return }
+            usleep(20_000)
+        }
+        kill(processID, SIGKILL)
+        waitpid(processID, &exitStatus, 0)
     }
 
     deinit { stop() }
