@@ -1,0 +1,86 @@
+import Foundation
+import Glibc
+
+/// A program run by a test: spawned with posix_spawn, output captured to files, reaped with waitpid.
+public final class ChildProcess: Sendable {
+    public struct Outcome: Sendable {
+        /// The exit code, or 128 + the signal number when killed by a signal.
+        public var status: Int32
+        public var standardOutput: String
+        public var standardError: String
+    }
+
+    public let processID: Int32
+    private let outputPath: String
+    private let errorPath: String
+    private let outcome = LockedValue<Outcome?>(nil)
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Starts `path` with `arguments`; `environment` replaces the inherited one when given.
+    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+        let directory = FileManager.default.temporaryDirectory.path
+        let stamp = UUID().uuidString
+        outputPath = "\(directory)/child-\(stamp).out"
+        errorPath = "\(directory)/child-\(stamp).err"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let environmentStrings = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { environmentStrings.forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, path, &actions, nil, argv, environmentStrings)
+        guard status == 0 else { throw Failure(description: "cannot start \(path): errno \(status)") }
+        processID = pid
+    }
+
+    public func signal(_ number: Int32) { kill(processID, number) }
+
+    /// Waits for the program to end (killing it after `timeout` seconds) and returns its status and output.
+    @discardableResult
+    public func wait(timeout: Double = 60) -> Outcome {
+        if let done = outcome.withLock({ $0 }) { return done }
+        var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(timeout)
+        while waitpid(processID, &status, WNOHANG) == 0 {
+            if Date() > deadline {
+                kill(processID, SIGKILL)
+                waitpid(processID, &status, 0)
+                break
+            }
+            usleep(10_000)
+        }
+        let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let result = Outcome(
+            status: code,
+            standardOutput: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+            standardError: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")
+        try? FileManager.default.removeItem(atPath: outputPath)
+        try? FileManager.default.removeItem(atPath: errorPath)
+        outcome.withLock { $0 = result }
+        return result
+    }
+
+    /// Runs a program to completion.
+    public static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 60) throws -> Outcome {
+        try ChildProcess(path, arguments, environment: environment).wait(timeout: timeout)
+    }
+
+    /// The directory holding the package's built executables (beside the running test bundle), or
+    /// `$SCREENPUB_BIN_DIR` when set.
+    public static var productsDirectory: String {
+        if let configured = ProcessInfo.processInfo.environment["SCREENPUB_BIN_DIR"] { return configured }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        // On some layouts the test binary sits inside a .xctest bundle directory.
+        if directory.lastPathComponent.hasSuffix(".xctest") { directory = directory.deletingLastPathComponent() }
+        return directory.path
+    }
+}

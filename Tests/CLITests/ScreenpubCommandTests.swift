@@ -1,0 +1,159 @@
+import Foundation
+import ScreenMedia
+import ScreenRecording
+import ScreenTesting
+import Testing
+
+/// The screenpub and screensub executables, run as a user runs them, against a private Xvfb.
+@Suite struct ScreenpubCommandTests {
+    let screenpub = ChildProcess.productsDirectory + "/screenpub"
+    let screensub = ChildProcess.productsDirectory + "/screensub"
+
+    private func temporaryPath(_ name: String) -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("screenpub-cli-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory.appendingPathComponent(name).path
+    }
+
+    /// The test's environment without a display.
+    private var environmentWithoutDisplay: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = nil
+        environment["WAYLAND_DISPLAY"] = nil
+        return environment
+    }
+
+    private func ffprobeVideoFrames(_ path: String) throws -> (codec: String, frames: Int) {
+        let result = try ChildProcess.run(
+            "/usr/bin/ffprobe",
+            ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", path])
+        let fields = result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+        return (fields.first.map(String.init) ?? "", fields.count > 1 ? Int(fields[1]) ?? -1 : -1)
+    }
+
+    @Test func recordsAWebMWhoseMetadataScreensubPrintsBack() async throws {
+        let display = try VirtualDisplay(width: 640, height: 360)
+        let path = temporaryPath("share.webm")
+        let result = try ChildProcess.run(
+            screenpub,
+            ["--display", display.name, "--output", path, "--duration", "2", "--fps", "10", "--keepalive", "0.4", "--metadata", "hello screenpub"],
+            environment: environmentWithoutDisplay)
+        #expect(result.status == 0, "\(result.standardError)")
+        let probe = try ffprobeVideoFrames(path)
+        #expect(probe.codec == "vp9")
+        #expect(probe.frames >= 4)  // the first frame and keepalives every 0.4 s for 2 s
+
+        let listing = try ChildProcess.run(screensub, ["--input", path, "--print-metadata", "--json"])
+        #expect(listing.status == 0, "\(listing.standardError)")
+        let lines = listing.standardOutput.split(separator: "\n")
+        #expect(lines.count == probe.frames)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["metadata"] as? String == "hello screenpub")
+            #expect((object?["captureTime"] as? String)?.hasSuffix("/1000000000") == true)
+        }
+    }
+
+    @Test func theDefaultMetadataIsTheISO8601CaptureTime() async throws {
+        let display = try VirtualDisplay(width: 320, height: 240)
+        let path = temporaryPath("time.webm")
+        let result = try ChildProcess.run(
+            screenpub, ["--display", display.name, "--output", path, "--duration", "1", "--codec", "vp8"])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try ffprobeVideoFrames(path).codec == "vp8")
+        let frames = try WebMReader(path: path).readAll()
+        let first = try #require(frames.first?.cue)
+        let text = try #require(first.metadata.text)
+        #expect(text.count == 24)
+        #expect(text.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil)
+        #expect(text == FrameMetadata.iso8601(first.wallClock).text)
+    }
+
+    @Test func sigtermFinishesTheFileAndExitsZero() async throws {
+        let display = try VirtualDisplay(width: 320, height: 240)
+        let painter = try XPainter(displayName: display.name)
+        let path = temporaryPath("term.webm")
+        let child = try ChildProcess(screenpub, ["--display", display.name, "--output", path, "--fps", "10"])
+        // Change the screen a few times while it records.
+        for index in 0..<6 {
+            try await Task.sleep(for: .milliseconds(250))
+            painter.fill(PixelRect(x: index * 40, y: 0, width: 40, height: 40), color: 0xFFFFFF)
+        }
+        child.signal(SIGTERM)
+        let result = child.wait(timeout: 10)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("wrote \(path)"))
+        let frames = try WebMReader(path: path).readAll()
+        #expect(frames.count >= 4)
+        // A finished file has its seek index (Cues), so ffprobe knows the duration without reading it all.
+        let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
+        #expect((Double(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 1)
+    }
+
+    @Test func sigkillLeavesAFileReadableUpToTheLastFrame() async throws {
+        let display = try VirtualDisplay(width: 320, height: 240)
+        let painter = try XPainter(displayName: display.name)
+        let path = temporaryPath("killed.webm")
+        let child = try ChildProcess(screenpub, ["--display", display.name, "--output", path, "--fps", "10"])
+        for index in 0..<5 {
+            try await Task.sleep(for: .milliseconds(300))
+            painter.fill(PixelRect(x: index * 40, y: 100, width: 40, height: 40), color: 0xFF0000)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        child.signal(SIGKILL)
+        #expect(child.wait().status == 128 + SIGKILL)
+        let frames = try WebMReader(path: path).readAll()
+        #expect(frames.count == 6)  // the first frame and one per change
+        #expect(frames.allSatisfy { $0.cue != nil })
+        let listing = try ChildProcess.run(screensub, ["--input", path])
+        #expect(listing.status == 0)
+        #expect(listing.standardOutput.contains("6 frames, 1 keyframes, 6 decoded"))
+    }
+
+    @Test func withoutADisplayItSaysSoAndExitsTwo() throws {
+        let result = try ChildProcess.run(screenpub, ["--output", temporaryPath("x.webm")], environment: environmentWithoutDisplay)
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("no X display"))
+    }
+
+    @Test func badTargetsAreClearErrors() throws {
+        let display = try VirtualDisplay(width: 320, height: 240)
+        let output = temporaryPath("x.webm")
+        let cases: [(arguments: [String], status: Int32, message: String)] = [
+            (["--display", ":4343"], 2, "cannot open X display :4343"),
+            (["--display", display.name, "--region", "300,200,100,100"], 2, "is not inside the 320×240 screen"),
+            (["--display", display.name, "--region", "1,2,3"], 64, "--region must be X,Y,WIDTH,HEIGHT"),
+            (["--display", display.name, "--window", "0x3fffff0"], 2, "there is no window 0x3fffff0"),
+            (["--display", display.name, "--window", "banana"], 64, "--window must be a window id"),
+            (["--display", display.name, "--monitor", "7"], 2, "there is no monitor 7"),
+            (["--display", display.name, "--metadata", String(repeating: "m", count: 33)], 64, "33 bytes; the limit is 32 bytes"),
+            (["--display", display.name, "--fps", "0"], 64, "--fps must be between"),
+            (["--display", display.name, "--output", "/nonexistent-dir/x.webm"], 2, "cannot create /nonexistent-dir/x.webm"),
+        ]
+        for testCase in cases {
+            var arguments = testCase.arguments
+            if !arguments.contains("--output") { arguments += ["--output", output] }
+            let result = try ChildProcess.run(screenpub, arguments, timeout: 20)
+            #expect(result.status == testCase.status, "\(arguments): \(result.standardError)")
+            #expect(result.standardError.contains(testCase.message), "\(arguments): \(result.standardError)")
+        }
+    }
+
+    @Test func helpAndVersion() throws {
+        let help = try ChildProcess.run(screenpub, ["--help"])
+        #expect(help.status == 0)
+        for option in ["--fps", "--display", "--monitor", "--window", "--region", "--codec", "--bitrate", "--metadata", "--output", "--duration", "--no-cursor", "--verbose", "Exit status"] {
+            #expect(help.standardOutput.contains(option), "help mentions \(option)")
+        }
+        let version = try ChildProcess.run(screenpub, ["--version"])
+        #expect(version.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+        let subHelp = try ChildProcess.run(screensub, ["--help"])
+        #expect(subHelp.standardOutput.contains("--print-metadata"))
+    }
+
+    @Test func screensubReportsAnUnreadableFile() throws {
+        let result = try ChildProcess.run(screensub, ["--input", "/nonexistent.webm"])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("cannot open /nonexistent.webm"))
+    }
+}
