@@ -39,11 +39,8 @@ public final class XShmFrameSource: FrameSource {
     private var cursorShapeChanged = false
     private var windowDestroyed = false
 
-    private let missedTicksCounter = Atomic<Int>(0)
     private let grabNanosecondsCounter = Atomic<UInt64>(0)
 
-    /// Ticks skipped because the previous one overran its interval (safe to read from any thread).
-    public var missedTicks: Int { missedTicksCounter.load(ordering: .relaxed) }
     /// Duration of the last grab (safe to read from any thread): the capture part of the capture delay.
     public var lastGrabMilliseconds: Double { Double(grabNanosecondsCounter.load(ordering: .relaxed)) / 1e6 }
     public var usesSharedMemory: Bool { grabber.usesSharedMemory }
@@ -88,7 +85,7 @@ public final class XShmFrameSource: FrameSource {
             var due = start + tick * interval
             if now > due + interval {
                 let behind = (now - due) / interval
-                missedTicksCounter.add(Int(behind), ordering: .relaxed)
+                consumer.missedTicks(Int(behind))
                 tick += behind
                 due = start + tick * interval
             }

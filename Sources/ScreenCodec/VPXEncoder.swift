@@ -10,12 +10,21 @@ public struct VPXEncoderConfiguration: Sendable, Hashable {
     public var framesPerSecond: Double
     /// Encoder threads; 1 keeps a share on one core.
     public var threads: Int
+    /// Encode only the 16×16 blocks inside the frame's changed rectangles (libvpx active map).
+    public var usesActiveMap: Bool
+    /// libvpx speed (`cpu-used`): VP9 realtime 5–9, VP8 4–16; higher is faster and coarser. Nil: the codec's default.
+    public var speed: Int?
 
-    public init(codec: VideoCodec = .vp9, bitrateKbps: Int = 1500, framesPerSecond: Double = 5, threads: Int = 1) {
+    public init(
+        codec: VideoCodec = .vp9, bitrateKbps: Int = 1500, framesPerSecond: Double = 5, threads: Int = 1,
+        usesActiveMap: Bool = true, speed: Int? = nil
+    ) {
+        self.speed = speed
         self.codec = codec
         self.bitrateKbps = bitrateKbps
         self.framesPerSecond = framesPerSecond
         self.threads = threads
+        self.usesActiveMap = usesActiveMap
     }
 }
 
@@ -31,11 +40,15 @@ public final class VPXEncoder: VideoEncoder {
     private let context = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
     private var isOpen = false
     private var picture: I420Image?
+    private var activeMap: ActiveMap?
     private var keyframeRequested = true
     private var firstCaptureTime: MediaTime?
     private var lastPresentationTime: Int64 = -1
     /// Frames whose picture may not be fully converted yet (after a resize every row must be converted).
     private var needsFullConversion = true
+
+    static let defaultVP9Speed = 8
+    static let defaultVP8Speed = 12
 
     public init(configuration: VPXEncoderConfiguration) {
         self.configuration = configuration
@@ -64,8 +77,10 @@ public final class VPXEncoder: VideoEncoder {
         if presentationTime <= lastPresentationTime { presentationTime = lastPresentationTime + 1 }
         lastPresentationTime = presentationTime
 
-        let flags: vpx_enc_frame_flags_t = keyframeRequested ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
+        let keyframe = keyframeRequested
+        let flags: vpx_enc_frame_flags_t = keyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
         keyframeRequested = false
+        try applyActiveMap(for: frame, keyframe: keyframe)
         let duration = UInt(max(1, (1000 / configuration.framesPerSecond).rounded()))
         let status = vpx_codec_encode(
             context, picture.image, vpx_codec_pts_t(presentationTime), duration, flags, UInt(VPX_DL_REALTIME))
@@ -95,6 +110,7 @@ public final class VPXEncoder: VideoEncoder {
             isOpen = false
         }
         picture = try I420Image(width: width, height: height)
+        activeMap = configuration.usesActiveMap ? ActiveMap(width: width, height: height) : nil
         needsFullConversion = true
         keyframeRequested = true
 
@@ -132,17 +148,37 @@ public final class VPXEncoder: VideoEncoder {
 
         switch codec {
         case .vp9:
-            try control(VP8E_SET_CPUUSED, 7)
+            try control(VP8E_SET_CPUUSED, Int32(configuration.speed ?? Self.defaultVP9Speed))
             try control(VP9E_SET_TUNE_CONTENT, Int32(VP9E_CONTENT_SCREEN.rawValue))
             try control(VP9E_SET_AQ_MODE, 3)  // cyclic refresh: steady quality for realtime
             try control(VP9E_SET_NOISE_SENSITIVITY, 0)
             try control(VP9E_SET_ROW_MT, 1)
             try control(VP9E_SET_TILE_COLUMNS, configuration.threads > 1 ? 1 : 0)
         case .vp8:
-            try control(VP8E_SET_CPUUSED, -12)  // negative: fixed speed, not a share of the frame interval
+            // Negative: a fixed speed, not a share of the frame interval (which would make low rates slower).
+            try control(VP8E_SET_CPUUSED, -Int32(configuration.speed ?? Self.defaultVP8Speed))
             try control(VP8E_SET_SCREEN_CONTENT_MODE, 1)
             try control(VP8E_SET_NOISE_SENSITIVITY, 0)
             try control(VP8E_SET_STATIC_THRESHOLD, 1)
+        }
+    }
+
+    /// Restricts encoding to the changed blocks, or lifts the restriction for keyframes and whole-frame changes.
+    private func applyActiveMap(for frame: VideoFrame, keyframe: Bool) throws(CodecError) {
+        guard var map = activeMap else { return }
+        let wholeFrame = keyframe || frame.changedRects.contains { $0.intersection(frame.bounds) == frame.bounds }
+        var status: vpx_codec_err_t
+        if wholeFrame {
+            map.reset()
+            var disabled = vpx_active_map_t(active_map: nil, rows: UInt32(map.rows), cols: UInt32(map.columns))
+            status = CScreenShims_vpxControlActiveMap(context, &disabled)
+        } else {
+            _ = map.update(changed: frame.changedRects)
+            status = map.withMap { CScreenShims_vpxControlActiveMap(context, &$0) }
+        }
+        activeMap = map
+        guard status == VPX_CODEC_OK else {
+            throw CodecError(.encoderFailed, "libvpx refused the active map: \(errorDetail())")
         }
     }
 

@@ -18,6 +18,9 @@ public protocol FrameConsumer: AnyObject {
     func consume(_ frame: VideoFrame, sizeChanged: Bool) throws
     /// A tick on which nothing changed: nothing was grabbed or converted. `frame` still holds the last picture.
     func consumeUnchanged(_ frame: VideoFrame, at time: MediaTime) throws
+    /// `count` ticks were skipped because the previous tick overran its interval (the machine is too slow
+    /// for the frame rate).
+    func missedTicks(_ count: Int)
 }
 
 /// Something that produces screen frames: the seed's custom `OTVideoCapture`.

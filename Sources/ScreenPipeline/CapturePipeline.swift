@@ -60,6 +60,8 @@ public final class CapturePipeline: FrameConsumer {
         try send(frame)
     }
 
+    public func missedTicks(_ count: Int) { statistics.countMissed(count) }
+
     /// Finishes every sink (file trailers, connection close); call once after the capture loop ends.
     public func finish() throws {
         var firstError: (any Error)?

@@ -59,6 +59,27 @@ public final class XPainter {
         sync()
     }
 
+    /// Draws `text` in the server's built-in `fixed` font with its baseline at (x, y) of `window` (the root when nil).
+    public func drawText(window: UInt? = nil, _ text: String, x: Int, y: Int, color: UInt, background: UInt) {
+        let target = Window(window ?? root)
+        let gc = XCreateGC(display, target, 0, nil)
+        XSetForeground(display, gc, color)
+        XSetBackground(display, gc, background)
+        let bytes = Array(text.utf8).map { CChar(bitPattern: $0) }
+        XDrawImageString(display, target, gc, Int32(x), Int32(y), bytes, Int32(bytes.count))
+        XFreeGC(display, gc)
+    }
+
+    /// Moves the contents of `window` up by `lines` pixels (a terminal scrolling) and clears the freed strip.
+    public func scrollUp(window: UInt, width: Int, height: Int, by lines: Int, background: UInt) {
+        let target = Window(window)
+        let gc = XCreateGC(display, target, 0, nil)
+        XCopyArea(display, target, target, gc, 0, Int32(lines), UInt32(width), UInt32(height - lines), 0, 0)
+        XSetForeground(display, gc, background)
+        XFillRectangle(display, target, gc, 0, Int32(height - lines), UInt32(width), UInt32(lines))
+        XFreeGC(display, gc)
+    }
+
     public func resize(window: UInt, width: Int, height: Int, color: UInt) {
         XResizeWindow(display, Window(window), UInt32(width), UInt32(height))
         sync()

@@ -71,6 +71,9 @@ struct ScreenpubCommand: AsyncParsableCommand {
     @Option(help: "Encoder threads.")
     var threads: Int = 1
 
+    @Option(help: "libvpx speed (cpu-used): VP9 5–9 (default 8), VP8 4–16 (default 12); higher is faster, coarser.")
+    var speed: Int?
+
     @Flag(help: "Do not draw the pointer into the frames.")
     var noCursor = false
 
@@ -86,6 +89,12 @@ struct ScreenpubCommand: AsyncParsableCommand {
             throw ValidationError("--bitrate must be between 50 and 100000 kbit/s, got \(bitrate)")
         }
         guard threads >= 1, threads <= 16 else { throw ValidationError("--threads must be between 1 and 16") }
+        if let speed {
+            let range = codec == .vp9 ? 5...9 : 4...16
+            guard range.contains(speed) else {
+                throw ValidationError("--speed for \(codec) must be between \(range.lowerBound) and \(range.upperBound)")
+            }
+        }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
         guard keepalive >= 0 else { throw ValidationError("--keepalive must not be negative") }
         let targets = [monitor != nil, window != nil, region != nil].filter { $0 }.count
@@ -111,7 +120,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
         let captureOptions = X11CaptureOptions(
             displayName: display, target: target, drawsCursor: !noCursor, usesSharedMemory: !noShm)
         let encoderConfiguration = VPXEncoderConfiguration(
-            codec: codec, bitrateKbps: bitrate, framesPerSecond: fps, threads: threads)
+            codec: codec, bitrateKbps: bitrate, framesPerSecond: fps, threads: threads, speed: speed)
         let pipelineConfiguration = CapturePipeline.Configuration(
             metadata: try MetadataPolicy(option: metadata), keepaliveInterval: keepalive > 0 ? keepalive : nil,
             duration: duration)
@@ -165,7 +174,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
         status.clearLine()
         let totals = statistics.snapshot()
         logger.info(
-            "wrote \(outputPath): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesUnchanged) unchanged ticks skipped"
+            "wrote \(outputPath): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed"
         )
     }
 }

@@ -1,0 +1,73 @@
+import ArgumentParser
+import Foundation
+import ScreenMedia
+import ScreenTesting
+
+/// Content for benchmarks: draws on an X display until killed.
+@main
+struct ScreenbenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "screenbench",
+        abstract: "Draw benchmark content on an X display until stopped.",
+        discussion: """
+            terminal: a full-screen terminal of text that scrolls one line every --interval seconds, \
+            like `tail -f` of a busy log (every row of pixels changes).
+            typing: a full-screen page of text where one line is rewritten every --interval seconds, \
+            like typing in an editor (a small part changes).
+            """)
+
+    enum Content: String, ExpressibleByArgument { case terminal, typing }
+
+    @Option(help: "X display to draw on.")
+    var display: String
+
+    @Option(help: "What to draw: terminal or typing.")
+    var content: Content = .terminal
+
+    @Option(help: "Seconds between changes.")
+    var interval: Double = 0.2
+
+    func run() throws {
+        let painter = try XPainter(displayName: display)
+        let (width, height) = try screenSize()
+        let background = XPainter.pixel(red: 24, green: 24, blue: 32)
+        let foreground = XPainter.pixel(red: 220, green: 220, blue: 210)
+        let window = painter.createWindow(PixelRect(x: 0, y: 0, width: width, height: height), color: background)
+        let lineHeight = 14
+        let lines = height / lineHeight
+        var counter = 0
+        func line(_ number: Int) -> String {
+            let words = ["capture", "damage", "encode", "vp9", "frame", "metadata", "relay", "subscriber", "keyframe", "pixels"]
+            var text = String(format: "%06d  ", number)
+            for index in 0..<24 { text += words[(number * 7 + index * 3) % words.count] + " " }
+            return text
+        }
+        for row in 0..<lines {
+            painter.drawText(window: window, line(row), x: 4, y: row * lineHeight + 11, color: foreground, background: background)
+        }
+        counter = lines
+        painter.sync()
+        while true {
+            Thread.sleep(forTimeInterval: interval)
+            switch content {
+            case .terminal:
+                painter.scrollUp(window: window, width: width, height: lines * lineHeight, by: lineHeight, background: background)
+                painter.drawText(window: window, line(counter), x: 4, y: (lines - 1) * lineHeight + 11, color: foreground, background: background)
+            case .typing:
+                let row = counter % lines
+                painter.fill(window: window, PixelRect(x: 0, y: row * lineHeight, width: width, height: lineHeight), color: background)
+                painter.drawText(window: window, line(counter), x: 4, y: row * lineHeight + 11, color: foreground, background: background)
+            }
+            counter += 1
+            painter.sync()
+        }
+    }
+
+    private func screenSize() throws -> (Int, Int) {
+        let output = try ChildProcess.run("/usr/bin/xdpyinfo", ["-display", display])
+        guard let match = output.standardOutput.firstMatch(of: /dimensions:\s+(\d+)x(\d+)/),
+            let width = Int(match.1), let height = Int(match.2)
+        else { throw ValidationError("cannot read the size of \(display)") }
+        return (width, height)
+    }
+}

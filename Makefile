@@ -1,0 +1,29 @@
+# screenpub — the two commands of the README are `make demo` and `make test`.
+SWIFT ?= swift
+
+.PHONY: deps build release demo test bench clean
+
+deps:
+	scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+# Record the screen (a virtual one when there is no $$DISPLAY) to out/share.webm.
+demo:
+	scripts/demo.sh
+
+# The whole test suite: real Xvfb, real libvpx/libyuv, real libavformat, ffprobe.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+# screenpub and ffmpeg x11grab on the same Xvfb content; prints a table with ratios.
+bench: deps
+	Benchmarks/run.sh
+
+clean:
+	rm -rf .build out

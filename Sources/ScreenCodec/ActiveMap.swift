@@ -1,0 +1,59 @@
+import CVPX
+import ScreenMedia
+
+/// Which 16×16 macroblocks libvpx should encode: those that changed in this frame or the previous one.
+///
+/// Inactive blocks are coded as "skip, copy from the last frame" without motion search or mode decisions
+/// (Chrome Remote Desktop drives libvpx the same way), so a small change costs in proportion to its area.
+/// Blocks that changed in the previous frame stay active once more, which lets the encoder refine text it
+/// first coded coarsely instead of freezing it at that quality.
+struct ActiveMap {
+    let columns: Int
+    let rows: Int
+    private var thisFrame: [UInt8]
+    private var lastFrame: [UInt8]
+    /// What libvpx is given: blocks changed in this frame or the last one.
+    private var sent: [UInt8]
+
+    init(width: Int, height: Int) {
+        columns = (width + 15) / 16
+        rows = (height + 15) / 16
+        thisFrame = [UInt8](repeating: 0, count: columns * rows)
+        lastFrame = thisFrame
+        sent = thisFrame
+    }
+
+    /// Marks the blocks touched by `rects`, combines them with the last frame's and returns the active share.
+    mutating func update(changed rects: [PixelRect]) -> Double {
+        for index in thisFrame.indices { thisFrame[index] = 0 }
+        for rect in rects where !rect.isEmpty {
+            let firstColumn = max(0, rect.x / 16), lastColumn = min(columns - 1, (rect.maxX - 1) / 16)
+            let firstRow = max(0, rect.y / 16), lastRow = min(rows - 1, (rect.maxY - 1) / 16)
+            guard firstColumn <= lastColumn, firstRow <= lastRow else { continue }
+            for row in firstRow...lastRow {
+                for column in firstColumn...lastColumn { thisFrame[row * columns + column] = 1 }
+            }
+        }
+        var active = 0
+        for index in sent.indices {
+            sent[index] = thisFrame[index] | lastFrame[index]
+            active += Int(sent[index])
+        }
+        swap(&thisFrame, &lastFrame)
+        return Double(active) / Double(sent.count)
+    }
+
+    /// Forgets earlier changes (after a keyframe, which codes every block anyway).
+    mutating func reset() {
+        for index in lastFrame.indices { lastFrame[index] = 0 }
+    }
+
+    /// Lends the map computed by the last ``update(changed:)`` to libvpx.
+    mutating func withMap<Result>(_ body: (inout vpx_active_map_t) -> Result) -> Result {
+        let (rowCount, columnCount) = (UInt32(rows), UInt32(columns))
+        return sent.withUnsafeMutableBufferPointer { buffer in
+            var map = vpx_active_map_t(active_map: buffer.baseAddress, rows: rowCount, cols: columnCount)
+            return body(&map)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages screenpub needs to build, test, run its demo and its benchmark.
+# Idempotent: does nothing when everything is already installed. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  # build: system libraries linked by the Swift package
+  pkg-config libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxrandr-dev
+  libvpx-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev
+  # tests and demo: a virtual X server, X clients that draw, and ffprobe to check recordings
+  xvfb x11-apps x11-utils x11-xserver-utils xdotool ffmpeg
+  # benchmark: GNU time for CPU seconds and peak RSS
+  time bc
+)
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "installing: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
