@@ -21,9 +21,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-# screenpub and ffmpeg x11grab on the same Xvfb content; prints a table with ratios.
+# screenpub and ffmpeg x11grab on the same Xvfb content (table with ratios), then allocations per frame.
 bench: deps
 	Benchmarks/run.sh
+	Benchmarks/allocations.sh
 
 clean:
 	rm -rf .build out

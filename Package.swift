@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "ScreenPipeline",
             dependencies: [
-                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenCaptureX11",
+                "ScreenMedia", "ScreenCodec", "CScreenShims", "ScreenRecording", "ScreenCaptureX11",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
 #include <X11/Xutil.h>
@@ -168,6 +169,10 @@ vpx_codec_err_t CScreenShims_vpxControlInt(vpx_codec_ctx_t *ctx, int control, in
 vpx_codec_err_t CScreenShims_vpxControlActiveMap(vpx_codec_ctx_t *ctx, vpx_active_map_t *map) {
     return vpx_codec_control_(ctx, VP8E_SET_ACTIVEMAP, map);
 }
+
+// MARK: threads
+
+void CScreenShims_setThreadName(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 // MARK: libavformat
 

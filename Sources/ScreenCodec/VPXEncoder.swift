@@ -165,18 +165,18 @@ public final class VPXEncoder: VideoEncoder {
 
     /// Restricts encoding to the changed blocks, or lifts the restriction for keyframes and whole-frame changes.
     private func applyActiveMap(for frame: VideoFrame, keyframe: Bool) throws(CodecError) {
-        guard var map = activeMap else { return }
+        // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
+        guard let rows = activeMap?.rows, let columns = activeMap?.columns else { return }
         let wholeFrame = keyframe || frame.changedRects.contains { $0.intersection(frame.bounds) == frame.bounds }
-        var status: vpx_codec_err_t
+        let status: vpx_codec_err_t?
         if wholeFrame {
-            map.reset()
-            var disabled = vpx_active_map_t(active_map: nil, rows: UInt32(map.rows), cols: UInt32(map.columns))
+            activeMap?.reset()
+            var disabled = vpx_active_map_t(active_map: nil, rows: UInt32(rows), cols: UInt32(columns))
             status = CScreenShims_vpxControlActiveMap(context, &disabled)
         } else {
-            _ = map.update(changed: frame.changedRects)
-            status = map.withMap { CScreenShims_vpxControlActiveMap(context, &$0) }
+            _ = activeMap?.update(changed: frame.changedRects)
+            status = activeMap?.withMap { CScreenShims_vpxControlActiveMap(context, &$0) }
         }
-        activeMap = map
         guard status == VPX_CODEC_OK else {
             throw CodecError(.encoderFailed, "libvpx refused the active map: \(errorDetail())")
         }

@@ -53,6 +53,21 @@ public struct FrameMetadata: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the bytes are valid UTF-8 (checked without allocating).
+    public var isUTF8: Bool {
+        withUnsafeBytes { raw in
+            var iterator = raw.makeIterator()
+            var decoder = UTF8()
+            while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue: continue
+                case .emptyInput: return true
+                case .error: return false
+                }
+            }
+        }
+    }
+
     /// The bytes as text when they are valid UTF-8.
     public var text: String? {
         withUnsafeBytes { raw in

@@ -1,3 +1,4 @@
+import CScreenShims
 import Foundation
 public import Logging
 public import ScreenMedia
@@ -26,7 +27,7 @@ public struct CaptureService: Service {
         let framesPerSecond = self.framesPerSecond
         let setUp = self.setUp
         try await withTaskCancellationOrGracefulShutdownHandler {
-            try await runOnDedicatedThread(name: "screenpub-capture") {
+            try await runOnDedicatedThread(name: "screenpub-cap") {
                 let (source, pipeline) = try setUp(stop)
                 var failure: (any Error)?
                 do {
@@ -51,6 +52,8 @@ public func runOnDedicatedThread<Result: Sendable>(
 ) async throws -> Result {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
+            // Visible in top -H, /proc/PID/task/*/comm and the allocation benchmark (at most 15 bytes).
+            CScreenShims_setThreadName(name)
             do { continuation.resume(returning: try body()) } catch { continuation.resume(throwing: error) }
         }
         thread.name = name

@@ -35,7 +35,7 @@ struct MetadataCueFormatter {
         append("\",\"metadataBase64\":\"")
         cue.metadata.withUnsafeBytes { appendBase64($0) }
         append("\"")
-        if cue.metadata.text != nil {
+        if cue.metadata.isUTF8 {
             append(",\"metadata\":\"")
             cue.metadata.withUnsafeBytes { appendJSONEscaped($0) }
             append("\"")

@@ -65,8 +65,8 @@ struct ScreenpubCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
 
-    @Option(help: "Re-send the unchanged picture after this many idle seconds (0: never).")
-    var keepalive: Double = 5
+    @Option(help: "Re-send the unchanged picture after this many idle seconds (0: never, the default for a recording, where a gap is simply idle time).")
+    var keepalive: Double = 0
 
     @Option(help: "Encoder threads.")
     var threads: Int = 1

@@ -37,6 +37,8 @@ import Testing
         #expect(metadata.text == "\0A\n\r")  // valid UTF-8, control characters included
         let invalid = try FrameMetadata(bytes: [0xFF, 0xFE])
         #expect(invalid.text == nil)
+        #expect(!invalid.isUTF8)
+        #expect(metadata.isUTF8)
         #expect(invalid.description == "fffe")
         #expect(FrameMetadata.empty.isEmpty)
         #expect(try FrameMetadata(text: "a") != FrameMetadata(text: "b"))

@@ -47,6 +47,11 @@ vpx_codec_err_t CScreenShims_vpxDecoderInit(vpx_codec_ctx_t *ctx, vpx_codec_ifac
 vpx_codec_err_t CScreenShims_vpxControlInt(vpx_codec_ctx_t *ctx, int control, int value);
 vpx_codec_err_t CScreenShims_vpxControlActiveMap(vpx_codec_ctx_t *ctx, vpx_active_map_t *map);
 
+// MARK: threads
+
+/// Names the calling thread (at most 15 bytes are kept), as shown by top -H and /proc/PID/task/*/comm.
+void CScreenShims_setThreadName(const char *name);
+
 // MARK: libavformat
 
 int CScreenShims_averrorEAGAIN(void);

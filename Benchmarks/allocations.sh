@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Heap allocations per frame on screenpub's capture thread (capture → convert → encode → WebM), by the library
+# that called the allocator. Two recordings of the same changing content, short and long; the difference
+# divided by the difference in frames is the per-frame cost, free of start-up allocations.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+swift build -c release --product screenpub >&2
+swift build -c release --product screenbench >&2
+bin=$(swift build -c release --show-bin-path)
+work=$(mktemp -d)
+gcc -O2 -shared -fPIC Benchmarks/malloc-count.c -o "$work/malloc-count.so" -ldl
+unset DISPLAY
+source scripts/virtual-display.sh
+start_virtual_display 1920x1080
+"$bin/screenbench" --display "$DISPLAY" --content typing --interval 0.2 & content=$!
+trap 'kill $content 2>/dev/null; stop_virtual_display; rm -rf "$work"' EXIT
+sleep 1
+run() {
+  MALLOC_COUNT_THREAD=screenpub-cap LD_PRELOAD="$work/malloc-count.so" \
+    "$bin/screenpub" --output "$work/out.webm" --duration "$1" 2>"$work/log-$1" || true
+  grep -o '[0-9]* changed ticks captured' "$work/log-$1" | grep -o '^[0-9]*'
+}
+short_frames=$(run 4)
+long_frames=$(run 14)
+frames=$((long_frames - short_frames))
+echo "allocations per changed frame on the capture thread (1920x1080, one text line changing every 200 ms, $frames frames):"
+echo
+echo "| allocating library | per frame |"
+echo "|---|---:|"
+join <(grep '^malloc-count-by' "$work/log-4" | awk '{print $2, $3}' | sort) \
+     <(grep '^malloc-count-by' "$work/log-14" | awk '{print $2, $3}' | sort) |
+  awk -v frames="$frames" '{ printf "| %s | %.2f |\n", $1, ($3 - $2) / frames }'
