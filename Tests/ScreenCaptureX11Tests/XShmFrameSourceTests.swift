@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import ScreenCaptureX11
 import ScreenMedia
@@ -140,6 +141,47 @@ import Testing
         let picture = try #require(try capture.decodeLast())
         #expect(picture.width == 300 && picture.height == 150)
         expectColor(picture, x: 250, y: 120, Self.green)
+    }
+
+    @Test func aResizedScreenKeepsCapturingAtTheNewSizeWithAKeyframe() async throws {
+        let display = try VirtualDisplay(width: 640, height: 360)
+        let capture = try LiveCapture(options: .init(displayName: display.name, drawsCursor: false), framesPerSecond: 20)
+        #expect(await capture.wait { capture.sink.frames.count >= 1 })
+        // A RandR resize of the root window, as `xrandr --fb` does when a monitor changes mode.
+        let resize = try ChildProcess.run("/usr/bin/xrandr", ["-d", display.name, "--fb", "480x270"])
+        #expect(resize.status == 0 || resize.standardError.contains("not large enough"), "\(resize.standardError)")
+        #expect(await capture.wait { capture.sink.frames.contains { $0.width == 480 } })
+        try await capture.stop()
+        let resized = try #require(capture.sink.frames.first { $0.width == 480 })
+        #expect(resized.isKeyframe && resized.height == 270)
+        let picture = try #require(try capture.decodeLast())
+        #expect(picture.width == 480 && picture.height == 270)
+    }
+
+    @Test func aMonitorCaptureHasTheMonitorsGeometry() async throws {
+        let display = try VirtualDisplay(width: 640, height: 360)
+        let painter = try XPainter(displayName: display.name)
+        paintQuadrants(painter, width: 640, height: 360)
+        // Two RandR monitors side by side: the left and right halves of the screen.
+        for (name, geometry) in [("left", "320/0x360/0+0+0"), ("right", "320/0x360/0+320+0")] {
+            let result = try ChildProcess.run("/usr/bin/xrandr", ["-d", display.name, "--setmonitor", name, geometry, "none"])
+            #expect(result.status == 0, "\(result.standardError)")
+        }
+        let listing = try ChildProcess.run("/usr/bin/xrandr", ["-d", display.name, "--listmonitors"])
+        let rightIndex = try #require(
+            listing.standardOutput.split(separator: "\n").compactMap { line -> Int? in
+                guard line.contains("right") else { return nil }
+                return Int(line.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber })
+            }.first)
+        let capture = try LiveCapture(
+            options: .init(displayName: display.name, target: .monitor(rightIndex), drawsCursor: false),
+            framesPerSecond: 20)
+        #expect(capture.initialSize == (320, 360))
+        #expect(await capture.wait { capture.sink.frames.count >= 1 })
+        try await capture.stop()
+        let picture = try #require(try capture.decodeLast())
+        expectColor(picture, x: 160, y: 90, Self.green)
+        expectColor(picture, x: 160, y: 270, Self.white)
     }
 
     @Test func thePointerIsDrawnInAndItsMovementIsAChange() async throws {
