@@ -27,7 +27,7 @@ if [ -n "$VIRTUAL_DISPLAY_PID" ]; then
 fi
 
 mkdir -p out
-"$bin/screenpub" --output out/share.webm --duration "${DURATION:-10}" --fps "${FPS:-5}"
+"$bin/screenpub" --output out/share.webm --overwrite --duration "${DURATION:-10}" --fps "${FPS:-5}"
 echo
 echo "ffprobe reads out/share.webm as:"
 ffprobe -v error -count_frames -select_streams v:0 \

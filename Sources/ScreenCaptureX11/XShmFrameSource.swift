@@ -124,12 +124,14 @@ public final class XShmFrameSource: FrameSource {
             }
             pointer = queryPointer()
         }
-        let pointerMoved = options.drawsCursor && (pointer.map { p in lastPointer.map { $0 != p } ?? true } ?? (lastPointer != nil))
+        // Moving, appearing or leaving the screen all change what is drawn.
+        let pointerMoved = options.drawsCursor && !samePosition(pointer, lastPointer)
         let captureTime = clock.mediaTime(fromTicks: clock.now())
+        let wallClock = WallClockTime.now()
 
         if !(first || sizeChanged || damaged || pointerMoved) {
             frame.captureTime = captureTime
-            frame.wallClock = .now()
+            frame.wallClock = wallClock
             try consumer.consumeUnchanged(frame, at: captureTime)
             return
         }
@@ -159,7 +161,7 @@ public final class XShmFrameSource: FrameSource {
         }
         lastPointer = pointer
         frame.captureTime = captureTime
-        frame.wallClock = .now()
+        frame.wallClock = wallClock
         try consumer.consume(frame, sizeChanged: first || sizeChanged)
     }
 
@@ -353,6 +355,14 @@ public final class XShmFrameSource: FrameSource {
                 "cannot read window \(hex(drawable)) (X error \(code)): it must be mapped and fully on screen")
         }
         throw X11CaptureError(.captureFailed, "cannot read the screen of \(connection.name) (X error \(code))")
+    }
+}
+
+private func samePosition(_ a: (x: Int, y: Int)?, _ b: (x: Int, y: Int)?) -> Bool {
+    switch (a, b) {
+    case (nil, nil): true
+    case let (a?, b?): a == b
+    default: false
     }
 }
 

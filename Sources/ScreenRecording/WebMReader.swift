@@ -20,6 +20,9 @@ public final class WebMReader {
     public let width: Int
     public let height: Int
     public let hasMetadataTrack: Bool
+    /// The video type and frame rate screenpub recorded in the file's tags (nil for other files).
+    public let videoType: VideoType?
+    public let estimatedFramesPerSecond: Double?
 
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private var packet: UnsafeMutablePointer<AVPacket>?
@@ -68,6 +71,11 @@ public final class WebMReader {
         metadataStream = cues
         metadataTimeBase = cues >= 0 ? context.pointee.streams[Int(cues)]!.pointee.time_base : AVRational(num: 1, den: 1000)
         hasMetadataTrack = cues >= 0
+        func tag(_ name: String) -> String? {
+            av_dict_get(context.pointee.metadata, name, nil, 0).flatMap { $0.pointee.value.map { String(cString: $0) } }
+        }
+        videoType = tag(WebMTags.videoType).flatMap(VideoType.init(rawValue:))
+        estimatedFramesPerSecond = tag(WebMTags.estimatedFramesPerSecond).flatMap(Double.init)
         packet = av_packet_alloc()
     }
 

@@ -26,7 +26,12 @@ public final class WebMWriter {
     /// Timestamps in the file are milliseconds from the first frame (Matroska's usual 1 ms tick).
     private static let millisecondTimeBase = AVRational(num: 1, den: 1000)
 
-    public init(path: String, codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double) throws(RecordingError) {
+    /// The stream's video type and target frame rate are stored as the file's `SCREENPUB_VIDEO_TYPE` and
+    /// `SCREENPUB_ESTIMATED_FPS` tags (the properties a publisher announces), read back by ``WebMReader``.
+    public init(
+        path: String, codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double,
+        videoType: VideoType = .screen
+    ) throws(RecordingError) {
         self.path = path
         self.codec = codec
         nominalFrameMilliseconds = Int64(max(1, (1000 / framesPerSecond).rounded()))
@@ -51,7 +56,8 @@ public final class WebMWriter {
         cues.pointee.disposition = AV_DISPOSITION_METADATA
         av_dict_set(&cues.pointee.metadata, "title", "screenpub frame metadata", 0)
         av_dict_set(&context.pointee.metadata, "encoder", "screenpub", 0)
-        av_dict_set(&context.pointee.metadata, "SCREENPUB_VIDEO_TYPE", "screen", 0)
+        av_dict_set(&context.pointee.metadata, WebMTags.videoType, videoType.rawValue, 0)
+        av_dict_set(&context.pointee.metadata, WebMTags.estimatedFramesPerSecond, "\(framesPerSecond)", 0)
         videoStream = video.pointee.index
         metadataStream = cues.pointee.index
 
@@ -155,3 +161,9 @@ public final class WebMWriter {
 
 @available(*, unavailable, message: "a libavformat context belongs to one thread")
 extension WebMWriter: Sendable {}
+
+/// Names of the file-level tags screenpub writes.
+enum WebMTags {
+    static let videoType = "SCREENPUB_VIDEO_TYPE"
+    static let estimatedFramesPerSecond = "SCREENPUB_ESTIMATED_FPS"
+}

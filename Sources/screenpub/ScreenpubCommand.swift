@@ -27,7 +27,8 @@ struct ScreenpubCommand: AsyncParsableCommand {
 
             Exit status: 0 finished (duration reached, or stopped with SIGINT/SIGTERM: the file is complete); \
             1 capture, encoding or writing failed after starting (what was recorded stays readable); \
-            2 could not start (no display, unknown window or monitor, bad region, output not writable); \
+            2 could not start (no display, unknown window or monitor, bad region, output not writable or \
+            already there without --overwrite); \
             64 invalid command line.
             """,
         version: "0.1.0")
@@ -61,6 +62,9 @@ struct ScreenpubCommand: AsyncParsableCommand {
 
     @Option(help: "Record to this WebM file.")
     var output: String?
+
+    @Flag(help: "Replace the --output file if it exists (otherwise screenpub refuses, to never lose a recording).")
+    var overwrite = false
 
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
@@ -125,6 +129,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
             metadata: try MetadataPolicy(option: metadata), keepaliveInterval: keepalive > 0 ? keepalive : nil,
             duration: duration)
         let outputPath = output!
+        let overwrite = self.overwrite
         let fps = self.fps
         let statistics = PipelineStatistics()
         let started = StartupReport()
@@ -139,7 +144,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
             }
             do {
                 // Fail before capturing if the file cannot be created, not at the first frame.
-                try probeWritable(outputPath)
+                try probeWritable(outputPath, overwrite: overwrite)
             } catch {
                 started.fail(error)
                 throw error
@@ -194,16 +199,19 @@ private func describe(_ target: X11CaptureTarget) -> String {
     }
 }
 
-/// Creates (or truncates) the output file to prove it can be written.
-private func probeWritable(_ path: String) throws {
+/// Creates the output file to prove it can be written, refusing to replace a recording unless told to.
+private func probeWritable(_ path: String, overwrite: Bool) throws {
+    if !overwrite, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 {
+        throw OutputProblem("\(path) exists (\(size) bytes); pass --overwrite to replace it")
+    }
     guard FileManager.default.createFile(atPath: path, contents: nil) else {
-        throw CannotWriteOutput(path: path)
+        throw OutputProblem("cannot create \(path): check that its directory exists and is writable")
     }
 }
 
-struct CannotWriteOutput: Error, CustomStringConvertible {
-    let path: String
-    var description: String { "cannot create \(path): check that its directory exists and is writable" }
+struct OutputProblem: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 extension VideoCodec: ExpressibleByArgument {}

@@ -119,6 +119,8 @@ import Testing
     @Test func badTargetsAreClearErrors() throws {
         let display = try VirtualDisplay(width: 320, height: 240)
         let output = temporaryPath("x.webm")
+        let existing = temporaryPath("existing.webm")
+        try Data("keep!".utf8).write(to: URL(fileURLWithPath: existing))
         let cases: [(arguments: [String], status: Int32, message: String)] = [
             (["--display", ":4343"], 2, "cannot open X display :4343"),
             (["--display", display.name, "--region", "300,200,100,100"], 2, "is not inside the 320×240 screen"),
@@ -129,6 +131,7 @@ import Testing
             (["--display", display.name, "--metadata", String(repeating: "m", count: 33)], 64, "33 bytes; the limit is 32 bytes"),
             (["--display", display.name, "--fps", "0"], 64, "--fps must be between"),
             (["--display", display.name, "--output", "/nonexistent-dir/x.webm"], 2, "cannot create /nonexistent-dir/x.webm"),
+            (["--display", display.name, "--output", existing], 2, "exists (5 bytes); pass --overwrite"),
         ]
         for testCase in cases {
             var arguments = testCase.arguments
@@ -137,6 +140,7 @@ import Testing
             #expect(result.status == testCase.status, "\(arguments): \(result.standardError)")
             #expect(result.standardError.contains(testCase.message), "\(arguments): \(result.standardError)")
         }
+        #expect(try String(contentsOfFile: existing, encoding: .utf8) == "keep!", "an existing recording is never lost")
     }
 
     @Test func helpAndVersion() throws {

@@ -45,6 +45,8 @@ import Testing
         #expect(reader.codec == codec)
         #expect(reader.width == 320 && reader.height == 180)
         #expect(reader.hasMetadataTrack)
+        #expect(reader.videoType == .screen)
+        #expect(reader.estimatedFramesPerSecond == 5)
         let frames = try reader.readAll()
         #expect(frames.count == 12)
         for (read, original) in zip(frames, written) {
