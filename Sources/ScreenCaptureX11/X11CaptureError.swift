@@ -1,25 +1,17 @@
-/// Why X11 capture could not start or had to stop. Each message says what to do about it.
-public struct X11CaptureError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable {
-        case noDisplay
-        case cannotOpenDisplay
-        case missingExtension
-        case unsupportedVisual
-        case unknownWindow
-        case unknownMonitor
-        case badRegion
-        case windowClosed
-        case connectionLost
-        case captureFailed
-    }
+public import ScreenMedia
 
-    public let kind: Kind
-    public let message: String
+/// Why X11 capture could not start or had to stop.
+public typealias X11CaptureError = ScreenError<X11CaptureFailure>
 
-    init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { message }
+public enum X11CaptureFailure: Sendable, Hashable {
+    case noDisplay
+    case cannotOpenDisplay
+    case missingExtension
+    case unsupportedVisual
+    case unknownWindow
+    case unknownMonitor
+    case badRegion
+    case windowClosed
+    case connectionLost
+    case captureFailed
 }

@@ -240,7 +240,7 @@ import Testing
     @Test func badTargetsAreRefusedBeforeCapturing() throws {
         let display = try VirtualDisplay(width: 320, height: 240)
         let logger = Logger(label: "test")
-        func kind(_ options: X11CaptureOptions) -> X11CaptureError.Kind? {
+        func kind(_ options: X11CaptureOptions) -> X11CaptureFailure? {
             do {
                 _ = try XShmFrameSource(options: options, logger: logger)
                 return nil
