@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "ScreenCaptureX11", targets: ["ScreenCaptureX11"]),
         .library(name: "ScreenCodec", targets: ["ScreenCodec"]),
         .library(name: "ScreenRecording", targets: ["ScreenRecording"]),
+        .library(name: "ScreenWire", targets: ["ScreenWire"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -60,6 +61,10 @@ let package = Package(
             dependencies: ["ScreenMedia", "CAVFormat", "CScreenShims"],
             swiftSettings: strictSwift),
         .target(
+            name: "ScreenWire",
+            dependencies: ["ScreenMedia"],
+            swiftSettings: strictSwift),
+        .target(
             name: "ScreenPipeline",
             dependencies: [
                 "ScreenMedia", "ScreenCodec", "CScreenShims", "ScreenRecording", "ScreenCaptureX11",
@@ -101,6 +106,7 @@ let package = Package(
             swiftSettings: strictSwift),
 
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
+        .testTarget(name: "ScreenWireTests", dependencies: ["ScreenMedia", "ScreenWire"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenCodecTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenTesting"],
             swiftSettings: strictSwift),

@@ -1,0 +1,206 @@
+import Foundation
+public import ScreenMedia
+
+/// A participant's role, carried in its token.
+public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
+    /// May publish streams and subscribe.
+    case publisher
+    /// May subscribe only.
+    case subscriber
+    /// May do everything, including archiving and forcing disconnects.
+    case moderator
+
+    public var mayPublish: Bool { self != .subscriber }
+}
+
+/// A published stream as announced to the session.
+public struct StreamInfo: Sendable, Hashable, Codable {
+    public var streamId: UInt32
+    public var connectionId: String
+    public var name: String
+    public var properties: StreamProperties
+
+    public init(streamId: UInt32, connectionId: String, name: String, properties: StreamProperties) {
+        self.streamId = streamId
+        self.connectionId = connectionId
+        self.name = name
+        self.properties = properties
+    }
+}
+
+/// A client connected to the session, with the connection data of its token.
+public struct ConnectionInfo: Sendable, Hashable, Codable {
+    public var connectionId: String
+    public var role: Role
+    public var data: String
+
+    public init(connectionId: String, role: Role, data: String) {
+        self.connectionId = connectionId
+        self.role = role
+        self.data = data
+    }
+}
+
+/// A JSON control message, sent in a WebSocket text frame as `{"v":1,"type":"…",…fields}`.
+/// Every message and field is specified in docs/protocol.md.
+public enum ControlMessage: Sendable, Hashable {
+    // Client → relay.
+    /// First message of every client: the token decides session and role.
+    case hello(token: String, client: String)
+    /// Announces a stream; the relay answers `published` with its id.
+    case publish(name: String, properties: StreamProperties)
+    case unpublish(streamId: UInt32)
+    case subscribe(streamId: UInt32)
+    case unsubscribe(streamId: UInt32)
+    /// Subscriber → relay: I need a keyframe. Relay → publisher: send a keyframe now.
+    case requestKeyframe(streamId: UInt32)
+
+    // Relay → client.
+    case welcome(connectionId: String, sessionId: String, role: Role, streams: [StreamInfo], connections: [ConnectionInfo])
+    case published(StreamInfo)
+    case subscribed(streamId: UInt32)
+    case streamCreated(StreamInfo)
+    case streamDestroyed(streamId: UInt32, reason: String)
+    case connectionCreated(ConnectionInfo)
+    case connectionDestroyed(connectionId: String)
+    case error(code: WireErrorCode, message: String)
+
+    public static let version = 1
+    /// The largest control message accepted.
+    public static let maximumSize = 64 * 1024
+
+    /// The wire name of the message type.
+    public var type: String {
+        switch self {
+        case .hello: "hello"
+        case .publish: "publish"
+        case .unpublish: "unpublish"
+        case .subscribe: "subscribe"
+        case .unsubscribe: "unsubscribe"
+        case .requestKeyframe: "requestKeyframe"
+        case .welcome: "welcome"
+        case .published: "published"
+        case .subscribed: "subscribed"
+        case .streamCreated: "streamCreated"
+        case .streamDestroyed: "streamDestroyed"
+        case .connectionCreated: "connectionCreated"
+        case .connectionDestroyed: "connectionDestroyed"
+        case .error: "error"
+        }
+    }
+
+    /// The message as compact JSON text.
+    public func encoded() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding these plain structs cannot fail.
+        let data = (try? encoder.encode(Envelope(message: self))) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Parses one text frame. Anything that is not a valid message of this version is a ``WireError``.
+    public static func parse(_ text: some StringProtocol) throws(WireError) -> ControlMessage {
+        let bytes = Data(text.utf8)
+        guard bytes.count <= maximumSize else {
+            throw WireError(.tooLarge, "control message of \(bytes.count) bytes exceeds \(maximumSize)")
+        }
+        let decoder = JSONDecoder()
+        let head: Head
+        do {
+            head = try decoder.decode(Head.self, from: bytes)
+        } catch {
+            throw WireError(.malformed, "control message is not a JSON object with \"v\" and \"type\"")
+        }
+        guard head.v == version else {
+            throw WireError(.unsupportedVersion, "control message version \(head.v) is not supported (this peer speaks \(version))")
+        }
+        do {
+            switch head.type {
+            case "hello":
+                let body = try decoder.decode(HelloBody.self, from: bytes)
+                return .hello(token: body.token, client: body.client ?? "")
+            case "publish":
+                let body = try decoder.decode(PublishBody.self, from: bytes)
+                return .publish(name: body.name ?? "", properties: body.properties)
+            case "unpublish": return .unpublish(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
+            case "subscribe": return .subscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
+            case "unsubscribe": return .unsubscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
+            case "requestKeyframe": return .requestKeyframe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
+            case "welcome":
+                let body = try decoder.decode(WelcomeBody.self, from: bytes)
+                return .welcome(
+                    connectionId: body.connectionId, sessionId: body.sessionId, role: body.role, streams: body.streams,
+                    connections: body.connections)
+            case "published": return .published(try decoder.decode(StreamInfoBody.self, from: bytes).stream)
+            case "subscribed": return .subscribed(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
+            case "streamCreated": return .streamCreated(try decoder.decode(StreamInfoBody.self, from: bytes).stream)
+            case "streamDestroyed":
+                let body = try decoder.decode(StreamDestroyedBody.self, from: bytes)
+                return .streamDestroyed(streamId: body.streamId, reason: body.reason)
+            case "connectionCreated": return .connectionCreated(try decoder.decode(ConnectionBody.self, from: bytes).connection)
+            case "connectionDestroyed":
+                return .connectionDestroyed(connectionId: try decoder.decode(ConnectionIDBody.self, from: bytes).connectionId)
+            case "error":
+                let body = try decoder.decode(ErrorBody.self, from: bytes)
+                return .error(code: WireErrorCode(rawValue: body.code) ?? .internalError, message: body.message)
+            default:
+                throw WireError(.unknownMessage, "unknown control message type \"\(head.type)\"")
+            }
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw WireError(.malformed, "\(head.type) message has missing or invalid fields")
+        }
+    }
+}
+
+// MARK: JSON bodies
+
+private struct Head: Decodable {
+    var v: Int
+    var type: String
+}
+
+private struct HelloBody: Codable { var token: String; var client: String? }
+private struct PublishBody: Codable { var name: String?; var properties: StreamProperties }
+private struct StreamBody: Codable { var streamId: UInt32 }
+private struct WelcomeBody: Codable {
+    var connectionId: String
+    var sessionId: String
+    var role: Role
+    var streams: [StreamInfo]
+    var connections: [ConnectionInfo]
+}
+private struct StreamInfoBody: Codable { var stream: StreamInfo }
+private struct StreamDestroyedBody: Codable { var streamId: UInt32; var reason: String }
+private struct ConnectionBody: Codable { var connection: ConnectionInfo }
+private struct ConnectionIDBody: Codable { var connectionId: String }
+private struct ErrorBody: Codable { var code: String; var message: String }
+
+/// `{"v":1,"type":…}` followed by the message's own fields, in one JSON object.
+private struct Envelope: Encodable {
+    let message: ControlMessage
+
+    private enum Keys: String, CodingKey { case v, type }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(ControlMessage.version, forKey: .v)
+        try container.encode(message.type, forKey: .type)
+        switch message {
+        case .hello(let token, let client): try HelloBody(token: token, client: client).encode(to: encoder)
+        case .publish(let name, let properties): try PublishBody(name: name, properties: properties).encode(to: encoder)
+        case .unpublish(let id), .subscribe(let id), .unsubscribe(let id), .requestKeyframe(let id), .subscribed(let id):
+            try StreamBody(streamId: id).encode(to: encoder)
+        case .welcome(let connectionId, let sessionId, let role, let streams, let connections):
+            try WelcomeBody(
+                connectionId: connectionId, sessionId: sessionId, role: role, streams: streams, connections: connections
+            ).encode(to: encoder)
+        case .published(let stream), .streamCreated(let stream): try StreamInfoBody(stream: stream).encode(to: encoder)
+        case .streamDestroyed(let id, let reason): try StreamDestroyedBody(streamId: id, reason: reason).encode(to: encoder)
+        case .connectionCreated(let connection): try ConnectionBody(connection: connection).encode(to: encoder)
+        case .connectionDestroyed(let id): try ConnectionIDBody(connectionId: id).encode(to: encoder)
+        case .error(let code, let message): try ErrorBody(code: code.rawValue, message: message).encode(to: encoder)
+        }
+    }
+}

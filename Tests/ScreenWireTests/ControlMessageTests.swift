@@ -1,0 +1,78 @@
+import Foundation
+import ScreenMedia
+import ScreenWire
+import Testing
+
+@Suite struct ControlMessageTests {
+    static let properties = StreamProperties(
+        codec: .vp9, width: 1920, height: 1080, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 1.5)
+    static let stream = StreamInfo(streamId: 3, connectionId: "c1", name: "screen", properties: properties)
+
+    static let all: [ControlMessage] = [
+        .hello(token: "eyJ.abc.def", client: "screenpub/0.1.0"),
+        .publish(name: "screen", properties: properties),
+        .unpublish(streamId: 3), .subscribe(streamId: 3), .unsubscribe(streamId: 3), .requestKeyframe(streamId: 3),
+        .welcome(
+            connectionId: "c2", sessionId: "s1", role: .subscriber, streams: [stream],
+            connections: [ConnectionInfo(connectionId: "c1", role: .publisher, data: "name=Ada")]),
+        .published(stream), .subscribed(streamId: 3), .streamCreated(stream),
+        .streamDestroyed(streamId: 3, reason: "unpublished"),
+        .connectionCreated(ConnectionInfo(connectionId: "c3", role: .moderator, data: "")),
+        .connectionDestroyed(connectionId: "c3"),
+        .error(code: .forbidden, message: "a subscriber token cannot publish"),
+    ]
+
+    @Test(arguments: all)
+    func roundTrips(_ message: ControlMessage) throws {
+        let text = message.encoded()
+        #expect(text.hasPrefix("{"))
+        #expect(text.contains("\"v\":1"))
+        #expect(text.contains("\"type\":\"\(message.type)\""))
+        #expect(try ControlMessage.parse(text) == message)
+    }
+
+    @Test func publishCarriesTheScreenVideoType() {
+        let text = ControlMessage.publish(name: "screen", properties: Self.properties).encoded()
+        #expect(text.contains("\"videoType\":\"screen\""))
+        #expect(text.contains("\"estimatedFramesPerSecond\":5"))
+        #expect(text.contains("\"estimatedCaptureDelayMilliseconds\":1.5"))
+    }
+
+    private func code(_ text: String) -> WireErrorCode? {
+        do {
+            _ = try ControlMessage.parse(text)
+            return nil
+        } catch {
+            return error.kind
+        }
+    }
+
+    @Test func badMessagesAreRejectedWithTheirCode() {
+        #expect(code("") == .malformed)
+        #expect(code("not json") == .malformed)
+        #expect(code("[1,2]") == .malformed)
+        #expect(code(#"{"type":"hello","token":"t"}"#) == .malformed)  // no version
+        #expect(code(#"{"v":2,"type":"hello","token":"t"}"#) == .unsupportedVersion)
+        #expect(code(#"{"v":1,"type":"dance"}"#) == .unknownMessage)
+        #expect(code(#"{"v":1,"type":"hello"}"#) == .malformed)  // missing token
+        #expect(code(#"{"v":1,"type":"subscribe","streamId":-1}"#) == .malformed)
+        #expect(code(#"{"v":1,"type":"subscribe","streamId":"3"}"#) == .malformed)
+        #expect(code(#"{"v":1,"type":"publish","properties":{"videoType":"hologram","codec":"vp9","width":1,"height":1,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":0}}"#) == .malformed)
+        let huge = #"{"v":1,"type":"hello","token":""# + String(repeating: "a", count: 70_000) + #""}"#
+        #expect(code(huge) == .tooLarge)
+    }
+
+    @Test func unknownExtraFieldsAreIgnored() throws {
+        let message = try ControlMessage.parse(#"{"v":1,"type":"subscribe","streamId":4,"future":true}"#)
+        #expect(message == .subscribe(streamId: 4))
+    }
+
+    @Test func randomTextNeverCrashesTheParser() {
+        let pieces = ["{", "}", "\"v\":1", "\"type\":", "\"hello\"", ",", "\"token\":", "null", "[", "]", "1e999", "\"\\u0000\"", "-", "true"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let text = (0..<Int.random(in: 0..<12, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            _ = try? ControlMessage.parse(text)
+        }
+    }
+}
