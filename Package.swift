@@ -65,6 +65,10 @@ let package = Package(
             dependencies: ["ScreenMedia"],
             swiftSettings: strictSwift),
         .target(
+            name: "ScreenRelay",
+            dependencies: ["ScreenMedia", "ScreenWire"],
+            swiftSettings: strictSwift),
+        .target(
             name: "ScreenPipeline",
             dependencies: [
                 "ScreenMedia", "ScreenCodec", "CScreenShims", "ScreenRecording", "ScreenCaptureX11",
@@ -106,6 +110,7 @@ let package = Package(
             swiftSettings: strictSwift),
 
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
+        .testTarget(name: "ScreenRelayTests", dependencies: ["ScreenMedia", "ScreenWire", "ScreenRelay"], swiftSettings: strictSwift),
         .testTarget(name: "ScreenWireTests", dependencies: ["ScreenMedia", "ScreenWire"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenCodecTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenTesting"],

@@ -1,0 +1,257 @@
+import ScreenMedia
+public import ScreenWire
+
+/// The fan-out of one session's streams to its subscribers, as a pure state machine: the server feeds it
+/// events (connections, subscriptions, frames, deliveries, clock ticks) and performs the actions it returns.
+/// Tested without sockets.
+///
+/// Guarantees:
+/// - A subscriber never holds back the publisher or other subscribers: each has at most
+///   ``Limits/maximumQueuedFrames`` frames in flight; past that its frames are dropped, and it waits for the
+///   next keyframe (deltas after a gap would not decode), which is requested from the publisher.
+/// - Keyframe requests to a publisher are throttled to one per ``Limits/keyframeRequestInterval`` seconds per
+///   stream; requests in between are merged into the next allowed one (on ``tick(now:)``).
+/// - A new subscriber starts with the cached group of pictures (the last keyframe and the deltas since), so it
+///   shows the current screen at once; if there is no usable cache it waits for a requested keyframe.
+///
+/// `Frame` is whatever the server forwards (a shared byte buffer); the router never copies it.
+public struct StreamRouter<Frame> {
+    public struct Limits: Sendable {
+        public var maximumQueuedFrames: Int
+        public var keyframeRequestInterval: Double
+        /// The cached group of pictures is dropped past this many bytes (and a keyframe is asked for the next
+        /// subscriber instead), which bounds the relay's memory per stream.
+        public var maximumCachedBytes: Int
+
+        public init(maximumQueuedFrames: Int = 16, keyframeRequestInterval: Double = 0.5, maximumCachedBytes: Int = 8 << 20) {
+            self.maximumQueuedFrames = maximumQueuedFrames
+            self.keyframeRequestInterval = keyframeRequestInterval
+            self.maximumCachedBytes = maximumCachedBytes
+        }
+    }
+
+    public enum Action {
+        /// Write a media frame to a subscriber; report ``frameDelivered(to:streamId:)`` when written.
+        case sendFrame(Frame, to: String, streamId: UInt32)
+        case sendControl(ControlMessage, to: String)
+        /// Close a connection after sending it an error.
+        case close(String, WireErrorCode, String)
+    }
+
+    private struct Subscription {
+        var queued = 0
+        var waitingForKeyframe = true
+    }
+
+    private struct Stream {
+        var info: StreamInfo
+        var subscribers: [String: Subscription] = [:]
+        /// The last keyframe and the deltas since, in order; nil when unusable (too large, or none yet).
+        var cache: [Frame]? = nil
+        var cachedBytes = 0
+        var lastKeyframeRequest = -Double.infinity
+        var keyframeRequestPending = false
+        var lastSequence: UInt64?
+    }
+
+    public let sessionId: String
+    public let limits: Limits
+    private var connections: [String: ConnectionInfo] = [:]
+    /// Order of joining, so announcements list connections the same way every time.
+    private var connectionOrder: [String] = []
+    private var streams: [UInt32: Stream] = [:]
+    private var nextStreamId: UInt32 = 1
+
+    public init(sessionId: String, limits: Limits = Limits()) {
+        self.sessionId = sessionId
+        self.limits = limits
+    }
+
+    public var streamInfos: [StreamInfo] { streams.keys.sorted().compactMap { streams[$0]?.info } }
+    public var connectionInfos: [ConnectionInfo] { connectionOrder.compactMap { connections[$0] } }
+    public func subscriberCount(of streamId: UInt32) -> Int { streams[streamId]?.subscribers.count ?? 0 }
+    public func queuedFrames(for connectionId: String, streamId: UInt32) -> Int? {
+        streams[streamId]?.subscribers[connectionId]?.queued
+    }
+
+    // MARK: Connections
+
+    /// A client said hello with a valid token: welcome it and tell the others.
+    public mutating func connect(_ connection: ConnectionInfo) -> [Action] {
+        var actions: [Action] = [
+            .sendControl(
+                .welcome(
+                    connectionId: connection.connectionId, sessionId: sessionId, role: connection.role,
+                    streams: streamInfos, connections: connectionInfos),
+                to: connection.connectionId)
+        ]
+        for other in connectionOrder {
+            actions.append(.sendControl(.connectionCreated(connection), to: other))
+        }
+        connections[connection.connectionId] = connection
+        connectionOrder.append(connection.connectionId)
+        return actions
+    }
+
+    /// A client left (closed, failed or was closed): its streams end and everyone is told.
+    public mutating func disconnect(_ connectionId: String) -> [Action] {
+        guard connections.removeValue(forKey: connectionId) != nil else { return [] }
+        connectionOrder.removeAll { $0 == connectionId }
+        var actions: [Action] = []
+        for streamId in streams.keys.sorted() {
+            if streams[streamId]?.info.connectionId == connectionId {
+                actions += endStream(streamId, reason: "disconnected")
+            } else {
+                streams[streamId]?.subscribers[connectionId] = nil
+            }
+        }
+        for other in connectionOrder {
+            actions.append(.sendControl(.connectionDestroyed(connectionId: connectionId), to: other))
+        }
+        return actions
+    }
+
+    // MARK: Control messages
+
+    /// Handles a control message from a connected client.
+    public mutating func handle(_ message: ControlMessage, from connectionId: String, now: Double) -> [Action] {
+        guard let connection = connections[connectionId] else {
+            return [.close(connectionId, .badState, "say hello first")]
+        }
+        switch message {
+        case .publish(let name, let properties):
+            guard connection.role.mayPublish else {
+                return [.sendControl(.error(code: .forbidden, message: "a \(connection.role.rawValue) token cannot publish"), to: connectionId)]
+            }
+            let info = StreamInfo(streamId: nextStreamId, connectionId: connectionId, name: name, properties: properties)
+            nextStreamId &+= 1
+            streams[info.streamId] = Stream(info: info)
+            var actions: [Action] = [.sendControl(.published(info), to: connectionId)]
+            for other in connectionOrder where other != connectionId {
+                actions.append(.sendControl(.streamCreated(info), to: other))
+            }
+            return actions
+        case .unpublish(let streamId):
+            guard streams[streamId]?.info.connectionId == connectionId else {
+                return [.sendControl(.error(code: .notFound, message: "you publish no stream \(streamId)"), to: connectionId)]
+            }
+            return endStream(streamId, reason: "unpublished")
+        case .subscribe(let streamId):
+            return subscribe(connectionId, to: streamId, now: now)
+        case .unsubscribe(let streamId):
+            streams[streamId]?.subscribers[connectionId] = nil
+            return []
+        case .requestKeyframe(let streamId):
+            guard streams[streamId]?.subscribers[connectionId] != nil else {
+                return [.sendControl(.error(code: .notFound, message: "not subscribed to stream \(streamId)"), to: connectionId)]
+            }
+            streams[streamId]?.subscribers[connectionId]?.waitingForKeyframe = true
+            return requestKeyframe(streamId, now: now)
+        case .hello:
+            return [.sendControl(.error(code: .badState, message: "hello was already accepted"), to: connectionId)]
+        case .welcome, .published, .subscribed, .streamCreated, .streamDestroyed, .connectionCreated,
+            .connectionDestroyed, .error:
+            return [.close(connectionId, .unknownMessage, "\(message.type) is sent by the relay, not to it")]
+        }
+    }
+
+    private mutating func subscribe(_ connectionId: String, to streamId: UInt32, now: Double) -> [Action] {
+        guard var stream = streams[streamId] else {
+            return [.sendControl(.error(code: .notFound, message: "there is no stream \(streamId)"), to: connectionId)]
+        }
+        var actions: [Action] = [.sendControl(.subscribed(streamId: streamId), to: connectionId)]
+        var subscription = Subscription()
+        if let cache = stream.cache, cache.count <= limits.maximumQueuedFrames {
+            // Catch up with the current picture right away.
+            for frame in cache { actions.append(.sendFrame(frame, to: connectionId, streamId: streamId)) }
+            subscription.queued = cache.count
+            subscription.waitingForKeyframe = false
+            stream.subscribers[connectionId] = subscription
+            streams[streamId] = stream
+        } else {
+            stream.subscribers[connectionId] = subscription
+            streams[streamId] = stream
+            actions += requestKeyframe(streamId, now: now)
+        }
+        return actions
+    }
+
+    private mutating func endStream(_ streamId: UInt32, reason: String) -> [Action] {
+        guard streams.removeValue(forKey: streamId) != nil else { return [] }
+        return connectionOrder.map { .sendControl(.streamDestroyed(streamId: streamId, reason: reason), to: $0) }
+    }
+
+    // MARK: Media
+
+    /// A media frame arrived from `connectionId`. `size` is its length in bytes (for the cache bound).
+    public mutating func frame(
+        _ frame: Frame, header: MediaFrameHeader, size: Int, from connectionId: String, now: Double
+    ) -> [Action] {
+        guard var stream = streams[header.streamID], stream.info.connectionId == connectionId else {
+            return [.close(connectionId, .notFound, "stream \(header.streamID) is not yours: publish it first")]
+        }
+        stream.lastSequence = header.sequence
+        if header.isKeyframe {
+            stream.cache = [frame]
+            stream.cachedBytes = size
+            stream.keyframeRequestPending = false
+        } else if stream.cache != nil {
+            stream.cachedBytes += size
+            if stream.cachedBytes > limits.maximumCachedBytes || stream.cache!.count >= 4 * limits.maximumQueuedFrames {
+                stream.cache = nil
+                stream.cachedBytes = 0
+            } else {
+                stream.cache!.append(frame)
+            }
+        }
+        var actions: [Action] = []
+        var needsKeyframe = false
+        for (subscriberId, var subscription) in stream.subscribers {
+            if subscription.waitingForKeyframe && !header.isKeyframe {
+                needsKeyframe = true
+                continue
+            }
+            if subscription.queued >= limits.maximumQueuedFrames {
+                // Too far behind: stop sending to it until a keyframe lets it start over.
+                subscription.waitingForKeyframe = true
+                stream.subscribers[subscriberId] = subscription
+                needsKeyframe = true
+                continue
+            }
+            subscription.waitingForKeyframe = false
+            subscription.queued += 1
+            stream.subscribers[subscriberId] = subscription
+            actions.append(.sendFrame(frame, to: subscriberId, streamId: header.streamID))
+        }
+        streams[header.streamID] = stream
+        if needsKeyframe { actions += requestKeyframe(header.streamID, now: now) }
+        return actions
+    }
+
+    /// A frame sent to a subscriber was written out.
+    public mutating func frameDelivered(to connectionId: String, streamId: UInt32) {
+        guard let queued = streams[streamId]?.subscribers[connectionId]?.queued, queued > 0 else { return }
+        streams[streamId]?.subscribers[connectionId]?.queued = queued - 1
+    }
+
+    /// Sends keyframe requests that were held back by the throttle. Call periodically (every ~100 ms).
+    public mutating func tick(now: Double) -> [Action] {
+        var actions: [Action] = []
+        for streamId in streams.keys.sorted() where streams[streamId]?.keyframeRequestPending == true {
+            actions += requestKeyframe(streamId, now: now)
+        }
+        return actions
+    }
+
+    private mutating func requestKeyframe(_ streamId: UInt32, now: Double) -> [Action] {
+        guard var stream = streams[streamId] else { return [] }
+        defer { streams[streamId] = stream }
+        if now - stream.lastKeyframeRequest < limits.keyframeRequestInterval {
+            stream.keyframeRequestPending = true
+            return []
+        }
+        stream.lastKeyframeRequest = now
+        stream.keyframeRequestPending = false
+        return [.sendControl(.requestKeyframe(streamId: streamId), to: stream.info.connectionId)]
+    }
+}

@@ -1,0 +1,172 @@
+import ScreenMedia
+import ScreenRelay
+import ScreenWire
+import Testing
+
+/// The router as a state machine: events in, actions out, no sockets.
+@Suite struct StreamRouterTests {
+    typealias Router = StreamRouter<String>
+    static let properties = StreamProperties(
+        codec: .vp9, width: 1280, height: 720, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 1)
+
+    func header(_ streamId: UInt32, _ sequence: UInt64, key: Bool) -> MediaFrameHeader {
+        MediaFrameHeader(
+            streamID: streamId, sequence: sequence, flags: key ? [.keyframe] : [], codec: .vp9, width: 1280,
+            height: 720, captureTime: MediaTime(value: Int64(sequence), timescale: 5), wallClockMilliseconds: 0,
+            metadata: .empty, payloadLength: 10)
+    }
+
+    /// The frames each connection was sent, and the control messages, from a list of actions.
+    func frames(_ actions: [Router.Action], to connection: String) -> [String] {
+        actions.compactMap { if case .sendFrame(let frame, connection, _) = $0 { frame } else { nil } }
+    }
+
+    func controls(_ actions: [Router.Action], to connection: String) -> [ControlMessage] {
+        actions.compactMap { if case .sendControl(let message, connection) = $0 { message } else { nil } }
+    }
+
+    /// A session with publisher "p" publishing stream 1 and the given subscribers connected.
+    func sessionWithStream(subscribers: [String], limits: Router.Limits = .init()) -> Router {
+        var router = Router(sessionId: "s", limits: limits)
+        _ = router.connect(ConnectionInfo(connectionId: "p", role: .publisher, data: ""))
+        _ = router.handle(.publish(name: "screen", properties: Self.properties), from: "p", now: 0)
+        for subscriber in subscribers {
+            _ = router.connect(ConnectionInfo(connectionId: subscriber, role: .subscriber, data: ""))
+        }
+        return router
+    }
+
+    @Test func welcomeAndAnnouncements() {
+        var router = Router(sessionId: "s")
+        let first = router.connect(ConnectionInfo(connectionId: "p", role: .publisher, data: "name=Ada"))
+        #expect(controls(first, to: "p") == [.welcome(connectionId: "p", sessionId: "s", role: .publisher, streams: [], connections: [])])
+        let published = router.handle(.publish(name: "screen", properties: Self.properties), from: "p", now: 0)
+        let stream = StreamInfo(streamId: 1, connectionId: "p", name: "screen", properties: Self.properties)
+        #expect(controls(published, to: "p") == [.published(stream)])
+        let second = router.connect(ConnectionInfo(connectionId: "v", role: .subscriber, data: ""))
+        #expect(controls(second, to: "v") == [
+            .welcome(connectionId: "v", sessionId: "s", role: .subscriber, streams: [stream],
+                     connections: [ConnectionInfo(connectionId: "p", role: .publisher, data: "name=Ada")])
+        ])
+        #expect(controls(second, to: "p") == [.connectionCreated(ConnectionInfo(connectionId: "v", role: .subscriber, data: ""))])
+        let gone = router.disconnect("p")
+        #expect(controls(gone, to: "v") == [.streamDestroyed(streamId: 1, reason: "disconnected"), .connectionDestroyed(connectionId: "p")])
+        #expect(router.streamInfos.isEmpty)
+    }
+
+    @Test func aSubscriberCannotPublish() {
+        var router = sessionWithStream(subscribers: ["v"])
+        let actions = router.handle(.publish(name: "x", properties: Self.properties), from: "v", now: 0)
+        guard case .sendControl(.error(let code, _), "v")? = actions.first else {
+            Issue.record("expected an error, got \(actions)")
+            return
+        }
+        #expect(code == .forbidden)
+        #expect(router.streamInfos.count == 1)
+    }
+
+    @Test func framesFanOutToEverySubscriber() {
+        var router = sessionWithStream(subscribers: ["a", "b", "c"])
+        for subscriber in ["a", "b", "c"] { _ = router.handle(.subscribe(streamId: 1), from: subscriber, now: 0) }
+        let actions = router.frame("K0", header: header(1, 0, key: true), size: 10, from: "p", now: 0)
+        for subscriber in ["a", "b", "c"] { #expect(frames(actions, to: subscriber) == ["K0"]) }
+        let delta = router.frame("D1", header: header(1, 1, key: false), size: 10, from: "p", now: 0.2)
+        for subscriber in ["a", "b", "c"] { #expect(frames(delta, to: subscriber) == ["D1"]) }
+    }
+
+    @Test func aNewSubscriberStartsWithTheCachedGroupOfPictures() {
+        var router = sessionWithStream(subscribers: ["late"])
+        _ = router.frame("K0", header: header(1, 0, key: true), size: 10, from: "p", now: 0)
+        _ = router.frame("D1", header: header(1, 1, key: false), size: 10, from: "p", now: 0.2)
+        _ = router.frame("D2", header: header(1, 2, key: false), size: 10, from: "p", now: 0.4)
+        let actions = router.handle(.subscribe(streamId: 1), from: "late", now: 0.5)
+        #expect(controls(actions, to: "late") == [.subscribed(streamId: 1)])
+        #expect(frames(actions, to: "late") == ["K0", "D1", "D2"])
+        #expect(controls(actions, to: "p").isEmpty, "no keyframe request needed")
+        #expect(frames(router.frame("D3", header: header(1, 3, key: false), size: 10, from: "p", now: 0.6), to: "late") == ["D3"])
+    }
+
+    @Test func withoutAUsableCacheANewSubscriberWaitsForARequestedKeyframe() {
+        var router = sessionWithStream(subscribers: ["v"], limits: .init(maximumCachedBytes: 25))
+        _ = router.frame("K0", header: header(1, 0, key: true), size: 10, from: "p", now: 0)
+        _ = router.frame("D1", header: header(1, 1, key: false), size: 10, from: "p", now: 0.2)
+        _ = router.frame("D2", header: header(1, 2, key: false), size: 10, from: "p", now: 0.4)  // 30 bytes: cache dropped
+        let actions = router.handle(.subscribe(streamId: 1), from: "v", now: 1)
+        #expect(frames(actions, to: "v").isEmpty)
+        #expect(controls(actions, to: "p") == [.requestKeyframe(streamId: 1)])
+        #expect(frames(router.frame("D3", header: header(1, 3, key: false), size: 10, from: "p", now: 1.1), to: "v").isEmpty)
+        #expect(frames(router.frame("K4", header: header(1, 4, key: true), size: 10, from: "p", now: 1.2), to: "v") == ["K4"])
+    }
+
+    @Test func aStalledSubscriberIsCutOffWithoutHoldingBackAHealthyOne() {
+        var router = sessionWithStream(subscribers: ["stalled", "healthy"], limits: .init(maximumQueuedFrames: 4))
+        _ = router.handle(.subscribe(streamId: 1), from: "stalled", now: 0)
+        _ = router.handle(.subscribe(streamId: 1), from: "healthy", now: 0)
+        var stalledFrames: [String] = []
+        var healthyFrames: [String] = []
+        var keyframeRequests = 0
+        for sequence in 0..<100 {
+            let now = Double(sequence) * 0.05
+            let name = (sequence % 30 == 0 ? "K" : "D") + "\(sequence)"
+            let actions = router.frame(name, header: header(1, UInt64(sequence), key: sequence % 30 == 0), size: 10, from: "p", now: now)
+            stalledFrames += frames(actions, to: "stalled")
+            healthyFrames += frames(actions, to: "healthy")
+            keyframeRequests += controls(actions, to: "p").count
+            keyframeRequests += controls(router.tick(now: now), to: "p").count
+            // The healthy subscriber writes everything out at once; the stalled one never does.
+            for _ in frames(actions, to: "healthy") { router.frameDelivered(to: "healthy", streamId: 1) }
+        }
+        #expect(healthyFrames.count == 100, "the healthy subscriber got every frame")
+        #expect(stalledFrames.count == 4, "the stalled one got only what its queue holds")
+        #expect(router.queuedFrames(for: "stalled", streamId: 1) == 4)
+        // Keyframes were asked for, but at most one per 0.5 s over the 5 s run.
+        #expect(keyframeRequests >= 1 && keyframeRequests <= 11)
+    }
+
+    @Test func aRecoveredSubscriberResumesAtAKeyframeNotAMidStreamDelta() {
+        var router = sessionWithStream(subscribers: ["v"], limits: .init(maximumQueuedFrames: 2))
+        _ = router.handle(.subscribe(streamId: 1), from: "v", now: 0)
+        var received: [String] = []
+        received += frames(router.frame("K0", header: header(1, 0, key: true), size: 10, from: "p", now: 0), to: "v")
+        received += frames(router.frame("D1", header: header(1, 1, key: false), size: 10, from: "p", now: 0.1), to: "v")
+        // Past the throttle window of the request the subscription made at t=0.
+        let overflow = router.frame("D2", header: header(1, 2, key: false), size: 10, from: "p", now: 0.6)
+        #expect(frames(overflow, to: "v").isEmpty)
+        #expect(controls(overflow, to: "p") == [.requestKeyframe(streamId: 1)])
+        // The subscriber catches up, but deltas after the gap are still not sent.
+        router.frameDelivered(to: "v", streamId: 1)
+        router.frameDelivered(to: "v", streamId: 1)
+        received += frames(router.frame("D3", header: header(1, 3, key: false), size: 10, from: "p", now: 0.7), to: "v")
+        received += frames(router.frame("K4", header: header(1, 4, key: true), size: 10, from: "p", now: 0.8), to: "v")
+        received += frames(router.frame("D5", header: header(1, 5, key: false), size: 10, from: "p", now: 0.9), to: "v")
+        #expect(received == ["K0", "D1", "K4", "D5"])
+    }
+
+    @Test func keyframeRequestsAreThrottledAndHeldOnesGoOutOnTick() {
+        var router = sessionWithStream(subscribers: ["v"])
+        _ = router.handle(.subscribe(streamId: 1), from: "v", now: 0)  // asks at t=0
+        #expect(controls(router.handle(.requestKeyframe(streamId: 1), from: "v", now: 0.1), to: "p").isEmpty)
+        #expect(controls(router.tick(now: 0.3), to: "p").isEmpty)
+        #expect(controls(router.tick(now: 0.55), to: "p") == [.requestKeyframe(streamId: 1)])
+        #expect(controls(router.tick(now: 0.7), to: "p").isEmpty, "nothing pending any more")
+    }
+
+    @Test func framesForAnotherConnectionsStreamCloseTheSender() {
+        var router = sessionWithStream(subscribers: ["v"])
+        let actions = router.frame("X", header: header(1, 0, key: true), size: 10, from: "v", now: 0)
+        guard case .close("v", .notFound, _)? = actions.first else {
+            Issue.record("expected close, got \(actions)")
+            return
+        }
+        #expect(frames(router.frame("X", header: header(9, 0, key: true), size: 10, from: "p", now: 0), to: "v").isEmpty)
+    }
+
+    @Test func unpublishEndsTheStreamForEveryone() {
+        var router = sessionWithStream(subscribers: ["v"])
+        _ = router.handle(.subscribe(streamId: 1), from: "v", now: 0)
+        let actions = router.handle(.unpublish(streamId: 1), from: "p", now: 1)
+        #expect(controls(actions, to: "v") == [.streamDestroyed(streamId: 1, reason: "unpublished")])
+        #expect(controls(actions, to: "p") == [.streamDestroyed(streamId: 1, reason: "unpublished")])
+        #expect(router.subscriberCount(of: 1) == 0)
+    }
+}
