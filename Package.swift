@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // System libraries: a module map and a header each, nothing else.
@@ -66,7 +67,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .target(
             name: "ScreenRelay",
-            dependencies: ["ScreenMedia", "ScreenWire"],
+            dependencies: ["ScreenMedia", "ScreenWire", .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: strictSwift),
         .target(
             name: "ScreenPipeline",
