@@ -56,6 +56,10 @@ public struct StreamRouter<Frame> {
 
     public let sessionId: String
     public let limits: Limits
+    /// Frames not sent to a subscriber because it was too far behind or waiting for a keyframe.
+    public private(set) var droppedFrames = 0
+    /// Keyframe requests sent to publishers.
+    public private(set) var keyframeRequestsSent = 0
     private var connections: [String: ConnectionInfo] = [:]
     /// Order of joining, so announcements list connections the same way every time.
     private var connectionOrder: [String] = []
@@ -67,6 +71,7 @@ public struct StreamRouter<Frame> {
         self.limits = limits
     }
 
+    public var isEmpty: Bool { connections.isEmpty }
     public var streamInfos: [StreamInfo] { streams.keys.sorted().compactMap { streams[$0]?.info } }
     public var connectionInfos: [ConnectionInfo] { connectionOrder.compactMap { connections[$0] } }
     public func subscriberCount(of streamId: UInt32) -> Int { streams[streamId]?.subscribers.count ?? 0 }
@@ -209,6 +214,7 @@ public struct StreamRouter<Frame> {
         for (subscriberId, var subscription) in stream.subscribers {
             if subscription.waitingForKeyframe && !header.isKeyframe {
                 needsKeyframe = true
+                droppedFrames += 1
                 continue
             }
             if subscription.queued >= limits.maximumQueuedFrames {
@@ -216,6 +222,7 @@ public struct StreamRouter<Frame> {
                 subscription.waitingForKeyframe = true
                 stream.subscribers[subscriberId] = subscription
                 needsKeyframe = true
+                droppedFrames += 1
                 continue
             }
             subscription.waitingForKeyframe = false
@@ -252,6 +259,7 @@ public struct StreamRouter<Frame> {
         }
         stream.lastKeyframeRequest = now
         stream.keyframeRequestPending = false
+        keyframeRequestsSent += 1
         return [.sendControl(.requestKeyframe(streamId: streamId), to: stream.info.connectionId)]
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ScreenMedia
 import Glibc
 
 /// A program run by a test: spawned with posix_spawn, output captured to files, reaped with waitpid.
@@ -13,7 +14,7 @@ public final class ChildProcess: Sendable {
     public let processID: Int32
     private let outputPath: String
     private let errorPath: String
-    private let outcome = LockedValue<Outcome?>(nil)
+    private let outcome = Locked<Outcome?>(nil)
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String

@@ -12,7 +12,7 @@ public final class LiveCapture: Sendable {
     public let sink = CollectingSink()
     public let statistics = PipelineStatistics()
     private let stopSignal = StopSignal()
-    private let outcome = LockedValue<Result<Void, any Error>?>(nil)
+    private let outcome = Locked<Result<Void, any Error>?>(nil)
     /// The capture size reported by the source at start.
     public let initialSize: (width: Int, height: Int)
 
@@ -21,7 +21,7 @@ public final class LiveCapture: Sendable {
         options: X11CaptureOptions, framesPerSecond: Double, codec: VideoCodec = .vp9,
         keepaliveInterval: Double? = nil, metadata: MetadataPolicy = .captureTime
     ) throws {
-        let started = LockedValue<Result<(Int, Int), any Error>?>(nil)
+        let started = Locked<Result<(Int, Int), any Error>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let (sink, statistics, stop, outcome) = (sink, statistics, stopSignal, outcome)
         let thread = Thread {
@@ -91,9 +91,3 @@ public final class LiveCapture: Sendable {
     }
 }
 
-/// A value behind a lock, shareable between threads.
-public final class LockedValue<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    public init(_ value: Value) { mutex = Mutex(value) }
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result { try mutex.withLock { try body(&$0) } }
-}

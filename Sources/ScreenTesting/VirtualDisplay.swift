@@ -1,4 +1,5 @@
 import Foundation
+import ScreenMedia
 import Glibc
 
 /// A private Xvfb server for tests and demos, on a display number Xvfb picks itself (`-displayfd`), stopped on
@@ -11,7 +12,7 @@ public final class VirtualDisplay: Sendable {
     public let width: Int
     public let height: Int
     public let processID: Int32
-    private let stopped = LockedValue(false)
+    private let stopped = Locked(false)
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String

@@ -1,0 +1,62 @@
+import Synchronization
+
+/// Counters the relay exposes at `/metrics` in the Prometheus text format.
+public final class RelayMetrics: Sendable {
+    private let counters = Mutex<[String: Int]>([:])
+
+    public init() {}
+
+    func add(_ name: Name, _ value: Int = 1) {
+        counters.withLock { $0[name.rawValue, default: 0] += value }
+    }
+
+    func set(_ name: Name, _ value: Int) {
+        counters.withLock { $0[name.rawValue] = value }
+    }
+
+    public func value(_ name: Name) -> Int { counters.withLock { $0[name.rawValue] ?? 0 } }
+
+    public enum Name: String, CaseIterable, Sendable {
+        case sessions = "screenrelay_sessions"
+        case connections = "screenrelay_connections"
+        case streams = "screenrelay_streams"
+        case framesIn = "screenrelay_frames_in_total"
+        case bytesIn = "screenrelay_bytes_in_total"
+        case framesOut = "screenrelay_frames_out_total"
+        case bytesOut = "screenrelay_bytes_out_total"
+        case framesDropped = "screenrelay_frames_dropped_total"
+        case keyframeRequests = "screenrelay_keyframe_requests_total"
+        case protocolErrors = "screenrelay_protocol_errors_total"
+        case rejectedTokens = "screenrelay_rejected_tokens_total"
+
+        var help: String {
+            switch self {
+            case .sessions: "Sessions that exist."
+            case .connections: "WebSocket clients that said hello."
+            case .streams: "Published streams."
+            case .framesIn: "Media frames received from publishers."
+            case .bytesIn: "Media bytes received from publishers."
+            case .framesOut: "Media frames written to subscribers."
+            case .bytesOut: "Media bytes written to subscribers."
+            case .framesDropped: "Frames not sent to a subscriber that was too far behind or waiting for a keyframe."
+            case .keyframeRequests: "Keyframe requests sent to publishers."
+            case .protocolErrors: "Connections closed for malformed or unexpected messages."
+            case .rejectedTokens: "Hello messages refused for their token."
+            }
+        }
+
+        var isGauge: Bool { self == .sessions || self == .connections || self == .streams }
+    }
+
+    /// The Prometheus text exposition.
+    public func exposition() -> String {
+        let values = counters.withLock { $0 }
+        var text = ""
+        for name in Name.allCases {
+            text += "# HELP \(name.rawValue) \(name.help)\n"
+            text += "# TYPE \(name.rawValue) \(name.isGauge ? "gauge" : "counter")\n"
+            text += "\(name.rawValue) \(values[name.rawValue] ?? 0)\n"
+        }
+        return text
+    }
+}

@@ -1,0 +1,303 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+public import Logging
+import NIOWebSocket
+public import ServiceLifecycle
+import ScreenWire
+import ScreenMedia
+
+/// How a relay listens and authenticates.
+public struct RelayConfiguration: Sendable {
+    /// Address to listen on; the default serves this machine only.
+    public var host: String
+    /// TCP port; 0 picks a free one (see ``RelayServer/waitUntilListening()``).
+    public var port: Int
+    /// Signs tokens and guards the session API. At least 32 bytes; never logged.
+    public var secret: String
+    /// How clients reach the relay (`http://host:port`), used in the URLs it hands out; nil derives it from
+    /// the listening address.
+    public var publicURL: String?
+
+    public init(host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil) {
+        self.host = host
+        self.port = port
+        self.secret = secret
+        self.publicURL = publicURL
+    }
+}
+
+/// screenrelay: the session server. HTTP API for sessions and tokens, one WebSocket per client at `/ws`, the
+/// fan-out of every session's streams, `/healthz` and `/metrics`. A ServiceLifecycle service: graceful shutdown
+/// stops accepting, closes connections and returns.
+public final class RelayServer: Service {
+    public let configuration: RelayConfiguration
+    public let metrics = RelayMetrics()
+    private let logger: Logger
+    private let registry: SessionRegistry
+    private let tokens: TokenAuthority
+    private let listening = Locked<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
+
+    /// Largest WebSocket message accepted: a media frame's header, metadata and maximum payload.
+    static let maximumMessageSize = MediaFrameHeader.size + 32 + MediaFrameHeader.maximumPayload
+    /// Seconds a new WebSocket has to send `hello`.
+    static let helloTimeout: Double = 10
+
+    public init(configuration: RelayConfiguration, logger: Logger) async throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.registry = SessionRegistry(metrics: metrics)
+        self.tokens = try await TokenAuthority(secret: configuration.secret)
+    }
+
+    /// The port the relay listens on, once it does.
+    public func waitUntilListening() async -> Int {
+        await withCheckedContinuation { continuation in
+            let port = listening.withLock { state -> Int? in
+                if let port = state.port { return port }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let port { continuation.resume(returning: port) }
+        }
+    }
+
+    /// `http://host:port` as clients should use it.
+    public func baseURL(port: Int) -> String {
+        configuration.publicURL ?? "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(port)"
+    }
+
+    public func run() async throws {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        addHTTPRoutes(router)
+        addWebSocketRoute(router)
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: Self.maximumMessageSize))),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "screenrelay"),
+            services: [KeyframeTicker(registry: registry)],
+            onServerRunning: { [listening, logger] channel in
+                let port = channel.localAddress?.port ?? 0
+                logger.info("screenrelay listening on port \(port)")
+                let waiters = listening.withLock { state in
+                    state.port = port
+                    defer { state.waiters = [] }
+                    return state.waiters
+                }
+                for waiter in waiters { waiter.resume(returning: port) }
+            },
+            logger: logger)
+        try await app.run()
+    }
+
+    // MARK: HTTP
+
+    private struct SessionRequest: Decodable { var data: String? }
+    struct SessionCreated: ResponseEncodable {
+        var sessionId: String
+        var token: String
+        var relayURL: String
+        var viewerURL: String
+    }
+    private struct TokenRequest: Decodable {
+        var role: Role?
+        var expiresIn: Double?
+        var data: String?
+    }
+    struct TokenMinted: ResponseEncodable {
+        var sessionId: String
+        var token: String
+        var role: Role
+        var expiresAt: String
+    }
+
+    private func addHTTPRoutes(_ router: Router<BasicWebSocketRequestContext>) {
+        router.get("/healthz") { _, _ in "ok\n" }
+        router.get("/metrics") { [metrics] _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))
+        }
+        router.post("/session") { [self] request, context -> SessionCreated in
+            try authorize(request)
+            let body = try? await request.decode(as: SessionRequest.self, context: context)
+            let hub = await registry.create()
+            let token = try await mint(sessionId: hub.sessionId, role: .publisher, expiresIn: 24 * 3600, data: body?.data ?? "")
+            let viewerToken = try await mint(sessionId: hub.sessionId, role: .subscriber, expiresIn: 24 * 3600, data: "")
+            let base = baseURL(port: await waitUntilListening())
+            logger.info("session \(hub.sessionId) created")
+            return SessionCreated(
+                sessionId: hub.sessionId, token: token, relayURL: webSocketURL(base),
+                viewerURL: "\(base)/view/\(hub.sessionId)?token=\(viewerToken)")
+        }
+        router.post("/session/{id}/token") { [self] request, context -> TokenMinted in
+            try authorize(request)
+            let sessionId = try context.parameters.require("id")
+            guard await registry.hub(sessionId) != nil else { throw HTTPError(.notFound, message: "there is no session \(sessionId)") }
+            let body = try await request.decode(as: TokenRequest.self, context: context)
+            let role = body.role ?? .subscriber
+            let lifetime = body.expiresIn ?? 24 * 3600
+            let token = try await mint(sessionId: sessionId, role: role, expiresIn: lifetime, data: body.data ?? "")
+            return TokenMinted(
+                sessionId: sessionId, token: token, role: role,
+                expiresAt: ISO8601DateFormatter().string(from: Date().addingTimeInterval(lifetime)))
+        }
+    }
+
+    private func mint(sessionId: String, role: Role, expiresIn: Double, data: String) async throws -> String {
+        do {
+            return try await tokens.mint(sessionId: sessionId, role: role, expiresIn: expiresIn, connectionData: data)
+        } catch {
+            throw HTTPError(.badRequest, message: error.message)
+        }
+    }
+
+    /// The session API needs the relay secret: `Authorization: Bearer <secret>`.
+    private func authorize(_ request: Request) throws {
+        let presented = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : $0 } ?? ""
+        guard constantTimeEqual(presented, configuration.secret) else {
+            throw HTTPError(.unauthorized, message: "this call needs the relay secret: Authorization: Bearer <secret>")
+        }
+    }
+
+    private func webSocketURL(_ base: String) -> String {
+        (base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(7)) + "/ws"
+    }
+
+    // MARK: WebSocket
+
+    private func addWebSocketRoute(_ router: Router<BasicWebSocketRequestContext>) {
+        router.ws("/ws") { [self] inbound, outbound, context in
+            let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
+            let (queue, outlet) = AsyncStream<Outgoing>.makeStream()
+            let joined = Locked<SessionHub?>(nil)
+            let connectionLogger = context.logger
+            let helloTimer = Task {
+                try? await Task.sleep(for: .seconds(Self.helloTimeout))
+                if !Task.isCancelled, joined.value == nil {
+                    outlet.yield(.control(ControlMessage.error(code: .badState, message: "no hello within \(Int(Self.helloTimeout)) s").encoded()))
+                    outlet.yield(.close(.badState, "no hello"))
+                }
+            }
+            defer { helloTimer.cancel() }
+            await withTaskGroup(of: Void.self) { group in
+                // The writer: everything this client is sent, in order, with backpressure from the socket.
+                // It is not cancelled: it drains the queue (an error and a close included) and then ends.
+                group.addTask {
+                    do {
+                        for await item in queue {
+                            switch item {
+                            case .frame(let buffer, let streamId):
+                                try await outbound.write(.binary(buffer))
+                                await joined.value?.delivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
+                            case .control(let text):
+                                try await outbound.write(.text(text))
+                            case .close(let code, let reason):
+                                try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120)))
+                                return
+                            }
+                        }
+                    } catch {
+                        connectionLogger.debug("writing to \(connectionId) failed: \(error)")
+                    }
+                }
+                do {
+                    for try await message in inbound.messages(maxSize: Self.maximumMessageSize) {
+                        let keepGoing = try await handle(message, connectionId: connectionId, joined: joined, outlet: outlet)
+                        if !keepGoing { break }
+                    }
+                } catch {
+                    connectionLogger.debug("connection \(connectionId) ended: \(error)")
+                }
+                if let hub = joined.value { await hub.leave(connectionId) }
+                outlet.finish()
+            }
+        }
+    }
+
+    /// Handles one inbound message; false when the connection must close.
+    private func handle(
+        _ message: WebSocketMessage, connectionId: String, joined: Locked<SessionHub?>,
+        outlet: AsyncStream<Outgoing>.Continuation
+    ) async throws -> Bool {
+        func refuse(_ error: WireError) -> Bool {
+            metrics.add(.protocolErrors)
+            outlet.yield(.control(ControlMessage.error(code: error.kind, message: error.message).encoded()))
+            outlet.yield(.close(error.kind, error.message))
+            return false
+        }
+        let hub = joined.value
+        switch message {
+        case .text(let text):
+            let control: ControlMessage
+            do { control = try ControlMessage.parse(text) } catch { return refuse(error) }
+            guard let hub else {
+                guard case .hello(let token, _) = control else {
+                    return refuse(WireError(.badState, "the first message must be hello"))
+                }
+                let grant: SessionGrant
+                do {
+                    grant = try await tokens.verify(token)
+                } catch {
+                    metrics.add(.rejectedTokens)
+                    return refuse(error)
+                }
+                guard let sessionHub = await registry.hub(grant.sessionId) else {
+                    metrics.add(.rejectedTokens)
+                    return refuse(WireError(.wrongSession, "the token's session no longer exists"))
+                }
+                joined.withLock { $0 = sessionHub }
+                await sessionHub.join(ConnectionInfo(connectionId: connectionId, role: grant.role, data: grant.connectionData), outlet: outlet)
+                return true
+            }
+            await hub.control(control, from: connectionId)
+            return true
+        case .binary(let buffer):
+            guard let hub else { return refuse(WireError(.badState, "the first message must be hello")) }
+            let parsed = buffer.withUnsafeReadableBytes { bytes in
+                Result { () throws(WireError) in try MediaFrameHeader.parse(bytes).header }
+            }
+            switch parsed {
+            case .success(let header):
+                await hub.media(buffer, header: header, from: connectionId)
+                return true
+            case .failure(let error):
+                return refuse(error)
+            }
+        }
+    }
+
+    static func closeCode(for code: WireErrorCode) -> WebSocketErrorCode {
+        switch code {
+        case .tooLarge: .messageTooLarge
+        case .invalidToken, .tokenExpired, .wrongSession, .forbidden: .policyViolation
+        case .malformed, .unsupportedVersion, .unknownMessage, .metadataTooLarge, .badState, .notFound: .protocolError
+        case .internalError: .unexpectedServerError
+        }
+    }
+}
+
+/// Sends keyframe requests the router held back for its throttle, every 100 ms.
+private struct KeyframeTicker: Service {
+    let registry: SessionRegistry
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                for hub in await registry.all { await hub.tick() }
+            }
+        }
+    }
+}
+
+/// Compares secrets in time independent of where they differ.
+func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let left = Array(a.utf8), right = Array(b.utf8)
+    var difference = UInt8(left.count == right.count ? 0 : 1)
+    for index in 0..<max(left.count, right.count) {
+        difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
+    }
+    return difference == 0
+}
