@@ -81,6 +81,15 @@ let package = Package(
             ],
             swiftSettings: strictSwift),
         .target(
+            name: "ScreenSession",
+            dependencies: [
+                "ScreenMedia", "ScreenWire",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
+        .target(
             name: "ScreenPipeline",
             dependencies: [
                 "ScreenMedia", "ScreenCodec", "CScreenShims", "ScreenRecording", "ScreenCaptureX11",
@@ -122,7 +131,10 @@ let package = Package(
             swiftSettings: strictSwift),
 
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
-        .testTarget(name: "ScreenRelayTests", dependencies: ["ScreenMedia", "ScreenWire", "ScreenRelay"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenRelayTests",
+            dependencies: ["ScreenMedia", "ScreenWire", "ScreenRelay", "ScreenSession", "ScreenCodec", "ScreenTesting"],
+            swiftSettings: strictSwift),
         .testTarget(name: "ScreenWireTests", dependencies: ["ScreenMedia", "ScreenWire"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenCodecTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenTesting"],

@@ -1,0 +1,130 @@
+import HummingbirdWSClient
+public import Logging
+import NIOCore
+import NIOWebSocket
+public import ScreenMedia
+public import ScreenWire
+
+/// What arrives from the relay.
+public enum RelayEvent: Sendable {
+    case control(ControlMessage)
+    /// A media frame of a subscribed stream; `payload` is the VP8/VP9 data.
+    case media(MediaFrameHeader, payload: [UInt8])
+}
+
+/// The sending side of a relay connection.
+public struct RelayLink: Sendable {
+    let outbound: WebSocketOutboundWriter
+
+    public func send(_ message: ControlMessage) async throws {
+        try await outbound.write(.text(message.encoded()))
+    }
+
+    /// Sends one media frame: header and metadata from `header`, then `payload`.
+    public func send(_ header: MediaFrameHeader, payload: some Collection<UInt8>) async throws {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(header.encodedSize + payload.count)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: header.encodedSize) { header.encode(into: $0) }
+        buffer.writeBytes(payload)
+        try await outbound.write(.binary(buffer))
+    }
+
+    /// Sends raw bytes as a binary message (for tests of malformed input).
+    public func sendRaw(_ bytes: [UInt8]) async throws {
+        try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+    }
+
+    public func sendRawText(_ text: String) async throws {
+        try await outbound.write(.text(text))
+    }
+}
+
+/// Failures of a relay connection.
+public typealias RelayClientError = ScreenError<RelayClientFailure>
+
+public enum RelayClientFailure: Sendable, Hashable {
+    /// The relay could not be reached or the WebSocket upgrade failed.
+    case unreachable
+    /// The relay refused us (the error code it sent is in the message).
+    case refused(WireErrorCode)
+    /// The relay closed the connection.
+    case closed
+}
+
+/// What the relay sends, read from the socket only as it is iterated: a client that stops iterating stops
+/// reading, and the relay sees the backpressure (it drops that client's frames, never anyone else's).
+/// Iterate it from one task.
+public final class RelayEvents: AsyncSequence {
+    public typealias Element = RelayEvent
+    /// The socket's message stream can be iterated once; every iterator of this sequence shares it.
+    private var messages: WebSocketInboundMessageStream.AsyncIterator
+
+    init(messages: WebSocketInboundMessageStream) { self.messages = messages.makeAsyncIterator() }
+
+    /// The next event; nil when the connection ended.
+    public func next() async throws -> RelayEvent? {
+        guard let message = try await messages.next() else { return nil }
+        switch message {
+        case .text(let text):
+            return .control(try ControlMessage.parse(text))
+        case .binary(let buffer):
+            return try buffer.withUnsafeReadableBytes { bytes throws(WireError) in
+                let (header, range) = try MediaFrameHeader.parse(bytes)
+                return RelayEvent.media(header, payload: Array(bytes[range]))
+            }
+        }
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let events: RelayEvents
+        public mutating func next() async throws -> RelayEvent? { try await events.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(events: self) }
+
+    /// The next control message, skipping media; nil when the connection ended.
+    public func nextControl(where predicate: (ControlMessage) -> Bool = { _ in true }) async throws -> ControlMessage? {
+        while let event = try await next() {
+            if case .control(let message) = event, predicate(message) { return message }
+        }
+        return nil
+    }
+}
+
+@available(*, unavailable, message: "iterate relay events from one task")
+extension RelayEvents: Sendable {}
+
+/// A client connection to screenrelay: connects the WebSocket, says hello with the token and runs `body`
+/// with the sending side and the events (the first is `welcome` or the relay's `error`).
+/// The connection closes when `body` returns.
+public enum RelayClient {
+    static let maximumMessage = MediaFrameHeader.size + FrameMetadata.maximumSize + MediaFrameHeader.maximumPayload
+
+    public static func connect<Result: Sendable>(
+        url: String, token: String, client: String = "screenpub", logger: Logger,
+        _ body: @escaping @Sendable (RelayLink, RelayEvents) async throws -> Result
+    ) async throws -> Result {
+        let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
+        do {
+            try await WebSocketClient.connect(
+                url: url, configuration: .init(maxFrameSize: maximumMessage), logger: logger
+            ) { inbound, outbound, _ in
+                let link = RelayLink(outbound: outbound)
+                try await link.send(.hello(token: token, client: client))
+                let result: Swift.Result<Result, any Error>
+                do {
+                    result = .success(try await body(link, RelayEvents(messages: inbound.messages(maxSize: maximumMessage))))
+                } catch {
+                    result = .failure(error)
+                }
+                outcome.withLock { $0 = result }
+                try? await outbound.close(.normalClosure, reason: nil)
+            }
+        } catch {
+            if let result = outcome.value { return try result.get() }
+            throw RelayClientError(.unreachable, "cannot connect to the relay at \(url): \(error)")
+        }
+        guard let result = outcome.value else { throw RelayClientError(.closed, "the relay at \(url) closed the connection") }
+        return try result.get()
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+import ScreenCodec
+import ScreenMedia
+import ScreenRelay
+import ScreenSession
+import ScreenTesting
+import ScreenWire
+import Testing
+
+/// The relay over real loopback WebSockets, with real VP9 frames.
+@Suite struct RelayServerTests {
+    static let properties = StreamProperties(
+        codec: .vp9, width: 320, height: 240, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 1)
+
+    /// Encodes `count` frames of the quadrant pattern with metadata "frame N".
+    func encodedFrames(count: Int) throws -> [CollectedFrame] {
+        let frame = VideoFrame(width: 320, height: 240)
+        TestPattern.fillQuadrants(frame)
+        let encoder = VPXEncoder(configuration: .init(codec: .vp9, bitrateKbps: 2000))
+        let sink = CollectingSink()
+        for index in 0..<count {
+            frame.captureTime = MediaTime(value: Int64(index), timescale: 5)
+            frame.metadata = try FrameMetadata(text: "frame \(index)")
+            frame.markAllChanged()
+            try encoder.encode(frame) { try sink.write($0) }
+        }
+        return sink.frames
+    }
+
+    func header(_ frame: CollectedFrame, streamId: UInt32, sequence: UInt64) -> MediaFrameHeader {
+        MediaFrameHeader(
+            streamID: streamId, sequence: sequence, flags: frame.isKeyframe ? [.keyframe] : [], codec: frame.codec,
+            width: frame.width, height: frame.height, captureTime: frame.captureTime, wallClockMilliseconds: 0,
+            metadata: frame.metadata, payloadLength: frame.payload.count)
+    }
+
+    @Test func healthAndMetrics() async throws {
+        let relay = try await RunningRelay()
+        #expect(try await relay.get("/healthz") == (200, "ok\n"))
+        let (status, metrics) = try await relay.get("/metrics")
+        #expect(status == 200)
+        #expect(metrics.contains("# TYPE screenrelay_frames_in_total counter"))
+        #expect(metrics.contains("screenrelay_sessions 0"))
+    }
+
+    @Test func theSessionAPINeedsTheSecret() async throws {
+        let relay = try await RunningRelay()
+        #expect(try await relay.post("/session", secret: nil).0 == 401)
+        #expect(try await relay.post("/session", secret: "guess").0 == 401)
+        let session = try await relay.createSession()
+        #expect(session.relayURL == relay.webSocketURL)
+        #expect(session.viewerURL.contains("/view/\(session.sessionId)?token="))
+        #expect(try await relay.post("/session/\(session.sessionId)/token", json: ["role": "moderator"], secret: nil).0 == 401)
+        #expect(try await relay.post("/session/nope/token", json: ["role": "subscriber"]).0 == 404)
+        #expect(try await relay.post("/session/\(session.sessionId)/token", json: ["role": "subscriber", "expiresIn": 40 * 24 * 3600]).0 == 400)
+        #expect(try await relay.post("/session/\(session.sessionId)/token", json: ["role": "subscriber", "data": String(repeating: "d", count: 1001)]).0 == 400)
+    }
+
+    @Test func aPublishedScreenReachesASubscriberPixelForPixelWithItsMetadata() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let subscriberToken = try await relay.token(session: session.sessionId, role: .subscriber, data: "name=viewer")
+        let frames = try encodedFrames(count: 6)
+
+        // The subscriber waits for the stream, subscribes and decodes what arrives.
+        let received = Task {
+            try await RelayClient.connect(url: relay.webSocketURL, token: subscriberToken, logger: quietLogger) { link, events in
+                var streamId: UInt32?
+                var media: [(MediaFrameHeader, [UInt8])] = []
+                for try await event in events {
+                    switch event {
+                    case .control(.welcome(_, _, let role, let streams, _)):
+                        #expect(role == .subscriber)
+                        if let stream = streams.first { streamId = stream.streamId; try await link.send(.subscribe(streamId: stream.streamId)) }
+                    case .control(.streamCreated(let stream)):
+                        #expect(stream.properties.videoType == .screen)
+                        if streamId == nil { streamId = stream.streamId; try await link.send(.subscribe(streamId: stream.streamId)) }
+                    case .media(let header, let payload):
+                        media.append((header, payload))
+                        if media.count == 6 { return media.map { ($0.0, $0.1) } }
+                    default: continue
+                    }
+                }
+                return media.map { ($0.0, $0.1) }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+
+        try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
+            guard case .welcome(_, let sessionId, let role, _, let connections)? = try await events.nextControl() else {
+                throw TestFailure("no welcome")
+            }
+            #expect(sessionId == session.sessionId)
+            #expect(role == .publisher)
+            #expect(connections.map(\.data) == ["name=viewer"])
+            try await link.send(.publish(name: "screen", properties: Self.properties))
+            guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
+                throw TestFailure("not published")
+            }
+            // Wait until the subscriber has subscribed: the relay asks us for a keyframe.
+            _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) })
+            for (index, frame) in frames.enumerated() {
+                try await link.send(header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
+            }
+            _ = try await received.value
+        }
+
+        let media = try await received.value
+        #expect(media.count == 6)
+        let decoder = try VPXDecoder(codec: .vp9)
+        for (index, (header, payload)) in media.enumerated() {
+            #expect(header.sequence == UInt64(index))
+            #expect(header.metadata == (try FrameMetadata(text: "frame \(index)")))
+            #expect(header.captureTime == MediaTime(value: Int64(index), timescale: 5))
+            #expect(payload == frames[index].payload)
+            try payload.withUnsafeBytes { bytes in
+                try decoder.decode(bytes) { picture in
+                    #expect(TestPattern.difference(picture, x: 40, y: 40, TestPattern.quadrantColors[0]) <= 12)
+                    #expect(TestPattern.difference(picture, x: 280, y: 200, TestPattern.quadrantColors[3]) <= 12)
+                }
+            }
+        }
+        #expect(relay.server.metrics.value(.framesIn) == 6)
+    }
+
+    /// Connects with `token`, performs `act`, and returns the first error code the relay answers.
+    func refusal(_ relay: RunningRelay, token: String, act: @escaping @Sendable (RelayLink) async throws -> Void = { _ in }) async throws -> WireErrorCode? {
+        try await RelayClient.connect(url: relay.webSocketURL, token: token, logger: quietLogger) { link, events in
+            try await act(link)
+            do {
+                for try await event in events {
+                    if case .control(.error(let code, _)) = event { return code }
+                }
+            } catch {}
+            return nil
+        }
+    }
+
+    @Test func theTokenMatrixOverTheWire() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let other = try await relay.createSession()
+        let subscriber = try await relay.token(session: session.sessionId, role: .subscriber)
+        let forger = try await TokenAuthority(secret: "not-the-relay-secret-but-32-bytes-long")
+        let forged = try await forger.mint(sessionId: session.sessionId, role: .moderator)
+        let realAuthority = try await TokenAuthority(secret: RunningRelay.secret)
+        let expired = try await realAuthority.mint(sessionId: session.sessionId, role: .publisher, expiresIn: 1, now: Date().addingTimeInterval(-60))
+        let vanished = try await realAuthority.mint(sessionId: "no-such-session", role: .publisher)
+
+        #expect(try await refusal(relay, token: forged) == .invalidToken)
+        #expect(try await refusal(relay, token: "") == .invalidToken)
+        #expect(try await refusal(relay, token: expired) == .tokenExpired)
+        #expect(try await refusal(relay, token: vanished) == .wrongSession)
+        #expect(try await refusal(relay, token: subscriber) { link in
+            try await link.send(.publish(name: "x", properties: Self.properties))
+        } == .forbidden)
+        // A token of another session can subscribe only to that session's streams.
+        #expect(try await refusal(relay, token: other.token) { link in try await link.send(.subscribe(streamId: 1)) } == .notFound)
+        #expect(relay.server.metrics.value(.rejectedTokens) == 4)
+    }
+
+    @Test func malformedMessagesCloseOnlyTheirConnection() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let valid = try encodedFrames(count: 1)[0]
+        let good = header(valid, streamId: 1, sequence: 0).encoded() + valid.payload
+        var badMetadataLength = good
+        badMetadataLength[6] = 33
+        var badVersion = good
+        badVersion[2] = 9
+        let cases: [(String, @Sendable (RelayLink) async throws -> Void, WireErrorCode)] = [
+            ("truncated header", { try await $0.sendRaw(Array(good.prefix(30))) }, .malformed),
+            ("oversized length", { link in var bytes = good; bytes[44] = 0x7F; try await link.sendRaw(bytes) }, .tooLarge),
+            ("unknown version", { [badVersion] in try await $0.sendRaw(badVersion) }, .unsupportedVersion),
+            ("metadata over 32 bytes", { [badMetadataLength] in try await $0.sendRaw(badMetadataLength) }, .metadataTooLarge),
+            ("bad JSON", { try await $0.sendRawText("{not json") }, .malformed),
+            ("unknown type", { try await $0.sendRawText(#"{"v":1,"type":"teleport"}"#) }, .unknownMessage),
+            ("frame for a stream never published", { [good] in try await $0.sendRaw(good) }, .notFound),
+        ]
+        for (name, act, expected) in cases {
+            #expect(try await refusal(relay, token: session.token, act: act) == expected, "\(name)")
+        }
+        // The relay still serves: a new client is welcomed.
+        let welcomed = try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { _, events in
+            if case .welcome? = try await events.nextControl() { return true }
+            return false
+        }
+        #expect(welcomed)
+        #expect(try await relay.get("/healthz").0 == 200)
+    }
+
+    @Test func aStalledSubscriberDoesNotDelayAHealthyOne() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let healthyToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let stalledToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let frameCount = 150
+        // 256 KB frames: 150 of them (38 MB) are far more than socket buffers hold for a reader that stopped.
+        let payload = [UInt8](repeating: 0xAB, count: 256 * 1024)
+
+        let subscribed = Locked(0)
+        @Sendable func subscriber(_ token: String, stalled: Bool) -> Task<Int, any Error> {
+            Task {
+                try await RelayClient.connect(url: relay.webSocketURL, token: token, logger: quietLogger) { link, events in
+                    var count = 0
+                    for try await event in events {
+                        switch event {
+                        case .control(.welcome(_, _, _, let streams, _)):
+                            if let stream = streams.first {
+                                try await link.send(.subscribe(streamId: stream.streamId))
+                            }
+                        case .control(.subscribed):
+                            subscribed.withLock { $0 += 1 }
+                            if stalled {
+                                // Stop reading altogether until the publisher is done.
+                                while subscribed.value < 100 { try await Task.sleep(for: .milliseconds(50)) }
+                                return count
+                            }
+                        case .media:
+                            count += 1
+                            if count == frameCount { return count }
+                        default: continue
+                        }
+                    }
+                    return count
+                }
+            }
+        }
+
+        let healthyCount = Locked(0)
+        try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
+            _ = try await events.nextControl()
+            try await link.send(.publish(name: "screen", properties: Self.properties))
+            guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
+                throw TestFailure("not published")
+            }
+            let healthy = subscriber(healthyToken, stalled: false)
+            let stalled = subscriber(stalledToken, stalled: true)
+            while subscribed.value < 2 { try await Task.sleep(for: .milliseconds(20)) }
+            for index in 0..<frameCount {
+                let header = MediaFrameHeader(
+                    streamID: stream.streamId, sequence: UInt64(index), flags: index == 0 ? [.keyframe] : [], codec: .vp9,
+                    width: 320, height: 240, captureTime: MediaTime(value: Int64(index), timescale: 30),
+                    wallClockMilliseconds: 0, metadata: .empty, payloadLength: payload.count)
+                try await link.send(header, payload: payload)
+            }
+            let count = try await healthy.value
+            healthyCount.withLock { $0 = count }
+            subscribed.withLock { $0 = 100 }  // release the stalled reader
+            _ = try await stalled.value
+        }
+        #expect(healthyCount.value == frameCount, "the healthy subscriber received every frame")
+        #expect(relay.server.metrics.value(.framesDropped) > 0, "frames for the stalled one were dropped, not queued")
+    }
+}
