@@ -108,7 +108,8 @@ let package = Package(
         .executableTarget(
             name: "screenpub",
             dependencies: [
-                "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCodec", "ScreenRecording",
+                "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCodec", "ScreenRecording", "ScreenSession",
+                "ScreenRelay",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -117,7 +118,8 @@ let package = Package(
         .executableTarget(
             name: "screensub",
             dependencies: [
-                "ScreenMedia", "ScreenCodec", "ScreenRecording",
+                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenWire",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),

@@ -56,3 +56,16 @@ public protocol EncodedFrameSink: AnyObject {
     /// Completes the output (writes indexes, closes connections). Called once, at the end.
     func finish() throws
 }
+
+/// Keyframe requests from another thread (a relay connection) to the capture thread's encoder.
+public final class KeyframeRequestFlag: Sendable {
+    private let requested = Atomic<Bool>(false)
+
+    public init() {}
+
+    /// Asks for the next frame to be a keyframe, even if the screen is idle.
+    public func request() { requested.store(true, ordering: .releasing) }
+
+    /// Whether a keyframe was asked for since the last call; clears the request.
+    public func take() -> Bool { requested.exchange(false, ordering: .acquiring) }
+}

@@ -15,11 +15,18 @@ public final class CapturePipeline: FrameConsumer {
         public var keepaliveInterval: Double?
         /// Stop after this many seconds of capture; nil runs until stopped.
         public var duration: Double?
+        /// Keyframe requests from subscribers (through a relay connection). A request is served on the next
+        /// tick even when the screen is idle, by encoding the unchanged picture as a keyframe.
+        public var keyframeRequests: KeyframeRequestFlag?
 
-        public init(metadata: MetadataPolicy = .captureTime, keepaliveInterval: Double? = 5, duration: Double? = nil) {
+        public init(
+            metadata: MetadataPolicy = .captureTime, keepaliveInterval: Double? = 5, duration: Double? = nil,
+            keyframeRequests: KeyframeRequestFlag? = nil
+        ) {
             self.metadata = metadata
             self.keepaliveInterval = keepaliveInterval
             self.duration = duration
+            self.keyframeRequests = keyframeRequests
         }
     }
 
@@ -45,13 +52,20 @@ public final class CapturePipeline: FrameConsumer {
 
     public func consume(_ frame: VideoFrame, sizeChanged: Bool) throws {
         statistics.countCaptured()
-        if sizeChanged { encoder.requestKeyframe() }
+        if sizeChanged || configuration.keyframeRequests?.take() == true { encoder.requestKeyframe() }
         try send(frame)
     }
 
     public func consumeUnchanged(_ frame: VideoFrame, at time: MediaTime) throws {
         statistics.countUnchanged()
         checkDuration(time)
+        if configuration.keyframeRequests?.take() == true {
+            // Someone needs a picture to start from: send the unchanged one as a keyframe.
+            encoder.requestKeyframe()
+            frame.changedRects.removeAll(keepingCapacity: true)
+            try send(frame)
+            return
+        }
         guard let interval = configuration.keepaliveInterval, let lastSentTime,
             (time - lastSentTime).seconds >= interval
         else { return }

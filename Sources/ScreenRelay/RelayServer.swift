@@ -94,11 +94,13 @@ public final class RelayServer: Service {
     // MARK: HTTP
 
     private struct SessionRequest: Decodable { var data: String? }
-    struct SessionCreated: ResponseEncodable {
-        var sessionId: String
-        var token: String
-        var relayURL: String
-        var viewerURL: String
+    /// A new session's credentials (the seed's credentials endpoint): a publisher token, the WebSocket URL
+    /// and a viewer URL carrying a subscriber token.
+    public struct SessionCreated: Codable, Sendable {
+        public var sessionId: String
+        public var token: String
+        public var relayURL: String
+        public var viewerURL: String
     }
     private struct TokenRequest: Decodable {
         var role: Role?
@@ -119,17 +121,10 @@ public final class RelayServer: Service {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
-        router.post("/session") { [self] request, context -> SessionCreated in
+        router.post("/session") { [self] request, context -> SessionCreatedResponse in
             try authorize(request)
             let body = try? await request.decode(as: SessionRequest.self, context: context)
-            let hub = await registry.create()
-            let token = try await mint(sessionId: hub.sessionId, role: .publisher, expiresIn: 24 * 3600, data: body?.data ?? "")
-            let viewerToken = try await mint(sessionId: hub.sessionId, role: .subscriber, expiresIn: 24 * 3600, data: "")
-            let base = baseURL(port: await waitUntilListening())
-            logger.info("session \(hub.sessionId) created")
-            return SessionCreated(
-                sessionId: hub.sessionId, token: token, relayURL: webSocketURL(base),
-                viewerURL: "\(base)/view/\(hub.sessionId)?token=\(viewerToken)")
+            return SessionCreatedResponse(try await createSession(connectionData: body?.data ?? ""))
         }
         router.post("/session/{id}/token") { [self] request, context -> TokenMinted in
             try authorize(request)
@@ -143,6 +138,18 @@ public final class RelayServer: Service {
                 sessionId: sessionId, token: token, role: role,
                 expiresAt: ISO8601DateFormatter().string(from: Date().addingTimeInterval(lifetime)))
         }
+    }
+
+    /// Creates a session (what `POST /session` does, for an embedding process that holds the relay itself).
+    public func createSession(connectionData: String = "") async throws -> SessionCreated {
+        let hub = await registry.create()
+        let token = try await mint(sessionId: hub.sessionId, role: .publisher, expiresIn: 24 * 3600, data: connectionData)
+        let viewerToken = try await mint(sessionId: hub.sessionId, role: .subscriber, expiresIn: 24 * 3600, data: "")
+        let base = baseURL(port: await waitUntilListening())
+        logger.info("session \(hub.sessionId) created")
+        return SessionCreated(
+            sessionId: hub.sessionId, token: token, relayURL: webSocketURL(base),
+            viewerURL: "\(base)/view/\(hub.sessionId)?token=\(viewerToken)")
     }
 
     private func mint(sessionId: String, role: Role, expiresIn: Double, data: String) async throws -> String {
@@ -300,4 +307,19 @@ func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
     }
     return difference == 0
+}
+
+/// `SessionCreated` as an HTTP response (a conformance to Hummingbird's protocol stays internal).
+struct SessionCreatedResponse: ResponseEncodable {
+    var sessionId: String
+    var token: String
+    var relayURL: String
+    var viewerURL: String
+
+    init(_ session: RelayServer.SessionCreated) {
+        sessionId = session.sessionId
+        token = session.token
+        relayURL = session.relayURL
+        viewerURL = session.viewerURL
+    }
 }

@@ -37,6 +37,11 @@ public struct RelayLink: Sendable {
     public func sendRawText(_ text: String) async throws {
         try await outbound.write(.text(text))
     }
+
+    /// Closes the connection normally; the events then end.
+    public func close() async throws {
+        try await outbound.close(.normalClosure, reason: nil)
+    }
 }
 
 /// Failures of a relay connection.

@@ -5,7 +5,12 @@ import ScreenCaptureX11
 import ScreenCodec
 import ScreenMedia
 import ScreenPipeline
+import ScreenRelay
+import ScreenSession
 import ServiceLifecycle
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Exit codes, documented in `--help` and the README.
 enum ExitStatus {
@@ -22,8 +27,13 @@ struct ScreenpubCommand: AsyncParsableCommand {
         abstract: "Share a Linux screen as a low-frame-rate, damage-driven VP9/VP8 screen stream.",
         discussion: """
             Captures the X11 root window (or one monitor, window or region) with MIT-SHM, skips ticks on which \
-            nothing changed (XDamage), encodes with libvpx (VP9 screen-content tuning by default) and records \
-            to a WebM file whose timed metadata track keeps every frame's metadata.
+            nothing changed (XDamage), encodes with libvpx (VP9 screen-content tuning by default) and publishes \
+            it as a screen-type stream to screenrelay, and/or records it to a WebM file whose timed metadata \
+            track keeps every frame's metadata.
+
+            Where it goes: with --server, to that relay (with --token, or a new session made with the relay \
+            secret from $SCREENRELAY_SECRET); with --output, to a file; with neither, to a relay started \
+            inside screenpub on 127.0.0.1 (--port), whose session and viewer URLs are printed.
 
             Exit status: 0 finished (duration reached, or stopped with SIGINT/SIGTERM: the file is complete); \
             1 capture, encoding or writing failed after starting (what was recorded stays readable); \
@@ -62,6 +72,15 @@ struct ScreenpubCommand: AsyncParsableCommand {
 
     @Option(help: "Record to this WebM file.")
     var output: String?
+
+    @Option(help: "Publish to the screenrelay at this URL (http://host:port).")
+    var server: String?
+
+    @Option(help: "A publisher token for --server (default: make a session with $SCREENRELAY_SECRET).")
+    var token: String?
+
+    @Option(help: "Port of the relay started inside screenpub when neither --server nor --output is given (0: any free port).")
+    var port: Int = 8090
 
     @Flag(help: "Replace the --output file if it exists (otherwise screenpub refuses, to never lose a recording).")
     var overwrite = false
@@ -110,9 +129,11 @@ struct ScreenpubCommand: AsyncParsableCommand {
             throw ValidationError("--window must be a window id in decimal or 0x hex, got '\(window)'")
         }
         do { _ = try MetadataPolicy(option: metadata) } catch { throw ValidationError("--metadata: \(error)") }
-        guard output != nil else {
-            throw ValidationError("give --output FILE.webm (publishing to a relay comes with screenrelay)")
+        if token != nil && server == nil { throw ValidationError("--token needs --server") }
+        if let server, !(server.hasPrefix("http://") || server.hasPrefix("https://")) {
+            throw ValidationError("--server must be an http:// or https:// URL, got '\(server)'")
         }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
 
     func run() async throws {
@@ -128,13 +149,45 @@ struct ScreenpubCommand: AsyncParsableCommand {
         let pipelineConfiguration = CapturePipeline.Configuration(
             metadata: try MetadataPolicy(option: metadata), keepaliveInterval: keepalive > 0 ? keepalive : nil,
             duration: duration)
-        let outputPath = output!
+        let outputPath = output
         let overwrite = self.overwrite
         let fps = self.fps
         let statistics = PipelineStatistics()
         let started = StartupReport()
 
-        let capture = CaptureService(framesPerSecond: fps, logger: logger) { [logger] stop in
+        // Where the stream goes: a relay (given, or started here) and/or a file.
+        var embeddedRelay: (group: ServiceGroup, task: Task<Void, any Error>)?
+        var publisher: RelayPublisher?
+        if let server {
+            let credentials: (url: String, token: String)
+            do {
+                credentials = try await Self.credentials(server: server, token: token)
+            } catch {
+                logger.error("\(String(describing: error))")
+                throw ExitCode(ExitStatus.cannotStart)
+            }
+            publisher = RelayPublisher(url: credentials.url, token: credentials.token, framesPerSecond: fps, logger: logger)
+        } else if output == nil {
+            do {
+                let relay = try await RelayServer(
+                    configuration: RelayConfiguration(host: "127.0.0.1", port: port, secret: Self.randomSecret()),
+                    logger: logger)
+                // Its own group, so that it shuts down gracefully after the capture has finished the stream.
+                let relayGroup = ServiceGroup(services: [relay], logger: logger)
+                let task = Task { try await relayGroup.run() }
+                embeddedRelay = (relayGroup, task)
+                let session = try await relay.createSession(connectionData: "screenpub")
+                printNow("session: \(session.sessionId)\nrelay:   \(session.relayURL)\nviewer:  \(session.viewerURL)")
+                publisher = RelayPublisher(url: session.relayURL, token: session.token, framesPerSecond: fps, logger: logger)
+            } catch {
+                logger.error("cannot start the relay on 127.0.0.1:\(port): \(String(describing: error))")
+                throw ExitCode(ExitStatus.cannotStart)
+            }
+        }
+        let relayPublisher = publisher
+
+        let capture = CaptureService(framesPerSecond: fps, logger: logger) { [logger, relayPublisher] stop in
+            let publisher = relayPublisher
             let source: XShmFrameSource
             do {
                 source = try XShmFrameSource(options: captureOptions, logger: logger)
@@ -142,46 +195,111 @@ struct ScreenpubCommand: AsyncParsableCommand {
                 started.fail(error)
                 throw error
             }
-            do {
-                // Fail before capturing if the file cannot be created, not at the first frame.
-                try probeWritable(outputPath, overwrite: overwrite)
-            } catch {
-                started.fail(error)
-                throw error
+            var sinks: [any EncodedFrameSink] = []
+            if let outputPath {
+                do {
+                    // Fail before capturing if the file cannot be created, not at the first frame.
+                    try probeWritable(outputPath, overwrite: overwrite)
+                } catch {
+                    started.fail(error)
+                    throw error
+                }
+                sinks.append(RecordingSink(path: outputPath, framesPerSecond: fps))
             }
+            if let publisher { sinks.append(publisher) }
             let size = source.size
+            let destinations = [outputPath, publisher?.url].compactMap { $0 }.joined(separator: " and ")
             logger.info(
-                "capturing \(describe(target)) of \(source.displayName) (\(size.width)×\(size.height)) at \(fps) fps with \(source.usesSharedMemory ? "MIT-SHM" : "XGetImage"), \(encoderConfiguration.codec) \(encoderConfiguration.bitrateKbps) kbit/s → \(outputPath)"
+                "capturing \(describe(target)) of \(source.displayName) (\(size.width)×\(size.height)) at \(fps) fps with \(source.usesSharedMemory ? "MIT-SHM" : "XGetImage"), \(encoderConfiguration.codec) \(encoderConfiguration.bitrateKbps) kbit/s → \(destinations)"
             )
+            var configuration = pipelineConfiguration
+            configuration.keyframeRequests = publisher?.keyframeRequests
             let pipeline = CapturePipeline(
-                configuration: pipelineConfiguration, encoder: VPXEncoder(configuration: encoderConfiguration),
-                sinks: [RecordingSink(path: outputPath, framesPerSecond: fps)], stop: stop, statistics: statistics)
+                configuration: configuration, encoder: VPXEncoder(configuration: encoderConfiguration),
+                sinks: sinks, stop: stop, statistics: statistics)
             started.succeed()
             return (source, pipeline)
         }
         let status = StatusReporter(statistics: statistics, logger: logger, interactive: isatty(STDERR_FILENO) == 1)
         let group = ServiceGroup(
             configuration: .init(
-                services: [
-                    .init(service: capture, successTerminationBehavior: .gracefullyShutdownGroup),
-                    .init(service: status),
-                ],
+                services: (publisher.map {
+                    [ServiceGroupConfiguration.ServiceConfiguration(service: PublisherService(publisher: $0), successTerminationBehavior: .ignore)]
+                } ?? [])
+                    + [
+                        .init(service: capture, successTerminationBehavior: .gracefullyShutdownGroup),
+                        .init(service: status),
+                    ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: Logger(label: "screenpub.services", factory: { _ in SwiftLogNoOpLogHandler() })))
-        do {
-            try await group.run()
-        } catch {
+        let outcome: Result<Void, any Error>
+        do { outcome = .success(try await group.run()) } catch { outcome = .failure(error) }
+        if let embeddedRelay {
+            await embeddedRelay.group.triggerGracefulShutdown()
+            _ = await embeddedRelay.task.result
+        }
+        if case .failure(let error) = outcome {
             let reason = started.failure ?? error
             status.clearLine()
             logger.error("\(String(describing: reason))")
             throw ExitCode(started.didStart ? ExitStatus.runtimeFailure : ExitStatus.cannotStart)
         }
         status.clearLine()
-        let totals = statistics.snapshot()
+ let totals = statistics.snapshot()
         logger.info(
-            "wrote \(outputPath): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed"
+            "wrote \(destinationsSummary(outputPath, publisher)): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed"
         )
     }
+}
+
+extension ScreenpubCommand {
+    /// The WebSocket URL and token to publish with: the given token, or a new session made with the secret.
+    static func credentials(server: String, token: String?) async throws -> (url: String, token: String) {
+        let base = server.hasSuffix("/") ? String(server.dropLast()) : server
+        let webSocket = (base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(7)) + "/ws"
+        if let token { return (webSocket, token) }
+        guard let secret = ProcessInfo.processInfo.environment["SCREENRELAY_SECRET"], !secret.isEmpty else {
+            throw OutputProblem("--server needs --token, or the relay secret in $SCREENRELAY_SECRET to make a session")
+        }
+        var request = URLRequest(url: URL(string: base + "/session")!)
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(secret)", forHTTPHeaderField: "Authorization")
+        let data: Data, response: URLResponse
+        do {
+            (data, response) = try await URLSession.shared.data(for: request)
+        } catch {
+            throw OutputProblem("cannot reach the relay at \(base): \(error.localizedDescription)")
+        }
+        guard (response as? HTTPURLResponse)?.statusCode == 200,
+            let session = try? JSONDecoder().decode(RelayServer.SessionCreated.self, from: data)
+        else {
+            throw OutputProblem("the relay at \(base) did not create a session: \(String(decoding: data.prefix(200), as: UTF8.self))")
+        }
+        printNow("session: \(session.sessionId)\nrelay:   \(session.relayURL)\nviewer:  \(session.viewerURL)")
+        return (session.relayURL, session.token)
+    }
+
+    /// A secret for a relay that lives and dies with this process.
+    static func randomSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max, using: &generator), radix: 16) }.joined()
+            .padding(toLength: 48, withPad: "0", startingAt: 0)
+    }
+}
+
+/// Prints to standard output at once, also when it is a pipe (scripts read the URLs while screenpub runs).
+func printNow(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+private func destinationsSummary(_ output: String?, _ publisher: RelayPublisher?) -> String {
+    [output, publisher.map { "the relay at \($0.url)" }].compactMap { $0 }.joined(separator: " and ")
+}
+
+/// Runs a publisher's network side as a service; it ends when the capture pipeline finishes the sink.
+struct PublisherService: Service {
+    let publisher: RelayPublisher
+    func run() async throws { try await publisher.run() }
 }
 
 /// Parses a window id as xwininfo prints it: decimal or 0x-prefixed hex.

@@ -1,0 +1,197 @@
+import Foundation
+public import Logging
+public import ScreenMedia
+import ScreenWire
+
+/// Publishes encoded frames to screenrelay as one screen-type stream: an ``EncodedFrameSink`` for the capture
+/// thread and a network side (``run()``) for an async task.
+///
+/// The capture thread never waits for the network: frames go into a small queue; if the connection falls
+/// behind and the queue overflows, the queued frames are dropped and a keyframe is requested (deltas after a
+/// gap would not decode). Keyframe requests from the relay reach the encoder through `keyframeRequests`.
+public final class RelayPublisher: EncodedFrameSink, Sendable {
+    public let url: String
+    public let streamName: String
+    private let token: String
+    private let logger: Logger
+    private let framesPerSecond: Double
+    private let captureDelayMilliseconds: Double
+    public let keyframeRequests: KeyframeRequestFlag
+    private let state = Locked(State())
+    private let wakeUp: AsyncStream<Void>.Continuation
+    private let wakeUps: AsyncStream<Void>
+
+    /// Frames the network side may fall behind by before it drops them and asks for a keyframe.
+    static let queueLimit = 30
+
+    private struct PendingFrame: Sendable {
+        var codec: VideoCodec
+        var payload: [UInt8]
+        var isKeyframe: Bool
+        var width: Int
+        var height: Int
+        var captureTime: MediaTime
+        var wallClockMilliseconds: Int64
+        var metadata: FrameMetadata
+    }
+
+    private struct State: Sendable {
+        var queue: [PendingFrame] = []
+        var finished = false
+        var failure: RelayClientError?
+        var droppedFrames = 0
+        /// After a drop, frames are discarded until the requested keyframe arrives.
+        var awaitingKeyframe = false
+        var viewers = 0
+    }
+
+    public init(
+        url: String, token: String, streamName: String = "screen", framesPerSecond: Double,
+        captureDelayMilliseconds: Double = 1, keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(),
+        logger: Logger
+    ) {
+        self.url = url
+        self.token = token
+        self.streamName = streamName
+        self.framesPerSecond = framesPerSecond
+        self.captureDelayMilliseconds = captureDelayMilliseconds
+        self.keyframeRequests = keyframeRequests
+        self.logger = logger
+        (wakeUps, wakeUp) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Frames dropped because the connection fell behind.
+    public var droppedFrames: Int { state.value.droppedFrames }
+
+    // MARK: Capture thread
+
+    public func write(_ frame: EncodedFrame) throws {
+        let pending = PendingFrame(
+            codec: frame.codec, payload: frame.payloadBytes, isKeyframe: frame.isKeyframe, width: frame.width,
+            height: frame.height, captureTime: frame.captureTime, wallClockMilliseconds: frame.wallClock.millisecondsSince1970,
+            metadata: frame.metadata)
+        let failure = state.withLock { state -> RelayClientError? in
+            if let failure = state.failure { return failure }
+            if state.queue.count >= Self.queueLimit {
+                state.droppedFrames += state.queue.count
+                state.queue.removeAll()
+                state.awaitingKeyframe = true
+                keyframeRequests.request()
+            }
+            if state.awaitingKeyframe {
+                // Deltas after a gap would not decode: only a keyframe restarts the stream.
+                guard pending.isKeyframe else {
+                    state.droppedFrames += 1
+                    return nil
+                }
+                state.awaitingKeyframe = false
+            }
+            state.queue.append(pending)
+            return nil
+        }
+        if let failure { throw failure }
+        wakeUp.yield()
+    }
+
+    public func finish() throws {
+        state.withLock { $0.finished = true }
+        wakeUp.yield()
+    }
+
+    // MARK: Network
+
+    /// Connects, publishes at the first frame and sends frames until ``finish()``; then unpublishes and closes.
+    /// Throws when the relay refuses or the connection fails (the capture thread's next write then throws too).
+    public func run() async throws {
+        do {
+            try await RelayClient.connect(url: url, token: token, client: "screenpub/0.1.0", logger: logger) { [self] link, events in
+                guard let welcome = try await events.nextControl() else {
+                    throw RelayClientError(.closed, "the relay closed the connection before welcoming us")
+                }
+                if case .error(let code, let message) = welcome { throw RelayClientError(.refused(code), "the relay refused: \(message)") }
+                guard case .welcome(_, let sessionId, _, _, let connections) = welcome else {
+                    throw RelayClientError(.closed, "the relay did not welcome us")
+                }
+                logger.info("connected to \(url), session \(sessionId)")
+                state.withLock { $0.viewers = connections.count }
+                let streamId = Locked<UInt32?>(nil)
+                // Sending runs beside reading; when sending is done it closes the link, which ends reading.
+                let sender = Task { try await self.sendFrames(link, streamId: streamId) }
+                do {
+                    try await self.readEvents(events, streamId: streamId)
+                } catch {
+                    sender.cancel()
+                    throw error
+                }
+                try await sender.value
+            }
+        } catch let error as RelayClientError {
+            state.withLock { $0.failure = error }
+            throw error
+        } catch {
+            let failure = RelayClientError(.closed, "the relay connection failed: \(error)")
+            state.withLock { $0.failure = failure }
+            throw failure
+        }
+    }
+
+    private func readEvents(_ events: RelayEvents, streamId: Locked<UInt32?>) async throws {
+        while let event = try await events.next() {
+            guard case .control(let message) = event else { continue }
+            switch message {
+            case .published(let stream):
+                streamId.withLock { $0 = stream.streamId }
+                logger.info("publishing stream \(stream.streamId) (\(stream.properties.width)×\(stream.properties.height), \(stream.properties.codec))")
+            case .requestKeyframe:
+                keyframeRequests.request()
+            case .connectionCreated: state.withLock { $0.viewers += 1 }
+            case .connectionDestroyed: state.withLock { $0.viewers = max(0, $0.viewers - 1) }
+            case .error(let code, let message):
+                throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")
+            default: continue
+            }
+        }
+        if !state.value.finished { throw RelayClientError(.closed, "the relay closed the connection") }
+    }
+
+    private func sendFrames(_ link: RelayLink, streamId: Locked<UInt32?>) async throws {
+        var published = false
+        var sequence: UInt64 = 0
+        for await _ in wakeUps {
+            while true {
+                let (next, finished) = state.withLock { state -> (PendingFrame?, Bool) in
+                    // Until the stream has an id, frames wait in the queue.
+                    guard published == false || streamId.value != nil else { return (nil, state.finished) }
+                    return (state.queue.isEmpty ? nil : state.queue.removeFirst(), state.finished)
+                }
+                guard let frame = next else {
+                    if finished {
+                        if let id = streamId.value { try await link.send(.unpublish(streamId: id)) }
+                        try await link.close()
+                        return
+                    }
+                    break
+                }
+                if !published {
+                    let properties = StreamProperties(
+                        videoType: .screen, codec: frame.codec, width: frame.width, height: frame.height,
+                        estimatedFramesPerSecond: framesPerSecond, estimatedCaptureDelayMilliseconds: captureDelayMilliseconds)
+                    try await link.send(.publish(name: streamName, properties: properties))
+                    published = true
+                    // Put the frame back until the relay answers with the stream id.
+                    state.withLock { $0.queue.insert(frame, at: 0) }
+                    while streamId.value == nil { try await Task.sleep(for: .milliseconds(5)) }
+                    continue
+                }
+                guard let id = streamId.value else { continue }
+                let header = MediaFrameHeader(
+                    streamID: id, sequence: sequence, flags: frame.isKeyframe ? [.keyframe] : [], codec: frame.codec,
+                    width: frame.width, height: frame.height, captureTime: frame.captureTime,
+                    wallClockMilliseconds: frame.wallClockMilliseconds, metadata: frame.metadata,
+                    payloadLength: frame.payload.count)
+                try await link.send(header, payload: frame.payload)
+                sequence += 1
+            }
+        }
+    }
+}
