@@ -150,7 +150,7 @@ let package = Package(
             dependencies: ["ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenTesting"],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "CLITests", dependencies: ["ScreenMedia", "ScreenRecording", "ScreenTesting"],
+            name: "CLITests", dependencies: ["ScreenMedia", "ScreenRecording", "ScreenCodec", "ScreenTesting"],
             swiftSettings: strictSwift),
     ]
 )

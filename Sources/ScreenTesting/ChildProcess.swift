@@ -44,6 +44,9 @@ public final class ChildProcess: Sendable {
 
     public func signal(_ number: Int32) { kill(processID, number) }
 
+    /// What the program has written to standard output so far.
+    public var outputSoFar: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
     /// Waits for the program to end (killing it after `timeout` seconds) and returns its status and output.
     @discardableResult
     public func wait(timeout: Double = 60) -> Outcome {

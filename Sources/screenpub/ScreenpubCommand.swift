@@ -88,8 +88,8 @@ struct ScreenpubCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
 
-    @Option(help: "Re-send the unchanged picture after this many idle seconds (0: never, the default for a recording, where a gap is simply idle time).")
-    var keepalive: Double = 0
+    @Option(help: "Re-send the unchanged picture after this many idle seconds; 0: never. Default: 5 when publishing (live viewers see the stream is alive), 0 for a recording only (a gap is idle time).")
+    var keepalive: Double?
 
     @Option(help: "Encoder threads.")
     var threads: Int = 1
@@ -119,7 +119,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
             }
         }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
-        guard keepalive >= 0 else { throw ValidationError("--keepalive must not be negative") }
+        if let keepalive, keepalive < 0 { throw ValidationError("--keepalive must not be negative") }
         let targets = [monitor != nil, window != nil, region != nil].filter { $0 }.count
         guard targets <= 1 else { throw ValidationError("give at most one of --monitor, --window and --region") }
         if let region, PixelRect(parsing: region) == nil {
@@ -146,8 +146,9 @@ struct ScreenpubCommand: AsyncParsableCommand {
             displayName: display, target: target, drawsCursor: !noCursor, usesSharedMemory: !noShm)
         let encoderConfiguration = VPXEncoderConfiguration(
             codec: codec, bitrateKbps: bitrate, framesPerSecond: fps, threads: threads, speed: speed)
+        let keepaliveSeconds = keepalive ?? (output != nil && server == nil ? 0 : 5)
         let pipelineConfiguration = CapturePipeline.Configuration(
-            metadata: try MetadataPolicy(option: metadata), keepaliveInterval: keepalive > 0 ? keepalive : nil,
+            metadata: try MetadataPolicy(option: metadata), keepaliveInterval: keepaliveSeconds > 0 ? keepaliveSeconds : nil,
             duration: duration)
         let outputPath = output
         let overwrite = self.overwrite

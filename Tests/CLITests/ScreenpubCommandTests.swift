@@ -1,4 +1,5 @@
 import Foundation
+import ScreenCodec
 import ScreenMedia
 import ScreenRecording
 import ScreenTesting
@@ -159,5 +160,70 @@ import Testing
         let result = try ChildProcess.run(screensub, ["--input", "/nonexistent.webm"])
         #expect(result.status == 1)
         #expect(result.standardError.contains("cannot open /nonexistent.webm"))
+    }
+}
+
+/// screenpub → screenrelay (embedded) → screensub, as users run them.
+@Suite struct ShareEndToEndTests {
+    let screenpub = ChildProcess.productsDirectory + "/screenpub"
+    let screensub = ChildProcess.productsDirectory + "/screensub"
+
+    @Test func aSharedScreenArrivesAtScreensubWithItsPixelsAndMetadata() async throws {
+        let display = try VirtualDisplay(width: 640, height: 360)
+        let painter = try XPainter(displayName: display.name)
+        let colors = TestPattern.quadrantColors
+        var windows: [UInt] = []
+        for (index, color) in colors.enumerated() {
+            windows.append(painter.createWindow(
+                PixelRect(x: index % 2 * 320, y: index / 2 * 180, width: 320, height: 180),
+                color: XPainter.pixel(red: color.r, green: color.g, blue: color.b)))
+        }
+        let publisher = try ChildProcess(
+            screenpub, ["--display", display.name, "--port", "0", "--duration", "8", "--metadata", "e2e check", "--no-cursor"])
+        var relayURL = "", viewerToken = ""
+        for _ in 0..<100 where viewerToken.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            for line in publisher.outputSoFar.split(separator: "\n") {
+                if line.hasPrefix("relay:") { relayURL = String(line.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
+                if line.hasPrefix("viewer:"), let token = line.split(separator: "token=").last { viewerToken = String(token) }
+            }
+        }
+        #expect(relayURL.hasPrefix("ws://127.0.0.1:"))
+        let server = relayURL.replacingOccurrences(of: "ws://", with: "http://").replacingOccurrences(of: "/ws", with: "")
+        let recording = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString).webm").path
+        let subscribing = try ChildProcess(
+            screensub, ["--server", server, "--token", viewerToken, "--frames", "2", "--print-metadata", "--json", "--output", recording])
+        // A change on screen makes the second frame: the top-left quadrant turns white.
+        try await Task.sleep(for: .milliseconds(1500))
+        painter.fill(window: windows[0], PixelRect(x: 0, y: 0, width: 320, height: 180), color: XPainter.pixel(red: 240, green: 240, blue: 240))
+        let subscriber = subscribing.wait(timeout: 30)
+        #expect(subscriber.status == 0, "\(subscriber.standardError)")
+        let lines = subscriber.standardOutput.split(separator: "\n")
+        #expect(lines.count == 2)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["metadata"] as? String == "e2e check")
+            #expect(object?["width"] as? Int == 640)
+        }
+        // The recorded frames decode to the painted quadrants.
+        let frames = try WebMReader(path: recording).readAll()
+        #expect(frames.count == 2)
+        #expect(frames.first?.cue?.metadata == (try FrameMetadata(text: "e2e check")))
+        let decoder = try VPXDecoder(codec: .vp9)
+        var checked = 0
+        for frame in frames {
+            try frame.payload.withUnsafeBytes { bytes in
+                try decoder.decode(bytes) { picture in
+                    let topLeft = checked == 0 ? colors[0] : (r: 240, g: 240, b: 240)
+                    for (x, y, color) in [(80, 45, topLeft), (560, 45, colors[1]), (80, 315, colors[2]), (560, 315, colors[3])] {
+                        #expect(TestPattern.difference(picture, x: x, y: y, color) <= 12, "frame \(checked) at \(x),\(y)")
+                    }
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked == 2)
+        let published = publisher.wait(timeout: 20)
+        #expect(published.status == 0, "\(published.standardError)")
     }
 }

@@ -17,7 +17,8 @@ final class RunningRelay: Sendable {
 
     init() async throws {
         var logger = Logger(label: "relay-test")
-        logger.logLevel = .warning
+        // Tests end by cancelling the relay, which Hummingbird reports as an error; only crashes matter here.
+        logger.logLevel = .critical
         let server = try await RelayServer(configuration: .init(host: "127.0.0.1", port: 0, secret: Self.secret), logger: logger)
         self.server = server
         task = Task { try await server.run() }
