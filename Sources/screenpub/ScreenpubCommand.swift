@@ -297,10 +297,14 @@ private func destinationsSummary(_ output: String?, _ publisher: RelayPublisher?
     [output, publisher.map { "the relay at \($0.url)" }].compactMap { $0 }.joined(separator: " and ")
 }
 
-/// Runs a publisher's network side as a service; it ends when the capture pipeline finishes the sink.
+/// Runs a publisher's network side as a service. Its connection ends when the capture pipeline finishes the
+/// sink; the service then waits for the group's shutdown to reach it, as ServiceLifecycle expects.
 struct PublisherService: Service {
     let publisher: RelayPublisher
-    func run() async throws { try await publisher.run() }
+    func run() async throws {
+        try await publisher.run()
+        try? await gracefulShutdown()
+    }
 }
 
 /// Parses a window id as xwininfo prints it: decimal or 0x-prefixed hex.

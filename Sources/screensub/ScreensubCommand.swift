@@ -68,7 +68,7 @@ struct ScreensubCommand: AsyncParsableCommand {
             let reader = try WebMReader(path: input)
             let decoder = noDecode ? nil : try VPXDecoder(codec: reader.codec)
             if !json {
-                print("\(input): \(reader.codec) \(reader.width)×\(reader.height), metadata track: \(reader.hasMetadataTrack ? "yes" : "no")")
+                emit("\(input): \(reader.codec) \(reader.width)×\(reader.height), metadata track: \(reader.hasMetadataTrack ? "yes" : "no")")
             }
             var frames = 0, keyframes = 0, decoded = 0
             var lastSize = (0, 0)
@@ -86,7 +86,7 @@ struct ScreensubCommand: AsyncParsableCommand {
                 if printMetadata { printFrame(frame, size: lastSize) }
             }
             if !json {
-                print("\(frames) frames, \(keyframes) keyframes" + (decoder != nil ? ", \(decoded) decoded" : ""))
+                emit("\(frames) frames, \(keyframes) keyframes" + (decoder != nil ? ", \(decoded) decoded" : ""))
             }
         } catch {
             FileHandle.standardError.write(Data("screensub: \(error)\n".utf8))
@@ -109,7 +109,7 @@ struct ScreensubCommand: AsyncParsableCommand {
             }
             if size.0 > 0 { object["width"] = size.0; object["height"] = size.1 }
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-                print(String(decoding: data, as: UTF8.self))
+                emit(String(decoding: data, as: UTF8.self))
             }
             return
         }
@@ -121,7 +121,7 @@ struct ScreensubCommand: AsyncParsableCommand {
         } else {
             line += "  (no metadata cue)"
         }
-        print(line)
+        emit(line)
     }
 
     /// Subscribes to a live stream and prints (and optionally records) each frame as it arrives.
@@ -141,7 +141,7 @@ struct ScreensubCommand: AsyncParsableCommand {
                 while let event = try await events.next() {
                     switch event {
                     case .control(.welcome(_, let sessionId, _, let streams, _)):
-                        if !asJSON { print("session \(sessionId): \(streams.count) stream(s)") }
+                        if !asJSON { emit("session \(sessionId): \(streams.count) stream(s)") }
                         if let chosen = streams.first(where: { wanted == nil || $0.streamId == wanted }) {
                             subscribedTo = chosen.streamId
                             try await link.send(.subscribe(streamId: chosen.streamId))
@@ -152,7 +152,7 @@ struct ScreensubCommand: AsyncParsableCommand {
                             try await link.send(.subscribe(streamId: info.streamId))
                         }
                     case .control(.streamDestroyed(let id, let reason)) where id == subscribedTo:
-                        if !asJSON { print("stream \(id) ended: \(reason)") }
+                        if !asJSON { emit("stream \(id) ended: \(reason)") }
                         return received
                     case .control(.error(let code, let message)):
                         throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")
@@ -183,7 +183,7 @@ struct ScreensubCommand: AsyncParsableCommand {
                 }
                 return received
             }
-            if !json { print("\(count) frames received") }
+            if !json { emit("\(count) frames received") }
         } catch {
             FileHandle.standardError.write(Data("screensub: \(error)\n".utf8))
             throw ExitCode(1)
@@ -199,13 +199,18 @@ struct ScreensubCommand: AsyncParsableCommand {
             ]
             if let text = header.metadata.text { object["metadata"] = text }
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-                print(String(decoding: data, as: UTF8.self))
+                emit(String(decoding: data, as: UTF8.self))
             }
             return
         }
         let metadata = header.metadata.text.map { "\"\($0)\"" } ?? "0x\(header.metadata.description)"
-        print(String(format: "frame %5llu  %@  %7d B  %dx%d  latency %lld ms  capture=%@  metadata=%@",
+        emit(String(format: "frame %5llu  %@  %7d B  %dx%d  latency %lld ms  capture=%@  metadata=%@",
                      header.sequence, header.isKeyframe ? "key  " : "delta", bytes, size.0, size.1, latency,
                      header.captureTime.description, metadata))
     }
+}
+
+/// Writes a line to standard output at once, also into a pipe: scripts follow frames as they arrive.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -179,7 +179,7 @@ import Testing
                 color: XPainter.pixel(red: color.r, green: color.g, blue: color.b)))
         }
         let publisher = try ChildProcess(
-            screenpub, ["--display", display.name, "--port", "0", "--duration", "8", "--metadata", "e2e check", "--no-cursor"])
+            screenpub, ["--display", display.name, "--port", "0", "--duration", "60", "--metadata", "e2e check", "--no-cursor", "--keepalive", "0"])
         var relayURL = "", viewerToken = ""
         for _ in 0..<100 where viewerToken.isEmpty {
             try await Task.sleep(for: .milliseconds(50))
@@ -193,8 +193,8 @@ import Testing
         let recording = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString).webm").path
         let subscribing = try ChildProcess(
             screensub, ["--server", server, "--token", viewerToken, "--frames", "2", "--print-metadata", "--json", "--output", recording])
-        // A change on screen makes the second frame: the top-left quadrant turns white.
-        try await Task.sleep(for: .milliseconds(1500))
+        // Once the first frame has arrived, a change on screen makes the second: the top-left quadrant turns white.
+        for _ in 0..<400 where !subscribing.outputSoFar.contains("\n") { try await Task.sleep(for: .milliseconds(50)) }
         painter.fill(window: windows[0], PixelRect(x: 0, y: 0, width: 320, height: 180), color: XPainter.pixel(red: 240, green: 240, blue: 240))
         let subscriber = subscribing.wait(timeout: 30)
         #expect(subscriber.status == 0, "\(subscriber.standardError)")
@@ -223,6 +223,8 @@ import Testing
             }
         }
         #expect(checked == 2)
+        // SIGTERM ends the share cleanly: the stream is unpublished and the relay shut down.
+        publisher.signal(SIGTERM)
         let published = publisher.wait(timeout: 20)
         #expect(published.status == 0, "\(published.standardError)")
     }

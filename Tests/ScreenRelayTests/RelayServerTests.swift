@@ -196,39 +196,43 @@ import Testing
         let stalledToken = try await relay.token(session: session.sessionId, role: .subscriber)
         let frameCount = 150
         // 256 KB frames: 150 of them (38 MB) are far more than socket buffers hold for a reader that stopped.
+        // Every 10th is a keyframe, so a subscriber that fell behind can start again.
         let payload = [UInt8](repeating: 0xAB, count: 256 * 1024)
-
+        let released = Locked(false)
         let subscribed = Locked(0)
-        @Sendable func subscriber(_ token: String, stalled: Bool) -> Task<Int, any Error> {
+        let healthyLast = Locked<UInt64?>(nil)
+
+        /// Counts frames until the stream ends; the stalled one stops reading until released.
+        @Sendable func subscriber(_ token: String, stalled: Bool) -> Task<(count: Int, last: UInt64?), any Error> {
             Task {
                 try await RelayClient.connect(url: relay.webSocketURL, token: token, logger: quietLogger) { link, events in
                     var count = 0
-                    for try await event in events {
+                    var last: UInt64?
+                    while let event = try await events.next() {
                         switch event {
                         case .control(.welcome(_, _, _, let streams, _)):
-                            if let stream = streams.first {
-                                try await link.send(.subscribe(streamId: stream.streamId))
-                            }
+                            if let stream = streams.first { try await link.send(.subscribe(streamId: stream.streamId)) }
                         case .control(.subscribed):
                             subscribed.withLock { $0 += 1 }
                             if stalled {
-                                // Stop reading altogether until the publisher is done.
-                                while subscribed.value < 100 { try await Task.sleep(for: .milliseconds(50)) }
-                                return count
+                                while !released.value { try await Task.sleep(for: .milliseconds(50)) }
+                                return (count, last)
                             }
-                        case .media:
+                        case .control(.streamDestroyed):
+                            return (count, last)
+                        case .media(let header, _):
                             count += 1
-                            if count == frameCount { return count }
+                            last = header.sequence
+                            if !stalled { healthyLast.withLock { $0 = header.sequence } }
                         default: continue
                         }
                     }
-                    return count
+                    return (count, last)
                 }
             }
         }
 
-        let healthyCount = Locked(0)
-        try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
+        let outcome = try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
             _ = try await events.nextControl()
             try await link.send(.publish(name: "screen", properties: Self.properties))
             guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
@@ -239,17 +243,27 @@ import Testing
             while subscribed.value < 2 { try await Task.sleep(for: .milliseconds(20)) }
             for index in 0..<frameCount {
                 let header = MediaFrameHeader(
-                    streamID: stream.streamId, sequence: UInt64(index), flags: index == 0 ? [.keyframe] : [], codec: .vp9,
+                    streamID: stream.streamId, sequence: UInt64(index), flags: index % 10 == 0 ? [.keyframe] : [], codec: .vp9,
                     width: 320, height: 240, captureTime: MediaTime(value: Int64(index), timescale: 30),
                     wallClockMilliseconds: 0, metadata: .empty, payloadLength: payload.count)
                 try await link.send(header, payload: payload)
+                // Paced by the healthy reader (however busy the machine): each frame is sent once it has the last.
+                let deadline = ContinuousClock.now + .seconds(5)
+                while healthyLast.value != UInt64(index), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(2))
+                }
             }
-            let count = try await healthy.value
-            healthyCount.withLock { $0 = count }
-            subscribed.withLock { $0 = 100 }  // release the stalled reader
-            _ = try await stalled.value
+            try await link.send(.unpublish(streamId: stream.streamId))
+            let healthyResult = try await healthy.value
+            released.withLock { $0 = true }
+            let stalledResult = try await stalled.value
+            return (healthyResult, stalledResult)
         }
-        #expect(healthyCount.value == frameCount, "the healthy subscriber received every frame")
+        let (healthyResult, stalledResult) = outcome
+        // The healthy subscriber got every frame while the other one was stuck.
+        #expect(healthyResult.count == frameCount)
+        #expect(healthyResult.last == UInt64(frameCount - 1))
+        #expect(stalledResult.count < frameCount)
         #expect(relay.server.metrics.value(.framesDropped) > 0, "frames for the stalled one were dropped, not queued")
     }
 }
