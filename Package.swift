@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "screenpub", targets: ["screenpub"]),
         .executable(name: "screensub", targets: ["screensub"]),
+        .executable(name: "screenrelay", targets: ["screenrelay"]),
         .library(name: "ScreenMedia", targets: ["ScreenMedia"]),
         .library(name: "ScreenCaptureX11", targets: ["ScreenCaptureX11"]),
         .library(name: "ScreenCodec", targets: ["ScreenCodec"]),
@@ -121,6 +122,15 @@ let package = Package(
                 "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenWire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSwift),
+        .executableTarget(
+            name: "screenrelay",
+            dependencies: [
+                "ScreenRelay",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
         .executableTarget(

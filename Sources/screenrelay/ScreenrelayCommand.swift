@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ScreenRelay
+import ServiceLifecycle
+
+@main
+struct ScreenrelayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "screenrelay",
+        abstract: "The screenpub session server: sessions and tokens, WebSocket fan-out of screen streams.",
+        discussion: """
+            The secret that signs tokens and guards POST /session is read from --secret-file or \
+            $SCREENRELAY_SECRET (at least 32 bytes); it is never logged. See docs/protocol.md for the wire \
+            protocol and the README for the HTTP API.
+
+            Exit status: 0 stopped by SIGINT/SIGTERM; 1 the server failed; 2 could not start (no or short \
+            secret, port in use); 64 invalid command line.
+            """,
+        version: "0.1.0")
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "TCP port (0: any free port).")
+    var port = 8090
+
+    @Option(help: "File holding the relay secret (default: $SCREENRELAY_SECRET).")
+    var secretFile: String?
+
+    @Option(help: "The URL clients use to reach this relay, if not http://HOST:PORT (e.g. behind a TLS proxy).")
+    var publicURL: String?
+
+    @Flag(name: .shortAndLong, help: "Log more detail.")
+    var verbose = false
+
+    func run() async throws {
+        var logger = Logger(label: "screenrelay")
+        logger.logLevel = verbose ? .debug : .info
+        let secret: String
+        if let secretFile {
+            guard let text = try? String(contentsOfFile: secretFile, encoding: .utf8) else {
+                logger.error("cannot read the secret file \(secretFile)")
+                throw ExitCode(2)
+            }
+            secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        } else {
+            secret = ProcessInfo.processInfo.environment["SCREENRELAY_SECRET"] ?? ""
+        }
+        let server: RelayServer
+        do {
+            server = try await RelayServer(
+                configuration: RelayConfiguration(host: host, port: port, secret: secret, publicURL: publicURL), logger: logger)
+        } catch {
+            logger.error("\(String(describing: error)) (give it with --secret-file or $SCREENRELAY_SECRET)")
+            throw ExitCode(2)
+        }
+        let group = ServiceGroup(
+            configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            logger.error("screenrelay stopped: \(String(describing: error))")
+            throw ExitCode(1)
+        }
+    }
+}
