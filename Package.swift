@@ -110,7 +110,7 @@ let package = Package(
             name: "screenpub",
             dependencies: [
                 "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCodec", "ScreenRecording", "ScreenSession",
-                "ScreenRelay",
+                "ScreenRelay", "ScreenWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -148,7 +148,7 @@ public final class RelayServer: Service {
         let base = baseURL(port: await waitUntilListening())
         logger.info("session \(hub.sessionId) created")
         return SessionCreated(
-            sessionId: hub.sessionId, token: token, relayURL: webSocketURL(base),
+            sessionId: hub.sessionId, token: token, relayURL: RelayEndpoint.webSocketURL(server: base),
             viewerURL: "\(base)/view/\(hub.sessionId)?token=\(viewerToken)")
     }
 
@@ -168,14 +168,10 @@ public final class RelayServer: Service {
         }
     }
 
-    private func webSocketURL(_ base: String) -> String {
-        (base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(7)) + "/ws"
-    }
-
     // MARK: WebSocket
 
     private func addWebSocketRoute(_ router: Router<BasicWebSocketRequestContext>) {
-        router.ws("/ws") { [self] inbound, outbound, context in
+        router.ws(RouterPath(RelayEndpoint.webSocketPath)) { [self] inbound, outbound, context in
             let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
             let (queue, outlet) = AsyncStream<Outgoing>.makeStream()
             let joined = Locked<SessionHub?>(nil)

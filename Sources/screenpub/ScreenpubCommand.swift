@@ -7,6 +7,7 @@ import ScreenMedia
 import ScreenPipeline
 import ScreenRelay
 import ScreenSession
+import ScreenWire
 import ServiceLifecycle
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -257,8 +258,7 @@ extension ScreenpubCommand {
     /// The WebSocket URL and token to publish with: the given token, or a new session made with the secret.
     static func credentials(server: String, token: String?) async throws -> (url: String, token: String) {
         let base = server.hasSuffix("/") ? String(server.dropLast()) : server
-        let webSocket = (base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(7)) + "/ws"
-        if let token { return (webSocket, token) }
+        if let token { return (RelayEndpoint.webSocketURL(server: base), token) }
         guard let secret = ProcessInfo.processInfo.environment["SCREENRELAY_SECRET"], !secret.isEmpty else {
             throw OutputProblem("--server needs --token, or the relay secret in $SCREENRELAY_SECRET to make a session")
         }

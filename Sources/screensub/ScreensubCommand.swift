@@ -126,8 +126,7 @@ struct ScreensubCommand: AsyncParsableCommand {
 
     /// Subscribes to a live stream and prints (and optionally records) each frame as it arrives.
     private func subscribe(server: String, token: String) async throws {
-        let base = server.hasSuffix("/") ? String(server.dropLast()) : server
-        let url = (base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(7)) + "/ws"
+        let url = RelayEndpoint.webSocketURL(server: server)
         var logger = Logger(label: "screensub")
         logger.logLevel = .warning
         let (wanted, limit, printing, asJSON, outputPath) = (stream, frames, printMetadata, json, output)

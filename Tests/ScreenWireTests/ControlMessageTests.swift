@@ -76,3 +76,10 @@ import Testing
         }
     }
 }
+
+@Suite struct RelayEndpointTests {
+    @Test func webSocketURLFollowsTheScheme() {
+        #expect(RelayEndpoint.webSocketURL(server: "http://127.0.0.1:8090") == "ws://127.0.0.1:8090/ws")
+        #expect(RelayEndpoint.webSocketURL(server: "https://relay.example/") == "wss://relay.example/ws")
+    }
+}
