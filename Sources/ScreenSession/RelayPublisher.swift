@@ -42,7 +42,6 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         var droppedFrames = 0
         /// After a drop, frames are discarded until the requested keyframe arrives.
         var awaitingKeyframe = false
-        var viewers = 0
     }
 
     public init(
@@ -109,11 +108,10 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                     throw RelayClientError(.closed, "the relay closed the connection before welcoming us")
                 }
                 if case .error(let code, let message) = welcome { throw RelayClientError(.refused(code), "the relay refused: \(message)") }
-                guard case .welcome(_, let sessionId, _, _, let connections) = welcome else {
+                guard case .welcome(_, let sessionId, _, _, _) = welcome else {
                     throw RelayClientError(.closed, "the relay did not welcome us")
                 }
                 logger.info("connected to \(url), session \(sessionId)")
-                state.withLock { $0.viewers = connections.count }
                 let streamId = Locked<UInt32?>(nil)
                 // Sending runs beside reading; when sending is done it closes the link, which ends reading.
                 let sender = Task { try await self.sendFrames(link, streamId: streamId) }
@@ -144,8 +142,6 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                 logger.info("publishing stream \(stream.streamId) (\(stream.properties.width)×\(stream.properties.height), \(stream.properties.codec))")
             case .requestKeyframe:
                 keyframeRequests.request()
-            case .connectionCreated: state.withLock { $0.viewers += 1 }
-            case .connectionDestroyed: state.withLock { $0.viewers = max(0, $0.viewers - 1) }
             case .error(let code, let message):
                 throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")
             default: continue
@@ -155,35 +151,29 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     }
 
     private func sendFrames(_ link: RelayLink, streamId: Locked<UInt32?>) async throws {
-        var published = false
+        var publishedId: UInt32?
         var sequence: UInt64 = 0
         for await _ in wakeUps {
             while true {
                 let (next, finished) = state.withLock { state -> (PendingFrame?, Bool) in
-                    // Until the stream has an id, frames wait in the queue.
-                    guard published == false || streamId.value != nil else { return (nil, state.finished) }
-                    return (state.queue.isEmpty ? nil : state.queue.removeFirst(), state.finished)
+                    (state.queue.isEmpty ? nil : state.queue.removeFirst(), state.finished)
                 }
                 guard let frame = next else {
                     if finished {
-                        if let id = streamId.value { try await link.send(.unpublish(streamId: id)) }
+                        if let publishedId { try await link.send(.unpublish(streamId: publishedId)) }
                         try await link.close()
                         return
                     }
                     break
                 }
-                if !published {
-                    let properties = StreamProperties(
-                        videoType: .screen, codec: frame.codec, width: frame.width, height: frame.height,
-                        estimatedFramesPerSecond: framesPerSecond, estimatedCaptureDelayMilliseconds: captureDelayMilliseconds)
-                    try await link.send(.publish(name: streamName, properties: properties))
-                    published = true
-                    // Put the frame back until the relay answers with the stream id.
-                    state.withLock { $0.queue.insert(frame, at: 0) }
-                    while streamId.value == nil { try await Task.sleep(for: .milliseconds(5)) }
-                    continue
+                // The stream is announced at its first frame, when codec and size are known.
+                let id: UInt32
+                if let publishedId {
+                    id = publishedId
+                } else {
+                    id = try await publish(frame, link: link, streamId: streamId)
+                    publishedId = id
                 }
-                guard let id = streamId.value else { continue }
                 let header = MediaFrameHeader(
                     streamID: id, sequence: sequence, flags: frame.isKeyframe ? [.keyframe] : [], codec: frame.codec,
                     width: frame.width, height: frame.height, captureTime: frame.captureTime,
@@ -192,6 +182,18 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                 try await link.send(header, payload: frame.payload)
                 sequence += 1
             }
+        }
+    }
+
+    /// Sends `publish` and waits for the relay's `published`, which ``readEvents(_:streamId:)`` records.
+    private func publish(_ frame: PendingFrame, link: RelayLink, streamId: Locked<UInt32?>) async throws -> UInt32 {
+        let properties = StreamProperties(
+            videoType: .screen, codec: frame.codec, width: frame.width, height: frame.height,
+            estimatedFramesPerSecond: framesPerSecond, estimatedCaptureDelayMilliseconds: captureDelayMilliseconds)
+        try await link.send(.publish(name: streamName, properties: properties))
+        while true {
+            if let id = streamId.value { return id }
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 }
