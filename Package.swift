@@ -80,6 +80,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            resources: [.copy("Viewer")],
             swiftSettings: strictSwift),
         .target(
             name: "ScreenSession",
@@ -103,6 +104,7 @@ let package = Package(
             dependencies: [
                 "ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenPipeline", "CX11", "CScreenShims",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: strictSwift),
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The main job: build screenpub and record the screen to out/share.webm for DURATION seconds (default 10).
+# The main job: build screenpub and share the screen to a relay started inside it, printing the viewer URL.
+# It runs until Ctrl-C, or DURATION seconds when set; FPS (default 5) and PORT (default 8090) can be set too.
 # Without a display it starts a virtual one with a clock, eyes and a moving pointer, so there is something
-# to see. Then it shows what ffprobe and screensub read from the file.
+# to see.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 swift build -c release --product screenpub >&2
-swift build -c release --product screensub >&2
 bin=$(swift build -c release --show-bin-path)
 
 source scripts/virtual-display.sh
@@ -26,13 +26,8 @@ if [ -n "$VIRTUAL_DISPLAY_PID" ]; then
   sleep 1
 fi
 
-mkdir -p out
-"$bin/screenpub" --output out/share.webm --overwrite --duration "${DURATION:-10}" --fps "${FPS:-5}"
+port=${PORT:-8090}
+echo "Sharing the screen at ${FPS:-5} fps. Open the viewer URL below in Chromium, Chrome, Edge or Firefox on this"
+echo "machine (from another one: ssh -L $port:127.0.0.1:$port THIS-HOST, then open it there). Ctrl-C stops."
 echo
-echo "ffprobe reads out/share.webm as:"
-ffprobe -v error -count_frames -select_streams v:0 \
-  -show_entries stream=codec_name,width,height,nb_read_frames -show_entries format=duration,size -of default=nw=1 out/share.webm
-echo
-"$bin/screensub" --input out/share.webm --print-metadata | head -n 12
-echo
-echo "Play it with: mpv out/share.webm   (or open it in Chromium)"
+"$bin/screenpub" --fps "${FPS:-5}" --port "$port" ${DURATION:+--duration "$DURATION"}

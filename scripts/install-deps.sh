@@ -9,6 +9,8 @@ packages=(
   libvpx-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev
   # tests and demo: a virtual X server, X clients that draw, and ffprobe to check recordings
   xvfb x11-apps x11-utils x11-xserver-utils xdotool ffmpeg
+  # tests: the browser viewer runs in a real headless Chromium
+  chromium
   # benchmark: GNU time for CPU seconds and peak RSS
   time bc
 )

@@ -154,6 +154,10 @@ public final class VPXEncoder: VideoEncoder {
             try control(VP9E_SET_NOISE_SENSITIVITY, 0)
             try control(VP9E_SET_ROW_MT, 1)
             try control(VP9E_SET_TILE_COLUMNS, configuration.threads > 1 ? 1 : 0)
+            // Say what libyuv produced (BT.601, studio range): players otherwise guess, and browsers guess BT.709,
+            // which shifts saturated colours by up to ~25 levels.
+            try control(VP9E_SET_COLOR_SPACE, Int32(VPX_CS_BT_601.rawValue))
+            try control(VP9E_SET_COLOR_RANGE, Int32(VPX_CR_STUDIO_RANGE.rawValue))
         case .vp8:
             // Negative: a fixed speed, not a share of the frame interval (which would make low rates slower).
             try control(VP8E_SET_CPUUSED, -Int32(configuration.speed ?? Self.defaultVP8Speed))

@@ -36,6 +36,7 @@ public final class RelayServer: Service {
     private let logger: Logger
     private let registry: SessionRegistry
     private let tokens: TokenAuthority
+    private let viewer = ViewerAssets()
     private let listening = Locked<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
 
     /// Largest WebSocket message accepted: a media frame's header, metadata and maximum payload.
@@ -48,6 +49,9 @@ public final class RelayServer: Service {
         self.logger = logger
         self.registry = SessionRegistry(metrics: metrics)
         self.tokens = try await TokenAuthority(secret: configuration.secret)
+        if viewer.directory == nil {
+            logger.warning("the browser viewer's files were not found (looked in \(viewer.searched.joined(separator: ", "))); /view will answer 500")
+        }
     }
 
     /// The port the relay listens on, once it does.
@@ -116,6 +120,10 @@ public final class RelayServer: Service {
 
     private func addHTTPRoutes(_ router: Router<BasicWebSocketRequestContext>) {
         router.get("/healthz") { _, _ in "ok\n" }
+        // The viewer page: the token in its query string decides what it may see, so the page itself is public.
+        // It is sent with no-referrer so that the token does not leak to other sites.
+        router.get("/view/{session}") { [self] _, _ in try viewerResponse("index.html") }
+        router.get("/viewer/{file}") { [self] _, context in try viewerResponse(try context.parameters.require("file")) }
         router.get("/metrics") { [metrics] _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
@@ -138,6 +146,23 @@ public final class RelayServer: Service {
                 sessionId: sessionId, token: token, role: role,
                 expiresAt: ISO8601DateFormatter().string(from: Date().addingTimeInterval(lifetime)))
         }
+    }
+
+    private func viewerResponse(_ name: String) throws -> Response {
+        guard ViewerAssets.files.contains(where: { $0.name == name }) else { throw HTTPError(.notFound) }
+        guard let asset = viewer[name] else {
+            throw HTTPError(.internalServerError, message: "the viewer's files are not installed (looked in \(viewer.searched.joined(separator: ", ")))")
+        }
+        var headers: HTTPFields = [
+            .contentType: asset.contentType,
+            .cacheControl: "no-store",
+            .init("Referrer-Policy")!: "no-referrer",
+            .init("X-Content-Type-Options")!: "nosniff",
+        ]
+        if name == "index.html" {
+            headers[.contentSecurityPolicy] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: asset.bytes)))
     }
 
     /// Creates a session (what `POST /session` does, for an embedding process that holds the relay itself).

@@ -160,10 +160,13 @@ struct ScreenpubCommand: AsyncParsableCommand {
         // Where the stream goes: a relay (given, or started here) and/or a file.
         var embeddedRelay: (group: ServiceGroup, task: Task<Void, any Error>)?
         var publisher: RelayPublisher?
+        // The embedded relay's URLs, printed once the capture has started (not before a display error).
+        var announcement: String?
         if let server {
-            let credentials: (url: String, token: String)
+            let credentials: (url: String, token: String, announcement: String?)
             do {
                 credentials = try await Self.credentials(server: server, token: token)
+                announcement = credentials.announcement
             } catch {
                 logger.error("\(String(describing: error))")
                 throw ExitCode(ExitStatus.cannotStart)
@@ -179,7 +182,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
                 let task = Task { try await relayGroup.run() }
                 embeddedRelay = (relayGroup, task)
                 let session = try await relay.createSession(connectionData: "screenpub")
-                printNow("session: \(session.sessionId)\nrelay:   \(session.relayURL)\nviewer:  \(session.viewerURL)")
+                announcement = Self.announcement(session)
                 publisher = RelayPublisher(url: session.relayURL, token: session.token, framesPerSecond: fps, logger: logger)
             } catch {
                 logger.error("cannot start the relay on 127.0.0.1:\(port): \(String(describing: error))")
@@ -187,8 +190,9 @@ struct ScreenpubCommand: AsyncParsableCommand {
             }
         }
         let relayPublisher = publisher
+        let relayAnnouncement = announcement
 
-        let capture = CaptureService(framesPerSecond: fps, logger: logger) { [logger, relayPublisher] stop in
+        let capture = CaptureService(framesPerSecond: fps, logger: logger) { [logger, relayPublisher, relayAnnouncement] stop in
             let publisher = relayPublisher
             let source: XShmFrameSource
             do {
@@ -220,6 +224,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
                 configuration: configuration, encoder: VPXEncoder(configuration: encoderConfiguration),
                 sinks: sinks, stop: stop, statistics: statistics)
             started.succeed()
+            if let relayAnnouncement { printNow(relayAnnouncement) }
             return (source, pipeline)
         }
         let status = StatusReporter(statistics: statistics, logger: logger, interactive: isatty(STDERR_FILENO) == 1)
@@ -256,9 +261,9 @@ struct ScreenpubCommand: AsyncParsableCommand {
 
 extension ScreenpubCommand {
     /// The WebSocket URL and token to publish with: the given token, or a new session made with the secret.
-    static func credentials(server: String, token: String?) async throws -> (url: String, token: String) {
+    static func credentials(server: String, token: String?) async throws -> (url: String, token: String, announcement: String?) {
         let base = server.hasSuffix("/") ? String(server.dropLast()) : server
-        if let token { return (RelayEndpoint.webSocketURL(server: base), token) }
+        if let token { return (RelayEndpoint.webSocketURL(server: base), token, nil) }
         guard let secret = ProcessInfo.processInfo.environment["SCREENRELAY_SECRET"], !secret.isEmpty else {
             throw OutputProblem("--server needs --token, or the relay secret in $SCREENRELAY_SECRET to make a session")
         }
@@ -276,8 +281,12 @@ extension ScreenpubCommand {
         else {
             throw OutputProblem("the relay at \(base) did not create a session: \(String(decoding: data.prefix(200), as: UTF8.self))")
         }
-        printNow("session: \(session.sessionId)\nrelay:   \(session.relayURL)\nviewer:  \(session.viewerURL)")
-        return (session.relayURL, session.token)
+        return (session.relayURL, session.token, announcement(session))
+    }
+
+    /// What screenpub prints about a session it made: scripts read these lines.
+    static func announcement(_ session: RelayServer.SessionCreated) -> String {
+        "session: \(session.sessionId)\nrelay:   \(session.relayURL)\nviewer:  \(session.viewerURL)"
     }
 
     /// A secret for a relay that lives and dies with this process.

@@ -1,0 +1,371 @@
+// screenpub viewer: joins a session on the relay with the subscriber token from the page's URL, subscribes
+// to a screen stream and decodes it with WebCodecs into a canvas. The wire format is docs/protocol.md.
+'use strict';
+
+const HEADER_SIZE = 48;
+const MAGIC = 0x5350; // "SP"
+const WIRE_VERSION = 1;
+const FLAG_KEYFRAME = 1;
+const FLAG_KEEPALIVE = 2;
+const MAX_METADATA = 32;
+const MAX_PAYLOAD = 8 * 1024 * 1024;
+// WebCodecs codec strings: VP9 profile 0, level 1.0, 8-bit (what libvpx produces for screenpub's I420).
+const WEBCODECS_CODEC = { 1: 'vp8', 2: 'vp09.00.10.08' };
+const CODEC_NAME = { 1: 'VP8', 2: 'VP9' };
+const BT601 = { primaries: 'smpte170m', transfer: 'smpte170m', matrix: 'smpte170m', fullRange: false };
+// More chunks than this waiting in the decoder means the viewer cannot keep up: skip to the next keyframe.
+const MAX_DECODE_QUEUE = 8;
+const RECONNECT_DELAYS_MS = [250, 500, 1000, 2000, 4000, 8000];
+
+/// Parses one binary media message; throws an Error naming what is wrong.
+function parseMediaFrame(buffer) {
+  if (buffer.byteLength < HEADER_SIZE) throw new Error(`media frame of ${buffer.byteLength} bytes is shorter than its header`);
+  const view = new DataView(buffer);
+  if (view.getUint16(0) !== MAGIC) throw new Error('media frame without the SP magic');
+  if (view.getUint8(2) !== WIRE_VERSION) throw new Error(`media frame version ${view.getUint8(2)} is not supported`);
+  if (view.getUint8(3) !== HEADER_SIZE) throw new Error('media frame header length is not 48');
+  const flags = view.getUint8(4);
+  const codec = view.getUint8(5);
+  const metadataLength = view.getUint8(6);
+  const payloadLength = view.getUint32(44);
+  if (metadataLength > MAX_METADATA) throw new Error(`frame metadata of ${metadataLength} bytes exceeds ${MAX_METADATA}`);
+  if (payloadLength > MAX_PAYLOAD) throw new Error('media payload too large');
+  if (HEADER_SIZE + metadataLength + payloadLength !== buffer.byteLength) throw new Error('media frame lengths are inconsistent');
+  if (!(codec in WEBCODECS_CODEC)) throw new Error(`unknown codec ${codec}`);
+  return {
+    keyframe: (flags & FLAG_KEYFRAME) !== 0,
+    keepalive: (flags & FLAG_KEEPALIVE) !== 0,
+    codec,
+    streamId: view.getUint32(8),
+    width: view.getUint16(12),
+    height: view.getUint16(14),
+    sequence: Number(view.getBigUint64(16)),
+    wallClockMs: Number(view.getBigInt64(36)),
+    metadata: new Uint8Array(buffer, HEADER_SIZE, metadataLength),
+    payload: new Uint8Array(buffer, HEADER_SIZE + metadataLength, payloadLength),
+  };
+}
+
+/// Metadata as text when it is UTF-8, else as hex.
+function describeMetadata(bytes) {
+  if (bytes.length === 0) return '(none)';
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return '0x' + Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  }
+}
+
+function median(values) {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+const page = {
+  status: document.getElementById('status'),
+  problem: document.getElementById('problem'),
+  canvas: document.getElementById('screen'),
+  metadata: document.getElementById('metadata'),
+  latency: document.getElementById('latency'),
+  size: document.getElementById('size'),
+  rate: document.getElementById('rate'),
+  frames: document.getElementById('frames'),
+  streams: document.getElementById('streams'),
+};
+
+/// What the viewer shows, readable from the console (and by automated checks) as `screenViewer`.
+const viewer = {
+  status: 'connecting',
+  connectionId: null,
+  streams: new Map(),
+  currentStreamId: null,
+  framesDecoded: 0,
+  framesSkipped: 0,
+  decoderErrors: 0,
+  lastMetadata: null,
+  lastLatencyMs: null,
+  width: 0,
+  height: 0,
+  problem: null,
+};
+window.screenViewer = viewer;
+
+function setStatus(text) {
+  viewer.status = text;
+  page.status.textContent = text;
+}
+
+function showProblem(text) {
+  viewer.problem = text;
+  page.problem.textContent = text;
+  page.problem.hidden = false;
+  setStatus('Cannot play');
+}
+
+/// Decodes one stream into the canvas. A new player is made for every subscription, so a publisher that
+/// reconnects (a new stream) starts from a clean decoder and its first keyframe.
+class StreamPlayer {
+  constructor(stream, requestKeyframe) {
+    this.stream = stream;
+    this.requestKeyframe = requestKeyframe;
+    this.decoder = null;
+    this.codec = null;
+    this.waitingForKeyframe = true;
+    this.pending = new Map(); // chunk timestamp → the frame's header fields
+    this.context = page.canvas.getContext('2d', { alpha: false });
+    this.latencies = [];
+    this.arrivals = []; // [time ms, bytes] over the last two seconds
+  }
+
+  feed(frame) {
+    const now = performance.now();
+    this.arrivals.push([now, frame.payload.byteLength + frame.metadata.byteLength + HEADER_SIZE]);
+    while (this.arrivals.length && this.arrivals[0][0] < now - 2000) this.arrivals.shift();
+    if (this.decoder && this.decoder.decodeQueueSize > MAX_DECODE_QUEUE && !frame.keyframe) {
+      this.skip('the decoder is behind');
+      return;
+    }
+    if (this.waitingForKeyframe && !frame.keyframe) {
+      viewer.framesSkipped += 1;
+      return;
+    }
+    if (!this.decoder || this.decoder.state === 'closed' || this.codec !== frame.codec) this.openDecoder(frame.codec);
+    this.waitingForKeyframe = false;
+    this.pending.set(frame.sequence, frame);
+    try {
+      this.decoder.decode(new EncodedVideoChunk({
+        type: frame.keyframe ? 'key' : 'delta',
+        timestamp: frame.sequence,
+        data: frame.payload,
+      }));
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  openDecoder(codec) {
+    this.closeDecoder();
+    this.codec = codec;
+    this.decoder = new VideoDecoder({
+      output: (picture) => this.show(picture),
+      error: (error) => this.fail(error),
+    });
+    // screenpub converts with libyuv's BT.601 studio-range matrix; VP8 cannot say so in its bitstream.
+    this.decoder.configure({ codec: WEBCODECS_CODEC[codec], optimizeForLatency: true, colorSpace: BT601 });
+  }
+
+  show(picture) {
+    const frame = this.pending.get(picture.timestamp);
+    for (const key of this.pending.keys()) { if (key <= picture.timestamp) this.pending.delete(key); }
+    const width = picture.displayWidth, height = picture.displayHeight;
+    if (page.canvas.width !== width || page.canvas.height !== height) {
+      page.canvas.width = width;
+      page.canvas.height = height;
+    }
+    this.context.drawImage(picture, 0, 0);
+    picture.close();
+    viewer.framesDecoded += 1;
+    viewer.width = width;
+    viewer.height = height;
+    page.frames.textContent = String(viewer.framesDecoded);
+    page.size.textContent = `${width}×${height} ${CODEC_NAME[this.codec]} ${this.stream.properties.videoType}`;
+    if (frame) {
+      viewer.lastMetadata = describeMetadata(frame.metadata);
+      page.metadata.textContent = viewer.lastMetadata;
+      // Wall clocks of publisher and viewer: exact on one machine, otherwise as good as their clock sync.
+      viewer.lastLatencyMs = Date.now() - frame.wallClockMs;
+      this.latencies.push(viewer.lastLatencyMs);
+      if (this.latencies.length > 50) this.latencies.shift();
+      page.latency.textContent = `${viewer.lastLatencyMs} ms (median ${median(this.latencies)} ms)`;
+    }
+    const span = this.arrivals.length > 1 ? (this.arrivals[this.arrivals.length - 1][0] - this.arrivals[0][0]) / 1000 : 0;
+    if (span > 0) {
+      const bytes = this.arrivals.reduce((sum, [, size]) => sum + size, 0);
+      page.rate.textContent = `${((this.arrivals.length - 1) / span).toFixed(1)} fps, ${(bytes * 8 / span / 1000).toFixed(0)} kbit/s`;
+    }
+  }
+
+  /// Drops frames up to the next keyframe and asks the publisher (through the relay) for one.
+  skip(reason) {
+    viewer.framesSkipped += 1;
+    if (!this.waitingForKeyframe) {
+      this.waitingForKeyframe = true;
+      console.info(`screenpub viewer: waiting for a keyframe: ${reason}`);
+      this.requestKeyframe();
+    }
+  }
+
+  fail(error) {
+    viewer.decoderErrors += 1;
+    console.warn('screenpub viewer: decoder error', error);
+    this.closeDecoder();
+    this.skip(`decoder error: ${error.message || error}`);
+  }
+
+  closeDecoder() {
+    if (this.decoder && this.decoder.state !== 'closed') this.decoder.close();
+    this.decoder = null;
+    this.pending.clear();
+  }
+}
+
+class Viewer {
+  constructor(token) {
+    this.token = token;
+    this.socket = null;
+    this.player = null;
+    this.attempt = 0;
+    this.fatal = false;
+  }
+
+  connect() {
+    const url = new URL('/ws', location.href);
+    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const socket = new WebSocket(url);
+    socket.binaryType = 'arraybuffer';
+    this.socket = socket;
+    socket.onopen = () => this.send({ type: 'hello', token: this.token, client: 'screenpub-viewer/1' });
+    socket.onmessage = (event) => {
+      if (typeof event.data === 'string') this.control(event.data);
+      else this.media(event.data);
+    };
+    socket.onclose = (event) => this.closed(event);
+  }
+
+  send(message) {
+    if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ v: 1, ...message }));
+  }
+
+  control(text) {
+    let message;
+    try { message = JSON.parse(text); } catch { console.warn('screenpub viewer: bad control message', text); return; }
+    switch (message.type) {
+      case 'welcome':
+        this.attempt = 0;
+        viewer.connectionId = message.connectionId;
+        viewer.streams.clear();
+        for (const stream of message.streams) viewer.streams.set(stream.streamId, { ...stream, ended: false });
+        viewer.currentStreamId = null;
+        this.player = null;
+        setStatus(message.streams.length ? 'Connected' : 'Connected; waiting for the screen to be shared…');
+        this.pickStream();
+        break;
+      case 'streamCreated':
+        viewer.streams.set(message.stream.streamId, { ...message.stream, ended: false });
+        this.pickStream();
+        break;
+      case 'streamDestroyed': {
+        const stream = viewer.streams.get(message.streamId);
+        if (stream) stream.ended = true;
+        if (viewer.currentStreamId === message.streamId) {
+          // Keep the last picture on screen; a publisher that comes back publishes a new stream.
+          this.player?.closeDecoder();
+          this.player = null;
+          viewer.currentStreamId = null;
+          setStatus(`The stream ended (${message.reason}); waiting for the publisher…`);
+        }
+        this.pickStream();
+        break;
+      }
+      case 'subscribed':
+        setStatus(`Watching ${viewer.streams.get(message.streamId)?.name || 'stream ' + message.streamId}`);
+        break;
+      case 'error':
+        console.warn(`screenpub viewer: relay error ${message.code}: ${message.message}`);
+        if (['invalidToken', 'tokenExpired', 'wrongSession', 'forbidden'].includes(message.code)) {
+          this.fatal = true;
+          showProblem(`The relay refused this viewer (${message.code}): ${message.message}. Ask for a new viewer link.`);
+        }
+        break;
+      default:
+        break; // connection events and others the viewer does not show
+    }
+    this.renderStreams();
+  }
+
+  media(buffer) {
+    let frame;
+    try { frame = parseMediaFrame(buffer); } catch (error) { console.warn('screenpub viewer:', error.message); return; }
+    if (frame.streamId !== viewer.currentStreamId || !this.player) return;
+    this.player.feed(frame);
+  }
+
+  /// Subscribes to the first live stream when none is being watched.
+  pickStream(streamId) {
+    if (streamId === undefined) {
+      if (viewer.currentStreamId !== null) return;
+      const live = [...viewer.streams.values()].filter((stream) => !stream.ended);
+      const choice = live.find((stream) => stream.properties.videoType === 'screen') || live[0];
+      if (!choice) return;
+      streamId = choice.streamId;
+    }
+    if (viewer.currentStreamId === streamId) return;
+    if (viewer.currentStreamId !== null) this.send({ type: 'unsubscribe', streamId: viewer.currentStreamId });
+    this.player?.closeDecoder();
+    const stream = viewer.streams.get(streamId);
+    viewer.currentStreamId = streamId;
+    this.player = new StreamPlayer(stream, () => this.send({ type: 'requestKeyframe', streamId }));
+    this.send({ type: 'subscribe', streamId });
+    this.renderStreams();
+  }
+
+  renderStreams() {
+    const list = page.streams;
+    list.replaceChildren();
+    if (viewer.streams.size === 0) {
+      const empty = document.createElement('li');
+      empty.className = 'empty';
+      empty.textContent = 'none yet';
+      list.append(empty);
+      return;
+    }
+    for (const stream of viewer.streams.values()) {
+      const item = document.createElement('li');
+      const p = stream.properties;
+      item.textContent = `${stream.name || 'stream'} · ${p.videoType} ${p.width}×${p.height} ${p.codec.toUpperCase()} ${p.estimatedFramesPerSecond} fps`;
+      item.title = `stream ${stream.streamId} from ${stream.connectionId}`;
+      if (stream.ended) item.className = 'ended';
+      else {
+        if (stream.streamId === viewer.currentStreamId) item.className = 'current';
+        item.onclick = () => this.pickStream(stream.streamId);
+      }
+      list.append(item);
+    }
+  }
+
+  closed(event) {
+    this.player?.closeDecoder();
+    this.player = null;
+    viewer.currentStreamId = null;
+    if (this.fatal) return;
+    // 1008: the relay refused the token; retrying would be refused again.
+    if (event.code === 1008) {
+      showProblem(`The relay refused this viewer: ${event.reason || 'policy violation'}. Ask for a new viewer link.`);
+      return;
+    }
+    const delay = RECONNECT_DELAYS_MS[Math.min(this.attempt, RECONNECT_DELAYS_MS.length - 1)];
+    this.attempt += 1;
+    setStatus(`Disconnected from the relay; reconnecting in ${(delay / 1000).toFixed(1)} s…`);
+    setTimeout(() => this.connect(), delay * (0.8 + 0.4 * Math.random()));
+  }
+}
+
+async function start() {
+  if (typeof VideoDecoder === 'undefined') {
+    showProblem(window.isSecureContext
+      ? 'This browser cannot decode video here: it lacks WebCodecs (VideoDecoder). Use a current Chromium, Chrome, Edge, Firefox (130 or later) or Safari (16.4 or later).'
+      : 'WebCodecs is only available on secure pages. Open this viewer over https, or on localhost / 127.0.0.1 (for example through an SSH tunnel: ssh -L PORT:127.0.0.1:PORT host).');
+    return;
+  }
+  const support = await VideoDecoder.isConfigSupported({ codec: WEBCODECS_CODEC[2] }).catch(() => ({ supported: false }));
+  if (!support.supported) console.warn('screenpub viewer: this browser reports no VP9 decoder; VP8 streams can still play');
+  const token = new URLSearchParams(location.search).get('token');
+  if (!token) {
+    showProblem('This link has no token. Open the viewer URL that screenpub or the relay printed (…/view/SESSION?token=…).');
+    return;
+  }
+  new Viewer(token).connect();
+}
+
+start();

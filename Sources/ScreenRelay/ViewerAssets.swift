@@ -1,0 +1,52 @@
+import Foundation
+
+/// The browser viewer's files (index.html, viewer.js, viewer.css), read once at start.
+///
+/// They ship as a SwiftPM resource directory beside the executable (`screenpub_ScreenRelay.resources/Viewer`)
+/// or, installed, in `share/screenpub/viewer` next to `bin/`; `SCREENRELAY_VIEWER_DIR` overrides both.
+/// SwiftPM's `Bundle.module` is not used because it traps when the bundle is missing, and a relay without
+/// its viewer must still relay (the page then answers with an error naming where it looked).
+struct ViewerAssets: Sendable {
+    struct Asset: Sendable {
+        var contentType: String
+        var bytes: [UInt8]
+    }
+
+    static let files: [(name: String, contentType: String)] = [
+        ("index.html", "text/html; charset=utf-8"),
+        ("viewer.js", "text/javascript; charset=utf-8"),
+        ("viewer.css", "text/css; charset=utf-8"),
+    ]
+
+    let directory: String?
+    let searched: [String]
+    private let assets: [String: Asset]
+
+    init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let executableDirectory = Bundle.main.executableURL?.deletingLastPathComponent() ?? Bundle.main.bundleURL
+        var candidates: [URL] = []
+        if let override = environment["SCREENRELAY_VIEWER_DIR"], !override.isEmpty {
+            candidates.append(URL(fileURLWithPath: override))
+        }
+        candidates.append(Bundle.main.bundleURL.appendingPathComponent("screenpub_ScreenRelay.resources/Viewer"))
+        candidates.append(executableDirectory.appendingPathComponent("screenpub_ScreenRelay.resources/Viewer"))
+        candidates.append(executableDirectory.appendingPathComponent("../share/screenpub/viewer").standardized)
+        searched = candidates.map(\.path)
+        for candidate in candidates {
+            var loaded: [String: Asset] = [:]
+            for file in Self.files {
+                guard let data = FileManager.default.contents(atPath: candidate.appendingPathComponent(file.name).path) else { break }
+                loaded[file.name] = Asset(contentType: file.contentType, bytes: Array(data))
+            }
+            if loaded.count == Self.files.count {
+                directory = candidate.path
+                assets = loaded
+                return
+            }
+        }
+        directory = nil
+        assets = [:]
+    }
+
+    subscript(name: String) -> Asset? { assets[name] }
+}

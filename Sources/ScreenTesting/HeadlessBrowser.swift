@@ -1,0 +1,125 @@
+import Foundation
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import ScreenMedia
+
+/// A real headless Chromium (Debian's `chromium`) opened at a URL, driven over the DevTools protocol:
+/// tests evaluate JavaScript in the page to read what it shows.
+public final class HeadlessBrowser: Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private let process: ChildProcess
+    private let profileDirectory: String
+    /// The page's DevTools WebSocket.
+    private let pageSocketURL: String
+
+    /// The Chromium executable: `$CHROMIUM` or the first of the usual names on the PATH.
+    public static var executable: String? {
+        if let configured = ProcessInfo.processInfo.environment["CHROMIUM"] { return configured }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for name in ["chromium", "chromium-browser", "google-chrome"] {
+            for directory in path.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)") {
+                return "\(directory)/\(name)"
+            }
+        }
+        return nil
+    }
+
+    /// Starts Chromium on `url` with extra command-line `arguments` and waits (up to `timeout` s) for its
+    /// DevTools endpoint.
+    public init(url: String, arguments: [String] = [], timeout: Double = 30) async throws {
+        guard let executable = Self.executable else {
+            throw Failure(description: "no Chromium found: install Debian's chromium package (scripts/install-deps.sh does)")
+        }
+        profileDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: profileDirectory, withIntermediateDirectories: true)
+        process = try ChildProcess(executable, [
+            // No sandbox: tests run as root in containers, where Chromium's sandbox cannot start.
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
+            // The WebSocket client sends Origin ws://127.0.0.1, which DevTools refuses unless allowed.
+            "--remote-debugging-port=0", "--remote-allow-origins=ws://127.0.0.1", "--user-data-dir=\(profileDirectory)", "--window-size=1280,800",
+        ] + arguments + [url])
+        // Chromium writes the port it picked and its browser endpoint to DevToolsActivePort in the profile.
+        let deadline = Date().addingTimeInterval(timeout)
+        var endpoint: (port: String, path: String)?
+        while endpoint == nil {
+            if let contents = try? String(contentsOfFile: "\(profileDirectory)/DevToolsActivePort", encoding: .utf8) {
+                let lines = contents.split(separator: "\n").map(String.init)
+                if lines.count >= 2 { endpoint = (lines[0], lines[1]) }
+            }
+            if endpoint != nil { break }
+            if Date() > deadline {
+                let outcome = process.wait(timeout: 1)
+                try? FileManager.default.removeItem(atPath: profileDirectory)
+                throw Failure(description: "Chromium did not open DevTools within \(timeout) s: \(outcome.standardError.suffix(2000))")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let base = "ws://127.0.0.1:\(endpoint!.port)"
+        // (DevTools' HTTP endpoints send headers FoundationNetworking rejects, so the page is found over the
+        // browser's WebSocket.)
+        var page: String?
+        while page == nil, Date() < deadline {
+            let targets = try await Self.call(base + endpoint!.path, method: "Target.getTargets")["targetInfos"] as? [[String: Any]] ?? []
+            page = targets.first { $0["type"] as? String == "page" }?["targetId"] as? String
+            if page == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        guard let page else { throw Failure(description: "Chromium has no page target") }
+        pageSocketURL = "\(base)/devtools/page/\(page)"
+    }
+
+    /// One DevTools call on a fresh connection to `url`; returns its result object.
+    private static func call(_ url: String, method: String, parameters: [String: Any] = [:]) async throws -> [String: Any] {
+        let request: [String: Any] = ["id": 1, "method": method, "params": parameters]
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
+        let reply = Locked<String?>(nil)
+        try await WebSocketClient.connect(
+            url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "devtools")
+        ) { inbound, outbound, _ in
+            try await outbound.write(.text(text))
+            for try await message in inbound.messages(maxSize: 16 << 20) {
+                if case .text(let answer) = message, answer.contains("\"id\":1") {
+                    reply.withLock { $0 = answer }
+                    break
+                }
+            }
+            try? await outbound.close(.normalClosure, reason: nil)
+        }
+        guard let answer = reply.value,
+            let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
+        else { throw Failure(description: "DevTools gave no answer to \(method)") }
+        guard let result = object["result"] as? [String: Any] else {
+            throw Failure(description: "DevTools refused \(method): \(answer.prefix(500))")
+        }
+        return result
+    }
+
+    deinit { close() }
+
+    /// Ends Chromium and removes its profile.
+    public func close() {
+        process.signal(SIGTERM)
+        process.wait(timeout: 5)
+        try? FileManager.default.removeItem(atPath: profileDirectory)
+    }
+
+    /// Evaluates `expression` in the page (promises awaited) and returns its value as JSON text.
+    public func evaluateJSON(_ expression: String) async throws -> String {
+        let result = try await Self.call(
+            pageSocketURL, method: "Runtime.evaluate",
+            parameters: ["expression": "JSON.stringify(\(expression))", "returnByValue": true, "awaitPromise": true])
+        if let exception = result["exceptionDetails"] as? [String: Any] {
+            throw Failure(description: "\(expression) threw: \(exception)")
+        }
+        return (result["result"] as? [String: Any])?["value"] as? String ?? "null"
+    }
+
+    /// Evaluates `expression` and decodes its JSON value.
+    public func evaluate<Value: Decodable>(_ expression: String, as type: Value.Type = Value.self) async throws -> Value {
+        try JSONDecoder().decode(Value.self, from: Data(try await evaluateJSON(expression).utf8))
+    }
+}

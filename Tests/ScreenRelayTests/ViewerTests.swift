@@ -1,0 +1,168 @@
+import Foundation
+import ScreenMedia
+import ScreenTesting
+import Testing
+
+/// The browser viewer in a real headless Chromium, fed by a real screenpub capturing Xvfb.
+@Suite(.serialized) struct ViewerTests {
+    let screenpub = ChildProcess.productsDirectory + "/screenpub"
+
+    struct ViewerState: Decodable {
+        var status: String
+        var framesDecoded: Int
+        var decoderErrors: Int
+        var lastMetadata: String?
+        var lastLatencyMs: Double?
+        var width: Int
+        var height: Int
+        var currentStreamId: UInt32?
+        var problem: String?
+        var metadataText: String
+        var streamsText: String
+    }
+
+    /// The viewer's state; null until its script has run.
+    static let stateExpression = """
+        typeof screenViewer === 'undefined' ? null : ({ ...screenViewer, streams: undefined,
+           metadataText: document.getElementById('metadata').textContent,
+           streamsText: document.getElementById('streams').textContent })
+        """
+
+    /// The canvas's RGB at each point.
+    static func pixelsExpression(_ points: [(Int, Int)]) -> String {
+        let list = points.map { "[\($0.0),\($0.1)]" }.joined(separator: ",")
+        return """
+            (() => { const c = document.getElementById('screen').getContext('2d');
+              return [\(list)].map(([x, y]) => Array.from(c.getImageData(x, y, 1, 1).data.slice(0, 3))); })()
+            """
+    }
+
+    /// Polls the viewer until `condition` holds (or `timeout` s pass) and returns the last state.
+    func waitForViewer(_ browser: HeadlessBrowser, timeout: Double = 30, until condition: (ViewerState) -> Bool) async throws -> ViewerState {
+        let deadline = Date().addingTimeInterval(timeout)
+        var state: ViewerState? = try await browser.evaluate(Self.stateExpression)
+        while state.map(condition) != true, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            state = try await browser.evaluate(Self.stateExpression)
+        }
+        guard let state else {
+            let page: String = try await browser.evaluate("location.href + ': ' + document.documentElement.outerHTML.slice(0, 600)")
+            throw TestFailure("the viewer script never ran: \(page)")
+        }
+        return state
+    }
+
+    static func differs(_ pixel: [Int], _ color: (r: UInt8, g: UInt8, b: UInt8)) -> Int {
+        max(abs(pixel[0] - Int(color.r)), abs(pixel[1] - Int(color.g)), abs(pixel[2] - Int(color.b)))
+    }
+
+    /// Paints the four quadrant colours as windows and returns their ids.
+    static func paintQuadrants(_ painter: XPainter, width: Int, height: Int) -> [UInt] {
+        TestPattern.quadrantColors.enumerated().map { index, color in
+            painter.createWindow(
+                PixelRect(x: index % 2 * width / 2, y: index / 2 * height / 2, width: width / 2, height: height / 2),
+                color: XPainter.pixel(red: color.r, green: color.g, blue: color.b))
+        }
+    }
+
+    static let probePoints = [(80, 45), (560, 45), (80, 315), (560, 315)]
+
+    @Test func theEmbeddedRelaysViewerURLShowsTheScreenAndItsMetadataInChromium() async throws {
+        let display = try VirtualDisplay(width: 640, height: 360)
+        let painter = try XPainter(displayName: display.name)
+        let windows = Self.paintQuadrants(painter, width: 640, height: 360)
+        let publisher = try ChildProcess(
+            screenpub, ["--display", display.name, "--port", "0", "--duration", "90", "--metadata", "viewer check", "--no-cursor"])
+        defer { publisher.signal(SIGTERM); publisher.wait(timeout: 20) }
+        var viewerURL = ""
+        for _ in 0..<200 where viewerURL.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            viewerURL = publisher.outputSoFar.split(separator: "\n").first { $0.hasPrefix("viewer:") }
+                .map { $0.dropFirst(7).trimmingCharacters(in: .whitespaces) } ?? ""
+        }
+        #expect(viewerURL.hasPrefix("http://127.0.0.1:"))
+        let browser = try await HeadlessBrowser(url: viewerURL)
+        defer { browser.close() }
+
+        let state = try await waitForViewer(browser) { $0.framesDecoded >= 1 }
+        #expect(state.framesDecoded >= 1, "viewer: \(state)")
+        #expect(state.width == 640 && state.height == 360)
+        #expect(state.lastMetadata == "viewer check")
+        #expect(state.metadataText == "viewer check")
+        #expect(state.streamsText.contains("screen 640×360 VP9"))
+        #expect(state.decoderErrors == 0)
+        // Same machine, same clock: the latency shown is a real, small figure.
+        #expect((state.lastLatencyMs ?? -1) >= 0 && (state.lastLatencyMs ?? .infinity) < 5000)
+        let pixels: [[Int]] = try await browser.evaluate(Self.pixelsExpression(Self.probePoints))
+        for (index, pixel) in pixels.enumerated() {
+            #expect(Self.differs(pixel, TestPattern.quadrantColors[index]) <= 12, "quadrant \(index): \(pixel)")
+        }
+
+        // A change on screen reaches the canvas.
+        painter.fill(window: windows[0], PixelRect(x: 0, y: 0, width: 320, height: 180), color: XPainter.pixel(red: 240, green: 240, blue: 240))
+        let deadline = Date().addingTimeInterval(20)
+        var topLeft: [[Int]] = []
+        repeat {
+            try await Task.sleep(for: .milliseconds(100))
+            topLeft = try await browser.evaluate(Self.pixelsExpression([Self.probePoints[0]]))
+        } while Self.differs(topLeft[0], (240, 240, 240)) > 12 && Date() < deadline
+        #expect(Self.differs(topLeft[0], (240, 240, 240)) <= 12, "top-left after the change: \(topLeft)")
+    }
+
+    @Test func theViewerSurvivesAPublisherThatReconnects() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let display = try VirtualDisplay(width: 640, height: 360)
+        let painter = try XPainter(displayName: display.name)
+        _ = Self.paintQuadrants(painter, width: 640, height: 360)
+        func publish(_ metadata: String) throws -> ChildProcess {
+            try ChildProcess(screenpub, [
+                "--display", display.name, "--server", relay.base, "--token", session.token,
+                "--duration", "90", "--metadata", metadata, "--no-cursor",
+            ])
+        }
+        let first = try publish("first run")
+        let browser = try await HeadlessBrowser(url: session.viewerURL)
+        defer { browser.close() }
+        let watching = try await waitForViewer(browser) { $0.lastMetadata == "first run" }
+        #expect(watching.lastMetadata == "first run", "viewer: \(watching)")
+        let firstStream = try #require(watching.currentStreamId)
+
+        first.signal(SIGTERM)
+        #expect(first.wait(timeout: 20).status == 0)
+        let ended = try await waitForViewer(browser) { $0.currentStreamId == nil }
+        #expect(ended.status.contains("ended"), "viewer: \(ended)")
+        #expect(ended.streamsText.contains("screen"))
+
+        let second = try publish("second run")
+        defer { second.signal(SIGTERM); second.wait(timeout: 20) }
+        let resumed = try await waitForViewer(browser) { $0.lastMetadata == "second run" }
+        #expect(resumed.lastMetadata == "second run", "viewer: \(resumed)")
+        #expect(resumed.currentStreamId != nil && resumed.currentStreamId != firstStream)
+        #expect(resumed.problem == nil)
+    }
+
+    @Test func aPageWithoutWebCodecsSaysWhy() async throws {
+        // WebCodecs exists only in secure contexts: http to a name other than localhost (a viewer opened over the
+        // LAN) has none. The name is mapped to loopback inside Chromium.
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let insecure = session.viewerURL.replacingOccurrences(of: "127.0.0.1", with: "screen.example")
+        let browser = try await HeadlessBrowser(url: insecure, arguments: ["--host-resolver-rules=MAP screen.example 127.0.0.1"])
+        defer { browser.close() }
+        let state = try await waitForViewer(browser) { $0.problem != nil }
+        #expect(state.problem?.contains("WebCodecs is only available on secure pages") == true, "viewer: \(state)")
+        let shown: String = try await browser.evaluate("document.getElementById('problem').hidden ? '' : document.getElementById('problem').textContent")
+        #expect(shown.contains("https"))
+    }
+
+    @Test func aViewerLinkWithABadTokenSaysTheRelayRefusedIt() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let forged = session.viewerURL.replacingOccurrences(of: "token=", with: "token=x")
+        let browser = try await HeadlessBrowser(url: forged)
+        defer { browser.close() }
+        let state = try await waitForViewer(browser) { $0.problem != nil }
+        #expect(state.problem?.contains("invalidToken") == true, "viewer: \(state)")
+    }
+}
