@@ -72,7 +72,7 @@ let package = Package(
         .target(
             name: "ScreenRelay",
             dependencies: [
-                "ScreenMedia", "ScreenWire",
+                "ScreenMedia", "ScreenWire", "ScreenSession",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

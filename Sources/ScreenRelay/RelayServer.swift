@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWebSocket
 public import Logging
 import NIOWebSocket
+import ScreenSession
 public import ServiceLifecycle
 import ScreenWire
 import ScreenMedia
@@ -197,56 +198,70 @@ public final class RelayServer: Service {
 
     private func addWebSocketRoute(_ router: Router<BasicWebSocketRequestContext>) {
         router.ws(RouterPath(RelayEndpoint.webSocketPath)) { [self] inbound, outbound, context in
-            let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
-            let (queue, outlet) = AsyncStream<Outgoing>.makeStream()
-            let joined = Locked<SessionHub?>(nil)
-            let connectionLogger = context.logger
-            let helloTimer = Task {
-                try? await Task.sleep(for: .seconds(Self.helloTimeout))
-                if !Task.isCancelled, joined.value == nil {
-                    outlet.yield(.control(ControlMessage.error(code: .badState, message: "no hello within \(Int(Self.helloTimeout)) s").encoded()))
-                    outlet.yield(.close(.badState, "no hello"))
-                }
+            var messages = inbound.messages(maxSize: Self.maximumMessageSize).makeAsyncIterator()
+            await serveConnection(
+                inbound: RelayInbound { try await messages.next().map(RelayMessage.init) },
+                write: { try await outbound.write($0.webSocketFrame) },
+                close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
+                logger: context.logger)
+        }
+    }
+
+    /// Serves one client, whatever carries it (a WebSocket, or the in-process transport): joins it to the
+    /// session its hello names, feeds its messages to the session and writes what the session sends it, in
+    /// order, with the transport's backpressure. Returns when the connection has ended.
+    func serveConnection(
+        inbound: RelayInbound, write: @escaping @Sendable (RelayMessage) async throws -> Void,
+        close: @escaping @Sendable (WireErrorCode, String) async throws -> Void, logger connectionLogger: Logger
+    ) async {
+        let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
+        let (queue, outlet) = AsyncStream<Outgoing>.makeStream()
+        let joined = Locked<SessionHub?>(nil)
+        let helloTimer = Task {
+            try? await Task.sleep(for: .seconds(Self.helloTimeout))
+            if !Task.isCancelled, joined.value == nil {
+                outlet.yield(.control(ControlMessage.error(code: .badState, message: "no hello within \(Int(Self.helloTimeout)) s").encoded()))
+                outlet.yield(.close(.badState, "no hello"))
             }
-            defer { helloTimer.cancel() }
-            await withTaskGroup(of: Void.self) { group in
-                // The writer: everything this client is sent, in order, with backpressure from the socket.
-                // It is not cancelled: it drains the queue (an error and a close included) and then ends.
-                group.addTask {
-                    do {
-                        for await item in queue {
-                            switch item {
-                            case .frame(let buffer, let streamId):
-                                try await outbound.write(.binary(buffer))
-                                await joined.value?.delivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
-                            case .control(let text):
-                                try await outbound.write(.text(text))
-                            case .close(let code, let reason):
-                                try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120)))
-                                return
-                            }
-                        }
-                    } catch {
-                        connectionLogger.debug("writing to \(connectionId) failed: \(error)")
-                    }
-                }
+        }
+        defer { helloTimer.cancel() }
+        await withTaskGroup(of: Void.self) { group in
+            // The writer: everything this client is sent, in order, with backpressure from the transport.
+            // It is not cancelled: it drains the queue (an error and a close included) and then ends.
+            group.addTask {
                 do {
-                    for try await message in inbound.messages(maxSize: Self.maximumMessageSize) {
-                        let keepGoing = try await handle(message, connectionId: connectionId, joined: joined, outlet: outlet)
-                        if !keepGoing { break }
+                    for await item in queue {
+                        switch item {
+                        case .frame(let buffer, let streamId):
+                            try await write(.binary(buffer))
+                            await joined.value?.delivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
+                        case .control(let text):
+                            try await write(.text(text))
+                        case .close(let code, let reason):
+                            try await close(code, reason)
+                            return
+                        }
                     }
                 } catch {
-                    connectionLogger.debug("connection \(connectionId) ended: \(error)")
+                    connectionLogger.debug("writing to \(connectionId) failed: \(error)")
                 }
-                if let hub = joined.value { await hub.leave(connectionId) }
-                outlet.finish()
             }
+            do {
+                while let message = try await inbound.next() {
+                    let keepGoing = try await handle(message, connectionId: connectionId, joined: joined, outlet: outlet)
+                    if !keepGoing { break }
+                }
+            } catch {
+                connectionLogger.debug("connection \(connectionId) ended: \(error)")
+            }
+            if let hub = joined.value { await hub.leave(connectionId) }
+            outlet.finish()
         }
     }
 
     /// Handles one inbound message; false when the connection must close.
     private func handle(
-        _ message: WebSocketMessage, connectionId: String, joined: Locked<SessionHub?>,
+        _ message: RelayMessage, connectionId: String, joined: Locked<SessionHub?>,
         outlet: AsyncStream<Outgoing>.Continuation
     ) async throws -> Bool {
         func refuse(_ error: WireError) -> Bool {

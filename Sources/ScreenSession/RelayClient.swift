@@ -12,12 +12,12 @@ public enum RelayEvent: Sendable {
     case media(MediaFrameHeader, payload: [UInt8])
 }
 
-/// The sending side of a relay connection.
+/// The sending side of a relay connection, in protocol terms.
 public struct RelayLink: Sendable {
-    let outbound: WebSocketOutboundWriter
+    let outbound: RelayOutbound
 
     public func send(_ message: ControlMessage) async throws {
-        try await outbound.write(.text(message.encoded()))
+        try await outbound.send(.text(message.encoded()))
     }
 
     /// Sends one media frame: header and metadata from `header`, then `payload`.
@@ -26,21 +26,21 @@ public struct RelayLink: Sendable {
         buffer.reserveCapacity(header.encodedSize + payload.count)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: header.encodedSize) { header.encode(into: $0) }
         buffer.writeBytes(payload)
-        try await outbound.write(.binary(buffer))
+        try await outbound.send(.binary(buffer))
     }
 
     /// Sends raw bytes as a binary message (for tests of malformed input).
     public func sendRaw(_ bytes: [UInt8]) async throws {
-        try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+        try await outbound.send(.binary(ByteBuffer(bytes: bytes)))
     }
 
     public func sendRawText(_ text: String) async throws {
-        try await outbound.write(.text(text))
+        try await outbound.send(.text(text))
     }
 
     /// Closes the connection normally; the events then end.
     public func close() async throws {
-        try await outbound.close(.normalClosure, reason: nil)
+        try await outbound.close()
     }
 }
 
@@ -61,14 +61,13 @@ public enum RelayClientFailure: Sendable, Hashable {
 /// Iterate it from one task.
 public final class RelayEvents: AsyncSequence {
     public typealias Element = RelayEvent
-    /// The socket's message stream can be iterated once; every iterator of this sequence shares it.
-    private var messages: WebSocketInboundMessageStream.AsyncIterator
+    private let inbound: RelayInbound
 
-    init(messages: WebSocketInboundMessageStream) { self.messages = messages.makeAsyncIterator() }
+    init(_ inbound: RelayInbound) { self.inbound = inbound }
 
     /// The next event; nil when the connection ended.
     public func next() async throws -> RelayEvent? {
-        guard let message = try await messages.next() else { return nil }
+        guard let message = try await inbound.next() else { return nil }
         switch message {
         case .text(let text):
             return .control(try ControlMessage.parse(text))
@@ -99,26 +98,55 @@ public final class RelayEvents: AsyncSequence {
 @available(*, unavailable, message: "iterate relay events from one task")
 extension RelayEvents: Sendable {}
 
-/// A client connection to screenrelay: connects the WebSocket, says hello with the token and runs `body`
-/// with the sending side and the events (the first is `welcome` or the relay's `error`).
+/// A client connection to screenrelay: opens the transport, says hello with the token and runs `body` with
+/// the sending side and the events (the first is `welcome` or the relay's `error`).
 /// The connection closes when `body` returns.
 public enum RelayClient {
-    static let maximumMessage = MediaFrameHeader.size + FrameMetadata.maximumSize + MediaFrameHeader.maximumPayload
+    public static func connect<Result: Sendable>(
+        transport: some RelayTransport, token: String, client: String = "screenpub", logger: Logger,
+        _ body: @escaping @Sendable (RelayLink, RelayEvents) async throws -> Result
+    ) async throws -> Result {
+        try await transport.open(logger: logger) { outbound, inbound in
+            let link = RelayLink(outbound: outbound)
+            try await link.send(.hello(token: token, client: client))
+            return try await body(link, RelayEvents(inbound))
+        }
+    }
 
+    /// Connects over a WebSocket to `url` (`ws://host:port/ws`).
     public static func connect<Result: Sendable>(
         url: String, token: String, client: String = "screenpub", logger: Logger,
         _ body: @escaping @Sendable (RelayLink, RelayEvents) async throws -> Result
     ) async throws -> Result {
+        try await connect(transport: WebSocketTransport(url: url), token: token, client: client, logger: logger, body)
+    }
+}
+
+/// The relay protocol over a WebSocket (hummingbird-websocket's client), `ws://` or `wss://`.
+public struct WebSocketTransport: RelayTransport {
+    public let url: String
+    public var endpoint: String { url }
+
+    static let maximumMessage = MediaFrameHeader.size + FrameMetadata.maximumSize + MediaFrameHeader.maximumPayload
+
+    public init(url: String) { self.url = url }
+
+    public func open<Result: Sendable>(
+        logger: Logger, _ body: @escaping @Sendable (RelayOutbound, RelayInbound) async throws -> Result
+    ) async throws -> Result {
         let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
         do {
             try await WebSocketClient.connect(
-                url: url, configuration: .init(maxFrameSize: maximumMessage), logger: logger
+                url: url, configuration: .init(maxFrameSize: Self.maximumMessage), logger: logger
             ) { inbound, outbound, _ in
-                let link = RelayLink(outbound: outbound)
-                try await link.send(.hello(token: token, client: client))
+                let sending = RelayOutbound(
+                    send: { try await outbound.write($0.webSocketFrame) },
+                    close: { try await outbound.close(.normalClosure, reason: nil) })
+                var messages = inbound.messages(maxSize: Self.maximumMessage).makeAsyncIterator()
+                let receiving = RelayInbound { try await messages.next().map(RelayMessage.init) }
                 let result: Swift.Result<Result, any Error>
                 do {
-                    result = .success(try await body(link, RelayEvents(messages: inbound.messages(maxSize: maximumMessage))))
+                    result = .success(try await body(sending, receiving))
                 } catch {
                     result = .failure(error)
                 }

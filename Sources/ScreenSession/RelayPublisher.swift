@@ -10,7 +10,7 @@ import ScreenWire
 /// behind and the queue overflows, the queued frames are dropped and a keyframe is requested (deltas after a
 /// gap would not decode). Keyframe requests from the relay reach the encoder through `keyframeRequests`.
 public final class RelayPublisher: EncodedFrameSink, Sendable {
-    public let url: String
+    public let transport: any RelayTransport
     public let streamName: String
     private let token: String
     private let logger: Logger
@@ -45,11 +45,11 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     }
 
     public init(
-        url: String, token: String, streamName: String = "screen", framesPerSecond: Double,
+        transport: any RelayTransport, token: String, streamName: String = "screen", framesPerSecond: Double,
         captureDelayMilliseconds: Double = 1, keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(),
         logger: Logger
     ) {
-        self.url = url
+        self.transport = transport
         self.token = token
         self.streamName = streamName
         self.framesPerSecond = framesPerSecond
@@ -58,6 +58,9 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         self.logger = logger
         (wakeUps, wakeUp) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
+
+    /// Where the stream goes, for logs.
+    public var endpoint: String { transport.endpoint }
 
     /// Frames dropped because the connection fell behind.
     public var droppedFrames: Int { state.value.droppedFrames }
@@ -103,7 +106,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     /// Throws when the relay refuses or the connection fails (the capture thread's next write then throws too).
     public func run() async throws {
         do {
-            try await RelayClient.connect(url: url, token: token, client: "screenpub/0.1.0", logger: logger) { [self] link, events in
+            try await RelayClient.connect(transport: transport, token: token, client: "screenpub/0.1.0", logger: logger) { [self] link, events in
                 guard let welcome = try await events.nextControl() else {
                     throw RelayClientError(.closed, "the relay closed the connection before welcoming us")
                 }
@@ -111,7 +114,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                 guard case .welcome(_, let sessionId, _, _, _) = welcome else {
                     throw RelayClientError(.closed, "the relay did not welcome us")
                 }
-                logger.info("connected to \(url), session \(sessionId)")
+                logger.info("connected to \(endpoint), session \(sessionId)")
                 let streamId = Locked<UInt32?>(nil)
                 // Sending runs beside reading; when sending is done it closes the link, which ends reading.
                 let sender = Task { try await self.sendFrames(link, streamId: streamId) }

@@ -171,7 +171,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
                 logger.error("\(String(describing: error))")
                 throw ExitCode(ExitStatus.cannotStart)
             }
-            publisher = RelayPublisher(url: credentials.url, token: credentials.token, framesPerSecond: fps, logger: logger)
+            publisher = RelayPublisher(transport: WebSocketTransport(url: credentials.url), token: credentials.token, framesPerSecond: fps, logger: logger)
         } else if output == nil {
             do {
                 let relay = try await RelayServer(
@@ -183,7 +183,8 @@ struct ScreenpubCommand: AsyncParsableCommand {
                 embeddedRelay = (relayGroup, task)
                 let session = try await relay.createSession(connectionData: "screenpub")
                 announcement = Self.announcement(session)
-                publisher = RelayPublisher(url: session.relayURL, token: session.token, framesPerSecond: fps, logger: logger)
+                // In process: the same protocol without a socket between capture and relay.
+                publisher = RelayPublisher(transport: relay.inProcessTransport, token: session.token, framesPerSecond: fps, logger: logger)
             } catch {
                 logger.error("cannot start the relay on 127.0.0.1:\(port): \(String(describing: error))")
                 throw ExitCode(ExitStatus.cannotStart)
@@ -214,7 +215,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
             }
             if let publisher { sinks.append(publisher) }
             let size = source.size
-            let destinations = [outputPath, publisher?.url].compactMap { $0 }.joined(separator: " and ")
+            let destinations = [outputPath, publisher?.endpoint].compactMap { $0 }.joined(separator: " and ")
             logger.info(
                 "capturing \(describe(target)) of \(source.displayName) (\(size.width)×\(size.height)) at \(fps) fps with \(source.usesSharedMemory ? "MIT-SHM" : "XGetImage"), \(encoderConfiguration.codec) \(encoderConfiguration.bitrateKbps) kbit/s → \(destinations)"
             )
@@ -303,7 +304,7 @@ func printNow(_ text: String) {
 }
 
 private func destinationsSummary(_ output: String?, _ publisher: RelayPublisher?) -> String {
-    [output, publisher.map { "the relay at \($0.url)" }].compactMap { $0 }.joined(separator: " and ")
+    [output, publisher.map { "the relay at \($0.endpoint)" }].compactMap { $0 }.joined(separator: " and ")
 }
 
 /// Runs a publisher's network side as a service. Its connection ends when the capture pipeline finishes the

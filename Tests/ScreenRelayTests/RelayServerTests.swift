@@ -56,7 +56,8 @@ import Testing
         #expect(try await relay.post("/session/\(session.sessionId)/token", json: ["role": "subscriber", "data": String(repeating: "d", count: 1001)]).0 == 400)
     }
 
-    @Test func aPublishedScreenReachesASubscriberPixelForPixelWithItsMetadata() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aPublishedScreenReachesASubscriberPixelForPixelWithItsMetadata(transport: TransportKind) async throws {
         let relay = try await RunningRelay()
         let session = try await relay.createSession()
         let subscriberToken = try await relay.token(session: session.sessionId, role: .subscriber, data: "name=viewer")
@@ -64,7 +65,7 @@ import Testing
 
         // The subscriber waits for the stream, subscribes and decodes what arrives.
         let received = Task {
-            try await RelayClient.connect(url: relay.webSocketURL, token: subscriberToken, logger: quietLogger) { link, events in
+            try await RelayClient.connect(transport: transport.to(relay), token: subscriberToken, logger: quietLogger) { link, events in
                 var streamId: UInt32?
                 var media: [(MediaFrameHeader, [UInt8])] = []
                 for try await event in events {
@@ -86,7 +87,7 @@ import Testing
         }
         try await Task.sleep(for: .milliseconds(300))
 
-        try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
+        try await RelayClient.connect(transport: transport.to(relay), token: session.token, logger: quietLogger) { link, events in
             guard case .welcome(_, let sessionId, let role, _, let connections)? = try await events.nextControl() else {
                 throw TestFailure("no welcome")
             }
@@ -189,7 +190,65 @@ import Testing
         #expect(try await relay.get("/healthz").0 == 200)
     }
 
-    @Test func aStalledSubscriberDoesNotDelayAHealthyOne() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func subscribersFollowAPublisherThatLeavesAndComesBack() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let subscriberToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let frames = try encodedFrames(count: 3)
+        struct Seen: Sendable {
+            var created: [UInt32] = []
+            var destroyed: [UInt32: String] = [:]
+            var frames: [UInt32: Int] = [:]
+        }
+        // The subscriber follows whatever stream appears, over a WebSocket, until it has two streams' frames.
+        let subscriber = Task {
+            try await RelayClient.connect(url: relay.webSocketURL, token: subscriberToken, logger: quietLogger) { link, events in
+                var seen = Seen()
+                while let event = try await events.next() {
+                    switch event {
+                    case .control(.streamCreated(let stream)):
+                        seen.created.append(stream.streamId)
+                        try await link.send(.subscribe(streamId: stream.streamId))
+                    case .control(.streamDestroyed(let id, let reason)):
+                        seen.destroyed[id] = reason
+                        if seen.destroyed.count == 2 { return seen }
+                    case .media(let header, _):
+                        seen.frames[header.streamID, default: 0] += 1
+                    default: continue
+                    }
+                }
+                return seen
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        /// Publishes, sends three frames once the subscriber is in, and drops the connection without unpublishing.
+        func publishAndVanish() async throws -> UInt32 {
+            try await RelayClient.connect(transport: relay.server.inProcessTransport, token: session.token, logger: quietLogger) { link, events in
+                _ = try await events.nextControl()
+                try await link.send(.publish(name: "screen", properties: Self.properties))
+                guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
+                    throw TestFailure("not published")
+                }
+                _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) })
+                for (index, frame) in frames.enumerated() {
+                    try await link.send(header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
+                }
+                return stream.streamId
+            }
+        }
+        let first = try await publishAndVanish()
+        let second = try await publishAndVanish()
+        let seen = try await subscriber.value
+        #expect(first != second)
+        #expect(seen.created == [first, second])
+        #expect(seen.destroyed == [first: "disconnected", second: "disconnected"])
+        #expect(seen.frames == [first: 3, second: 3])
+    }
+
+    /// The stalled subscriber comes over `transport`; the healthy one and the publisher over WebSockets.
+    @Test(arguments: TransportKind.allCases)
+    func aStalledSubscriberDoesNotDelayAHealthyOne(transport: TransportKind) async throws {
         let relay = try await RunningRelay()
         let session = try await relay.createSession()
         let healthyToken = try await relay.token(session: session.sessionId, role: .subscriber)
@@ -205,7 +264,8 @@ import Testing
         /// Counts frames until the stream ends; the stalled one stops reading until released.
         @Sendable func subscriber(_ token: String, stalled: Bool) -> Task<(count: Int, last: UInt64?), any Error> {
             Task {
-                try await RelayClient.connect(url: relay.webSocketURL, token: token, logger: quietLogger) { link, events in
+                let via = stalled ? transport.to(relay) : WebSocketTransport(url: relay.webSocketURL)
+                return try await RelayClient.connect(transport: via, token: token, logger: quietLogger) { link, events in
                     var count = 0
                     var last: UInt64?
                     while let event = try await events.next() {

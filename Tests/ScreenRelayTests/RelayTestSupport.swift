@@ -74,3 +74,18 @@ let quietLogger: Logger = {
     logger.logLevel = .warning
     return logger
 }()
+
+/// The two ways to reach a relay, for tests that must hold over both.
+enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case webSocket
+    case inProcess
+
+    var description: String { rawValue }
+
+    func to(_ relay: RunningRelay) -> any RelayTransport {
+        switch self {
+        case .webSocket: WebSocketTransport(url: relay.webSocketURL)
+        case .inProcess: relay.server.inProcessTransport
+        }
+    }
+}
