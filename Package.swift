@@ -121,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "screensub",
             dependencies: [
-                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenWire",
+                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenWire", "ScreenPipeline",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -4,7 +4,7 @@ import CYUV
 public import ScreenMedia
 
 /// libvpx VP8/VP9 decoder producing BGRA frames (converted with libyuv). One decoder belongs to one thread.
-public final class VPXDecoder {
+public final class VPXDecoder: VideoDecoder {
     public let codec: VideoCodec
     private let context = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
     private var output: VideoFrame?

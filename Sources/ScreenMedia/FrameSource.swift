@@ -44,9 +44,20 @@ public protocol VideoEncoder: AnyObject {
     func encode(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws
 }
 
+/// Decompresses frames. One decoder belongs to one thread.
+public protocol VideoDecoder: AnyObject {
+    var codec: VideoCodec { get }
+    /// Decodes one compressed frame and lends each resulting picture, stamped with the given capture time,
+    /// wall clock and metadata, to `body`.
+    func decode(
+        _ payload: UnsafeRawBufferPointer, captureTime: MediaTime, wallClock: WallClockTime, metadata: FrameMetadata,
+        _ body: (VideoFrame) throws -> Void) throws
+}
+
 /// Receives decoded frames with their metadata (the seed's `renderer:didReceiveFrame:`).
 public protocol VideoRenderer: AnyObject {
-    func render(_ frame: VideoFrame)
+    /// One decoded picture with its capture time, wall clock and metadata; lent for this call only.
+    func render(_ frame: VideoFrame) throws
 }
 
 /// Where encoded frames go: a file, a relay connection, a loopback to a subscriber.

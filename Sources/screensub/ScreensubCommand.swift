@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ScreenCodec
 import ScreenMedia
+import ScreenPipeline
 import ScreenRecording
 import ScreenSession
 import ScreenWire
@@ -15,8 +16,10 @@ struct ScreensubCommand: AsyncParsableCommand {
         discussion: """
             screensub --input share.webm --print-metadata lists every frame of a recording with its capture time \
             and metadata (from the WebM's timed metadata track). screensub --server URL --token TOKEN subscribes \
-            to a live stream on screenrelay (the first one, or --stream ID) and does the same as frames arrive, \
-            with the capture-to-arrival latency. Frames are decoded with libvpx, so a corrupt stream is reported.
+            to a live stream on screenrelay (the first screen stream, or --stream ID) and does the same as frames \
+            arrive, with the capture-to-arrival latency. Frames are decoded with libvpx, so a corrupt stream is \
+            reported; --frames DIR writes every decoded picture as a PNG, --output FILE records the live stream as \
+            a WebM (with its metadata track), as it arrives and without re-encoding.
 
             Exit status: 0 success; 1 the file could not be read or a frame could not be decoded; 64 invalid \
             command line.
@@ -36,7 +39,10 @@ struct ScreensubCommand: AsyncParsableCommand {
     var stream: UInt32?
 
     @Option(help: "With --server: stop after this many frames.")
-    var frames: Int?
+    var count: Int?
+
+    @Option(help: "Write every decoded picture to this directory as frame-NNNNNN.png (created if missing).")
+    var frames: String?
 
     @Option(help: "With --server: write the received stream to this WebM file.")
     var output: String?
@@ -53,9 +59,11 @@ struct ScreensubCommand: AsyncParsableCommand {
     func validate() throws {
         guard (input == nil) != (server == nil) else { throw ValidationError("give either --input FILE or --server URL") }
         if server != nil && token == nil { throw ValidationError("--server needs --token (a subscriber token)") }
-        if input != nil && (output != nil || frames != nil || stream != nil) {
-            throw ValidationError("--output, --frames and --stream go with --server")
+        if input != nil && (output != nil || count != nil || stream != nil) {
+            throw ValidationError("--output, --count and --stream go with --server")
         }
+        if let count, count <= 0 { throw ValidationError("--count must be positive") }
+        if frames != nil && noDecode { throw ValidationError("--frames needs decoding; drop --no-decode") }
     }
 
     func run() async throws {
@@ -67,6 +75,7 @@ struct ScreensubCommand: AsyncParsableCommand {
         do {
             let reader = try WebMReader(path: input)
             let decoder = noDecode ? nil : try VPXDecoder(codec: reader.codec)
+            let pictures = try frames.map { try PNGSequence(directory: $0) }
             if !json {
                 emit("\(input): \(reader.codec) \(reader.width)×\(reader.height), metadata track: \(reader.hasMetadataTrack ? "yes" : "no")")
             }
@@ -80,6 +89,7 @@ struct ScreensubCommand: AsyncParsableCommand {
                         try decoder.decode(payload) { picture in
                             decoded += 1
                             lastSize = (picture.width, picture.height)
+                            try pictures?.render(picture)
                         }
                     }
                 }
@@ -124,89 +134,101 @@ struct ScreensubCommand: AsyncParsableCommand {
         emit(line)
     }
 
-    /// Subscribes to a live stream and prints (and optionally records) each frame as it arrives.
+    /// Subscribes to a live stream and prints, records and dumps each frame as it arrives.
     private func subscribe(server: String, token: String) async throws {
-        let url = RelayEndpoint.webSocketURL(server: server)
         var logger = Logger(label: "screensub")
         logger.logLevel = .warning
-        let (wanted, limit, printing, asJSON, outputPath) = (stream, frames, printMetadata, json, output)
+        let (printing, asJSON, outputPath, directory) = (printMetadata, json, output, frames)
+        let subscriber = StreamSubscriber(
+            transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server)), token: token, streamId: stream,
+            client: "screensub/0.1.0", logger: logger)
+        let makeRenderer: (@Sendable (StreamInfo) throws -> any VideoRenderer)? =
+            if let directory { { _ in try PNGSequence(directory: directory) } } else { nil }
         do {
-            let count = try await RelayClient.connect(url: url, token: token, client: "screensub/0.1.0", logger: logger) { link, events in
-                var subscribedTo: UInt32?
-                var decoder: VPXDecoder?
-                var writer: WebMWriter?
-                var received = 0
-                defer { try? writer?.finish() }
-                while let event = try await events.next() {
-                    switch event {
-                    case .control(.welcome(_, let sessionId, _, let streams, _)):
-                        if !asJSON { emit("session \(sessionId): \(streams.count) stream(s)") }
-                        if let chosen = streams.first(where: { wanted == nil || $0.streamId == wanted }) {
-                            subscribedTo = chosen.streamId
-                            try await link.send(.subscribe(streamId: chosen.streamId))
-                        }
-                    case .control(.streamCreated(let info)):
-                        if subscribedTo == nil && (wanted == nil || info.streamId == wanted) {
-                            subscribedTo = info.streamId
-                            try await link.send(.subscribe(streamId: info.streamId))
-                        }
-                    case .control(.streamDestroyed(let id, let reason)) where id == subscribedTo:
-                        if !asJSON { emit("stream \(id) ended: \(reason)") }
-                        return received
-                    case .control(.error(let code, let message)):
-                        throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")
-                    case .media(let header, let payload):
-                        received += 1
-                        let arrival = WallClockTime.now().millisecondsSince1970
-                        if decoder == nil { decoder = try VPXDecoder(codec: header.codec) }
-                        var size = (0, 0)
-                        try payload.withUnsafeBytes { bytes in
-                            try decoder?.decode(bytes) { size = ($0.width, $0.height) }
-                            if let outputPath {
-                                if writer == nil {
-                                    writer = try WebMWriter(path: outputPath, codec: header.codec, width: header.width, height: header.height, framesPerSecond: 5)
-                                }
-                                try writer?.write(EncodedFrame(
-                                    codec: header.codec, payload: bytes, isKeyframe: header.isKeyframe, width: header.width,
-                                    height: header.height, captureTime: header.captureTime,
-                                    wallClock: WallClockTime(millisecondsSince1970: header.wallClockMilliseconds), metadata: header.metadata))
-                            }
-                        }
-                        if printing {
-                            printLive(header, bytes: payload.count, size: size, latency: arrival - header.wallClockMilliseconds, json: asJSON)
-                        }
-                        if let limit, received >= limit { return received }
-                    default:
-                        continue
+            let summary = try await subscriber.run(
+                frameLimit: count,
+                makeDecoder: { codec throws -> any VideoDecoder in try VPXDecoder(codec: codec) },
+                makeRenderer: makeRenderer,
+                makeSink: { stream throws -> any EncodedFrameSink in
+                    var sinks: [any EncodedFrameSink] = []
+                    if printing { sinks.append(LiveFramePrinter(json: asJSON)) }
+                    if let outputPath { sinks.append(RecordingSink(path: outputPath, framesPerSecond: stream.properties.estimatedFramesPerSecond)) }
+                    return SinkGroup(sinks)
+                },
+                onStream: { sessionId, stream in
+                    if !asJSON {
+                        let p = stream.properties
+                        emit("session \(sessionId): stream \(stream.streamId) \"\(stream.name)\", \(p.videoType) \(p.width)×\(p.height) \(p.codec) ~\(p.estimatedFramesPerSecond) fps")
                     }
-                }
-                return received
-            }
-            if !json { emit("\(count) frames received") }
+                })
+            if !json { emit("\(summary.framesReceived) frames received, \(summary.framesRendered) decoded; \(summary.ending)") }
         } catch {
             FileHandle.standardError.write(Data("screensub: \(error)\n".utf8))
             throw ExitCode(1)
         }
     }
+}
 
-    private func printLive(_ header: MediaFrameHeader, bytes: Int, size: (Int, Int), latency: Int64, json: Bool) {
+/// Every decoded picture as DIR/frame-NNNNNN.png.
+final class PNGSequence: VideoRenderer {
+    let directory: String
+    private let writer = PNGWriter()
+    private var index = 0
+
+    init(directory: String) throws {
+        self.directory = directory
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw RecordingError(.cannotOpen, "cannot create the --frames directory \(directory): \(error.localizedDescription)")
+        }
+    }
+
+    func render(_ frame: VideoFrame) throws {
+        index += 1
+        try writer.write(frame, to: "\(directory)/frame-\(String(format: "%06d", index)).png")
+    }
+}
+
+/// Prints each live frame as it arrives: index, key/delta, bytes, size, latency, capture time, metadata.
+final class LiveFramePrinter: EncodedFrameSink {
+    let json: Bool
+    private var index = 0
+
+    init(json: Bool) { self.json = json }
+
+    func write(_ frame: EncodedFrame) throws {
+        index += 1
+        // Publisher's and our wall clocks: exact on one machine, otherwise as good as their sync.
+        let latency = WallClockTime.now().millisecondsSince1970 - frame.wallClock.millisecondsSince1970
         if json {
             var object: [String: Any] = [
-                "stream": header.streamID, "sequence": header.sequence, "keyframe": header.isKeyframe, "bytes": bytes,
-                "captureTime": header.captureTime.description, "latencyMilliseconds": latency,
-                "metadataBase64": Data(header.metadata.bytes).base64EncodedString(), "width": size.0, "height": size.1,
+                "index": index, "keyframe": frame.isKeyframe, "bytes": frame.payload.count,
+                "width": frame.width, "height": frame.height, "captureTime": frame.captureTime.description,
+                "wallClock": FrameMetadata.iso8601(frame.wallClock).text ?? "", "latencyMilliseconds": latency,
+                "metadataBase64": Data(frame.metadata.bytes).base64EncodedString(),
             ]
-            if let text = header.metadata.text { object["metadata"] = text }
+            if let text = frame.metadata.text { object["metadata"] = text }
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
                 emit(String(decoding: data, as: UTF8.self))
             }
             return
         }
-        let metadata = header.metadata.text.map { "\"\($0)\"" } ?? "0x\(header.metadata.description)"
-        emit(String(format: "frame %5llu  %@  %7d B  %dx%d  latency %lld ms  capture=%@  metadata=%@",
-                     header.sequence, header.isKeyframe ? "key  " : "delta", bytes, size.0, size.1, latency,
-                     header.captureTime.description, metadata))
+        let metadata = frame.metadata.text.map { "\"\($0)\"" } ?? "0x\(frame.metadata.description)"
+        emit(String(format: "frame %5d  %@  %7d B  %dx%d  latency %lld ms  capture=%@  metadata=%@",
+                     index, frame.isKeyframe ? "key  " : "delta", frame.payload.count, frame.width, frame.height, latency,
+                     frame.captureTime.description, metadata))
     }
+
+    func finish() throws {}
+}
+
+/// Several sinks fed the same frames, in order.
+final class SinkGroup: EncodedFrameSink {
+    private let sinks: [any EncodedFrameSink]
+    init(_ sinks: [any EncodedFrameSink]) { self.sinks = sinks }
+    func write(_ frame: EncodedFrame) throws { for sink in sinks { try sink.write(frame) } }
+    func finish() throws { for sink in sinks { try sink.finish() } }
 }
 
 /// Writes a line to standard output at once, also into a pipe: scripts follow frames as they arrive.

@@ -191,8 +191,12 @@ import Testing
         #expect(relayURL.hasPrefix("ws://127.0.0.1:"))
         let server = relayURL.replacingOccurrences(of: "ws://", with: "http://").replacingOccurrences(of: "/ws", with: "")
         let recording = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString).webm").path
-        let subscribing = try ChildProcess(
-            screensub, ["--server", server, "--token", viewerToken, "--frames", "2", "--print-metadata", "--json", "--output", recording])
+        let pictures = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: pictures) }
+        let subscribing = try ChildProcess(screensub, [
+            "--server", server, "--token", viewerToken, "--count", "2", "--print-metadata", "--json", "--output", recording,
+            "--frames", pictures,
+        ])
         // Once the first frame has arrived, a change on screen makes the second: the top-left quadrant turns white.
         for _ in 0..<400 where !subscribing.outputSoFar.contains("\n") { try await Task.sleep(for: .milliseconds(50)) }
         painter.fill(window: windows[0], PixelRect(x: 0, y: 0, width: 320, height: 180), color: XPainter.pixel(red: 240, green: 240, blue: 240))
@@ -223,6 +227,20 @@ import Testing
             }
         }
         #expect(checked == 2)
+        // The PNGs screensub wrote show the same pictures (read back by ffmpeg).
+        for (index, topLeft) in [(1, colors[0]), (2, (r: UInt8(240), g: UInt8(240), b: UInt8(240)))] {
+            let png = "\(pictures)/frame-00000\(index).png"
+            let raw = png + ".rgb"
+            let converted = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+            #expect(converted.status == 0, "\(converted.standardError)")
+            let rgb = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+            #expect(rgb.count == 640 * 360 * 3)
+            for (x, y, color) in [(80, 45, topLeft), (560, 315, colors[3])] where rgb.count == 640 * 360 * 3 {
+                let at = (y * 640 + x) * 3
+                let difference = max(abs(Int(rgb[at]) - Int(color.r)), abs(Int(rgb[at + 1]) - Int(color.g)), abs(Int(rgb[at + 2]) - Int(color.b)))
+                #expect(difference <= 12, "PNG \(index) at \(x),\(y): \(rgb[at..<at + 3])")
+            }
+        }
         // SIGTERM ends the share cleanly: the stream is unpublished and the relay shut down.
         publisher.signal(SIGTERM)
         let published = publisher.wait(timeout: 20)

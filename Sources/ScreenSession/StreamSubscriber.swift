@@ -1,0 +1,125 @@
+public import Logging
+public import ScreenMedia
+public import ScreenWire
+
+/// What a subscription saw, when it ends.
+public struct SubscriptionSummary: Sendable {
+    public var sessionId = ""
+    public var stream: StreamInfo?
+    /// Media frames received.
+    public var framesReceived = 0
+    /// Pictures decoded and rendered.
+    public var framesRendered = 0
+    /// Why it ended: the frame limit, the stream ending (its reason), or the connection closing.
+    public var ending = ""
+}
+
+/// Subscribes to one stream of a session (the seed's `OTSubscriber`): picks the stream (a given id, or the
+/// first published), hands each received frame to an ``EncodedFrameSink`` (a recording, a printer), decodes
+/// it and hands the picture with its metadata and timing to a ``VideoRenderer``.
+///
+/// Decoder, renderer and sink are made by factories on the subscription's own task, so none of them has to
+/// be `Sendable`: they are used by that one task only. A frame that cannot be decoded is skipped and a
+/// keyframe requested; decoding resumes at the next keyframe.
+public struct StreamSubscriber: Sendable {
+    public let transport: any RelayTransport
+    public let token: String
+    public let streamId: UInt32?
+    public let client: String
+    let logger: Logger
+
+    public init(transport: any RelayTransport, token: String, streamId: UInt32? = nil, client: String = "screensub", logger: Logger) {
+        self.transport = transport
+        self.token = token
+        self.streamId = streamId
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Runs until the stream ends, the connection closes or `frameLimit` frames have arrived.
+    /// `onStream` is told which stream was chosen; renderer and sink are made for it then. Throws ``RelayClientError`` when the relay refuses.
+    public func run(
+        frameLimit: Int? = nil,
+        makeDecoder: @escaping @Sendable (VideoCodec) throws -> any VideoDecoder,
+        makeRenderer: (@Sendable (StreamInfo) throws -> any VideoRenderer)? = nil,
+        makeSink: (@Sendable (StreamInfo) throws -> any EncodedFrameSink)? = nil,
+        onStream: @escaping @Sendable (String, StreamInfo) -> Void = { _, _ in }
+    ) async throws -> SubscriptionSummary {
+        let wanted = streamId
+        let logger = logger
+        return try await RelayClient.connect(transport: transport, token: token, client: client, logger: logger) { link, events in
+            var summary = SubscriptionSummary()
+            var streams: [UInt32: StreamInfo] = [:]
+            var decoder: (any VideoDecoder)?
+            var waitingForKeyframe = true
+            var renderer: (any VideoRenderer)?
+            var sink: (any EncodedFrameSink)?
+            defer { try? sink?.finish() }
+
+            func choose(_ candidates: [StreamInfo]) async throws {
+                guard summary.stream == nil,
+                    let chosen = candidates.first(where: { wanted == nil ? $0.properties.videoType == .screen : $0.streamId == wanted })
+                        ?? candidates.first(where: { _ in wanted == nil })
+                else { return }
+                summary.stream = chosen
+                onStream(summary.sessionId, chosen)
+                renderer = try makeRenderer?(chosen)
+                sink = try makeSink?(chosen)
+                try await link.send(.subscribe(streamId: chosen.streamId))
+            }
+
+            while let event = try await events.next() {
+                switch event {
+                case .control(.welcome(_, let sessionId, _, let known, _)):
+                    summary.sessionId = sessionId
+                    for stream in known { streams[stream.streamId] = stream }
+                    try await choose(known)
+                case .control(.streamCreated(let stream)):
+                    streams[stream.streamId] = stream
+                    try await choose([stream])
+                case .control(.streamDestroyed(let id, let reason)) where id == summary.stream?.streamId:
+                    summary.ending = "the stream ended (\(reason))"
+                    return summary
+                case .control(.error(let code, let message)):
+                    throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")
+                case .media(let header, let payload):
+                    guard header.streamID == summary.stream?.streamId else { continue }
+                    summary.framesReceived += 1
+                    let wallClock = WallClockTime(millisecondsSince1970: header.wallClockMilliseconds)
+                    try payload.withUnsafeBytes { bytes in
+                        try sink?.write(EncodedFrame(
+                            codec: header.codec, payload: bytes, isKeyframe: header.isKeyframe, width: header.width,
+                            height: header.height, captureTime: header.captureTime, wallClock: wallClock, metadata: header.metadata))
+                    }
+                    if header.isKeyframe { waitingForKeyframe = false }
+                    if !waitingForKeyframe {
+                        if decoder?.codec != header.codec { decoder = try makeDecoder(header.codec) }
+                        // A renderer's failure (a full disk) ends the subscription; a decoder's only skips frames.
+                        var renderFailure: (any Error)?
+                        do {
+                            try payload.withUnsafeBytes { bytes in
+                                try decoder?.decode(bytes, captureTime: header.captureTime, wallClock: wallClock, metadata: header.metadata) { picture in
+                                    summary.framesRendered += 1
+                                    do { try renderer?.render(picture) } catch { renderFailure = error }
+                                }
+                            }
+                        } catch where renderFailure == nil {
+                            logger.warning("frame \(header.sequence) could not be decoded (\(error)); waiting for a keyframe")
+                            waitingForKeyframe = true
+                            try await link.send(.requestKeyframe(streamId: header.streamID))
+                        }
+                        if let renderFailure { throw renderFailure }
+                    }
+                    if let frameLimit, summary.framesReceived >= frameLimit {
+                        summary.ending = "\(frameLimit) frames received"
+                        return summary
+                    }
+                default:
+                    continue
+                }
+            }
+            summary.ending = "the relay closed the connection"
+            return summary
+        }
+    }
+}
