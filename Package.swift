@@ -143,6 +143,15 @@ let package = Package(
             ],
             path: "Benchmarks/screenbench",
             swiftSettings: strictSwift),
+        .executableTarget(
+            name: "relaybench",
+            dependencies: [
+                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/relaybench",
+            swiftSettings: strictSwift),
 
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
         .testTarget(

@@ -15,7 +15,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     private let token: String
     private let logger: Logger
     private let framesPerSecond: Double
-    private let captureDelayMilliseconds: Double
+    private let clock = MonotonicClock()
     public let keyframeRequests: KeyframeRequestFlag
     private let state = Locked(State())
     private let wakeUp: AsyncStream<Void>.Continuation
@@ -42,18 +42,19 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         var droppedFrames = 0
         /// After a drop, frames are discarded until the requested keyframe arrives.
         var awaitingKeyframe = false
+        /// Capture tick → encoded frame in hand, smoothed: the stream's estimated capture delay.
+        var captureDelayMilliseconds: Double?
     }
 
     public init(
         transport: any RelayTransport, token: String, streamName: String = "screen", framesPerSecond: Double,
-        captureDelayMilliseconds: Double = 1, keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(),
+        keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(),
         logger: Logger
     ) {
         self.transport = transport
         self.token = token
         self.streamName = streamName
         self.framesPerSecond = framesPerSecond
-        self.captureDelayMilliseconds = captureDelayMilliseconds
         self.keyframeRequests = keyframeRequests
         self.logger = logger
         (wakeUps, wakeUp) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -72,8 +73,11 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
             codec: frame.codec, payload: frame.payloadBytes, isKeyframe: frame.isKeyframe, width: frame.width,
             height: frame.height, captureTime: frame.captureTime, wallClockMilliseconds: frame.wallClock.millisecondsSince1970,
             metadata: frame.metadata)
+        let now = clock.mediaTime(fromTicks: clock.now()).converted(to: MediaTime.nanosecondTimescale).value
+        let delay = Double(now - frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value) / 1_000_000
         let failure = state.withLock { state -> RelayClientError? in
             if let failure = state.failure { return failure }
+            state.captureDelayMilliseconds = state.captureDelayMilliseconds.map { 0.9 * $0 + 0.1 * delay } ?? delay
             if state.queue.count >= Self.queueLimit {
                 state.droppedFrames += state.queue.count
                 state.queue.removeAll()
@@ -192,7 +196,8 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     private func publish(_ frame: PendingFrame, link: RelayLink, streamId: Locked<UInt32?>) async throws -> UInt32 {
         let properties = StreamProperties(
             videoType: .screen, codec: frame.codec, width: frame.width, height: frame.height,
-            estimatedFramesPerSecond: framesPerSecond, estimatedCaptureDelayMilliseconds: captureDelayMilliseconds)
+            estimatedFramesPerSecond: framesPerSecond,
+            estimatedCaptureDelayMilliseconds: ((state.value.captureDelayMilliseconds ?? 0) * 10).rounded() / 10)
         try await link.send(.publish(name: streamName, properties: properties))
         while true {
             if let id = streamId.value { return id }

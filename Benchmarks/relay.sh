@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# screenrelay benchmarks on loopback, 1920x1080:
+#  1. latency: screenpub captures Xvfb content and publishes to screenrelay; relaybench subscribes, decodes
+#     with libvpx and measures capture → decoded picture (CLOCK_MONOTONIC on both ends, so exact), p50/p90/p99;
+#  2. fan-out: one publisher replays a 30 fps recording of scrolling text to 1, 10, 100 and 500 subscribers;
+#     relay CPU (% of one core, from /proc), capture-stamp → arrival latency p50/p99 at the subscribers,
+#     bytes out, missing frames and the relay's resident memory.
+#
+#   BENCH_SECONDS  measuring time per run (default 15); BENCH_FANOUT  subscriber counts (default "1 10 100 500")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${BENCH_SECONDS:-15}"
+fanout="${BENCH_FANOUT:-1 10 100 500}"
+scripts/install-deps.sh
+for product in screenpub screenrelay screenbench relaybench; do swift build -c release --product "$product" >&2; done
+bin=$(swift build -c release --show-bin-path)
+work=$(mktemp -d)
+unset DISPLAY
+source scripts/virtual-display.sh
+start_virtual_display 1920x1080
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  stop_virtual_display
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+export SCREENRELAY_SECRET
+SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)
+port=$(( 20000 + RANDOM % 20000 ))
+"$bin/screenrelay" --port "$port" 2>"$work/relay.log" & relay_pid=$!
+pids+=("$relay_pid")
+server="http://127.0.0.1:$port"
+for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
+
+content_pid=""
+start_content() {
+  [ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null && wait "$content_pid" 2>/dev/null || true
+  "$bin/screenbench" --display "$DISPLAY" --content "$1" --interval "$2" & content_pid=$!
+  pids+=("$content_pid")
+  sleep 1
+}
+
+echo "## Latency: capture → decoded picture at a subscriber (screenpub → screenrelay → relaybench, loopback)"
+echo
+echo "| content | fps | frames | p50 ms | p90 ms | p99 ms | max ms |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+latency() {
+  local name=$1 content=$2 interval=$3 fps=$4
+  start_content "$content" "$interval"
+  "$bin/screenpub" --server "$server" --fps "$fps" >"$work/pub.out" 2>"$work/pub.log" & local pub=$!
+  local token=""
+  for _ in $(seq 100); do
+    token=$(grep -o 'token=[^ ]*' "$work/pub.out" 2>/dev/null | head -1 | cut -d= -f2 || true)
+    [ -n "$token" ] && break
+    sleep 0.1
+  done
+  read -r _ frames _ p50 _ p90 _ p99 _ max < <("$bin/relaybench" latency --server "$server" --token "$token" --seconds "$seconds")
+  kill -TERM "$pub"; wait "$pub" 2>/dev/null || true
+  printf "| %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$fps" "$frames" "$p50" "$p90" "$p99" "$max"
+}
+latency "typing (one line per 200 ms)" typing 0.2 5
+latency "typing (one line per frame)" typing 0.033 30
+latency "scrolling text (every row changes per frame)" terminal 0.033 30
+
+# A recording to replay for the fan-out: 8 s of scrolling text at 30 fps.
+start_content terminal 0.033
+"$bin/screenpub" --output "$work/replay.webm" --fps 30 --duration 8 2>/dev/null
+kill "$content_pid" 2>/dev/null || true
+
+echo
+echo "## Fan-out: one 30 fps 1080p stream (replayed scrolling text, $(( $(stat -c %s "$work/replay.webm") * 8 / 8 / 1000 )) kbit/s) → N subscribers"
+echo
+echo "| subscribers | relay CPU % of a core | p50 ms | p99 ms | max ms | out Mbit/s | missing frames | relay RSS MB |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+for n in $fanout; do
+  line=$("$bin/relaybench" fanout --server "$server" --secret "$SCREENRELAY_SECRET" --recording "$work/replay.webm" \
+    --subscribers "$n" --fps 30 --seconds "$seconds" --relay-pid "$relay_pid")
+  set -- $line
+  # subscribers N connected C sent S received R missing M% p50 A p99 B max X relayCPU Y% outMbit Z relayRSSMB W
+  printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n" "$2" "${18%\%}" "${12}" "${14}" "${16}" "${20}" "${10}" "${22}"
+done
