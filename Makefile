@@ -21,10 +21,12 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-# screenpub and ffmpeg x11grab on the same Xvfb content (table with ratios), then allocations per frame.
+# screenpub and ffmpeg x11grab on the same Xvfb content (table with ratios), allocations per frame, then
+# latency and fan-out through screenrelay.
 bench: deps
 	Benchmarks/run.sh
 	Benchmarks/allocations.sh
+	Benchmarks/relay.sh
 
 clean:
 	rm -rf .build out

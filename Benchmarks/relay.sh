@@ -6,7 +6,11 @@
 #     relay CPU (% of one core, from /proc), capture-stamp → arrival latency p50/p99 at the subscribers,
 #     bytes out, missing frames and the relay's resident memory.
 #
-#   BENCH_SECONDS  measuring time per run (default 15); BENCH_FANOUT  subscriber counts (default "1 10 100 500")
+# With two or more cores the relay runs on core 0 and the fan-out's subscribers on core 1, so that the
+# relay's CPU and the subscribers' work are not mixed up.
+#
+#   BENCH_SECONDS  measuring time per run (default 15); BENCH_FANOUT  subscriber counts (default "1 10 100 500");
+#   BENCH_LATENCY=0 skips the latency part
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${BENCH_SECONDS:-15}"
@@ -30,7 +34,9 @@ trap cleanup EXIT
 export SCREENRELAY_SECRET
 SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)
 port=$(( 20000 + RANDOM % 20000 ))
-"$bin/screenrelay" --port "$port" 2>"$work/relay.log" & relay_pid=$!
+relay_core=() subscriber_core=()
+if [ "$(nproc)" -ge 2 ]; then relay_core=(taskset -c 0) subscriber_core=(taskset -c 1); fi
+"${relay_core[@]}" "$bin/screenrelay" --port "$port" 2>"$work/relay.log" & relay_pid=$!
 pids+=("$relay_pid")
 server="http://127.0.0.1:$port"
 for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
@@ -45,12 +51,13 @@ start_content() {
 
 echo "## Latency: capture → decoded picture at a subscriber (screenpub → screenrelay → relaybench, loopback)"
 echo
-echo "| content | fps | frames | p50 ms | p90 ms | p99 ms | max ms |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| content | fps | screenpub options | frames | p50 ms | p90 ms | p99 ms | max ms |"
+echo "|---|---:|---|---:|---:|---:|---:|---:|"
 latency() {
   local name=$1 content=$2 interval=$3 fps=$4
+  shift 4
   start_content "$content" "$interval"
-  "$bin/screenpub" --server "$server" --fps "$fps" >"$work/pub.out" 2>"$work/pub.log" & local pub=$!
+  "$bin/screenpub" --server "$server" --fps "$fps" "$@" >"$work/pub.out" 2>"$work/pub.log" & local pub=$!
   local token=""
   for _ in $(seq 100); do
     token=$(grep -o 'token=[^ ]*' "$work/pub.out" 2>/dev/null | head -1 | cut -d= -f2 || true)
@@ -59,11 +66,15 @@ latency() {
   done
   read -r _ frames _ p50 _ p90 _ p99 _ max < <("$bin/relaybench" latency --server "$server" --token "$token" --seconds "$seconds")
   kill -TERM "$pub"; wait "$pub" 2>/dev/null || true
-  printf "| %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$fps" "$frames" "$p50" "$p90" "$p99" "$max"
+  printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$fps" "${*:-defaults}" "$frames" "$p50" "$p90" "$p99" "$max"
 }
+if [ "${BENCH_LATENCY:-1}" != 0 ]; then
 latency "typing (one line per 200 ms)" typing 0.2 5
 latency "typing (one line per frame)" typing 0.033 30
 latency "scrolling text (every row changes per frame)" terminal 0.033 30
+latency "scrolling text (every row changes per frame)" terminal 0.033 30 --threads 1
+latency "scrolling text (every row changes per frame)" terminal 0.033 30 --speed 9
+fi
 
 # A recording to replay for the fan-out: 8 s of scrolling text at 30 fps.
 start_content terminal 0.033
@@ -76,7 +87,7 @@ echo
 echo "| subscribers | relay CPU % of a core | p50 ms | p99 ms | max ms | out Mbit/s | missing frames | relay RSS MB |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in $fanout; do
-  line=$("$bin/relaybench" fanout --server "$server" --secret "$SCREENRELAY_SECRET" --recording "$work/replay.webm" \
+  line=$("${subscriber_core[@]}" "$bin/relaybench" fanout --server "$server" --secret "$SCREENRELAY_SECRET" --recording "$work/replay.webm" \
     --subscribers "$n" --fps 30 --seconds "$seconds" --relay-pid "$relay_pid")
   set -- $line
   # subscribers N connected C sent S received R missing M% p50 A p99 B max X relayCPU Y% outMbit Z relayRSSMB W
