@@ -256,7 +256,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
         status.clearLine()
  let totals = statistics.snapshot()
         logger.info(
-            "wrote \(destinationsSummary(outputPath, publisher)): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed"
+            "\(destinationsSummary(outputPath, publisher)): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed"
         )
     }
 }
@@ -305,7 +305,7 @@ func printNow(_ text: String) {
 }
 
 private func destinationsSummary(_ output: String?, _ publisher: RelayPublisher?) -> String {
-    [output, publisher.map { "the relay at \($0.endpoint)" }].compactMap { $0 }.joined(separator: " and ")
+    [output.map { "wrote \($0)" }, publisher.map { "published to \($0.endpoint)" }].compactMap { $0 }.joined(separator: " and ")
 }
 
 /// Runs a publisher's network side as a service. Its connection ends when the capture pipeline finishes the
