@@ -28,12 +28,14 @@ public final class RelayMetrics: Sendable {
         case keyframeRequests = "screenrelay_keyframe_requests_total"
         case protocolErrors = "screenrelay_protocol_errors_total"
         case rejectedTokens = "screenrelay_rejected_tokens_total"
+        case signals = "screenrelay_signals_total"
 
         var help: String {
             switch self {
             case .sessions: "Sessions that exist."
             case .connections: "WebSocket clients that said hello."
             case .streams: "Published streams."
+            case .signals: "Signals sent by clients or the HTTP API (valid or not)."
             case .framesIn: "Media frames received from publishers."
             case .bytesIn: "Media bytes received from publishers."
             case .framesOut: "Media frames written to subscribers."

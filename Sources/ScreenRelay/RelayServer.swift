@@ -19,12 +19,16 @@ public struct RelayConfiguration: Sendable {
     /// How clients reach the relay (`http://host:port`), used in the URLs it hands out; nil derives it from
     /// the listening address.
     public var publicURL: String?
+    /// Whether clients whose token has the publisher role may send signals (chat); subscribers and
+    /// moderators always may.
+    public var publishersMaySignal: Bool
 
-    public init(host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil) {
+    public init(host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil, publishersMaySignal: Bool = true) {
         self.host = host
         self.port = port
         self.secret = secret
         self.publicURL = publicURL
+        self.publishersMaySignal = publishersMaySignal
     }
 }
 
@@ -48,7 +52,7 @@ public final class RelayServer: Service {
     public init(configuration: RelayConfiguration, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
-        self.registry = SessionRegistry(metrics: metrics)
+        self.registry = SessionRegistry(metrics: metrics, publishersMaySignal: configuration.publishersMaySignal)
         self.tokens = try await TokenAuthority(secret: configuration.secret)
         if viewer.directory == nil {
             logger.warning("the browser viewer's files were not found (looked in \(viewer.searched.joined(separator: ", "))); /view will answer 500")
@@ -135,6 +139,24 @@ public final class RelayServer: Service {
             let body = try? await request.decode(as: SessionRequest.self, context: context)
             return SessionCreatedResponse(try await createSession(connectionData: body?.data ?? ""))
         }
+        // A signal from the server side to one connection or the whole session.
+        router.post("/session/{id}/signal") { [self] request, context -> Response in
+            try authorize(request)
+            let sessionId = try context.parameters.require("id")
+            guard let hub = await registry.hub(sessionId) else { throw HTTPError(.notFound, message: "there is no session \(sessionId)") }
+            let body: SignalRequest
+            do {
+                body = try await request.decode(as: SignalRequest.self, context: context)
+            } catch {
+                throw HTTPError(.badRequest, message: "the body must be JSON: {\"type\": …, \"data\": …, \"to\": connection id (optional)}")
+            }
+            do {
+                try await hub.serverSignal(Signal(type: body.type, data: body.data ?? "", to: body.to))
+            } catch let error as WireError {
+                throw HTTPError(error.kind == .notFound ? .notFound : .badRequest, message: "\(error.kind.rawValue): \(error.message)")
+            }
+            return Response(status: .noContent)
+        }
         router.post("/session/{id}/token") { [self] request, context -> TokenMinted in
             try authorize(request)
             let sessionId = try context.parameters.require("id")
@@ -164,6 +186,12 @@ public final class RelayServer: Service {
             headers[.contentSecurityPolicy] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: asset.bytes)))
+    }
+
+    private struct SignalRequest: Decodable {
+        var type: String
+        var data: String?
+        var to: String?
     }
 
     /// Creates a session (what `POST /session` does, for an embedding process that holds the relay itself).
@@ -315,7 +343,7 @@ public final class RelayServer: Service {
         switch code {
         case .tooLarge: .messageTooLarge
         case .invalidToken, .tokenExpired, .wrongSession, .forbidden: .policyViolation
-        case .malformed, .unsupportedVersion, .unknownMessage, .metadataTooLarge, .badState, .notFound: .protocolError
+        case .malformed, .unsupportedVersion, .unknownMessage, .metadataTooLarge, .badState, .notFound, .invalidSignal: .protocolError
         case .internalError: .unexpectedServerError
         }
     }

@@ -24,9 +24,9 @@ actor SessionHub {
     private var reportedRequests = 0
     private var reportedStreams = 0
 
-    init(sessionId: String, metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init()) {
+    init(sessionId: String, metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true) {
         self.sessionId = sessionId
-        self.router = StreamRouter(sessionId: sessionId, limits: limits)
+        self.router = StreamRouter(sessionId: sessionId, limits: limits, publishersMaySignal: publishersMaySignal)
         self.metrics = metrics
     }
 
@@ -45,6 +45,7 @@ actor SessionHub {
     }
 
     func control(_ message: ControlMessage, from connectionId: String) {
+        if case .signal = message { metrics.add(.signals) }
         perform(router.handle(message, from: connectionId, now: Self.now()))
     }
 
@@ -58,6 +59,12 @@ actor SessionHub {
         metrics.add(.framesOut)
         metrics.add(.bytesOut, bytes)
         router.frameDelivered(to: connectionId, streamId: streamId)
+    }
+
+    /// A signal from the server's HTTP API.
+    func serverSignal(_ signal: Signal) throws(WireError) {
+        perform(try router.serverSignal(signal))
+        metrics.add(.signals)
     }
 
     func tick() {
@@ -96,12 +103,16 @@ actor SessionHub {
 actor SessionRegistry {
     private var hubs: [String: SessionHub] = [:]
     private let metrics: RelayMetrics
+    private let publishersMaySignal: Bool
 
-    init(metrics: RelayMetrics) { self.metrics = metrics }
+    init(metrics: RelayMetrics, publishersMaySignal: Bool = true) {
+        self.metrics = metrics
+        self.publishersMaySignal = publishersMaySignal
+    }
 
     func create() -> SessionHub {
         let id = Self.newIdentifier()
-        let hub = SessionHub(sessionId: id, metrics: metrics)
+        let hub = SessionHub(sessionId: id, metrics: metrics, publishersMaySignal: publishersMaySignal)
         hubs[id] = hub
         metrics.set(.sessions, hubs.count)
         return hub

@@ -1,4 +1,4 @@
-import ScreenMedia
+public import ScreenMedia
 public import ScreenWire
 
 /// The fan-out of one session's streams to its subscribers, as a pure state machine: the server feeds it
@@ -56,6 +56,8 @@ public struct StreamRouter<Frame> {
 
     public let sessionId: String
     public let limits: Limits
+    /// Whether connections with the publisher role may send signals (moderators and subscribers always may).
+    public let publishersMaySignal: Bool
     /// Frames not sent to a subscriber because it was too far behind or waiting for a keyframe.
     public private(set) var droppedFrames = 0
     /// Keyframe requests sent to publishers.
@@ -66,9 +68,10 @@ public struct StreamRouter<Frame> {
     private var streams: [UInt32: Stream] = [:]
     private var nextStreamId: UInt32 = 1
 
-    public init(sessionId: String, limits: Limits = Limits()) {
+    public init(sessionId: String, limits: Limits = Limits(), publishersMaySignal: Bool = true) {
         self.sessionId = sessionId
         self.limits = limits
+        self.publishersMaySignal = publishersMaySignal
     }
 
     public var isEmpty: Bool { connections.isEmpty }
@@ -152,12 +155,51 @@ public struct StreamRouter<Frame> {
             }
             streams[streamId]?.subscribers[connectionId]?.waitingForKeyframe = true
             return requestKeyframe(streamId, now: now)
+        case .signal(var signal):
+            if connection.role == .publisher && !publishersMaySignal {
+                return [.sendControl(.error(code: .forbidden, message: "this relay does not let publisher tokens send signals"), to: connectionId)]
+            }
+            signal.from = connectionId
+            signal.fromData = connection.data
+            return deliver(signal, replyingTo: connectionId)
         case .hello:
             return [.sendControl(.error(code: .badState, message: "hello was already accepted"), to: connectionId)]
         case .welcome, .published, .subscribed, .streamCreated, .streamDestroyed, .connectionCreated,
             .connectionDestroyed, .error:
             return [.close(connectionId, .unknownMessage, "\(message.type) is sent by the relay, not to it")]
         }
+    }
+
+    // MARK: Signals
+
+    /// A signal from the server itself (its HTTP API): to one connection or everyone. Throws `invalidSignal`
+    /// or `notFound`.
+    public func serverSignal(_ signal: Signal) throws(WireError) -> [Action] {
+        var signal = signal
+        signal.from = nil
+        signal.fromData = nil
+        try signal.validate()
+        if let to = signal.to, connections[to] == nil { throw WireError(.notFound, "there is no connection \(to)") }
+        return recipients(of: signal).map { .sendControl(.signal(signal), to: $0) }
+    }
+
+    /// Delivers a client's signal, or answers it (not fatally) with what is wrong.
+    private func deliver(_ signal: Signal, replyingTo sender: String) -> [Action] {
+        do {
+            try signal.validate()
+        } catch {
+            return [.sendControl(.error(code: error.kind, message: error.message), to: sender)]
+        }
+        if let to = signal.to, connections[to] == nil {
+            return [.sendControl(.error(code: .notFound, message: "there is no connection \(to) to signal"), to: sender)]
+        }
+        return recipients(of: signal).map { .sendControl(.signal(signal), to: $0) }
+    }
+
+    /// One connection, or every connection of the session (the sender included, so that a chat shows one's own
+    /// lines in the order the relay saw them).
+    private func recipients(of signal: Signal) -> [String] {
+        signal.to.map { [$0] } ?? connectionOrder
     }
 
     private mutating func subscribe(_ connectionId: String, to streamId: UInt32, now: Double) -> [Action] {

@@ -1,7 +1,7 @@
 import Foundation
 public import Logging
 public import ScreenMedia
-import ScreenWire
+public import ScreenWire
 
 /// Publishes encoded frames to screenrelay as one screen-type stream: an ``EncodedFrameSink`` for the capture
 /// thread and a network side (``run()``) for an async task.
@@ -17,6 +17,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     private let framesPerSecond: Double
     private let clock = MonotonicClock()
     public let keyframeRequests: KeyframeRequestFlag
+    private let onSignal: @Sendable (Signal) -> Void
     private let state = Locked(State())
     private let wakeUp: AsyncStream<Void>.Continuation
     private let wakeUps: AsyncStream<Void>
@@ -49,8 +50,9 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     public init(
         transport: any RelayTransport, token: String, streamName: String = "screen", framesPerSecond: Double,
         keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(),
-        logger: Logger
+        logger: Logger, onSignal: @escaping @Sendable (Signal) -> Void = { _ in }
     ) {
+        self.onSignal = onSignal
         self.transport = transport
         self.token = token
         self.streamName = streamName
@@ -149,6 +151,10 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                 logger.info("publishing stream \(stream.streamId) (\(stream.properties.width)×\(stream.properties.height), \(stream.properties.codec))")
             case .requestKeyframe:
                 keyframeRequests.request()
+            case .signal(let signal):
+                onSignal(signal)
+            case .error(let code, let message) where code == .invalidSignal || code == .notFound:
+                logger.warning("the relay answered \(code.rawValue): \(message)")
             case .error(let code, let message):
                 throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")
             default: continue

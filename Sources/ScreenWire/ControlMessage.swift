@@ -54,6 +54,8 @@ public enum ControlMessage: Sendable, Hashable {
     case unsubscribe(streamId: UInt32)
     /// Subscriber → relay: I need a keyframe. Relay → publisher: send a keyframe now.
     case requestKeyframe(streamId: UInt32)
+    /// Both ways: a client sends a signal; the relay delivers it with `from` and `fromData` filled in.
+    case signal(Signal)
 
     // Relay → client.
     case welcome(connectionId: String, sessionId: String, role: Role, streams: [StreamInfo], connections: [ConnectionInfo])
@@ -78,6 +80,7 @@ public enum ControlMessage: Sendable, Hashable {
         case .subscribe: "subscribe"
         case .unsubscribe: "unsubscribe"
         case .requestKeyframe: "requestKeyframe"
+        case .signal: "signal"
         case .welcome: "welcome"
         case .published: "published"
         case .subscribed: "subscribed"
@@ -126,6 +129,7 @@ public enum ControlMessage: Sendable, Hashable {
             case "subscribe": return .subscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "unsubscribe": return .unsubscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "requestKeyframe": return .requestKeyframe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
+            case "signal": return .signal(try decoder.decode(Signal.self, from: bytes))
             case "welcome":
                 let body = try decoder.decode(WelcomeBody.self, from: bytes)
                 return .welcome(
@@ -201,6 +205,7 @@ private struct Envelope: Encodable {
         case .connectionCreated(let connection): try ConnectionBody(connection: connection).encode(to: encoder)
         case .connectionDestroyed(let id): try ConnectionIDBody(connectionId: id).encode(to: encoder)
         case .error(let code, let message): try ErrorBody(code: code.rawValue, message: message).encode(to: encoder)
+        case .signal(let signal): try signal.encode(to: encoder)
         }
     }
 }

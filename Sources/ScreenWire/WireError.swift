@@ -24,6 +24,8 @@ public enum WireErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case notFound
     /// A message that is valid but not allowed now (publishing before hello).
     case badState
+    /// A signal over its limits: type not 1–128 characters of `A-Za-z0-9-_~`, or data over 8 KB. Not fatal.
+    case invalidSignal
     /// The server failed; the client may retry.
     case internalError
 }

@@ -98,6 +98,9 @@ struct ScreenpubCommand: AsyncParsableCommand {
     @Option(help: "libvpx speed (cpu-used): VP9 5–9 (default 8), VP8 4–16 (default 12); higher is faster, coarser.")
     var speed: Int?
 
+    @Flag(help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them.")
+    var notifyChat = false
+
     @Flag(help: "Do not draw the pointer into the frames.")
     var noCursor = false
 
@@ -172,7 +175,9 @@ struct ScreenpubCommand: AsyncParsableCommand {
                 logger.error("\(String(describing: error))")
                 throw ExitCode(ExitStatus.cannotStart)
             }
-            publisher = RelayPublisher(transport: WebSocketTransport(url: credentials.url), token: credentials.token, framesPerSecond: fps, logger: logger)
+            publisher = RelayPublisher(
+                transport: WebSocketTransport(url: credentials.url), token: credentials.token, framesPerSecond: fps, logger: logger,
+                onSignal: ChatNotifier(logger: logger, notifies: notifyChat).receive)
         } else if output == nil {
             do {
                 let relay = try await RelayServer(
@@ -185,7 +190,9 @@ struct ScreenpubCommand: AsyncParsableCommand {
                 let session = try await relay.createSession(connectionData: "screenpub")
                 announcement = Self.announcement(session)
                 // In process: the same protocol without a socket between capture and relay.
-                publisher = RelayPublisher(transport: relay.inProcessTransport, token: session.token, framesPerSecond: fps, logger: logger)
+                publisher = RelayPublisher(
+                    transport: relay.inProcessTransport, token: session.token, framesPerSecond: fps, logger: logger,
+                    onSignal: ChatNotifier(logger: logger, notifies: notifyChat).receive)
             } catch {
                 logger.error("cannot start the relay on 127.0.0.1:\(port): \(String(describing: error))")
                 throw ExitCode(ExitStatus.cannotStart)

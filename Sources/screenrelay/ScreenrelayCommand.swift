@@ -31,6 +31,9 @@ struct ScreenrelayCommand: AsyncParsableCommand {
     @Option(help: "The URL clients use to reach this relay, if not http://HOST:PORT (e.g. behind a TLS proxy).")
     var publicURL: String?
 
+    @Flag(help: "Refuse signals (chat) from clients whose token has the publisher role (a publish-only screen).")
+    var noPublisherSignals = false
+
     @Flag(name: .shortAndLong, help: "Log more detail.")
     var verbose = false
 
@@ -50,7 +53,8 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         let server: RelayServer
         do {
             server = try await RelayServer(
-                configuration: RelayConfiguration(host: host, port: port, secret: secret, publicURL: publicURL), logger: logger)
+                configuration: RelayConfiguration(
+                    host: host, port: port, secret: secret, publicURL: publicURL, publishersMaySignal: !noPublisherSignals), logger: logger)
         } catch {
             logger.error("\(String(describing: error)) (give it with --secret-file or $SCREENRELAY_SECRET)")
             throw ExitCode(2)

@@ -53,6 +53,12 @@ struct ScreensubCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per frame instead of text.")
     var json = false
 
+    @Flag(help: "With --server: text chat. Prints the session's chat and other signals as they arrive and sends each line of standard input as a chat message to everyone; at the end of input, waits for the relay to echo the last line, then exits.")
+    var chat = false
+
+    @Option(help: "With --chat: send to this connection id only.")
+    var to: String?
+
     @Flag(help: "Do not decode the frames (only read the container).")
     var noDecode = false
 
@@ -64,9 +70,15 @@ struct ScreensubCommand: AsyncParsableCommand {
         }
         if let count, count <= 0 { throw ValidationError("--count must be positive") }
         if frames != nil && noDecode { throw ValidationError("--frames needs decoding; drop --no-decode") }
+        if chat && server == nil { throw ValidationError("--chat goes with --server") }
+        if to != nil && !chat { throw ValidationError("--to goes with --chat") }
     }
 
     func run() async throws {
+        if let server, let token, chat {
+            try await ChatClient(server: server, token: token, to: to, json: json).run()
+            return
+        }
         if let server, let token {
             try await subscribe(server: server, token: token)
             return

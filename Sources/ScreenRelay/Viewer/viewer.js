@@ -72,7 +72,12 @@ const page = {
   rate: document.getElementById('rate'),
   frames: document.getElementById('frames'),
   streams: document.getElementById('streams'),
+  chat: document.getElementById('chat'),
+  chatForm: document.getElementById('chat-form'),
+  chatInput: document.getElementById('chat-input'),
 };
+const MAX_SIGNAL_DATA = 8192;
+const MAX_CHAT_LINES = 200;
 
 /// What the viewer shows, readable from the console (and by automated checks) as `screenViewer`.
 const viewer = {
@@ -88,6 +93,7 @@ const viewer = {
   width: 0,
   height: 0,
   problem: null,
+  chat: [], // [{from, sender, text}] as shown
 };
 window.screenViewer = viewer;
 
@@ -243,6 +249,7 @@ class Viewer {
     switch (message.type) {
       case 'welcome':
         this.attempt = 0;
+        page.chatInput.disabled = false;
         viewer.connectionId = message.connectionId;
         viewer.streams.clear();
         for (const stream of message.streams) viewer.streams.set(stream.streamId, { ...stream, ended: false });
@@ -268,11 +275,15 @@ class Viewer {
         this.pickStream();
         break;
       }
+      case 'signal':
+        if (message.signalType === 'chat') this.showChat(message);
+        break;
       case 'subscribed':
         setStatus(`Watching ${viewer.streams.get(message.streamId)?.name || 'stream ' + message.streamId}`);
         break;
       case 'error':
         console.warn(`screenpub viewer: relay error ${message.code}: ${message.message}`);
+        if (message.code === 'invalidSignal' || message.code === 'forbidden') this.showNotice(`Not sent: ${message.message}`);
         if (['invalidToken', 'tokenExpired', 'wrongSession', 'forbidden'].includes(message.code)) {
           this.fatal = true;
           showProblem(`The relay refused this viewer (${message.code}): ${message.message}. Ask for a new viewer link.`);
@@ -282,6 +293,42 @@ class Viewer {
         break; // connection events and others the viewer does not show
     }
     this.renderStreams();
+  }
+
+  sendChat(text) {
+    if (!text.trim()) return;
+    if (new TextEncoder().encode(text).length > MAX_SIGNAL_DATA) {
+      this.showNotice(`Not sent: a message may hold at most ${MAX_SIGNAL_DATA} bytes.`);
+      return;
+    }
+    // The relay echoes it to everyone, us included, so it appears once, in the session's order.
+    this.send({ type: 'signal', signalType: 'chat', data: text });
+  }
+
+  showChat(signal) {
+    const sender = signal.from === undefined || signal.from === null ? 'server' : (signal.fromData || signal.from);
+    const mine = signal.from === viewer.connectionId;
+    viewer.chat.push({ from: signal.from ?? null, sender, text: signal.data });
+    const item = document.createElement('li');
+    if (mine) item.className = 'mine';
+    const who = document.createElement('span');
+    who.className = 'sender';
+    who.textContent = mine ? 'you' : sender;
+    item.append(who, document.createTextNode(signal.data)); // text, never HTML
+    this.appendChatLine(item);
+  }
+
+  showNotice(text) {
+    const item = document.createElement('li');
+    item.className = 'notice';
+    item.textContent = text;
+    this.appendChatLine(item);
+  }
+
+  appendChatLine(item) {
+    page.chat.append(item);
+    while (page.chat.children.length > MAX_CHAT_LINES) page.chat.firstElementChild.remove();
+    page.chat.scrollTop = page.chat.scrollHeight;
   }
 
   media(buffer) {
@@ -335,6 +382,7 @@ class Viewer {
   }
 
   closed(event) {
+    page.chatInput.disabled = true;
     this.player?.closeDecoder();
     this.player = null;
     viewer.currentStreamId = null;
@@ -365,7 +413,14 @@ async function start() {
     showProblem('This link has no token. Open the viewer URL that screenpub or the relay printed (…/view/SESSION?token=…).');
     return;
   }
-  new Viewer(token).connect();
+  const session = new Viewer(token);
+  page.chatForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    session.sendChat(page.chatInput.value);
+    page.chatInput.value = '';
+  });
+  window.screenViewerSendChat = (text) => session.sendChat(text);
+  session.connect();
 }
 
 start();

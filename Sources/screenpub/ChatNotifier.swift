@@ -1,0 +1,35 @@
+import Foundation
+import Logging
+import ScreenWire
+
+/// What screenpub does with signals while it shares: logs chat lines (and other signal types) and, when asked
+/// and `notify-send` is installed, shows chat lines as desktop notifications.
+struct ChatNotifier: Sendable {
+    let logger: Logger
+    let notifySend: String?
+
+    init(logger: Logger, notifies: Bool) {
+        self.logger = logger
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        notifySend = notifies
+            ? path.split(separator: ":").map { "\($0)/notify-send" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+            : nil
+        if notifies, notifySend == nil { logger.warning("--notify-chat: notify-send is not installed (Debian: libnotify-bin); chat is only logged") }
+    }
+
+    func receive(_ signal: Signal) {
+        let sender = signal.from == nil ? "server" : (signal.fromData?.isEmpty == false ? signal.fromData! : signal.from!)
+        guard signal.type == "chat" else {
+            logger.info("signal \(signal.type) from \(sender): \(signal.data)")
+            return
+        }
+        logger.info("chat <\(sender)> \(signal.data)")
+        guard let notifySend else { return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: notifySend)
+        process.arguments = ["--app-name=screenpub", "--", "screenpub chat: \(sender)", signal.data]
+        // Reaped when it ends; a failing notification only costs a debug line.
+        process.terminationHandler = { _ in }
+        do { try process.run() } catch { logger.debug("notify-send failed: \(error)") }
+    }
+}
