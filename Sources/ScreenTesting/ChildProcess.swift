@@ -20,8 +20,9 @@ public final class ChildProcess: Sendable {
         public let description: String
     }
 
-    /// Starts `path` with `arguments`; `environment` replaces the inherited one when given.
-    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+    /// Starts `path` with `arguments`; `environment` replaces the inherited one when given; standard input is
+    /// the file at `standardInput` (default /dev/null).
+    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, standardInput: String = "/dev/null") throws {
         let directory = FileManager.default.temporaryDirectory.path
         let stamp = UUID().uuidString
         outputPath = "\(directory)/child-\(stamp).out"
@@ -29,7 +30,7 @@ public final class ChildProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, standardInput, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]

@@ -241,9 +241,20 @@ import Testing
                 #expect(difference <= 12, "PNG \(index) at \(x),\(y): \(rgb[at..<at + 3])")
             }
         }
+        // Chat: screensub sends its standard input; the relay echoes it to everyone (screensub prints it) and
+        // screenpub logs it.
+        let chatInput = FileManager.default.temporaryDirectory.appendingPathComponent("chat-\(UUID().uuidString).txt").path
+        try "hello from the terminal\n".write(toFile: chatInput, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: chatInput) }
+        let chatting = try ChildProcess(screensub, ["--server", server, "--token", viewerToken, "--chat"], standardInput: chatInput)
+            .wait(timeout: 30)
+        #expect(chatting.status == 0, "\(chatting.standardError)")
+        #expect(chatting.standardOutput.contains("> hello from the terminal"), "\(chatting.standardOutput)")
+        #expect(try ChildProcess.run(screensub, ["--server", server, "--token", viewerToken, "--to", "x"]).status == 64)
         // SIGTERM ends the share cleanly: the stream is unpublished and the relay shut down.
         publisher.signal(SIGTERM)
         let published = publisher.wait(timeout: 20)
         #expect(published.status == 0, "\(published.standardError)")
+        #expect(published.standardError.contains("hello from the terminal"), "screenpub logs the chat line")
     }
 }

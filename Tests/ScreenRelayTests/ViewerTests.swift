@@ -1,6 +1,8 @@
 import Foundation
 import ScreenMedia
+import ScreenSession
 import ScreenTesting
+import ScreenWire
 import Testing
 
 /// The browser viewer in a real headless Chromium, fed by a real screenpub capturing Xvfb.
@@ -140,6 +142,41 @@ import Testing
         #expect(resumed.lastMetadata == "second run", "viewer: \(resumed)")
         #expect(resumed.currentStreamId != nil && resumed.currentStreamId != firstStream)
         #expect(resumed.problem == nil)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theViewerChatsWithTheSession() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let token = try await relay.token(session: session.sessionId, role: .subscriber, data: "name=Cy")
+        let browser = try await HeadlessBrowser(url: session.viewerURL)
+        defer { browser.close() }
+        _ = try await waitForViewer(browser) { $0.status.hasPrefix("Connected") }
+        let fromBrowser = try await RelayClient.connect(url: relay.webSocketURL, token: token, logger: quietLogger) { link, events in
+            _ = try await events.nextControl()
+            let _: Bool = try await browser.evaluate("(screenViewerSendChat('hi from the browser'), true)")
+            guard case .signal(let heard)? = try await events.nextControl(where: { if case .signal = $0 { true } else { false } }) else {
+                throw TestFailure("no chat from the browser")
+            }
+            try await link.send(.signal(Signal(type: "chat", data: "<b>hello</b> browser")))
+            _ = try await events.nextControl(where: { if case .signal(let s) = $0 { s.data.hasSuffix("browser") && s.from != heard.from } else { false } })
+            return heard
+        }
+        #expect(fromBrowser.type == "chat")
+        #expect(fromBrowser.data == "hi from the browser")
+        struct Line: Decodable { var sender: String; var text: String }
+        var lines: [Line] = []
+        for _ in 0..<50 where lines.count < 2 {
+            lines = try await browser.evaluate("screenViewer.chat")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(lines.map(\.text) == ["hi from the browser", "<b>hello</b> browser"])
+        #expect(lines.last?.sender == "name=Cy")
+        // Shown as text, never as markup.
+        let markup: Bool = try await browser.evaluate("document.querySelector('#chat b') !== null")
+        #expect(!markup)
+        let shown: String = try await browser.evaluate("document.getElementById('chat').textContent")
+        #expect(shown.contains("you") && shown.contains("name=Cy<b>hello</b> browser"))
     }
 
     @Test func aPageWithoutWebCodecsSaysWhy() async throws {
