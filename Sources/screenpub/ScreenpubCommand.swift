@@ -34,7 +34,8 @@ struct ScreenpubCommand: AsyncParsableCommand {
 
             Where it goes: with --server, to that relay (with --token, or a new session made with the relay \
             secret from $SCREENRELAY_SECRET); with --output, to a file; with neither, to a relay started \
-            inside screenpub on 127.0.0.1 (--port), whose session and viewer URLs are printed.
+            inside screenpub on 127.0.0.1 (--port), whose session and viewer URLs are printed (its HTTP API takes \
+            $SCREENRELAY_SECRET when set, else a random secret).
 
             Exit status: 0 finished (duration reached, or stopped with SIGINT/SIGTERM: the file is complete); \
             1 capture, encoding or writing failed after starting (what was recorded stays readable); \
@@ -181,7 +182,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
         } else if output == nil {
             do {
                 let relay = try await RelayServer(
-                    configuration: RelayConfiguration(host: "127.0.0.1", port: port, secret: Self.randomSecret()),
+                    configuration: RelayConfiguration(host: "127.0.0.1", port: port, secret: Self.embeddedRelaySecret()),
                     logger: logger)
                 // Its own group, so that it shuts down gracefully after the capture has finished the stream.
                 let relayGroup = ServiceGroup(services: [relay], logger: logger)
@@ -296,6 +297,13 @@ extension ScreenpubCommand {
     /// What screenpub prints about a session it made: scripts read these lines.
     static func announcement(_ session: RelayServer.SessionCreated) -> String {
         "session: \(session.sessionId)\nrelay:   \(session.relayURL)\nviewer:  \(session.viewerURL)"
+    }
+
+    /// The embedded relay's secret: $SCREENRELAY_SECRET when set (so that its HTTP API — tokens, signals,
+    /// archives — can be used with curl), else a random one that lives and dies with this process.
+    static func embeddedRelaySecret() -> String {
+        if let secret = ProcessInfo.processInfo.environment["SCREENRELAY_SECRET"], !secret.isEmpty { return secret }
+        return randomSecret()
     }
 
     /// A secret for a relay that lives and dies with this process.
