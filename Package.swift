@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // System libraries: a module map and a header each, nothing else.
@@ -72,8 +74,10 @@ let package = Package(
         .target(
             name: "ScreenRelay",
             dependencies: [
-                "ScreenMedia", "ScreenWire", "ScreenSession",
+                "ScreenMedia", "ScreenWire", "ScreenSession", "ScreenRecording",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -156,7 +160,10 @@ let package = Package(
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenRelayTests",
-            dependencies: ["ScreenMedia", "ScreenWire", "ScreenRelay", "ScreenSession", "ScreenCodec", "ScreenTesting"],
+            dependencies: [
+                "ScreenMedia", "ScreenWire", "ScreenRelay", "ScreenSession", "ScreenCodec", "ScreenTesting", "ScreenRecording",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSwift),
         .testTarget(name: "ScreenWireTests", dependencies: ["ScreenMedia", "ScreenWire"], swiftSettings: strictSwift),
         .testTarget(

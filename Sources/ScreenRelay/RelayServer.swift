@@ -22,13 +22,29 @@ public struct RelayConfiguration: Sendable {
     /// Whether clients whose token has the publisher role may send signals (chat); subscribers and
     /// moderators always may.
     public var publishersMaySignal: Bool
+    /// Where archives and their index live; nil: this relay does not record (the archive API answers 503).
+    public var dataDirectory: String?
+    /// Seconds a recorded session may have no stream before its archive stops by itself.
+    public var archiveGraceSeconds: Double
 
-    public init(host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil, publishersMaySignal: Bool = true) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil, publishersMaySignal: Bool = true,
+        dataDirectory: String? = nil, archiveGraceSeconds: Double = 10
+    ) {
         self.host = host
         self.port = port
         self.secret = secret
         self.publicURL = publicURL
         self.publishersMaySignal = publishersMaySignal
+        self.dataDirectory = dataDirectory
+        self.archiveGraceSeconds = archiveGraceSeconds
+    }
+
+    /// `$XDG_STATE_HOME/NAME`, else `~/.local/state/NAME` (the XDG base directory rules).
+    public static func defaultDataDirectory(application: String) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/" + application }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/" + application
     }
 }
 
@@ -40,8 +56,9 @@ public final class RelayServer: Service {
     public let metrics = RelayMetrics()
     private let logger: Logger
     private let registry: SessionRegistry
-    private let tokens: TokenAuthority
+    let tokens: TokenAuthority
     private let viewer = ViewerAssets()
+    let archives: ArchiveManager?
     private let listening = Locked<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
 
     /// Largest WebSocket message accepted: a media frame's header, metadata and maximum payload.
@@ -52,8 +69,15 @@ public final class RelayServer: Service {
     public init(configuration: RelayConfiguration, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
-        self.registry = SessionRegistry(metrics: metrics, publishersMaySignal: configuration.publishersMaySignal)
+        self.registry = SessionRegistry(
+            metrics: metrics, publishersMaySignal: configuration.publishersMaySignal,
+            archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)))
         self.tokens = try await TokenAuthority(secret: configuration.secret)
+        if let dataDirectory = configuration.dataDirectory {
+            archives = try ArchiveManager(store: ArchiveStore(dataDirectory: dataDirectory), registry: registry, logger: logger)
+        } else {
+            archives = nil
+        }
         if viewer.directory == nil {
             logger.warning("the browser viewer's files were not found (looked in \(viewer.searched.joined(separator: ", "))); /view will answer 500")
         }
@@ -79,6 +103,7 @@ public final class RelayServer: Service {
     public func run() async throws {
         let router = Router(context: BasicWebSocketRequestContext.self)
         addHTTPRoutes(router)
+        addArchiveRoutes(router)
         addWebSocketRoute(router)
         let app = Application(
             router: router,
@@ -97,7 +122,14 @@ public final class RelayServer: Service {
                 for waiter in waiters { waiter.resume(returning: port) }
             },
             logger: logger)
-        try await app.run()
+        do {
+            try await app.run()
+        } catch {
+            await archives?.stopAll()
+            throw error
+        }
+        // Recordings in progress are finished, so that their files are complete.
+        await archives?.stopAll()
     }
 
     // MARK: HTTP

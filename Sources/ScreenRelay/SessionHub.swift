@@ -23,9 +23,19 @@ actor SessionHub {
     private var reportedDrops = 0
     private var reportedRequests = 0
     private var reportedStreams = 0
+    /// The recording in progress, if any.
+    private(set) var recorder: ArchiveRecorder?
+    /// Called when the session has had no stream for the archive grace period.
+    private var onIdle: (@Sendable () async -> Void)?
+    private var idleTimer: Task<Void, Never>?
+    private let archiveGrace: Duration
 
-    init(sessionId: String, metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true) {
+    init(
+        sessionId: String, metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true,
+        archiveGrace: Duration = .seconds(10)
+    ) {
         self.sessionId = sessionId
+        self.archiveGrace = archiveGrace
         self.router = StreamRouter(sessionId: sessionId, limits: limits, publishersMaySignal: publishersMaySignal)
         self.metrics = metrics
     }
@@ -52,7 +62,54 @@ actor SessionHub {
     func media(_ buffer: ByteBuffer, header: MediaFrameHeader, from connectionId: String) {
         metrics.add(.framesIn)
         metrics.add(.bytesIn, buffer.readableBytes)
-        perform(router.frame(buffer, header: header, size: buffer.readableBytes, from: connectionId, now: Self.now()))
+        let actions = router.frame(buffer, header: header, size: buffer.readableBytes, from: connectionId, now: Self.now())
+        if let recorder, let stream = router.streamInfo(header.streamID), stream.connectionId == connectionId {
+            recorder.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond)
+        }
+        perform(actions)
+    }
+
+    // MARK: Archive
+
+    /// Starts handing frames to `recorder`; every publisher is asked for a keyframe and everyone is told.
+    /// `onIdle` runs when the session has had no stream for the grace period (the publisher left).
+    func attach(_ recorder: ArchiveRecorder, name: String, onIdle: @escaping @Sendable () async -> Void) {
+        self.recorder = recorder
+        self.onIdle = onIdle
+        perform(router.requestKeyframesForAllStreams(now: Self.now()))
+        broadcast(.archiveStarted(archiveId: recorder.archiveId, name: name))
+        watchIdleness()
+    }
+
+    /// Stops handing frames to the recorder; everyone is told how the recording ended.
+    func detach(status: String, reason: String) {
+        guard let recorder else { return }
+        self.recorder = nil
+        onIdle = nil
+        idleTimer?.cancel()
+        idleTimer = nil
+        broadcast(.archiveStopped(archiveId: recorder.archiveId, status: status, reason: reason))
+    }
+
+    private func broadcast(_ message: ControlMessage) {
+        let text = message.encoded()
+        for outlet in outlets.values { outlet.yield(.control(text)) }
+    }
+
+    /// While recording: no stream for the grace period → `onIdle`; a stream (again) cancels the countdown.
+    private func watchIdleness() {
+        guard let onIdle else { return }
+        if router.streamInfos.isEmpty {
+            guard idleTimer == nil else { return }
+            let grace = archiveGrace
+            idleTimer = Task {
+                try? await Task.sleep(for: grace)
+                if !Task.isCancelled { await onIdle() }
+            }
+        } else {
+            idleTimer?.cancel()
+            idleTimer = nil
+        }
     }
 
     func delivered(to connectionId: String, streamId: UInt32, bytes: Int) {
@@ -91,6 +148,7 @@ actor SessionHub {
         reportedRequests = router.keyframeRequestsSent
         let streams = router.streamInfos.count
         metrics.add(.streams, streams - reportedStreams)
+        if streams != reportedStreams { watchIdleness() }
         reportedStreams = streams
     }
 
@@ -104,15 +162,17 @@ actor SessionRegistry {
     private var hubs: [String: SessionHub] = [:]
     private let metrics: RelayMetrics
     private let publishersMaySignal: Bool
+    private let archiveGrace: Duration
 
-    init(metrics: RelayMetrics, publishersMaySignal: Bool = true) {
+    init(metrics: RelayMetrics, publishersMaySignal: Bool = true, archiveGrace: Duration = .seconds(10)) {
         self.metrics = metrics
         self.publishersMaySignal = publishersMaySignal
+        self.archiveGrace = archiveGrace
     }
 
     func create() -> SessionHub {
         let id = Self.newIdentifier()
-        let hub = SessionHub(sessionId: id, metrics: metrics, publishersMaySignal: publishersMaySignal)
+        let hub = SessionHub(sessionId: id, metrics: metrics, publishersMaySignal: publishersMaySignal, archiveGrace: archiveGrace)
         hubs[id] = hub
         metrics.set(.sessions, hubs.count)
         return hub

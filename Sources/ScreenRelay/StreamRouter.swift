@@ -77,6 +77,7 @@ public struct StreamRouter<Frame> {
     public var isEmpty: Bool { connections.isEmpty }
     public var streamInfos: [StreamInfo] { streams.keys.sorted().compactMap { streams[$0]?.info } }
     public var connectionInfos: [ConnectionInfo] { connectionOrder.compactMap { connections[$0] } }
+    public func streamInfo(_ streamId: UInt32) -> StreamInfo? { streams[streamId]?.info }
     public func subscriberCount(of streamId: UInt32) -> Int { streams[streamId]?.subscribers.count ?? 0 }
     public func queuedFrames(for connectionId: String, streamId: UInt32) -> Int? {
         streams[streamId]?.subscribers[connectionId]?.queued
@@ -165,9 +166,14 @@ public struct StreamRouter<Frame> {
         case .hello:
             return [.sendControl(.error(code: .badState, message: "hello was already accepted"), to: connectionId)]
         case .welcome, .published, .subscribed, .streamCreated, .streamDestroyed, .connectionCreated,
-            .connectionDestroyed, .error:
+            .connectionDestroyed, .error, .archiveStarted, .archiveStopped:
             return [.close(connectionId, .unknownMessage, "\(message.type) is sent by the relay, not to it")]
         }
+    }
+
+    /// Asks every publisher of the session for a keyframe (a recording starts: each of its files must).
+    public mutating func requestKeyframesForAllStreams(now: Double) -> [Action] {
+        streams.keys.sorted().flatMap { requestKeyframe($0, now: now) }
     }
 
     // MARK: Signals

@@ -66,6 +66,10 @@ public enum ControlMessage: Sendable, Hashable {
     case connectionCreated(ConnectionInfo)
     case connectionDestroyed(connectionId: String)
     case error(code: WireErrorCode, message: String)
+    /// The session is being recorded (the seed's recording indicator).
+    case archiveStarted(archiveId: String, name: String)
+    /// The recording ended: `status` is `stopped`, `available` or `failed` (with `reason`).
+    case archiveStopped(archiveId: String, status: String, reason: String)
 
     public static let version = 1
     /// The largest control message accepted.
@@ -81,6 +85,8 @@ public enum ControlMessage: Sendable, Hashable {
         case .unsubscribe: "unsubscribe"
         case .requestKeyframe: "requestKeyframe"
         case .signal: "signal"
+        case .archiveStarted: "archiveStarted"
+        case .archiveStopped: "archiveStopped"
         case .welcome: "welcome"
         case .published: "published"
         case .subscribed: "subscribed"
@@ -130,6 +136,12 @@ public enum ControlMessage: Sendable, Hashable {
             case "unsubscribe": return .unsubscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "requestKeyframe": return .requestKeyframe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "signal": return .signal(try decoder.decode(Signal.self, from: bytes))
+            case "archiveStarted":
+                let body = try decoder.decode(ArchiveStartedBody.self, from: bytes)
+                return .archiveStarted(archiveId: body.archiveId, name: body.name)
+            case "archiveStopped":
+                let body = try decoder.decode(ArchiveStoppedBody.self, from: bytes)
+                return .archiveStopped(archiveId: body.archiveId, status: body.status, reason: body.reason)
             case "welcome":
                 let body = try decoder.decode(WelcomeBody.self, from: bytes)
                 return .welcome(
@@ -180,6 +192,8 @@ private struct StreamDestroyedBody: Codable { var streamId: UInt32; var reason: 
 private struct ConnectionBody: Codable { var connection: ConnectionInfo }
 private struct ConnectionIDBody: Codable { var connectionId: String }
 private struct ErrorBody: Codable { var code: String; var message: String }
+private struct ArchiveStartedBody: Codable { var archiveId: String; var name: String }
+private struct ArchiveStoppedBody: Codable { var archiveId: String; var status: String; var reason: String }
 
 /// `{"v":1,"type":…}` followed by the message's own fields, in one JSON object.
 private struct Envelope: Encodable {
@@ -206,6 +220,9 @@ private struct Envelope: Encodable {
         case .connectionDestroyed(let id): try ConnectionIDBody(connectionId: id).encode(to: encoder)
         case .error(let code, let message): try ErrorBody(code: code.rawValue, message: message).encode(to: encoder)
         case .signal(let signal): try signal.encode(to: encoder)
+        case .archiveStarted(let id, let name): try ArchiveStartedBody(archiveId: id, name: name).encode(to: encoder)
+        case .archiveStopped(let id, let status, let reason):
+            try ArchiveStoppedBody(archiveId: id, status: status, reason: reason).encode(to: encoder)
         }
     }
 }

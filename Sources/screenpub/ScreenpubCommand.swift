@@ -84,6 +84,9 @@ struct ScreenpubCommand: AsyncParsableCommand {
     @Option(help: "Port of the relay started inside screenpub when neither --server nor --output is given (0: any free port).")
     var port: Int = 8090
 
+    @Option(help: "Where the embedded relay keeps archives (default: $XDG_STATE_HOME/screenpub/relay-PORT; none with --port 0).")
+    var dataDir: String?
+
     @Flag(help: "Replace the --output file if it exists (otherwise screenpub refuses, to never lose a recording).")
     var overwrite = false
 
@@ -181,9 +184,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
                 onSignal: ChatNotifier(logger: logger, notifies: notifyChat).receive)
         } else if output == nil {
             do {
-                let relay = try await RelayServer(
-                    configuration: RelayConfiguration(host: "127.0.0.1", port: port, secret: Self.embeddedRelaySecret()),
-                    logger: logger)
+                let relay = try await Self.embeddedRelay(port: port, dataDirectory: dataDir, logger: logger)
                 // Its own group, so that it shuts down gracefully after the capture has finished the stream.
                 let relayGroup = ServiceGroup(services: [relay], logger: logger)
                 let task = Task { try await relayGroup.run() }
@@ -297,6 +298,22 @@ extension ScreenpubCommand {
     /// What screenpub prints about a session it made: scripts read these lines.
     static func announcement(_ session: RelayServer.SessionCreated) -> String {
         "session: \(session.sessionId)\nrelay:   \(session.relayURL)\nviewer:  \(session.viewerURL)"
+    }
+
+    /// The relay started inside screenpub. It keeps archives in `dataDirectory` (by default
+    /// $XDG_STATE_HOME/screenpub/relay-PORT; none on a random port, whose archives nobody could find again);
+    /// if that directory cannot be used, it still relays, without archives.
+    static func embeddedRelay(port: Int, dataDirectory: String?, logger: Logger) async throws -> RelayServer {
+        var configuration = RelayConfiguration(
+            host: "127.0.0.1", port: port, secret: embeddedRelaySecret(),
+            dataDirectory: dataDirectory ?? (port == 0 ? nil : RelayConfiguration.defaultDataDirectory(application: "screenpub") + "/relay-\(port)"))
+        do {
+            return try await RelayServer(configuration: configuration, logger: logger)
+        } catch {
+            logger.warning("archives are off: \(configuration.dataDirectory ?? ""): \(error)")
+            configuration.dataDirectory = nil
+            return try await RelayServer(configuration: configuration, logger: logger)
+        }
     }
 
     /// The embedded relay's secret: $SCREENRELAY_SECRET when set (so that its HTTP API — tokens, signals,

@@ -34,8 +34,18 @@ struct ScreenrelayCommand: AsyncParsableCommand {
     @Flag(help: "Refuse signals (chat) from clients whose token has the publisher role (a publish-only screen).")
     var noPublisherSignals = false
 
+    @Option(help: "Directory for archives and their index (default: $XDG_STATE_HOME/screenrelay, else ~/.local/state/screenrelay).")
+    var dataDir: String?
+
+    @Option(help: "Seconds a recorded session may have no published stream before its archive stops by itself.")
+    var archiveGrace: Double = 10
+
     @Flag(name: .shortAndLong, help: "Log more detail.")
     var verbose = false
+
+    func validate() throws {
+        guard archiveGrace >= 0 else { throw ValidationError("--archive-grace must not be negative") }
+    }
 
     func run() async throws {
         var logger = Logger(label: "screenrelay")
@@ -50,13 +60,16 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         } else {
             secret = ProcessInfo.processInfo.environment["SCREENRELAY_SECRET"] ?? ""
         }
+        let dataDirectory = dataDir ?? RelayConfiguration.defaultDataDirectory(application: "screenrelay")
         let server: RelayServer
         do {
             server = try await RelayServer(
                 configuration: RelayConfiguration(
-                    host: host, port: port, secret: secret, publicURL: publicURL, publishersMaySignal: !noPublisherSignals), logger: logger)
+                    host: host, port: port, secret: secret, publicURL: publicURL, publishersMaySignal: !noPublisherSignals,
+                    dataDirectory: dataDirectory, archiveGraceSeconds: archiveGrace),
+                logger: logger)
         } catch {
-            logger.error("\(String(describing: error)) (give it with --secret-file or $SCREENRELAY_SECRET)")
+            logger.error("cannot start: \(String(describing: error)) (secret from --secret-file or $SCREENRELAY_SECRET; data directory \(dataDirectory))")
             throw ExitCode(2)
         }
         let group = ServiceGroup(

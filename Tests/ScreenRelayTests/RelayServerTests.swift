@@ -9,30 +9,7 @@ import Testing
 
 /// The relay over real loopback WebSockets, with real VP9 frames.
 @Suite struct RelayServerTests {
-    static let properties = StreamProperties(
-        codec: .vp9, width: 320, height: 240, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 1)
-
-    /// Encodes `count` frames of the quadrant pattern with metadata "frame N".
-    func encodedFrames(count: Int) throws -> [CollectedFrame] {
-        let frame = VideoFrame(width: 320, height: 240)
-        TestPattern.fillQuadrants(frame)
-        let encoder = VPXEncoder(configuration: .init(codec: .vp9, bitrateKbps: 2000))
-        let sink = CollectingSink()
-        for index in 0..<count {
-            frame.captureTime = MediaTime(value: Int64(index), timescale: 5)
-            frame.metadata = try FrameMetadata(text: "frame \(index)")
-            frame.markAllChanged()
-            try encoder.encode(frame) { try sink.write($0) }
-        }
-        return sink.frames
-    }
-
-    func header(_ frame: CollectedFrame, streamId: UInt32, sequence: UInt64) -> MediaFrameHeader {
-        MediaFrameHeader(
-            streamID: streamId, sequence: sequence, flags: frame.isKeyframe ? [.keyframe] : [], codec: frame.codec,
-            width: frame.width, height: frame.height, captureTime: frame.captureTime, wallClockMilliseconds: 0,
-            metadata: frame.metadata, payloadLength: frame.payload.count)
-    }
+    static let properties = TestMedia.properties
 
     @Test func healthAndMetrics() async throws {
         let relay = try await RunningRelay()
@@ -61,7 +38,7 @@ import Testing
         let relay = try await RunningRelay()
         let session = try await relay.createSession()
         let subscriberToken = try await relay.token(session: session.sessionId, role: .subscriber, data: "name=viewer")
-        let frames = try encodedFrames(count: 6)
+        let frames = try TestMedia.encodedFrames(count: 6)
 
         // The subscriber waits for the stream, subscribes and decodes what arrives.
         let received = Task {
@@ -101,7 +78,7 @@ import Testing
             // Wait until the subscriber has subscribed: the relay asks us for a keyframe.
             _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) })
             for (index, frame) in frames.enumerated() {
-                try await link.send(header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
+                try await link.send(TestMedia.header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
             }
             _ = try await received.value
         }
@@ -163,8 +140,8 @@ import Testing
     @Test func malformedMessagesCloseOnlyTheirConnection() async throws {
         let relay = try await RunningRelay()
         let session = try await relay.createSession()
-        let valid = try encodedFrames(count: 1)[0]
-        let good = header(valid, streamId: 1, sequence: 0).encoded() + valid.payload
+        let valid = try TestMedia.encodedFrames(count: 1)[0]
+        let good = TestMedia.header(valid, streamId: 1, sequence: 0).encoded() + valid.payload
         var badMetadataLength = good
         badMetadataLength[6] = 33
         var badVersion = good
@@ -195,7 +172,7 @@ import Testing
         let relay = try await RunningRelay()
         let session = try await relay.createSession()
         let subscriberToken = try await relay.token(session: session.sessionId, role: .subscriber)
-        let frames = try encodedFrames(count: 3)
+        let frames = try TestMedia.encodedFrames(count: 3)
         struct Seen: Sendable {
             var created: [UInt32] = []
             var destroyed: [UInt32: String] = [:]
@@ -232,7 +209,7 @@ import Testing
                 }
                 _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) })
                 for (index, frame) in frames.enumerated() {
-                    try await link.send(header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
+                    try await link.send(TestMedia.header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
                 }
                 return stream.streamId
             }

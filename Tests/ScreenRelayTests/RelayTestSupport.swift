@@ -3,6 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 import Logging
+import ScreenCodec
+import ScreenTesting
 import ScreenMedia
 import ScreenRelay
 import ScreenSession
@@ -15,11 +17,14 @@ final class RunningRelay: Sendable {
     let port: Int
     private let task: Task<Void, any Error>
 
-    init() async throws {
+    init(dataDirectory: String? = nil, archiveGraceSeconds: Double = 10) async throws {
         var logger = Logger(label: "relay-test")
         // Tests end by cancelling the relay, which Hummingbird reports as an error; only crashes matter here.
         logger.logLevel = .critical
-        let server = try await RelayServer(configuration: .init(host: "127.0.0.1", port: 0, secret: Self.secret), logger: logger)
+        let server = try await RelayServer(
+            configuration: .init(
+                host: "127.0.0.1", port: 0, secret: Self.secret, dataDirectory: dataDirectory, archiveGraceSeconds: archiveGraceSeconds),
+            logger: logger)
         self.server = server
         task = Task { try await server.run() }
         port = await server.waitUntilListening()
@@ -35,8 +40,18 @@ final class RunningRelay: Sendable {
 
     /// POST with the relay secret (or `secret`), returning status and body.
     func post(_ path: String, json: [String: Any]? = nil, secret: String? = RunningRelay.secret) async throws -> (Int, Data) {
+        try await request("POST", path, json: json, secret: secret)
+    }
+
+    func get(_ path: String) async throws -> (Int, String) {
+        let (status, data) = try await request("GET", path, secret: nil)
+        return (status, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Any method, authorised with the relay secret, a token, or nothing.
+    func request(_ method: String, _ path: String, json: [String: Any]? = nil, secret: String? = RunningRelay.secret) async throws -> (Int, Data) {
         var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = "POST"
+        request.httpMethod = method
         if let secret { request.setValue("Bearer \(secret)", forHTTPHeaderField: "Authorization") }
         if let json {
             request.httpBody = try JSONSerialization.data(withJSONObject: json)
@@ -44,11 +59,6 @@ final class RunningRelay: Sendable {
         }
         let (data, response) = try await URLSession.shared.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
-    }
-
-    func get(_ path: String) async throws -> (Int, String) {
-        let (data, response) = try await URLSession.shared.data(from: URL(string: base + path)!)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
     }
 
     func createSession() async throws -> SessionCreated {
@@ -87,5 +97,33 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
         case .webSocket: WebSocketTransport(url: relay.webSocketURL)
         case .inProcess: relay.server.inProcessTransport
         }
+    }
+}
+
+/// Real VP9 frames of the quadrant pattern, and headers for them.
+enum TestMedia {
+    static let properties = StreamProperties(
+        codec: .vp9, width: 320, height: 240, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 1)
+
+    /// Encodes `count` frames of the quadrant pattern with metadata "frame N", captured at N/5 s.
+    static func encodedFrames(count: Int) throws -> [CollectedFrame] {
+        let frame = VideoFrame(width: 320, height: 240)
+        TestPattern.fillQuadrants(frame)
+        let encoder = VPXEncoder(configuration: .init(codec: .vp9, bitrateKbps: 2000))
+        let sink = CollectingSink()
+        for index in 0..<count {
+            frame.captureTime = MediaTime(value: Int64(index), timescale: 5)
+            frame.metadata = try FrameMetadata(text: "frame \(index)")
+            frame.markAllChanged()
+            try encoder.encode(frame) { try sink.write($0) }
+        }
+        return sink.frames
+    }
+
+    static func header(_ frame: CollectedFrame, streamId: UInt32, sequence: UInt64) -> MediaFrameHeader {
+        MediaFrameHeader(
+            streamID: streamId, sequence: sequence, flags: frame.isKeyframe ? [.keyframe] : [], codec: frame.codec,
+            width: frame.width, height: frame.height, captureTime: frame.captureTime, wallClockMilliseconds: 0,
+            metadata: frame.metadata, payloadLength: frame.payload.count)
     }
 }

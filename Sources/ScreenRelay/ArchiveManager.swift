@@ -1,0 +1,101 @@
+import Foundation
+import Logging
+import ScreenRecording
+import ScreenWire
+
+/// Starts and stops session recordings and keeps their index: the archive API's logic, apart from HTTP.
+actor ArchiveManager {
+    let store: ArchiveStore
+    private let registry: SessionRegistry
+    private let logger: Logger
+    /// Recordings in progress: archive id → its session.
+    private var active: [String: SessionHub] = [:]
+
+    struct Failure: Error, CustomStringConvertible {
+        enum Kind { case notFound, conflict, badRequest, storage }
+        let kind: Kind
+        let description: String
+    }
+
+    init(store: ArchiveStore, registry: SessionRegistry, logger: Logger) throws {
+        self.store = store
+        self.registry = registry
+        self.logger = logger
+        for archive in try store.recoverInterrupted() {
+            logger.warning("archive \(archive.id) of session \(archive.sessionId) was still recording when the relay stopped; marked stopped")
+        }
+    }
+
+    func start(sessionId: String, name: String?) async throws -> Archive {
+        guard let hub = await registry.hub(sessionId) else { throw Failure(kind: .notFound, description: "there is no session \(sessionId)") }
+        guard await hub.recorder == nil else { throw Failure(kind: .conflict, description: "session \(sessionId) is already being recorded") }
+        let name = name ?? ""
+        guard name.count <= 200 else { throw Failure(kind: .badRequest, description: "an archive name may hold at most 200 characters") }
+        let id = SessionRegistry.newIdentifier()
+        var archive = Archive(
+            id: id, sessionId: sessionId, name: name, status: .started, reason: "", createdAt: Date(), duration: 0, size: 0,
+            streams: 0, resolution: "", sha256: nil)
+        do {
+            try store.insert(archive)
+        } catch {
+            throw Failure(kind: .storage, description: "cannot write the archive index: \(error)")
+        }
+        let recorder: ArchiveRecorder
+        do {
+            recorder = try ArchiveRecorder(archiveId: id, folder: store.folder(of: id)) { [weak self] reason in
+                Task { await self?.recordingFailed(id, reason: reason) }
+            }
+        } catch {
+            archive.status = .failed
+            archive.reason = "\(error)"
+            try? store.update(archive)
+            logger.error("archive \(id) failed to start: \(error)")
+            return archive
+        }
+        active[id] = hub
+        await hub.attach(recorder, name: name) { [weak self] in
+            _ = try? await self?.stop(id, reason: "the session had no stream for the grace period")
+        }
+        logger.info("archive \(id) of session \(sessionId) started")
+        return archive
+    }
+
+    /// Stops a recording (or returns the archive as it is when it is not recording).
+    func stop(_ id: String, reason: String = "") async throws -> Archive {
+        guard var archive = try store.archive(id) else { throw Failure(kind: .notFound, description: "there is no archive \(id)") }
+        guard let hub = active.removeValue(forKey: id), let recorder = await hub.recorder, recorder.archiveId == id else { return archive }
+        let summary = await recorder.finish()
+        archive.duration = summary.duration
+        archive.streams = summary.streams
+        archive.resolution = summary.resolution
+        archive.size = summary.size
+        archive.sha256 = summary.sha256
+        if let failure = summary.failure {
+            archive.status = .failed
+            archive.reason = failure
+        } else {
+            archive.status = .available
+            archive.reason = reason
+        }
+        if archive.status != .failed, try store.archive(id)?.status == .failed { archive = try store.archive(id) ?? archive }
+        try store.update(archive)
+        await hub.detach(status: archive.status.rawValue, reason: archive.reason)
+        logger.info("archive \(id) \(archive.status.rawValue): \(archive.size) bytes, \(archive.duration) s")
+        return archive
+    }
+
+    /// A write error: the archive is failed with the reason at once; the session keeps being relayed.
+    private func recordingFailed(_ id: String, reason: String) async {
+        logger.error("archive \(id) failed: \(reason)")
+        guard var archive = try? store.archive(id) else { return }
+        archive.status = .failed
+        archive.reason = reason
+        try? store.update(archive)
+        _ = try? await stop(id, reason: reason)
+    }
+
+    /// Stops every recording (the relay is shutting down), so that their files are finished.
+    func stopAll() async {
+        for id in active.keys { _ = try? await stop(id, reason: "the relay shut down") }
+    }
+}

@@ -1,0 +1,131 @@
+import Crypto
+import Dispatch
+import Foundation
+import NIOCore
+import ScreenMedia
+import ScreenRecording
+import ScreenWire
+import Synchronization
+
+/// Writes a session's streams to WebM files as their frames arrive, without re-encoding: one file per stream
+/// (`stream-<id>.webm`, each starting at a keyframe) with the frames' metadata as its timed metadata track.
+///
+/// Writing happens on a serial queue of its own, so a slow disk never holds back the session; the queue is
+/// bounded (``maximumBacklog`` frames) and a recorder that falls that far behind fails rather than growing.
+/// A write error (a full disk) fails the recording once, through `onFailure`; what was written stays playable
+/// (every frame is flushed in its own cluster).
+final class ArchiveRecorder: @unchecked Sendable {
+    // @unchecked: `writers`, `first`, `last`, `resolution` and `failure` are touched only on `queue`, a serial
+    // queue; `backlog` is atomic; the rest is immutable.
+    let archiveId: String
+    private let folder: URL
+    private let queue: DispatchQueue
+    private let onFailure: @Sendable (String) -> Void
+    private let backlog = Atomic<Int>(0)
+    private var writers: [UInt32: WebMWriter] = [:]
+    private var first: MediaTime?
+    private var last: MediaTime?
+    private var resolution = ""
+    private var failure: String?
+
+    static let maximumBacklog = 600
+
+    struct Summary: Sendable {
+        var duration: Double
+        var streams: Int
+        var resolution: String
+        var size: Int
+        var sha256: String?
+        var failure: String?
+    }
+
+    init(archiveId: String, folder: URL, onFailure: @escaping @Sendable (String) -> Void) throws {
+        self.archiveId = archiveId
+        self.folder = folder
+        self.onFailure = onFailure
+        queue = DispatchQueue(label: "screenrelay.archive.\(archiveId)")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw RecordingError(.cannotOpen, "cannot create the archive folder \(folder.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Queues one media frame (the relay's shared buffer: not copied).
+    func record(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double) {
+        if backlog.add(1, ordering: .relaxed).newValue > Self.maximumBacklog {
+            backlog.subtract(1, ordering: .relaxed)
+            queue.async { self.fail("the disk did not keep up: \(Self.maximumBacklog) frames waited to be written") }
+            return
+        }
+        queue.async {
+            defer { self.backlog.subtract(1, ordering: .relaxed) }
+            self.write(buffer, header: header, framesPerSecond: framesPerSecond)
+        }
+    }
+
+    private func write(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double) {
+        guard failure == nil else { return }
+        do {
+            if writers[header.streamID] == nil {
+                // Each file starts at a keyframe (the relay asked the publishers for one when recording began).
+                guard header.isKeyframe else { return }
+                writers[header.streamID] = try WebMWriter(
+                    path: folder.appendingPathComponent("stream-\(header.streamID).webm").path, codec: header.codec,
+                    width: header.width, height: header.height, framesPerSecond: framesPerSecond)
+                if resolution.isEmpty { resolution = "\(header.width)x\(header.height)" }
+            }
+            try buffer.withUnsafeReadableBytes { bytes throws in
+                let range = try MediaFrameHeader.parse(bytes).payload
+                try writers[header.streamID]?.write(EncodedFrame(
+                    codec: header.codec, payload: UnsafeRawBufferPointer(rebasing: bytes[range]), isKeyframe: header.isKeyframe,
+                    width: header.width, height: header.height, captureTime: header.captureTime,
+                    wallClock: WallClockTime(millisecondsSince1970: header.wallClockMilliseconds), metadata: header.metadata))
+            }
+            if first == nil { first = header.captureTime }
+            last = header.captureTime
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    private func fail(_ reason: String) {
+        guard failure == nil else { return }
+        failure = reason
+        for writer in writers.values { try? writer.finish() }
+        writers = [:]
+        onFailure(reason)
+    }
+
+    /// Finishes every file and sums up what was recorded.
+    func finish() async -> Summary {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                for writer in self.writers.values {
+                    do { try writer.finish() } catch { self.failure = self.failure ?? "\(error)" }
+                }
+                let files = self.writers.keys.sorted().map { self.folder.appendingPathComponent("stream-\($0).webm") }
+                self.writers = [:]
+                let size = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int) ?? 0) }
+                let duration = zip(self.first, self.last).map { ($0.1 - $0.0).seconds } ?? 0
+                continuation.resume(returning: Summary(
+                    duration: duration, streams: files.count, resolution: self.resolution, size: size,
+                    sha256: files.first.flatMap(Self.sha256), failure: self.failure))
+            }
+        }
+    }
+
+    /// The file's SHA-256, hex, read in 1 MiB pieces.
+    static func sha256(of file: URL) -> String? {
+        guard let handle = try? FileHandle(forReadingFrom: file) else { return nil }
+        defer { try? handle.close() }
+        var hash = SHA256()
+        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(data: chunk) }
+        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+private func zip(_ a: MediaTime?, _ b: MediaTime?) -> (MediaTime, MediaTime)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}

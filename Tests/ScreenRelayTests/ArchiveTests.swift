@@ -1,0 +1,238 @@
+import Crypto
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import ScreenMedia
+import ScreenRecording
+import ScreenRelay
+import ScreenSession
+import ScreenTesting
+import ScreenWire
+import Testing
+
+/// Archives: a real relay with a data directory, real VP9 frames, files checked with ffprobe.
+@Suite struct ArchiveTests {
+    static func temporaryDirectory() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("archives-\(UUID().uuidString)").path
+    }
+
+    static func json(_ data: Data) -> [String: Any] { (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:] }
+
+    /// ffprobe's frame count and duration of a WebM.
+    static func probe(_ path: String) throws -> (frames: Int, duration: Double) {
+        let outcome = try ChildProcess.run("/usr/bin/ffprobe", [
+            "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames:format=duration",
+            "-of", "default=nw=1", path,
+        ])
+        var frames = -1, duration = -1.0
+        for line in outcome.standardOutput.split(separator: "\n") {
+            if line.hasPrefix("nb_read_frames=") { frames = Int(line.dropFirst(15)) ?? -1 }
+            if line.hasPrefix("duration=") { duration = Double(line.dropFirst(9)) ?? -1 }
+        }
+        return (frames, duration)
+    }
+
+    /// Publishes over the in-process transport and sends `frames` once the relay asks for a keyframe (the
+    /// recording started), then keeps the connection open until `until` says so.
+    static func publish(
+        _ relay: RunningRelay, token: String, frames: [CollectedFrame], afterKeyframeRequest: Bool = true,
+        started: Locked<UInt32?>, until done: Locked<Bool>
+    ) -> Task<Void, any Error> {
+        Task {
+            try await RelayClient.connect(transport: relay.server.inProcessTransport, token: token, logger: quietLogger) { link, events in
+                _ = try await events.nextControl()
+                try await link.send(.publish(name: "screen", properties: TestMedia.properties))
+                guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
+                    throw TestFailure("not published")
+                }
+                started.withLock { $0 = stream.streamId }
+                if afterKeyframeRequest { _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) }) }
+                for (index, frame) in frames.enumerated() {
+                    try await link.send(TestMedia.header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
+                }
+                while !done.value { try await Task.sleep(for: .milliseconds(20)) }
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anArchiveIsRecordedListedDownloadedAndCarriesTheMetadata() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let relay = try await RunningRelay(dataDirectory: directory)
+        let session = try await relay.createSession()
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let frames = try TestMedia.encodedFrames(count: 20)
+
+        // A subscriber sees the recording indicator come and go.
+        let events = Task {
+            try await RelayClient.connect(url: relay.webSocketURL, token: viewerToken, logger: quietLogger) { _, events in
+                var seen: [String] = []
+                while seen.count < 2, let message = try await events.nextControl() {
+                    if case .archiveStarted(let id, let name) = message { seen.append("started \(id) \(name)") }
+                    if case .archiveStopped(let id, let status, _) = message { seen.append("stopped \(id) \(status)") }
+                }
+                return seen
+            }
+        }
+        let streamId = Locked<UInt32?>(nil), done = Locked(false)
+        let publisher = Self.publish(relay, token: session.token, frames: frames, started: streamId, until: done)
+        defer { done.withLock { $0 = true } }
+        while streamId.value == nil { try await Task.sleep(for: .milliseconds(10)) }
+
+        let (startStatus, startBody) = try await relay.post("/archive", json: ["sessionId": session.sessionId, "name": "standup"])
+        #expect(startStatus == 200, "\(String(decoding: startBody, as: UTF8.self))")
+        let id = try #require(Self.json(startBody)["id"] as? String)
+        #expect(Self.json(startBody)["status"] as? String == "started")
+        #expect(try await relay.post("/archive", json: ["sessionId": session.sessionId]).0 == 409, "one recording per session at a time")
+
+        // All frames written (the recorder's queue drains fast; poll the metadata until it has them all).
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            let (status, body) = try await relay.request("GET", "/archive/\(id)/metadata")
+            if status == 200, ((try? JSONSerialization.jsonObject(with: body)) as? [Any])?.count == 20 { break }
+        }
+        let (stopStatus, stopBody) = try await relay.post("/archive/\(id)/stop")
+        #expect(stopStatus == 200)
+        let archive = Self.json(stopBody)
+        #expect(archive["status"] as? String == "available", "\(archive)")
+        #expect(archive["name"] as? String == "standup")
+        #expect(archive["sessionId"] as? String == session.sessionId)
+        #expect(archive["resolution"] as? String == "320x240")
+        #expect(archive["streams"] as? Int == 1)
+        #expect(abs((archive["duration"] as? Double ?? 0) - 3.8) < 0.01)
+        #expect((archive["createdAt"] as? String)?.hasSuffix("Z") == true)
+
+        let (listStatus, listBody) = try await relay.request("GET", "/archive?sessionId=\(session.sessionId)")
+        #expect(listStatus == 200)
+        #expect((Self.json(listBody)["items"] as? [[String: Any]])?.map { $0["id"] as? String } == [id])
+        #expect(Self.json(try await relay.request("GET", "/archive/\(id)").1)["status"] as? String == "available")
+
+        let (downloadStatus, file) = try await relay.request("GET", "/archive/\(id)/download")
+        #expect(downloadStatus == 200)
+        #expect(file.count == archive["size"] as? Int)
+        #expect(SHA256.hash(data: file).map { String(format: "%02x", $0) }.joined() == archive["sha256"] as? String)
+        let path = Self.temporaryDirectory() + ".webm"
+        try file.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let probed = try Self.probe(path)
+        #expect(probed.frames == 20)
+        #expect(abs(probed.duration - 4.0) < 0.25, "ffprobe duration \(probed.duration)")
+        // The cues are what the publisher sent, frame by frame.
+        let cues = try JSONSerialization.jsonObject(with: try await relay.request("GET", "/archive/\(id)/metadata").1) as? [[String: Any]] ?? []
+        #expect(cues.map { $0["metadata"] as? String } == (0..<20).map { "frame \($0)" })
+        #expect(cues.map { $0["captureTime"] as? String } == frames.map { $0.captureTime.description })
+        let recorded = try WebMReader(path: path).readAll()
+        #expect(recorded.map(\.payload) == frames.map(\.payload), "no re-encoding")
+
+        // A byte range, as players ask when they seek.
+        var partial = URLRequest(url: URL(string: relay.base + "/archive/\(id)/download")!)
+        partial.setValue("Bearer \(RunningRelay.secret)", forHTTPHeaderField: "Authorization")
+        partial.setValue("bytes=10-19", forHTTPHeaderField: "Range")
+        let (slice, response) = try await URLSession.shared.data(for: partial)
+        #expect((response as? HTTPURLResponse)?.statusCode == 206)
+        #expect(slice == file[10..<20])
+
+        #expect(try await events.value == ["started \(id) standup", "stopped \(id) available"])
+        #expect(try await relay.request("DELETE", "/archive/\(id)").0 == 204)
+        #expect(try await relay.request("GET", "/archive/\(id)").0 == 404)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/archives/\(id)"))
+        done.withLock { $0 = true }
+        try await publisher.value
+    }
+
+    @Test func archiveCallsNeedTheSecretOrAModeratorOfTheSession() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let relay = try await RunningRelay(dataDirectory: directory)
+        let session = try await relay.createSession()
+        let other = try await relay.createSession()
+        let subscriber = try await relay.token(session: session.sessionId, role: .subscriber)
+        let publisher = try await relay.token(session: session.sessionId, role: .publisher)
+        let moderator = try await relay.token(session: session.sessionId, role: .moderator)
+        let otherModerator = try await relay.token(session: other.sessionId, role: .moderator)
+        let start: [String: Any] = ["sessionId": session.sessionId]
+        #expect(try await relay.post("/archive", json: start, secret: nil).0 == 401)
+        #expect(try await relay.post("/archive", json: start, secret: "forged.token.here").0 == 401)
+        #expect(try await relay.post("/archive", json: start, secret: subscriber).0 == 403)
+        #expect(try await relay.post("/archive", json: start, secret: publisher).0 == 403)
+        #expect(try await relay.post("/archive", json: start, secret: otherModerator).0 == 403)
+        #expect(try await relay.request("GET", "/archive", secret: nil).0 == 401)
+        let (status, body) = try await relay.post("/archive", json: start, secret: moderator)
+        #expect(status == 200)
+        let id = try #require(Self.json(body)["id"] as? String)
+        #expect(try await relay.request("GET", "/archive/\(id)", secret: otherModerator).0 == 404)
+        #expect(try await relay.request("GET", "/archive/\(id)/download", secret: subscriber).0 == 403)
+        #expect(try await relay.request("GET", "/archive?sessionId=\(session.sessionId)", secret: otherModerator).0 == 403)
+        // A moderator lists only its session's archives; the token also works as ?token= (for players).
+        let (listStatus, list) = try await relay.request("GET", "/archive?token=\(moderator)", secret: nil)
+        #expect(listStatus == 200)
+        #expect((Self.json(list)["items"] as? [[String: Any]])?.count == 1)
+        #expect(try await relay.post("/archive/\(id)/stop", secret: moderator).0 == 200)
+    }
+
+    @Test func aRelayWithoutADataDirectorySaysSo() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        #expect(try await relay.post("/archive", json: ["sessionId": session.sessionId]).0 == 503)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aWriteFailureFailsTheArchiveAndTheRelayKeepsRelaying() async throws {
+        // The archives folder cannot be created: a file is in its place (root ignores permissions, not this).
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: directory + "/archives", contents: Data("not a directory".utf8)))
+        let relay = try await RunningRelay(dataDirectory: directory)
+        let session = try await relay.createSession()
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let frames = try TestMedia.encodedFrames(count: 5)
+        let streamId = Locked<UInt32?>(nil), done = Locked(false)
+        defer { done.withLock { $0 = true } }
+        let (status, body) = try await relay.post("/archive", json: ["sessionId": session.sessionId])
+        #expect(status == 200)
+        #expect(Self.json(body)["status"] as? String == "failed")
+        #expect((Self.json(body)["reason"] as? String)?.contains("cannot create the archive folder") == true, "\(Self.json(body))")
+        // The session is still relayed: a subscriber gets every frame.
+        let received = Task {
+            try await RelayClient.connect(url: relay.webSocketURL, token: viewerToken, logger: quietLogger) { link, events in
+                var count = 0
+                while count < 5, let event = try await events.next() {
+                    if case .control(.streamCreated(let stream)) = event { try await link.send(.subscribe(streamId: stream.streamId)) }
+                    if case .media = event { count += 1 }
+                }
+                return count
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let publisher = Self.publish(relay, token: session.token, frames: frames, started: streamId, until: done)
+        #expect(try await received.value == 5)
+        done.withLock { $0 = true }
+        try await publisher.value
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anArchiveStopsByItselfWhenThePublisherHasBeenGoneForTheGracePeriod() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let relay = try await RunningRelay(dataDirectory: directory, archiveGraceSeconds: 0.5)
+        let session = try await relay.createSession()
+        let streamId = Locked<UInt32?>(nil), done = Locked(false)
+        let publisher = Self.publish(relay, token: session.token, frames: try TestMedia.encodedFrames(count: 5), started: streamId, until: done)
+        while streamId.value == nil { try await Task.sleep(for: .milliseconds(10)) }
+        let id = try #require(Self.json(try await relay.post("/archive", json: ["sessionId": session.sessionId]).1)["id"] as? String)
+        try await Task.sleep(for: .milliseconds(300))
+        done.withLock { $0 = true }
+        try await publisher.value
+        var status = ""
+        for _ in 0..<50 where status != "available" {
+            try await Task.sleep(for: .milliseconds(100))
+            status = Self.json(try await relay.request("GET", "/archive/\(id)").1)["status"] as? String ?? ""
+        }
+        #expect(status == "available")
+        #expect(Self.json(try await relay.request("GET", "/archive/\(id)").1)["reason"] as? String == "the session had no stream for the grace period")
+    }
+}
