@@ -48,6 +48,9 @@ public final class ChildProcess: Sendable {
     /// What the program has written to standard output so far.
     public var outputSoFar: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 
+    /// What the program has written to standard error so far.
+    public var errorsSoFar: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+
     /// Waits for the program to end (killing it after `timeout` seconds) and returns its status and output.
     @discardableResult
     public func wait(timeout: Double = 60) -> Outcome {
