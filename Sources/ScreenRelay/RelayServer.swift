@@ -160,6 +160,7 @@ public final class RelayServer: Service {
         // The viewer page: the token in its query string decides what it may see, so the page itself is public.
         // It is sent with no-referrer so that the token does not leak to other sites.
         router.get("/view/{session}") { [self] _, _ in try viewerResponse("index.html") }
+        router.get("/archive/{id}/view") { [self] _, _ in try viewerResponse("archive.html") }
         router.get("/viewer/{file}") { [self] _, context in try viewerResponse(try context.parameters.require("file")) }
         router.get("/metrics") { [metrics] _, _ in
             Response(
@@ -214,8 +215,8 @@ public final class RelayServer: Service {
             .init("Referrer-Policy")!: "no-referrer",
             .init("X-Content-Type-Options")!: "nosniff",
         ]
-        if name == "index.html" {
-            headers[.contentSecurityPolicy] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+        if name.hasSuffix(".html") {
+            headers[.contentSecurityPolicy] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; media-src 'self'; frame-ancestors 'none'"
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: asset.bytes)))
     }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The browser viewer's files (index.html, viewer.js, viewer.css), read once at start.
+/// The browser pages' files (the live viewer: index.html, viewer.js, viewer.css; the archive view: archive.html,
+/// archive.js), read once at start.
 ///
 /// They ship as a SwiftPM resource directory beside the executable (`screenpub_ScreenRelay.resources/Viewer`)
 /// or, installed, in `share/screenpub/viewer` next to `bin/`; `SCREENRELAY_VIEWER_DIR` overrides both.
@@ -16,6 +17,8 @@ struct ViewerAssets: Sendable {
         ("index.html", "text/html; charset=utf-8"),
         ("viewer.js", "text/javascript; charset=utf-8"),
         ("viewer.css", "text/css; charset=utf-8"),
+        ("archive.html", "text/html; charset=utf-8"),
+        ("archive.js", "text/javascript; charset=utf-8"),
     ]
 
     let directory: String?
