@@ -25,6 +25,7 @@ actor SessionHub {
     private var reportedStreams = 0
     /// The recording in progress, if any.
     private(set) var recorder: ArchiveRecorder?
+    private var recordingName = ""
     /// Called when the session has had no stream for the archive grace period.
     private var onIdle: (@Sendable () async -> Void)?
     private var idleTimer: Task<Void, Never>?
@@ -46,6 +47,10 @@ actor SessionHub {
         outlets[connection.connectionId] = outlet
         metrics.add(.connections)
         perform(router.connect(connection))
+        // A late joiner learns that the session is being recorded, as the others did.
+        if let recorder {
+            outlet.yield(.control(ControlMessage.archiveStarted(archiveId: recorder.archiveId, name: recordingName).encoded()))
+        }
     }
 
     func leave(_ connectionId: String) {
@@ -75,6 +80,7 @@ actor SessionHub {
     /// `onIdle` runs when the session has had no stream for the grace period (the publisher left).
     func attach(_ recorder: ArchiveRecorder, name: String, onIdle: @escaping @Sendable () async -> Void) {
         self.recorder = recorder
+        self.recordingName = name
         self.onIdle = onIdle
         perform(router.requestKeyframesForAllStreams(now: Self.now()))
         broadcast(.archiveStarted(archiveId: recorder.archiveId, name: name))

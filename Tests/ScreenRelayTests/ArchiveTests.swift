@@ -86,6 +86,13 @@ import Testing
         let id = try #require(Self.json(startBody)["id"] as? String)
         #expect(Self.json(startBody)["status"] as? String == "started")
         #expect(try await relay.post("/archive", json: ["sessionId": session.sessionId]).0 == 409, "one recording per session at a time")
+        // Someone joining during the recording is told too.
+        let lateToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let late = try await RelayClient.connect(url: relay.webSocketURL, token: lateToken, logger: quietLogger) { _, events in
+            _ = try await events.nextControl()
+            return try await events.nextControl { if case .archiveStarted = $0 { true } else { false } }
+        }
+        #expect(late == .archiveStarted(archiveId: id, name: "standup"))
 
         // All frames written (the recorder's queue drains fast; poll the metadata until it has them all).
         let deadline = Date().addingTimeInterval(10)

@@ -75,6 +75,7 @@ const page = {
   chat: document.getElementById('chat'),
   chatForm: document.getElementById('chat-form'),
   chatInput: document.getElementById('chat-input'),
+  recordingBadge: document.getElementById('recording-badge'),
 };
 const MAX_SIGNAL_DATA = 8192;
 const MAX_CHAT_LINES = 200;
@@ -94,6 +95,7 @@ const viewer = {
   height: 0,
   problem: null,
   chat: [], // [{from, sender, text}] as shown
+  recording: null, // the archive id while the session is being recorded
 };
 window.screenViewer = viewer;
 
@@ -277,6 +279,16 @@ class Viewer {
       }
       case 'signal':
         if (message.signalType === 'chat') this.showChat(message);
+        break;
+      case 'archiveStarted':
+        viewer.recording = message.archiveId;
+        page.recordingBadge.hidden = false;
+        page.recordingBadge.title = message.name ? `recording "${message.name}"` : 'this session is being recorded';
+        break;
+      case 'archiveStopped':
+        viewer.recording = null;
+        page.recordingBadge.hidden = true;
+        this.showNotice(`Recording ${message.status}${message.reason ? `: ${message.reason}` : ''}.`);
         break;
       case 'subscribed':
         setStatus(`Watching ${viewer.streams.get(message.streamId)?.name || 'stream ' + message.streamId}`);
