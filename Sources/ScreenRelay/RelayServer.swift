@@ -59,7 +59,7 @@ public final class RelayServer: Service {
     let tokens: TokenAuthority
     private let viewer = ViewerAssets()
     let archives: ArchiveManager?
-    private let listening = Locked<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
+    private let listening = Locked<(port: Int?, failure: String?, waiters: [CheckedContinuation<Int, any Error>])>((nil, nil, []))
 
     /// Largest WebSocket message accepted: a media frame's header, metadata and maximum payload.
     static let maximumMessageSize = MediaFrameHeader.size + 32 + MediaFrameHeader.maximumPayload
@@ -83,15 +83,21 @@ public final class RelayServer: Service {
         }
     }
 
-    /// The port the relay listens on, once it does.
-    public func waitUntilListening() async -> Int {
-        await withCheckedContinuation { continuation in
-            let port = listening.withLock { state -> Int? in
-                if let port = state.port { return port }
+    /// The relay could not start listening (the port is taken, the address is not this machine's).
+    public struct StartFailure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The port the relay listens on, once it does; throws ``StartFailure`` if it never will.
+    public func waitUntilListening() async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            let known = listening.withLock { state -> Result<Int, StartFailure>? in
+                if let port = state.port { return .success(port) }
+                if let failure = state.failure { return .failure(StartFailure(description: failure)) }
                 state.waiters.append(continuation)
                 return nil
             }
-            if let port { continuation.resume(returning: port) }
+            if let known { continuation.resume(with: known) }
         }
     }
 
@@ -125,6 +131,14 @@ public final class RelayServer: Service {
         do {
             try await app.run()
         } catch {
+            // Whoever waits for the port learns that it will not come.
+            let failure = StartFailure(description: "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+            let waiters = listening.withLock { state in
+                if state.port == nil { state.failure = failure.description }
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume(throwing: failure) }
             await archives?.stopAll()
             throw error
         }
@@ -232,7 +246,7 @@ public final class RelayServer: Service {
         let hub = await registry.create()
         let token = try await mint(sessionId: hub.sessionId, role: .publisher, expiresIn: 24 * 3600, data: connectionData)
         let viewerToken = try await mint(sessionId: hub.sessionId, role: .subscriber, expiresIn: 24 * 3600, data: "")
-        let base = baseURL(port: await waitUntilListening())
+        let base = baseURL(port: try await waitUntilListening())
         logger.info("session \(hub.sessionId) created")
         return SessionCreated(
             sessionId: hub.sessionId, token: token, relayURL: RelayEndpoint.webSocketURL(server: base),

@@ -27,7 +27,7 @@ final class RunningRelay: Sendable {
             logger: logger)
         self.server = server
         task = Task { try await server.run() }
-        port = await server.waitUntilListening()
+        port = try await server.waitUntilListening()
     }
 
     deinit { task.cancel() }
