@@ -214,7 +214,7 @@ import Testing
                 return count
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        try await relay.waitForConnections(1)
         let publisher = Self.publish(relay, token: session.token, frames: frames, started: streamId, until: done)
         #expect(try await received.value == 5)
         done.withLock { $0 = true }

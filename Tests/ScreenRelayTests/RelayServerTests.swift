@@ -62,7 +62,7 @@ import Testing
                 return media.map { ($0.0, $0.1) }
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        try await relay.waitForConnections(1)
 
         try await RelayClient.connect(transport: transport.to(relay), token: session.token, logger: quietLogger) { link, events in
             guard case .welcome(_, let sessionId, let role, _, let connections)? = try await events.nextControl() else {
@@ -198,7 +198,7 @@ import Testing
                 return seen
             }
         }
-        try await Task.sleep(for: .milliseconds(200))
+        try await relay.waitForConnections(1)
         /// Publishes, sends three frames once the subscriber is in, and drops the connection without unpublishing.
         func publishAndVanish() async throws -> UInt32 {
             try await RelayClient.connect(transport: relay.server.inProcessTransport, token: session.token, logger: quietLogger) { link, events in

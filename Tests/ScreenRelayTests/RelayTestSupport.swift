@@ -33,6 +33,15 @@ final class RunningRelay: Sendable {
     deinit { task.cancel() }
 
     var base: String { "http://127.0.0.1:\(port)" }
+
+    /// Waits until `count` clients have joined sessions (said hello and were welcomed), however busy the machine.
+    func waitForConnections(_ count: Int, timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while server.metrics.value(.connections) < count {
+            guard ContinuousClock.now < deadline else { throw TestFailure("\(count) connection(s) never joined") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
     var webSocketURL: String { "ws://127.0.0.1:\(port)/ws" }
 
     struct SessionCreated: Decodable { var sessionId: String; var token: String; var relayURL: String; var viewerURL: String }

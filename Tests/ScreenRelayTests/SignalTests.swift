@@ -147,7 +147,7 @@ import Testing
                 try await events.nextControl { if case .signal = $0 { true } else { false } }
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        try await relay.waitForConnections(1)
         let path = "/session/\(session.sessionId)/signal"
         #expect(try await relay.post(path, json: ["type": "notice", "data": "x"], secret: nil).0 == 401)
         #expect(try await relay.post(path, json: ["type": "bad type", "data": "x"]).0 == 400)
