@@ -5,7 +5,7 @@ import ScreenWire
 
 /// Starts and stops session recordings and keeps their index: the archive API's logic, apart from HTTP.
 actor ArchiveManager {
-    let store: ArchiveStore
+    let store: RelayStore
     private let registry: SessionRegistry
     private let logger: Logger
     /// Recordings in progress: archive id → its session.
@@ -17,7 +17,7 @@ actor ArchiveManager {
         let description: String
     }
 
-    init(store: ArchiveStore, registry: SessionRegistry, logger: Logger) throws {
+    init(store: RelayStore, registry: SessionRegistry, logger: Logger) throws {
         self.store = store
         self.registry = registry
         self.logger = logger

@@ -59,6 +59,8 @@ public final class RelayServer: Service {
     let tokens: TokenAuthority
     private let viewer = ViewerAssets()
     let archives: ArchiveManager?
+    /// Sessions and archives across restarts; nil without a data directory.
+    let store: RelayStore?
     private let listening = Locked<(port: Int?, failure: String?, waiters: [CheckedContinuation<Int, any Error>])>((nil, nil, []))
 
     /// Largest WebSocket message accepted: a media frame's header, metadata and maximum payload.
@@ -74,8 +76,14 @@ public final class RelayServer: Service {
             archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)))
         self.tokens = try await TokenAuthority(secret: configuration.secret)
         if let dataDirectory = configuration.dataDirectory {
-            archives = try ArchiveManager(store: ArchiveStore(dataDirectory: dataDirectory), registry: registry, logger: logger)
+            let store = try RelayStore(dataDirectory: dataDirectory)
+            self.store = store
+            archives = try ArchiveManager(store: store, registry: registry, logger: logger)
+            let known = try store.sessions(createdAfter: Date().addingTimeInterval(-TokenAuthority.maximumLifetime))
+            for id in known { _ = await registry.create(id: id) }
+            if !known.isEmpty { logger.info("\(known.count) session(s) restored from \(dataDirectory)") }
         } else {
+            store = nil
             archives = nil
         }
         if viewer.directory == nil {
@@ -244,6 +252,11 @@ public final class RelayServer: Service {
     /// Creates a session (what `POST /session` does, for an embedding process that holds the relay itself).
     public func createSession(connectionData: String = "") async throws -> SessionCreated {
         let hub = await registry.create()
+        do {
+            try store?.saveSession(hub.sessionId, createdAt: hub.createdAt)
+        } catch {
+            logger.error("session \(hub.sessionId) will not survive a restart: \(error)")
+        }
         let token = try await mint(sessionId: hub.sessionId, role: .publisher, expiresIn: 24 * 3600, data: connectionData)
         let viewerToken = try await mint(sessionId: hub.sessionId, role: .subscriber, expiresIn: 24 * 3600, data: "")
         let base = baseURL(port: try await waitUntilListening())

@@ -176,8 +176,8 @@ actor SessionRegistry {
         self.archiveGrace = archiveGrace
     }
 
-    func create() -> SessionHub {
-        let id = Self.newIdentifier()
+    /// A new session, or (`id` given) one the relay knew before a restart.
+    func create(id: String = SessionRegistry.newIdentifier()) -> SessionHub {
         let hub = SessionHub(sessionId: id, metrics: metrics, publishersMaySignal: publishersMaySignal, archiveGrace: archiveGrace)
         hubs[id] = hub
         metrics.set(.sessions, hubs.count)

@@ -19,8 +19,30 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     public let keyframeRequests: KeyframeRequestFlag
     private let onSignal: @Sendable (Signal) -> Void
     private let state = Locked(State())
-    private let wakeUp: AsyncStream<Void>.Continuation
-    private let wakeUps: AsyncStream<Void>
+    public let reconnection: Reconnection
+
+    /// How the publisher comes back after losing the relay: exponential backoff with jitter, bounded.
+    public struct Reconnection: Sendable {
+        /// Whether to reconnect at all (a refused token never is).
+        public var enabled: Bool
+        /// The first delay; each further attempt doubles it, up to ``maximumDelay``; ±20 % jitter.
+        public var initialDelay: Double
+        public var maximumDelay: Double
+
+        public init(enabled: Bool = true, initialDelay: Double = 0.25, maximumDelay: Double = 15) {
+            self.enabled = enabled
+            self.initialDelay = initialDelay
+            self.maximumDelay = maximumDelay
+        }
+
+        /// The delay before attempt `attempt` (1-based), jittered by `jitter` in -1...1.
+        public func delay(attempt: Int, jitter: Double) -> Double {
+            let base = min(maximumDelay, initialDelay * pow(2, Double(max(0, attempt - 1))))
+            return base * (1 + 0.2 * jitter)
+        }
+
+        public static let never = Reconnection(enabled: false)
+    }
 
     /// Frames the network side may fall behind by before it drops them and asks for a keyframe.
     static let queueLimit = 30
@@ -45,13 +67,16 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         var awaitingKeyframe = false
         /// Capture tick → encoded frame in hand, smoothed: the stream's estimated capture delay.
         var captureDelayMilliseconds: Double?
+        /// Wakes the current connection's sender (a new one per connection).
+        var wakeUp: AsyncStream<Void>.Continuation?
     }
 
     public init(
         transport: any RelayTransport, token: String, streamName: String = "screen", framesPerSecond: Double,
-        keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(),
+        keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(), reconnection: Reconnection = Reconnection(),
         logger: Logger, onSignal: @escaping @Sendable (Signal) -> Void = { _ in }
     ) {
+        self.reconnection = reconnection
         self.onSignal = onSignal
         self.transport = transport
         self.token = token
@@ -59,7 +84,6 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         self.framesPerSecond = framesPerSecond
         self.keyframeRequests = keyframeRequests
         self.logger = logger
-        (wakeUps, wakeUp) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Where the stream goes, for logs.
@@ -98,47 +122,94 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
             return nil
         }
         if let failure { throw failure }
-        wakeUp.yield()
+        state.value.wakeUp?.yield()
     }
 
     public func finish() throws {
-        state.withLock { $0.finished = true }
-        wakeUp.yield()
+        let wakeUp = state.withLock { state in
+            state.finished = true
+            return state.wakeUp
+        }
+        wakeUp?.yield()
     }
 
     // MARK: Network
 
     /// Connects, publishes at the first frame and sends frames until ``finish()``; then unpublishes and closes.
-    /// Throws when the relay refuses or the connection fails (the capture thread's next write then throws too).
+    /// When the connection cannot be made or is lost, it tries again after a backoff (``reconnection``) and
+    /// publishes anew, starting with a keyframe; frames captured meanwhile are dropped, never queued without
+    /// bound. Throws when the relay refuses the token or role (the capture thread's next write then throws
+    /// too), or on any failure when reconnection is off.
     public func run() async throws {
-        do {
-            try await RelayClient.connect(transport: transport, token: token, client: "screenpub/0.1.0", logger: logger) { [self] link, events in
-                guard let welcome = try await events.nextControl() else {
-                    throw RelayClientError(.closed, "the relay closed the connection before welcoming us")
-                }
-                if case .error(let code, let message) = welcome { throw RelayClientError(.refused(code), "the relay refused: \(message)") }
-                guard case .welcome(_, let sessionId, _, _, _) = welcome else {
-                    throw RelayClientError(.closed, "the relay did not welcome us")
-                }
-                logger.info("connected to \(endpoint), session \(sessionId)")
-                let streamId = Locked<UInt32?>(nil)
-                // Sending runs beside reading; when sending is done it closes the link, which ends reading.
-                let sender = Task { try await self.sendFrames(link, streamId: streamId) }
-                do {
-                    try await self.readEvents(events, streamId: streamId)
-                } catch {
-                    sender.cancel()
-                    throw error
-                }
-                try await sender.value
+        var attempt = 0
+        while true {
+            let connectedAt = ContinuousClock.now
+            let failure: RelayClientError
+            do {
+                try await connectOnce()
+                return
+            } catch let error as RelayClientError {
+                failure = error
+            } catch {
+                failure = RelayClientError(.closed, "the relay connection failed: \(error)")
             }
-        } catch let error as RelayClientError {
-            state.withLock { $0.failure = error }
-            throw error
-        } catch {
-            let failure = RelayClientError(.closed, "the relay connection failed: \(error)")
-            state.withLock { $0.failure = failure }
-            throw failure
+            if state.value.finished { return }
+            guard reconnection.enabled, !Self.isPermanent(failure) else {
+                state.withLock { $0.failure = failure }
+                throw failure
+            }
+            // A connection that lasted starts the backoff over.
+            attempt = ContinuousClock.now - connectedAt > .seconds(10) ? 1 : attempt + 1
+            let delay = reconnection.delay(attempt: attempt, jitter: Double.random(in: -1...1))
+            logger.warning("\(failure.message); reconnecting in \(String(format: "%.1f", delay)) s (attempt \(attempt))")
+            let until = ContinuousClock.now + .milliseconds(Int(delay * 1000))
+            while ContinuousClock.now < until {
+                if state.value.finished { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Refusals that another attempt would meet again.
+    static func isPermanent(_ error: RelayClientError) -> Bool {
+        guard case .refused(let code) = error.kind else { return false }
+        return [.invalidToken, .tokenExpired, .wrongSession, .forbidden, .unsupportedVersion].contains(code)
+    }
+
+    /// One connection: hello, publish at the first frame, send until finished (returns) or lost (throws).
+    private func connectOnce() async throws {
+        // A new stream starts with a keyframe: frames queued for a connection that is gone are dropped.
+        let (wakeUps, wakeUp) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        state.withLock { state in
+            state.wakeUp?.finish()
+            state.wakeUp = wakeUp
+            if !state.queue.isEmpty, !(state.queue.first?.isKeyframe ?? false) {
+                state.droppedFrames += state.queue.count
+                state.queue.removeAll()
+                state.awaitingKeyframe = true
+                keyframeRequests.request()
+            }
+        }
+        wakeUp.yield()
+        try await RelayClient.connect(transport: transport, token: token, client: "screenpub/0.1.0", logger: logger) { [self] link, events in
+            guard let welcome = try await events.nextControl() else {
+                throw RelayClientError(.closed, "the relay closed the connection before welcoming us")
+            }
+            if case .error(let code, let message) = welcome { throw RelayClientError(.refused(code), "the relay refused: \(message)") }
+            guard case .welcome(_, let sessionId, _, _, _) = welcome else {
+                throw RelayClientError(.closed, "the relay did not welcome us")
+            }
+            logger.info("connected to \(endpoint), session \(sessionId)")
+            let streamId = Locked<UInt32?>(nil)
+            // Sending runs beside reading; when sending is done it closes the link, which ends reading.
+            let sender = Task { try await self.sendFrames(link, streamId: streamId, wakeUps: wakeUps) }
+            do {
+                try await self.readEvents(events, streamId: streamId)
+            } catch {
+                sender.cancel()
+                throw error
+            }
+            try await sender.value
         }
     }
 
@@ -163,7 +234,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         if !state.value.finished { throw RelayClientError(.closed, "the relay closed the connection") }
     }
 
-    private func sendFrames(_ link: RelayLink, streamId: Locked<UInt32?>) async throws {
+    private func sendFrames(_ link: RelayLink, streamId: Locked<UInt32?>, wakeUps: AsyncStream<Void>) async throws {
         var publishedId: UInt32?
         var sequence: UInt64 = 0
         for await _ in wakeUps {

@@ -84,6 +84,9 @@ struct ScreenpubCommand: AsyncParsableCommand {
     @Option(help: "Port of the relay started inside screenpub when neither --server nor --output is given (0: any free port).")
     var port: Int = 8090
 
+    @Flag(help: "With --server: exit when the relay cannot be reached or the connection drops, instead of reconnecting with backoff (0.25 s doubling to 15 s, ±20 % jitter).")
+    var noReconnect = false
+
     @Option(help: "Where the embedded relay keeps archives (default: $XDG_STATE_HOME/screenpub/relay-PORT; none with --port 0).")
     var dataDir: String?
 
@@ -180,7 +183,8 @@ struct ScreenpubCommand: AsyncParsableCommand {
                 throw ExitCode(ExitStatus.cannotStart)
             }
             publisher = RelayPublisher(
-                transport: WebSocketTransport(url: credentials.url), token: credentials.token, framesPerSecond: fps, logger: logger,
+                transport: WebSocketTransport(url: credentials.url), token: credentials.token, framesPerSecond: fps,
+                reconnection: noReconnect ? .never : RelayPublisher.Reconnection(), logger: logger,
                 onSignal: ChatNotifier(logger: logger, notifies: notifyChat).receive)
         } else if output == nil {
             do {

@@ -249,10 +249,10 @@ import Testing
     let screenrelay = ChildProcess.productsDirectory + "/screenrelay"
 
     /// Starts screenrelay on a free port and returns it with its base URL.
-    func startRelay(dataDirectory: String) async throws -> (ChildProcess, String) {
+    func startRelay(dataDirectory: String, port: Int = 0) async throws -> (ChildProcess, String) {
         var environment = ProcessInfo.processInfo.environment
         environment["SCREENRELAY_SECRET"] = RunningRelay.secret
-        let relay = try ChildProcess(screenrelay, ["--port", "0", "--data-dir", dataDirectory], environment: environment)
+        let relay = try ChildProcess(screenrelay, ["--port", "\(port)", "--data-dir", dataDirectory], environment: environment)
         for _ in 0..<200 {
             if let line = relay.errorsSoFar.split(separator: "\n").first(where: { $0.contains("screenrelay listening on port ") }),
                 let port = line.split(separator: " ").last {
@@ -322,5 +322,58 @@ import Testing
         try file.write(to: URL(fileURLWithPath: path))
         #expect(try ArchiveTests.probe(path).frames == 10, "every frame written before the kill plays")
         #expect(try WebMReader(path: path).readAll().compactMap { $0.cue?.metadata.text } == (0..<10).map { "frame \($0)" })
+    }
+}
+
+/// screenpub publishing to a screenrelay that is killed and started again on the same port.
+@Suite struct PublisherReconnectTests {
+    let screenpub = ChildProcess.productsDirectory + "/screenpub"
+
+    /// Counts media frames at a subscriber until `count` arrived; nil if the relay went away first.
+    func framesArrive(_ base: String, token: String, count: Int) async throws -> Int {
+        try await RelayClient.connect(url: RelayEndpoint.webSocketURL(server: base), token: token, logger: quietLogger) { link, events in
+            var received = 0
+            while received < count, let event = try await events.next() {
+                switch event {
+                case .control(.welcome(_, _, _, let streams, _)):
+                    if let stream = streams.first { try await link.send(.subscribe(streamId: stream.streamId)) }
+                case .control(.streamCreated(let stream)): try await link.send(.subscribe(streamId: stream.streamId))
+                case .media: received += 1
+                default: continue
+                }
+            }
+            return received
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aKilledRelayThatComesBackGetsThePublisherBackWithinTwoSeconds() async throws {
+        let recovery = ArchiveRecoveryTests()
+        let directory = ArchiveTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (relay, base) = try await recovery.startRelay(dataDirectory: directory)
+        let port = Int(base.split(separator: ":").last!)!
+        let session = ArchiveTests.json(try await recovery.call("POST", base + "/session").1)
+        let token = try #require(session["token"] as? String)
+        let viewerToken = try #require((session["viewerURL"] as? String)?.split(separator: "token=").last.map(String.init))
+        let display = try VirtualDisplay(width: 320, height: 240)
+        // 10 fps and a keepalive every 0.2 s: frames flow even on an idle screen.
+        let publisher = try ChildProcess(screenpub, [
+            "--display", display.name, "--server", base, "--token", token, "--fps", "10", "--keepalive", "0.2", "--duration", "50",
+        ])
+        defer { publisher.signal(SIGKILL); publisher.wait(timeout: 5) }
+        #expect(try await framesArrive(base, token: viewerToken, count: 3) == 3)
+
+        relay.signal(SIGKILL)
+        #expect(relay.wait(timeout: 10).status == 128 + SIGKILL)
+        try await Task.sleep(for: .seconds(1))
+        let (restarted, _) = try await recovery.startRelay(dataDirectory: directory, port: port)
+        defer { restarted.signal(SIGTERM); restarted.wait(timeout: 10) }
+        let restartedAt = ContinuousClock.now
+        // The session is known again (restored from the data directory) and the publisher is back.
+        #expect(try await framesArrive(base, token: viewerToken, count: 3) == 3)
+        let back = ContinuousClock.now - restartedAt
+        #expect(back < .seconds(2), "frames again \(back) after the restart")
+        #expect(publisher.errorsSoFar.contains("reconnecting in"), "\(publisher.errorsSoFar.suffix(1500))")
     }
 }

@@ -36,10 +36,10 @@ extension Archive: FetchableRecord, PersistableRecord {
     static let databaseTableName = "archive"
 }
 
-/// The archive index: an embedded SQLite database (GRDB) in the relay's data directory, the WebM files
-/// beside it in `archives/`. Survives restarts; ``recoverInterrupted(now:)`` marks recordings that a dead
+/// The relay's memory across restarts: its sessions and the archive index, in an embedded SQLite database
+/// (GRDB) in the relay's data directory, the archives' WebM files beside it in `archives/`. Survives restarts; ``recoverInterrupted(now:)`` marks recordings that a dead
 /// relay left `started`.
-final class ArchiveStore: Sendable {
+final class RelayStore: Sendable {
     let directory: URL
     private let database: DatabaseQueue
     /// Held for the store's life: one relay per data directory (another would mark our recordings interrupted).
@@ -81,6 +81,12 @@ final class ArchiveStore: Sendable {
                 table.column("sha256", .text)
             }
         }
+        migrator.registerMigration("sessions v1") { db in
+            try db.create(table: "session") { table in
+                table.primaryKey("id", .text)
+                table.column("createdAt", .datetime).notNull()
+            }
+        }
         try migrator.migrate(database)
     }
 
@@ -113,6 +119,22 @@ final class ArchiveStore: Sendable {
     func delete(_ id: String) throws {
         _ = try database.write { try Archive.deleteOne($0, key: id) }
         try? FileManager.default.removeItem(at: folder(of: id))
+    }
+
+    // MARK: Sessions
+
+    /// Remembers a session, so that a restarted relay still knows it (its tokens stay good).
+    func saveSession(_ id: String, createdAt: Date) throws {
+        try database.write { try $0.execute(sql: "INSERT OR REPLACE INTO session (id, createdAt) VALUES (?, ?)", arguments: [id, createdAt]) }
+    }
+
+    /// Sessions created after `date` (older ones have no valid token left: tokens live 30 days at most);
+    /// older ones are forgotten.
+    func sessions(createdAfter date: Date) throws -> [String] {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM session WHERE createdAt <= ?", arguments: [date])
+            return try String.fetchAll(db, sql: "SELECT id FROM session ORDER BY createdAt")
+        }
     }
 
     /// Recordings still `started` belong to a relay that died: they become `stopped`, with what is on disk.
