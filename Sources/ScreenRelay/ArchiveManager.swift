@@ -77,7 +77,6 @@ actor ArchiveManager {
             archive.status = .available
             archive.reason = reason
         }
-        if archive.status != .failed, try store.archive(id)?.status == .failed { archive = try store.archive(id) ?? archive }
         try store.update(archive)
         await hub.detach(status: archive.status.rawValue, reason: archive.reason)
         logger.info("archive \(id) \(archive.status.rawValue): \(archive.size) bytes, \(archive.duration) s")
