@@ -140,7 +140,7 @@ struct Fanout: AsyncParsableCommand {
                             if measuring.value {
                                 local.append(millisecondsSince(header.captureTime))
                                 count += 1
-                                bytes += header.encodedSize + payload.count
+                                bytes += header.encodedSize + payload.readableBytes
                             }
                         default: continue
                         }

@@ -1,6 +1,6 @@
 import HummingbirdWSClient
 public import Logging
-import NIOCore
+public import NIOCore
 import NIOWebSocket
 public import ScreenMedia
 public import ScreenWire
@@ -8,8 +8,9 @@ public import ScreenWire
 /// What arrives from the relay.
 public enum RelayEvent: Sendable {
     case control(ControlMessage)
-    /// A media frame of a subscribed stream; `payload` is the VP8/VP9 data.
-    case media(MediaFrameHeader, payload: [UInt8])
+    /// A media frame of a subscribed stream; `payload` is the VP8/VP9 data, a view of the received message
+    /// (copy it with `Array(payload.readableBytesView)` to keep it as bytes).
+    case media(MediaFrameHeader, payload: ByteBuffer)
 }
 
 /// The sending side of a relay connection, in protocol terms.
@@ -72,10 +73,12 @@ public final class RelayEvents: AsyncSequence {
         case .text(let text):
             return .control(try ControlMessage.parse(text))
         case .binary(let buffer):
-            return try buffer.withUnsafeReadableBytes { bytes throws(WireError) in
-                let (header, range) = try MediaFrameHeader.parse(bytes)
-                return RelayEvent.media(header, payload: Array(bytes[range]))
+            let (header, range) = try buffer.withUnsafeReadableBytes { bytes throws(WireError) in try MediaFrameHeader.parse(bytes) }
+            // A slice shares the received storage: no copy, no allocation per frame.
+            guard let payload = buffer.getSlice(at: buffer.readerIndex + range.lowerBound, length: range.count) else {
+                throw WireError(.malformed, "media payload outside its message")
             }
+            return .media(header, payload: payload)
         }
     }
 

@@ -86,7 +86,7 @@ public struct StreamSubscriber: Sendable {
                     guard header.streamID == summary.stream?.streamId else { continue }
                     summary.framesReceived += 1
                     let wallClock = WallClockTime(millisecondsSince1970: header.wallClockMilliseconds)
-                    try payload.withUnsafeBytes { bytes in
+                    try payload.withUnsafeReadableBytes { bytes in
                         try sink?.write(EncodedFrame(
                             codec: header.codec, payload: bytes, isKeyframe: header.isKeyframe, width: header.width,
                             height: header.height, captureTime: header.captureTime, wallClock: wallClock, metadata: header.metadata))
@@ -97,7 +97,7 @@ public struct StreamSubscriber: Sendable {
                         // A renderer's failure (a full disk) ends the subscription; a decoder's only skips frames.
                         var renderFailure: (any Error)?
                         do {
-                            try payload.withUnsafeBytes { bytes in
+                            try payload.withUnsafeReadableBytes { bytes in
                                 try decoder?.decode(bytes, captureTime: header.captureTime, wallClock: wallClock, metadata: header.metadata) { picture in
                                     summary.framesRendered += 1
                                     do { try renderer?.render(picture) } catch { renderFailure = error }

@@ -54,7 +54,7 @@ import Testing
                         #expect(stream.properties.videoType == .screen)
                         if streamId == nil { streamId = stream.streamId; try await link.send(.subscribe(streamId: stream.streamId)) }
                     case .media(let header, let payload):
-                        media.append((header, payload))
+                        media.append((header, Array(payload.readableBytesView)))
                         if media.count == 6 { return media.map { ($0.0, $0.1) } }
                     default: continue
                     }
