@@ -9,8 +9,8 @@ packages=(
   libvpx-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev libsqlite3-dev
   # tests and demo: a virtual X server, X clients that draw, and ffprobe to check recordings
   xvfb x11-apps x11-utils x11-xserver-utils xdotool ffmpeg
-  # tests: the browser viewer runs in a real headless Chromium
-  chromium
+  # tests: the browser viewer runs in a real headless Chromium; systemd-analyze checks the user units
+  chromium systemd
   # benchmark: GNU time for CPU seconds and peak RSS
   time bc
 )

@@ -279,3 +279,31 @@ import Testing
         #expect(published.standardError.contains("hello from the terminal"), "screenpub logs the chat line")
     }
 }
+
+/// What packaging/ ships, checked with the tools a distribution uses.
+@Suite struct PackagingTests {
+    /// packaging/, found from this source file.
+    static let packaging = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../packaging").standardized.path
+
+    @Test func theSystemdUserUnitsVerifyClean() throws {
+        // systemd-analyze checks that ExecStart= exists: point the units at the binaries just built.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("units-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory + "/runtime", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var units: [String] = []
+        for name in ["screenpub", "screenrelay"] {
+            let text = try String(contentsOfFile: "\(Self.packaging)/systemd/\(name).service", encoding: .utf8)
+            let unit = "\(directory)/\(name).service"
+            try text.replacingOccurrences(of: "/usr/bin/\(name)", with: "\(ChildProcess.productsDirectory)/\(name)")
+                .write(toFile: unit, atomically: true, encoding: .utf8)
+            units.append(unit)
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = directory + "/runtime"
+        let result = try ChildProcess.run("/usr/bin/systemd-analyze", ["verify", "--man=no", "--user"] + units, environment: environment)
+        #expect(result.status == 0)
+        // systemd-analyze reports bad settings on standard error but still exits 0: nothing may be said.
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
+        #expect(result.standardOutput.isEmpty, "\(result.standardOutput)")
+    }
+}
