@@ -49,7 +49,6 @@ public struct StreamSubscriber: Sendable {
         let logger = logger
         return try await RelayClient.connect(transport: transport, token: token, client: client, logger: logger) { link, events in
             var summary = SubscriptionSummary()
-            var streams: [UInt32: StreamInfo] = [:]
             var decoder: (any VideoDecoder)?
             var waitingForKeyframe = true
             var renderer: (any VideoRenderer)?
@@ -72,10 +71,8 @@ public struct StreamSubscriber: Sendable {
                 switch event {
                 case .control(.welcome(_, let sessionId, _, let known, _)):
                     summary.sessionId = sessionId
-                    for stream in known { streams[stream.streamId] = stream }
                     try await choose(known)
                 case .control(.streamCreated(let stream)):
-                    streams[stream.streamId] = stream
                     try await choose([stream])
                 case .control(.streamDestroyed(let id, let reason)) where id == summary.stream?.streamId:
                     summary.ending = "the stream ended (\(reason))"
