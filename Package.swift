@@ -87,6 +87,10 @@ let package = Package(
             resources: [.copy("Viewer")],
             swiftSettings: strictSwift),
         .target(
+            name: "ScreenService",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
+        .target(
             name: "ScreenSession",
             dependencies: [
                 "ScreenMedia", "ScreenWire",
@@ -116,7 +120,7 @@ let package = Package(
             name: "screenpub",
             dependencies: [
                 "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCodec", "ScreenRecording", "ScreenSession",
-                "ScreenRelay", "ScreenWire",
+                "ScreenRelay", "ScreenWire", "ScreenService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -133,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "screenrelay",
             dependencies: [
-                "ScreenRelay",
+                "ScreenRelay", "ScreenService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -9,6 +9,7 @@ import ScreenRelay
 import ScreenSession
 import ScreenWire
 import ServiceLifecycle
+import ScreenService
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -114,10 +115,14 @@ struct ScreenpubCommand: AsyncParsableCommand {
     @Flag(help: "Capture with XGetImage even when MIT-SHM is available (for comparison).")
     var noShm = false
 
+    @Option(help: "Log lines on standard error: text (what journald shows as is) or json (one object per line).")
+    var logFormat = "text"
+
     @Flag(name: .shortAndLong, help: "Log more detail.")
     var verbose = false
 
     func validate() throws {
+        guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be text or json, got '\(logFormat)'") }
         guard fps > 0, fps <= 120 else { throw ValidationError("--fps must be between 0 and 120, got \(fps)") }
         guard bitrate >= 50, bitrate <= 100_000 else {
             throw ValidationError("--bitrate must be between 50 and 100000 kbit/s, got \(bitrate)")
@@ -148,6 +153,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        LogFormat(rawValue: logFormat)?.bootstrap()
         var logger = Logger(label: "screenpub")
         logger.logLevel = verbose ? .debug : .info
         let target: X11CaptureTarget =

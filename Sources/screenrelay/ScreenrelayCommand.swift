@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ScreenRelay
 import ServiceLifecycle
+import ScreenService
 
 @main
 struct ScreenrelayCommand: AsyncParsableCommand {
@@ -40,14 +41,19 @@ struct ScreenrelayCommand: AsyncParsableCommand {
     @Option(help: "Seconds a recorded session may have no published stream before its archive stops by itself.")
     var archiveGrace: Double = 10
 
+    @Option(help: "Log lines on standard error: text (what journald shows as is) or json (one object per line).")
+    var logFormat = "text"
+
     @Flag(name: .shortAndLong, help: "Log more detail.")
     var verbose = false
 
     func validate() throws {
+        guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be text or json, got '\(logFormat)'") }
         guard archiveGrace >= 0 else { throw ValidationError("--archive-grace must not be negative") }
     }
 
     func run() async throws {
+        LogFormat(rawValue: logFormat)?.bootstrap()
         var logger = Logger(label: "screenrelay")
         logger.logLevel = verbose ? .debug : .info
         let secret: String
