@@ -105,7 +105,7 @@ actor SessionHub {
     /// While recording: no stream for the grace period → `onIdle`; a stream (again) cancels the countdown.
     private func watchIdleness() {
         guard let onIdle else { return }
-        if router.streamInfos.isEmpty {
+        if router.streamCount == 0 {
             guard idleTimer == nil else { return }
             let grace = archiveGrace
             idleTimer = Task {
@@ -152,7 +152,7 @@ actor SessionHub {
         reportedDrops = router.droppedFrames
         metrics.add(.keyframeRequests, router.keyframeRequestsSent - reportedRequests)
         reportedRequests = router.keyframeRequestsSent
-        let streams = router.streamInfos.count
+        let streams = router.streamCount
         metrics.add(.streams, streams - reportedStreams)
         if streams != reportedStreams { watchIdleness() }
         reportedStreams = streams

@@ -76,6 +76,8 @@ public struct StreamRouter<Frame> {
 
     public var isEmpty: Bool { connections.isEmpty }
     public var streamInfos: [StreamInfo] { streams.keys.sorted().compactMap { streams[$0]?.info } }
+    /// How many streams are published (without building ``streamInfos``: asked after every frame).
+    public var streamCount: Int { streams.count }
     public var connectionInfos: [ConnectionInfo] { connectionOrder.compactMap { connections[$0] } }
     public func streamInfo(_ streamId: UInt32) -> StreamInfo? { streams[streamId]?.info }
     public func subscriberCount(of streamId: UInt32) -> Int { streams[streamId]?.subscribers.count ?? 0 }
