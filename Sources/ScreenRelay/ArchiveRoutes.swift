@@ -29,8 +29,7 @@ extension RelayServer {
     }
 
     func archiveCaller(_ request: Request) async throws -> ArchiveCaller {
-        let header = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : $0 }
-        let presented = header ?? request.uri.queryParameters["token"].map(String.init) ?? ""
+        let presented = bearer(request) ?? request.uri.queryParameters["token"].map(String.init) ?? ""
         if constantTimeEqual(presented, configuration.secret) { return .server }
         guard !presented.isEmpty else {
             throw HTTPError(.unauthorized, message: "archives need the relay secret or a moderator token: Authorization: Bearer <secret or token>")

@@ -274,9 +274,14 @@ public final class RelayServer: Service {
         }
     }
 
+    /// What `Authorization: Bearer …` presents (the header's value as it is without the `Bearer ` prefix).
+    func bearer(_ request: Request) -> String? {
+        request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : $0 }
+    }
+
     /// The session API needs the relay secret: `Authorization: Bearer <secret>`.
     private func authorize(_ request: Request) throws {
-        let presented = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : $0 } ?? ""
+        let presented = bearer(request) ?? ""
         guard constantTimeEqual(presented, configuration.secret) else {
             throw HTTPError(.unauthorized, message: "this call needs the relay secret: Authorization: Bearer <secret>")
         }

@@ -25,6 +25,13 @@ public struct Signal: Sendable, Hashable, Codable {
         self.fromData = fromData
     }
 
+    /// Who sent it, for people: the sender's connection data, else its connection id, else "server".
+    public var senderName: String {
+        guard let from else { return "server" }
+        if let fromData, !fromData.isEmpty { return fromData }
+        return from
+    }
+
     enum CodingKeys: String, CodingKey {
         case type = "signalType"
         case data, to, from, fromData

@@ -18,7 +18,7 @@ struct ChatNotifier: Sendable {
     }
 
     func receive(_ signal: Signal) {
-        let sender = signal.from == nil ? "server" : (signal.fromData?.isEmpty == false ? signal.fromData! : signal.from!)
+        let sender = signal.senderName
         guard signal.type == "chat" else {
             logger.info("signal \(signal.type) from \(sender): \(signal.data)")
             return

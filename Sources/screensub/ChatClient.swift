@@ -70,7 +70,7 @@ struct ChatClient {
     }
 
     private func show(_ signal: Signal, json: Bool) {
-        let sender = signal.from == nil ? "server" : (signal.fromData?.isEmpty == false ? signal.fromData! : signal.from!)
+        let sender = signal.senderName
         if json {
             let object: [String: Any] = [
                 "signalType": signal.type, "data": signal.data, "from": signal.from ?? NSNull(),
