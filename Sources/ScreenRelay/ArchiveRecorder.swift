@@ -8,7 +8,7 @@ import ScreenWire
 import Synchronization
 
 /// Writes a session's streams to WebM files as their frames arrive, without re-encoding: one file per stream
-/// (`stream-<id>.webm`, each starting at a keyframe) with the frames' metadata as its timed metadata track.
+/// (``RelayStore/fileName(stream:)``, each starting at a keyframe) with the frames' metadata as its timed metadata track.
 ///
 /// Writing happens on a serial queue of its own, so a slow disk never holds back the session; the queue is
 /// bounded (``maximumBacklog`` frames) and a recorder that falls that far behind fails rather than growing.
@@ -71,7 +71,7 @@ final class ArchiveRecorder: @unchecked Sendable {
                 // Each file starts at a keyframe (the relay asked the publishers for one when recording began).
                 guard header.isKeyframe else { return }
                 writers[header.streamID] = try WebMWriter(
-                    path: folder.appendingPathComponent("stream-\(header.streamID).webm").path, codec: header.codec,
+                    path: folder.appendingPathComponent(RelayStore.fileName(stream: header.streamID)).path, codec: header.codec,
                     width: header.width, height: header.height, framesPerSecond: framesPerSecond)
                 if resolution.isEmpty { resolution = "\(header.width)x\(header.height)" }
             }
@@ -104,12 +104,12 @@ final class ArchiveRecorder: @unchecked Sendable {
                 for writer in self.writers.values {
                     do { try writer.finish() } catch { self.failure = self.failure ?? "\(error)" }
                 }
-                let files = self.writers.keys.sorted().map { self.folder.appendingPathComponent("stream-\($0).webm") }
+                let files = self.writers.keys.sorted().map { self.folder.appendingPathComponent(RelayStore.fileName(stream: $0)) }
                 self.writers = [:]
-                let size = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int) ?? 0) }
-                let duration = zip(self.first, self.last).map { ($0.1 - $0.0).seconds } ?? 0
+                var duration = 0.0
+                if let first = self.first, let last = self.last { duration = (last - first).seconds }
                 continuation.resume(returning: Summary(
-                    duration: duration, streams: files.count, resolution: self.resolution, size: size,
+                    duration: duration, streams: files.count, resolution: self.resolution, size: RelayStore.size(of: files),
                     sha256: files.first.flatMap(Self.sha256), failure: self.failure))
             }
         }
@@ -123,9 +123,4 @@ final class ArchiveRecorder: @unchecked Sendable {
         while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(data: chunk) }
         return hash.finalize().map { String(format: "%02x", $0) }.joined()
     }
-}
-
-private func zip(_ a: MediaTime?, _ b: MediaTime?) -> (MediaTime, MediaTime)? {
-    guard let a, let b else { return nil }
-    return (a, b)
 }

@@ -142,7 +142,7 @@ extension RelayServer {
         let index = request.uri.queryParameters["stream"].flatMap { Int($0) } ?? 0
         guard files.indices.contains(index) else { throw HTTPError(.notFound, message: "archive \(archive.id) has no stream \(index)") }
         let path = files[index].path
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let size = RelayStore.size(of: [files[index]])
         var headers: HTTPFields = [
             .contentType: "video/webm", .acceptRanges: "bytes",
             .contentDisposition: "attachment; filename=\"\(archive.name.isEmpty ? archive.id : archive.name)-\(index).webm\"",

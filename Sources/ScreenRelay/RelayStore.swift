@@ -92,15 +92,24 @@ final class RelayStore: Sendable {
 
     deinit { close(lockDescriptor) }
 
-    /// The directory holding an archive's files (`stream-<id>.webm`).
+    /// The directory holding an archive's files.
     func folder(of id: String) -> URL { directory.appendingPathComponent(id, isDirectory: true) }
+
+    /// The name of one stream's file in an archive's folder.
+    static func fileName(stream: UInt32) -> String { "stream-\(stream).webm" }
 
     /// The files of an archive, in stream order.
     func files(of id: String) -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder(of: id).path)) ?? []
-        return names.filter { $0.hasSuffix(".webm") }.sorted { a, b in
-            (Int(a.dropFirst(7).dropLast(5)) ?? 0) < (Int(b.dropFirst(7).dropLast(5)) ?? 0)
-        }.map { folder(of: id).appendingPathComponent($0) }
+        let streams = names.compactMap { name in
+            UInt32(name.dropFirst(7).dropLast(5)).flatMap { Self.fileName(stream: $0) == name ? $0 : nil }
+        }
+        return streams.sorted().map { folder(of: id).appendingPathComponent(Self.fileName(stream: $0)) }
+    }
+
+    /// Bytes on disk of `files` together (a missing file counts 0).
+    static func size(of files: [URL]) -> Int {
+        files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int) ?? 0) }
     }
 
     func insert(_ archive: Archive) throws { try database.write { try archive.insert($0) } }
@@ -145,8 +154,9 @@ final class RelayStore: Sendable {
         for var archive in interrupted {
             archive.status = .stopped
             archive.reason = "the relay stopped while recording; the files play up to the last frame written"
-            archive.size = files(of: archive.id).reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int) ?? 0) }
-            archive.streams = files(of: archive.id).count
+            let files = files(of: archive.id)
+            archive.size = Self.size(of: files)
+            archive.streams = files.count
             try update(archive)
             recovered.append(archive)
         }
