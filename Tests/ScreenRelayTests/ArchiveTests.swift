@@ -42,15 +42,10 @@ import Testing
         Task {
             try await RelayClient.connect(transport: relay.server.inProcessTransport, token: token, logger: quietLogger) { link, events in
                 _ = try await events.nextControl()
-                try await link.send(.publish(name: "screen", properties: TestMedia.properties))
-                guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
-                    throw TestFailure("not published")
-                }
+                let stream = try await link.publishTestStream(events)
                 started.withLock { $0 = stream.streamId }
                 if afterKeyframeRequest { _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) }) }
-                for (index, frame) in frames.enumerated() {
-                    try await link.send(TestMedia.header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
-                }
+                try await link.send(frames, streamId: stream.streamId)
                 while !done.value { try await Task.sleep(for: .milliseconds(20)) }
             }
         }
@@ -287,16 +282,11 @@ import Testing
         let publishing = Task {
             try await RelayClient.connect(url: RelayEndpoint.webSocketURL(server: base), token: token, logger: quietLogger) { link, events in
                 _ = try await events.nextControl()
-                try await link.send(.publish(name: "screen", properties: TestMedia.properties))
-                guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
-                    throw TestFailure("not published")
-                }
+                let stream = try await link.publishTestStream(events)
                 let started = ArchiveTests.json(try await call("POST", base + "/archive", json: ["sessionId": sessionId]).1)
                 archiveId.withLock { $0 = started["id"] as? String }
                 _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) })
-                for (index, frame) in frames.enumerated() {
-                    try await link.send(TestMedia.header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
-                }
+                try await link.send(frames, streamId: stream.streamId)
                 while try await events.next() != nil {}
             }
         }

@@ -71,15 +71,10 @@ import Testing
             #expect(sessionId == session.sessionId)
             #expect(role == .publisher)
             #expect(connections.map(\.data) == ["name=viewer"])
-            try await link.send(.publish(name: "screen", properties: Self.properties))
-            guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
-                throw TestFailure("not published")
-            }
+            let stream = try await link.publishTestStream(events)
             // Wait until the subscriber has subscribed: the relay asks us for a keyframe.
             _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) })
-            for (index, frame) in frames.enumerated() {
-                try await link.send(TestMedia.header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
-            }
+            try await link.send(frames, streamId: stream.streamId)
             _ = try await received.value
         }
 
@@ -203,14 +198,9 @@ import Testing
         func publishAndVanish() async throws -> UInt32 {
             try await RelayClient.connect(transport: relay.server.inProcessTransport, token: session.token, logger: quietLogger) { link, events in
                 _ = try await events.nextControl()
-                try await link.send(.publish(name: "screen", properties: Self.properties))
-                guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
-                    throw TestFailure("not published")
-                }
+                let stream = try await link.publishTestStream(events)
                 _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) })
-                for (index, frame) in frames.enumerated() {
-                    try await link.send(TestMedia.header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
-                }
+                try await link.send(frames, streamId: stream.streamId)
                 return stream.streamId
             }
         }
@@ -271,10 +261,7 @@ import Testing
 
         let outcome = try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
             _ = try await events.nextControl()
-            try await link.send(.publish(name: "screen", properties: Self.properties))
-            guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
-                throw TestFailure("not published")
-            }
+            let stream = try await link.publishTestStream(events)
             let healthy = subscriber(healthyToken, stalled: false)
             let stalled = subscriber(stalledToken, stalled: true)
             while subscribed.value < 2 { try await Task.sleep(for: .milliseconds(20)) }

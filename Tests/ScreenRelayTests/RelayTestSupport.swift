@@ -136,3 +136,21 @@ enum TestMedia {
             metadata: frame.metadata, payloadLength: frame.payload.count)
     }
 }
+
+extension RelayLink {
+    /// Publishes a stream with the test properties and returns it once the relay has answered `published`.
+    func publishTestStream(_ events: RelayEvents) async throws -> StreamInfo {
+        try await send(.publish(name: "screen", properties: TestMedia.properties))
+        guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
+            throw TestFailure("not published")
+        }
+        return stream
+    }
+
+    /// Sends `frames` on `streamId`, numbered from 0.
+    func send(_ frames: [CollectedFrame], streamId: UInt32) async throws {
+        for (index, frame) in frames.enumerated() {
+            try await send(TestMedia.header(frame, streamId: streamId, sequence: UInt64(index)), payload: frame.payload)
+        }
+    }
+}
