@@ -80,3 +80,13 @@ public final class KeyframeRequestFlag: Sendable {
     /// Whether a keyframe was asked for since the last call; clears the request.
     public func take() -> Bool { requested.exchange(false, ordering: .acquiring) }
 }
+
+/// Whether the share is paused: set from anywhere (the control socket), read by the capture thread every tick.
+public final class PauseSwitch: Sendable {
+    private let paused = Atomic<Bool>(false)
+
+    public init() {}
+
+    public var isPaused: Bool { paused.load(ordering: .acquiring) }
+    public func set(paused value: Bool) { paused.store(value, ordering: .releasing) }
+}

@@ -18,11 +18,15 @@ public final class CapturePipeline: FrameConsumer {
         /// Keyframe requests from subscribers (through a relay connection). A request is served on the next
         /// tick even when the screen is idle, by encoding the unchanged picture as a keyframe.
         public var keyframeRequests: KeyframeRequestFlag?
+        /// While set, nothing is encoded or sent (not even keepalives or requested keyframes); the first tick
+        /// after it is cleared sends the current picture as a keyframe.
+        public var pause: PauseSwitch?
 
         public init(
             metadata: MetadataPolicy = .captureTime, keepaliveInterval: Double? = 5, duration: Double? = nil,
-            keyframeRequests: KeyframeRequestFlag? = nil
+            keyframeRequests: KeyframeRequestFlag? = nil, pause: PauseSwitch? = nil
         ) {
+            self.pause = pause
             self.metadata = metadata
             self.keepaliveInterval = keepaliveInterval
             self.duration = duration
@@ -38,6 +42,8 @@ public final class CapturePipeline: FrameConsumer {
     private let clock = MonotonicClock()
     private var firstTickTime: MediaTime?
     private var lastSentTime: MediaTime?
+    /// Paused on an earlier tick: the next unpaused one starts again with a keyframe.
+    private var resumeWithKeyframe = false
 
     public init(
         configuration: Configuration, encoder: any VideoEncoder, sinks: [any EncodedFrameSink], stop: StopSignal,
@@ -52,17 +58,28 @@ public final class CapturePipeline: FrameConsumer {
 
     public func consume(_ frame: VideoFrame, sizeChanged: Bool) throws {
         statistics.countCaptured()
-        if sizeChanged || configuration.keyframeRequests?.take() == true { encoder.requestKeyframe() }
+        if isPaused(at: frame.captureTime) { return }
+        if resumeWithKeyframe {
+            // What changed while paused was never converted: convert the whole picture once.
+            frame.markAllChanged()
+        }
+        if resumeWithKeyframe || sizeChanged || configuration.keyframeRequests?.take() == true {
+            resumeWithKeyframe = false
+            encoder.requestKeyframe()
+        }
         try send(frame)
     }
 
     public func consumeUnchanged(_ frame: VideoFrame, at time: MediaTime) throws {
         statistics.countUnchanged()
         checkDuration(time)
-        if configuration.keyframeRequests?.take() == true {
-            // Someone needs a picture to start from: send the unchanged one as a keyframe.
+        if isPaused(at: time) { return }
+        if resumeWithKeyframe || configuration.keyframeRequests?.take() == true {
+            // Someone needs a picture to start from: send the unchanged one as a keyframe. After a pause, what
+            // changed meanwhile was never converted.
+            if resumeWithKeyframe { frame.markAllChanged() } else { frame.changedRects.removeAll(keepingCapacity: true) }
+            resumeWithKeyframe = false
             encoder.requestKeyframe()
-            frame.changedRects.removeAll(keepingCapacity: true)
             try send(frame)
             return
         }
@@ -95,6 +112,15 @@ public final class CapturePipeline: FrameConsumer {
         statistics.addEncodeTime(nanoseconds: clock.nanoseconds(fromTicks: clock.now() - started))
         lastSentTime = frame.captureTime
         checkDuration(frame.captureTime)
+    }
+
+    /// Whether this tick is skipped because the share is paused; remembers to resume with a keyframe.
+    private func isPaused(at time: MediaTime) -> Bool {
+        guard configuration.pause?.isPaused == true else { return false }
+        resumeWithKeyframe = true
+        statistics.countPaused()
+        checkDuration(time)
+        return true
     }
 
     private func checkDuration(_ time: MediaTime) {

@@ -8,6 +8,7 @@ public final class PipelineStatistics: Sendable {
     private let keyframes = Atomic<Int>(0)
     private let keepalives = Atomic<Int>(0)
     private let missed = Atomic<Int>(0)
+    private let paused = Atomic<Int>(0)
     private let bytes = Atomic<Int>(0)
     private let encodeNanoseconds = Atomic<UInt64>(0)
 
@@ -24,6 +25,8 @@ public final class PipelineStatistics: Sendable {
         public var keepalives: Int
         /// Ticks skipped because capture and encoding took longer than the frame interval.
         public var missedTicks: Int
+        /// Ticks skipped because the share was paused.
+        public var pausedTicks: Int
         public var bytesEncoded: Int
         /// Time spent converting and encoding, summed.
         public var encodeSeconds: Double
@@ -34,6 +37,7 @@ public final class PipelineStatistics: Sendable {
             framesCaptured: captured.load(ordering: .relaxed), framesUnchanged: unchanged.load(ordering: .relaxed),
             framesEncoded: encoded.load(ordering: .relaxed), keyframes: keyframes.load(ordering: .relaxed),
             keepalives: keepalives.load(ordering: .relaxed), missedTicks: missed.load(ordering: .relaxed),
+            pausedTicks: paused.load(ordering: .relaxed),
             bytesEncoded: bytes.load(ordering: .relaxed),
             encodeSeconds: Double(encodeNanoseconds.load(ordering: .relaxed)) / 1e9)
     }
@@ -41,6 +45,7 @@ public final class PipelineStatistics: Sendable {
     func countCaptured() { captured.add(1, ordering: .relaxed) }
     func countUnchanged() { unchanged.add(1, ordering: .relaxed) }
     func countKeepalive() { keepalives.add(1, ordering: .relaxed) }
+    func countPaused() { paused.add(1, ordering: .relaxed) }
     func countMissed(_ count: Int) { missed.add(count, ordering: .relaxed) }
     func countEncoded(bytes count: Int, keyframe: Bool) {
         encoded.add(1, ordering: .relaxed)

@@ -147,6 +147,14 @@ public struct StreamRouter<Frame> {
                 return [.sendControl(.error(code: .notFound, message: "you publish no stream \(streamId)"), to: connectionId)]
             }
             return endStream(streamId, reason: "unpublished")
+        case .streamPropertyChanged(let streamId, let properties):
+            guard var stream = streams[streamId], stream.info.connectionId == connectionId else {
+                return [.sendControl(.error(code: .notFound, message: "you publish no stream \(streamId)"), to: connectionId)]
+            }
+            // Kept, so that late joiners see the stream as it is now (paused, say).
+            stream.info.properties = properties
+            streams[streamId] = stream
+            return connectionOrder.map { .sendControl(.streamPropertyChanged(streamId: streamId, properties: properties), to: $0) }
         case .subscribe(let streamId):
             return subscribe(connectionId, to: streamId, now: now)
         case .unsubscribe(let streamId):

@@ -14,11 +14,10 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     public let streamName: String
     private let token: String
     private let logger: Logger
-    private let framesPerSecond: Double
     private let clock = MonotonicClock()
     public let keyframeRequests: KeyframeRequestFlag
     private let onSignal: @Sendable (Signal) -> Void
-    private let state = Locked(State())
+    private let state: Locked<State>
     public let reconnection: Reconnection
 
     /// How the publisher comes back after losing the relay: exponential backoff with jitter, bounded.
@@ -69,6 +68,24 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         var captureDelayMilliseconds: Double?
         /// Wakes the current connection's sender (a new one per connection).
         var wakeUp: AsyncStream<Void>.Continuation?
+        /// False while the share is paused (announced as the stream's `hasVideo`).
+        var videoEnabled = true
+        var framesPerSecond: Double
+        /// Counts changes of the announced properties, so that the sender re-announces after each.
+        var propertiesRevision = 0
+        var connection = ConnectionStatus()
+    }
+
+    /// The publisher's connection as `screenpub status` shows it.
+    public struct ConnectionStatus: Sendable {
+        /// Connected and welcomed by the relay.
+        public var connected = false
+        public var sessionId: String?
+        public var streamId: UInt32?
+        /// Other connections in the session (viewers, screensub, moderators).
+        public var otherConnections = 0
+        /// The last connection problem, cleared on connecting.
+        public var lastProblem: String?
     }
 
     public init(
@@ -81,7 +98,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         self.transport = transport
         self.token = token
         self.streamName = streamName
-        self.framesPerSecond = framesPerSecond
+        self.state = Locked(State(framesPerSecond: framesPerSecond))
         self.keyframeRequests = keyframeRequests
         self.logger = logger
     }
@@ -91,6 +108,28 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
 
     /// Frames dropped because the connection fell behind.
     public var droppedFrames: Int { state.value.droppedFrames }
+
+    public var connectionStatus: ConnectionStatus { state.value.connection }
+
+    /// Pauses (false) or resumes (true) the video: subscribers are told through the stream's `hasVideo`.
+    /// The capture side stops handing frames meanwhile; on resuming, it sends a keyframe.
+    public func setVideoEnabled(_ enabled: Bool) {
+        changeProperties { $0.videoEnabled = enabled }
+    }
+
+    /// Announces a new frame rate (after a configuration reload).
+    public func setFramesPerSecond(_ framesPerSecond: Double) {
+        changeProperties { $0.framesPerSecond = framesPerSecond }
+    }
+
+    private func changeProperties(_ change: (inout State) -> Void) {
+        let wakeUp = state.withLock { state in
+            change(&state)
+            state.propertiesRevision += 1
+            return state.wakeUp
+        }
+        wakeUp?.yield()
+    }
 
     // MARK: Capture thread
 
@@ -154,6 +193,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                 failure = RelayClientError(.closed, "the relay connection failed: \(error)")
             }
             if state.value.finished { return }
+            state.withLock { $0.connection = ConnectionStatus(lastProblem: failure.message) }
             guard reconnection.enabled, !Self.isPermanent(failure) else {
                 state.withLock { $0.failure = failure }
                 throw failure
@@ -196,8 +236,11 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                 throw RelayClientError(.closed, "the relay closed the connection before welcoming us")
             }
             if case .error(let code, let message) = welcome { throw RelayClientError(.refused(code), "the relay refused: \(message)") }
-            guard case .welcome(_, let sessionId, _, _, _) = welcome else {
+            guard case .welcome(_, let sessionId, _, _, let connections) = welcome else {
                 throw RelayClientError(.closed, "the relay did not welcome us")
+            }
+            state.withLock {
+                $0.connection = ConnectionStatus(connected: true, sessionId: sessionId, otherConnections: max(0, connections.count - 1))
             }
             logger.info("connected to \(endpoint), session \(sessionId)")
             let streamId = Locked<UInt32?>(nil)
@@ -219,9 +262,14 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
             switch message {
             case .published(let stream):
                 streamId.withLock { $0 = stream.streamId }
+                state.withLock { $0.connection.streamId = stream.streamId }
                 logger.info("publishing stream \(stream.streamId) (\(stream.properties.width)×\(stream.properties.height), \(stream.properties.codec))")
             case .requestKeyframe:
                 keyframeRequests.request()
+            case .connectionCreated:
+                state.withLock { $0.connection.otherConnections += 1 }
+            case .connectionDestroyed:
+                state.withLock { $0.connection.otherConnections = max(0, $0.connection.otherConnections - 1) }
             case .signal(let signal):
                 onSignal(signal)
             case .error(let code, let message) where code == .invalidSignal || code == .notFound:
@@ -235,16 +283,28 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     }
 
     private func sendFrames(_ link: RelayLink, streamId: Locked<UInt32?>, wakeUps: AsyncStream<Void>) async throws {
-        var publishedId: UInt32?
+        var published: (id: UInt32, properties: StreamProperties, revision: Int)?
         var sequence: UInt64 = 0
         for await _ in wakeUps {
+            if let stream = published {
+                let (revision, videoEnabled, framesPerSecond) = state.withLock {
+                    ($0.propertiesRevision, $0.videoEnabled, $0.framesPerSecond)
+                }
+                if revision != stream.revision {
+                    var properties = stream.properties
+                    properties.hasVideo = videoEnabled
+                    properties.estimatedFramesPerSecond = framesPerSecond
+                    try await link.send(.streamPropertyChanged(streamId: stream.id, properties: properties))
+                    published = (stream.id, properties, revision)
+                }
+            }
             while true {
                 let (next, finished) = state.withLock { state -> (PendingFrame?, Bool) in
                     (state.queue.isEmpty ? nil : state.queue.removeFirst(), state.finished)
                 }
                 guard let frame = next else {
                     if finished {
-                        if let publishedId { try await link.send(.unpublish(streamId: publishedId)) }
+                        if let published { try await link.send(.unpublish(streamId: published.id)) }
                         try await link.close()
                         return
                     }
@@ -252,11 +312,11 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                 }
                 // The stream is announced at its first frame, when codec and size are known.
                 let id: UInt32
-                if let publishedId {
-                    id = publishedId
+                if let published {
+                    id = published.id
                 } else {
-                    id = try await publish(frame, link: link, streamId: streamId)
-                    publishedId = id
+                    published = try await publish(frame, link: link, streamId: streamId)
+                    id = published!.id
                 }
                 let header = MediaFrameHeader(
                     streamID: id, sequence: sequence, flags: frame.isKeyframe ? [.keyframe] : [], codec: frame.codec,
@@ -270,14 +330,18 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     }
 
     /// Sends `publish` and waits for the relay's `published`, which ``readEvents(_:streamId:)`` records.
-    private func publish(_ frame: PendingFrame, link: RelayLink, streamId: Locked<UInt32?>) async throws -> UInt32 {
+    private func publish(
+        _ frame: PendingFrame, link: RelayLink, streamId: Locked<UInt32?>
+    ) async throws -> (id: UInt32, properties: StreamProperties, revision: Int) {
+        let current = state.value
         let properties = StreamProperties(
             videoType: .screen, codec: frame.codec, width: frame.width, height: frame.height,
-            estimatedFramesPerSecond: framesPerSecond,
-            estimatedCaptureDelayMilliseconds: ((state.value.captureDelayMilliseconds ?? 0) * 10).rounded() / 10)
+            estimatedFramesPerSecond: current.framesPerSecond,
+            estimatedCaptureDelayMilliseconds: ((current.captureDelayMilliseconds ?? 0) * 10).rounded() / 10,
+            hasVideo: current.videoEnabled)
         try await link.send(.publish(name: streamName, properties: properties))
         while true {
-            if let id = streamId.value { return id }
+            if let id = streamId.value { return (id, properties, current.propertiesRevision) }
             try await Task.sleep(for: .milliseconds(5))
         }
     }

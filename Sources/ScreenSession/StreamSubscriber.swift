@@ -37,13 +37,15 @@ public struct StreamSubscriber: Sendable {
     }
 
     /// Runs until the stream ends, the connection closes or `frameLimit` frames have arrived.
-    /// `onStream` is told which stream was chosen; renderer and sink are made for it then. Throws ``RelayClientError`` when the relay refuses.
+    /// `onStream` is told which stream was chosen; renderer and sink are made for it then; `onPropertiesChanged`
+    /// hears when its publisher pauses or resumes it (`hasVideo`) or changes its frame rate. Throws ``RelayClientError`` when the relay refuses.
     public func run(
         frameLimit: Int? = nil,
         makeDecoder: @escaping @Sendable (VideoCodec) throws -> any VideoDecoder,
         makeRenderer: (@Sendable (StreamInfo) throws -> any VideoRenderer)? = nil,
         makeSink: (@Sendable (StreamInfo) throws -> any EncodedFrameSink)? = nil,
-        onStream: @escaping @Sendable (String, StreamInfo) -> Void = { _, _ in }
+        onStream: @escaping @Sendable (String, StreamInfo) -> Void = { _, _ in },
+        onPropertiesChanged: @escaping @Sendable (StreamInfo) -> Void = { _ in }
     ) async throws -> SubscriptionSummary {
         let wanted = streamId
         let logger = logger
@@ -77,6 +79,9 @@ public struct StreamSubscriber: Sendable {
                 case .control(.streamDestroyed(let id, let reason)) where id == summary.stream?.streamId:
                     summary.ending = "the stream ended (\(reason))"
                     return summary
+                case .control(.streamPropertyChanged(let id, let properties)) where id == summary.stream?.streamId:
+                    summary.stream?.properties = properties
+                    if let stream = summary.stream { onPropertiesChanged(stream) }
                 case .control(.error(let code, let message)):
                     throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")
                 case .media(let header, let payload):

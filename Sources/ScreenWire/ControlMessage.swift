@@ -56,6 +56,9 @@ public enum ControlMessage: Sendable, Hashable {
     case requestKeyframe(streamId: UInt32)
     /// Both ways: a client sends a signal; the relay delivers it with `from` and `fromData` filled in.
     case signal(Signal)
+    /// Both ways: the publisher changed its stream's properties (paused or resumed video, a new frame rate);
+    /// the relay keeps them and tells everyone in the session (the seed's `streamPropertyChanged`).
+    case streamPropertyChanged(streamId: UInt32, properties: StreamProperties)
 
     // Relay → client.
     case welcome(connectionId: String, sessionId: String, role: Role, streams: [StreamInfo], connections: [ConnectionInfo])
@@ -85,6 +88,7 @@ public enum ControlMessage: Sendable, Hashable {
         case .unsubscribe: "unsubscribe"
         case .requestKeyframe: "requestKeyframe"
         case .signal: "signal"
+        case .streamPropertyChanged: "streamPropertyChanged"
         case .archiveStarted: "archiveStarted"
         case .archiveStopped: "archiveStopped"
         case .welcome: "welcome"
@@ -136,6 +140,9 @@ public enum ControlMessage: Sendable, Hashable {
             case "unsubscribe": return .unsubscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "requestKeyframe": return .requestKeyframe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "signal": return .signal(try decoder.decode(Signal.self, from: bytes))
+            case "streamPropertyChanged":
+                let body = try decoder.decode(StreamPropertiesBody.self, from: bytes)
+                return .streamPropertyChanged(streamId: body.streamId, properties: body.properties)
             case "archiveStarted":
                 let body = try decoder.decode(ArchiveStartedBody.self, from: bytes)
                 return .archiveStarted(archiveId: body.archiveId, name: body.name)
@@ -180,6 +187,7 @@ private struct Head: Decodable {
 private struct HelloBody: Codable { var token: String; var client: String? }
 private struct PublishBody: Codable { var name: String?; var properties: StreamProperties }
 private struct StreamBody: Codable { var streamId: UInt32 }
+private struct StreamPropertiesBody: Codable { var streamId: UInt32; var properties: StreamProperties }
 private struct WelcomeBody: Codable {
     var connectionId: String
     var sessionId: String
@@ -220,6 +228,8 @@ private struct Envelope: Encodable {
         case .connectionDestroyed(let id): try ConnectionIDBody(connectionId: id).encode(to: encoder)
         case .error(let code, let message): try ErrorBody(code: code.rawValue, message: message).encode(to: encoder)
         case .signal(let signal): try signal.encode(to: encoder)
+        case .streamPropertyChanged(let id, let properties):
+            try StreamPropertiesBody(streamId: id, properties: properties).encode(to: encoder)
         case .archiveStarted(let id, let name): try ArchiveStartedBody(archiveId: id, name: name).encode(to: encoder)
         case .archiveStopped(let id, let status, let reason):
             try ArchiveStoppedBody(archiveId: id, status: status, reason: reason).encode(to: encoder)

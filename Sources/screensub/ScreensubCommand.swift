@@ -170,7 +170,21 @@ struct ScreensubCommand: AsyncParsableCommand {
                 onStream: { sessionId, stream in
                     if !asJSON {
                         let p = stream.properties
-                        emit("session \(sessionId): stream \(stream.streamId) \"\(stream.name)\", \(p.videoType) \(p.width)×\(p.height) \(p.codec) ~\(p.estimatedFramesPerSecond) fps")
+                        emit("session \(sessionId): stream \(stream.streamId) \"\(stream.name)\", \(p.videoType) \(p.width)×\(p.height) \(p.codec) ~\(p.estimatedFramesPerSecond) fps\(p.hasVideo ? "" : ", paused")")
+                    }
+                },
+                onPropertiesChanged: { stream in
+                    let p = stream.properties
+                    if asJSON {
+                        let object: [String: Any] = [
+                            "event": "streamPropertyChanged", "streamId": Int(stream.streamId), "hasVideo": p.hasVideo,
+                            "estimatedFramesPerSecond": p.estimatedFramesPerSecond,
+                        ]
+                        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+                            emit(String(decoding: data, as: UTF8.self))
+                        }
+                    } else {
+                        emit("stream \(stream.streamId): \(p.hasVideo ? "video on" : "paused by the publisher (last picture kept)"), ~\(p.estimatedFramesPerSecond) fps")
                     }
                 })
             if !json { emit("\(summary.framesReceived) frames received, \(summary.framesRendered) decoded; \(summary.ending)") }

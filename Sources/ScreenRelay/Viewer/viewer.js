@@ -76,6 +76,7 @@ const page = {
   chatForm: document.getElementById('chat-form'),
   chatInput: document.getElementById('chat-input'),
   recordingBadge: document.getElementById('recording-badge'),
+  pausedBadge: document.getElementById('paused-badge'),
 };
 const MAX_SIGNAL_DATA = 8192;
 const MAX_CHAT_LINES = 200;
@@ -86,6 +87,8 @@ const viewer = {
   connectionId: null,
   streams: new Map(),
   currentStreamId: null,
+  /// The watched stream's publisher has paused it (its `hasVideo` is false); the last picture stays.
+  paused: false,
   framesDecoded: 0,
   framesSkipped: 0,
   decoderErrors: 0,
@@ -241,6 +244,13 @@ class Viewer {
     socket.onclose = (event) => this.closed(event);
   }
 
+  /// Shows whether the watched stream is paused (`hasVideo` false: no frames until it resumes).
+  showPaused() {
+    const stream = viewer.streams.get(viewer.currentStreamId);
+    viewer.paused = Boolean(stream && stream.properties && stream.properties.hasVideo === false);
+    page.pausedBadge.hidden = !viewer.paused;
+  }
+
   send(message) {
     if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ v: 1, ...message }));
   }
@@ -272,6 +282,7 @@ class Viewer {
           this.player?.closeDecoder();
           this.player = null;
           viewer.currentStreamId = null;
+          this.showPaused();
           setStatus(`The stream ended (${message.reason}); waiting for the publisher…`);
         }
         this.pickStream();
@@ -292,7 +303,14 @@ class Viewer {
         break;
       case 'subscribed':
         setStatus(`Watching ${viewer.streams.get(message.streamId)?.name || 'stream ' + message.streamId}`);
+        this.showPaused();
         break;
+      case 'streamPropertyChanged': {
+        const stream = viewer.streams.get(message.streamId);
+        if (stream) stream.properties = message.properties;
+        if (message.streamId === viewer.currentStreamId) this.showPaused();
+        break;
+      }
       case 'error':
         console.warn(`screenpub viewer: relay error ${message.code}: ${message.message}`);
         if (message.code === 'invalidSignal' || message.code === 'forbidden') this.showNotice(`Not sent: ${message.message}`);

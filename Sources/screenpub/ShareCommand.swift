@@ -14,19 +14,11 @@ import ScreenService
 import FoundationNetworking
 #endif
 
-/// Exit codes, documented in `--help` and the README.
-enum ExitStatus {
-    /// Capture, encoding or writing failed after starting (display lost, window closed, disk full).
-    static let runtimeFailure: Int32 = 1
-    /// Could not start: no display, unknown window or monitor, region outside the screen, unwritable output.
-    static let cannotStart: Int32 = 2
-}
-
-@main
-struct ScreenpubCommand: AsyncParsableCommand {
+/// `screenpub [share]`: capture, encode and publish until stopped.
+struct ShareCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "screenpub",
-        abstract: "Share a Linux screen as a low-frame-rate, damage-driven VP9/VP8 screen stream.",
+        commandName: "share",
+        abstract: "Share the screen (the default command: `screenpub --fps 5` is `screenpub share --fps 5`).",
         discussion: """
             Captures the X11 root window (or one monitor, window or region) with MIT-SHM, skips ticks on which \
             nothing changed (XDamage), encodes with libvpx (VP9 screen-content tuning by default) and publishes \
@@ -38,13 +30,22 @@ struct ScreenpubCommand: AsyncParsableCommand {
             inside screenpub on 127.0.0.1 (--port), whose session and viewer URLs are printed (its HTTP API takes \
             $SCREENRELAY_SECRET when set, else a random secret).
 
-            Exit status: 0 finished (duration reached, or stopped with SIGINT/SIGTERM: the file is complete); \
-            1 capture, encoding or writing failed after starting (what was recorded stays readable); \
-            2 could not start (no display, unknown window or monitor, bad region, output not writable or \
-            already there without --overwrite); \
-            64 invalid command line.
-            """,
-        version: "0.1.0")
+            Settings: every option can also be set in $XDG_CONFIG_HOME/screenpub/config.toml (or --config FILE) \
+            as `name = value` with the option's long name (`fps = 5`, `server = "http://relay:8090"`, \
+            `cursor = false`), or in the environment as SCREENPUB_NAME (SCREENPUB_FPS=5). The command line wins \
+            over the environment, which wins over the file. SIGHUP reads them again: capture and encoding \
+            settings (fps, bitrate, speed, threads, metadata, keepalive, cursor, display and target) take effect \
+            at once, without dropping the stream; the others at the next start.
+
+            Control: while sharing, `screenpub status|pause|resume|stop` talk to it over the control socket \
+            $XDG_RUNTIME_DIR/screenpub.sock (mode 0600).
+
+            Exit status: 0 finished (duration reached, or stopped with SIGINT/SIGTERM or `screenpub stop`: the \
+            file is complete); 1 capture, encoding or writing failed after starting (what was recorded stays \
+            readable); 2 could not start (no display, unknown window or monitor, bad region, output not \
+            writable or already there without --overwrite, control socket in use); 64 invalid command line; \
+            78 invalid configuration file or SCREENPUB_* variable.
+            """)
 
     @Option(help: "Frames per second to capture (at most; unchanged ticks cost almost nothing).")
     var fps: Double = 5
@@ -85,8 +86,10 @@ struct ScreenpubCommand: AsyncParsableCommand {
     @Option(help: "Port of the relay started inside screenpub when neither --server nor --output is given (0: any free port).")
     var port: Int = 8090
 
-    @Flag(help: "With --server: exit when the relay cannot be reached or the connection drops, instead of reconnecting with backoff (0.25 s doubling to 15 s, ±20 % jitter).")
-    var noReconnect = false
+    @Flag(
+        inversion: .prefixedNo,
+        help: "With --server: when the relay cannot be reached or the connection drops, reconnect with backoff (0.25 s doubling to 15 s, ±20 % jitter); --no-reconnect exits instead.")
+    var reconnect = true
 
     @Option(help: "Where the embedded relay keeps archives (default: $XDG_STATE_HOME/screenpub/relay-PORT; none with --port 0).")
     var dataDir: String?
@@ -106,14 +109,20 @@ struct ScreenpubCommand: AsyncParsableCommand {
     @Option(help: "libvpx speed (cpu-used): VP9 5–9 (default 8), VP8 4–16 (default 12); higher is faster, coarser.")
     var speed: Int?
 
-    @Flag(help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them.")
+    @Flag(inversion: .prefixedNo, help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them.")
     var notifyChat = false
 
-    @Flag(help: "Do not draw the pointer into the frames.")
-    var noCursor = false
+    @Flag(inversion: .prefixedNo, help: "Draw the pointer into the frames.")
+    var cursor = true
 
-    @Flag(help: "Capture with XGetImage even when MIT-SHM is available (for comparison).")
-    var noShm = false
+    @Flag(inversion: .prefixedNo, help: "Capture with MIT-SHM when available (--no-shm: XGetImage, for comparison).")
+    var shm = true
+
+    @Option(help: "The control socket for `screenpub status|pause|resume|stop` (default: $XDG_RUNTIME_DIR/screenpub.sock; none without $XDG_RUNTIME_DIR).")
+    var controlSocket: String?
+
+    @Option(help: "Read settings from this TOML file instead of $XDG_CONFIG_HOME/screenpub/config.toml.")
+    var config: String?
 
     @Option(help: "Log lines on standard error: text (what journald shows as is) or json (one object per line).")
     var logFormat = "text"
@@ -152,137 +161,54 @@ struct ScreenpubCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
 
+    /// What the capture thread needs; a SIGHUP reload swaps it for a new one.
+    var captureSettings: CaptureSettings {
+        let target: X11CaptureTarget =
+            if let monitor { .monitor(monitor) } else if let window { .window(parseWindowID(window)!) } else if let region
+        { .region(PixelRect(parsing: region)!) } else { .rootWindow }
+        let keepaliveSeconds = keepalive ?? (output != nil && server == nil ? 0 : 5)
+        return CaptureSettings(
+            framesPerSecond: fps, target: target,
+            capture: X11CaptureOptions(displayName: display, target: target, drawsCursor: cursor, usesSharedMemory: shm),
+            encoder: VPXEncoderConfiguration(
+                codec: codec, bitrateKbps: bitrate, framesPerSecond: fps,
+                threads: threads ?? (fps >= 15 && ProcessInfo.processInfo.activeProcessorCount >= 2 ? 2 : 1), speed: speed),
+            // validate() has checked the metadata option.
+            metadata: (try? MetadataPolicy(option: metadata)) ?? .captureTime,
+            keepaliveInterval: keepaliveSeconds > 0 ? keepaliveSeconds : nil, duration: duration)
+    }
+
+    /// Settings that only a restart changes: where the stream goes and how the process runs.
+    var startupSettings: [String: String] {
+        [
+            "codec": codec.rawValue, "output": output ?? "", "server": server ?? "", "token": token ?? "", "port": String(port),
+            "reconnect": String(reconnect), "data-dir": dataDir ?? "", "control-socket": controlSocket ?? "",
+            "log-format": logFormat, "notify-chat": String(notifyChat), "overwrite": String(overwrite),
+        ]
+    }
+
     func run() async throws {
         LogFormat(rawValue: logFormat)?.bootstrap()
         var logger = Logger(label: "screenpub")
         logger.logLevel = verbose ? .debug : .info
-        let target: X11CaptureTarget =
-            if let monitor { .monitor(monitor) } else if let window { .window(parseWindowID(window)!) } else if let region
-        { .region(PixelRect(parsing: region)!) } else { .rootWindow }
-        let captureOptions = X11CaptureOptions(
-            displayName: display, target: target, drawsCursor: !noCursor, usesSharedMemory: !noShm)
-        let encoderConfiguration = VPXEncoderConfiguration(
-            codec: codec, bitrateKbps: bitrate, framesPerSecond: fps,
-            threads: threads ?? (fps >= 15 && ProcessInfo.processInfo.activeProcessorCount >= 2 ? 2 : 1), speed: speed)
-        let keepaliveSeconds = keepalive ?? (output != nil && server == nil ? 0 : 5)
-        let pipelineConfiguration = CapturePipeline.Configuration(
-            metadata: try MetadataPolicy(option: metadata), keepaliveInterval: keepaliveSeconds > 0 ? keepaliveSeconds : nil,
-            duration: duration)
-        let outputPath = output
-        let overwrite = self.overwrite
-        let fps = self.fps
-        let statistics = PipelineStatistics()
-        let started = StartupReport()
-
-        // Where the stream goes: a relay (given, or started here) and/or a file.
-        var embeddedRelay: (group: ServiceGroup, task: Task<Void, any Error>)?
-        var publisher: RelayPublisher?
-        // The embedded relay's URLs, printed once the capture has started (not before a display error).
-        var announcement: String?
-        if let server {
-            let credentials: (url: String, token: String, announcement: String?)
-            do {
-                credentials = try await Self.credentials(server: server, token: token)
-                announcement = credentials.announcement
-            } catch {
-                logger.error("\(String(describing: error))")
-                throw ExitCode(ExitStatus.cannotStart)
-            }
-            publisher = RelayPublisher(
-                transport: WebSocketTransport(url: credentials.url), token: credentials.token, framesPerSecond: fps,
-                reconnection: noReconnect ? .never : RelayPublisher.Reconnection(), logger: logger,
-                onSignal: ChatNotifier(logger: logger, notifies: notifyChat).receive)
-        } else if output == nil {
-            do {
-                let relay = try await Self.embeddedRelay(port: port, dataDirectory: dataDir, logger: logger)
-                // Its own group, so that it shuts down gracefully after the capture has finished the stream.
-                let relayGroup = ServiceGroup(services: [relay], logger: logger)
-                let task = Task { try await relayGroup.run() }
-                embeddedRelay = (relayGroup, task)
-                let session = try await relay.createSession(connectionData: "screenpub")
-                announcement = Self.announcement(session)
-                // In process: the same protocol without a socket between capture and relay.
-                publisher = RelayPublisher(
-                    transport: relay.inProcessTransport, token: session.token, framesPerSecond: fps, logger: logger,
-                    onSignal: ChatNotifier(logger: logger, notifies: notifyChat).receive)
-            } catch {
-                logger.error("cannot start the relay on 127.0.0.1:\(port): \(String(describing: error))")
-                throw ExitCode(ExitStatus.cannotStart)
-            }
-        }
-        let relayPublisher = publisher
-        let relayAnnouncement = announcement
-
-        let capture = CaptureService(framesPerSecond: fps, logger: logger) { [logger, relayPublisher, relayAnnouncement] stop in
-            let publisher = relayPublisher
-            let source: XShmFrameSource
-            do {
-                source = try XShmFrameSource(options: captureOptions, logger: logger)
-            } catch {
-                started.fail(error)
-                throw error
-            }
-            var sinks: [any EncodedFrameSink] = []
-            if let outputPath {
-                do {
-                    // Fail before capturing if the file cannot be created, not at the first frame.
-                    try probeWritable(outputPath, overwrite: overwrite)
-                } catch {
-                    started.fail(error)
-                    throw error
-                }
-                sinks.append(RecordingSink(path: outputPath, framesPerSecond: fps))
-            }
-            if let publisher { sinks.append(publisher) }
-            let size = source.size
-            let destinations = [outputPath, publisher?.endpoint].compactMap { $0 }.joined(separator: " and ")
-            logger.info(
-                "capturing \(describe(target)) of \(source.displayName) (\(size.width)×\(size.height)) at \(fps) fps with \(source.usesSharedMemory ? "MIT-SHM" : "XGetImage"), \(encoderConfiguration.codec) \(encoderConfiguration.bitrateKbps) kbit/s → \(destinations)"
-            )
-            var configuration = pipelineConfiguration
-            configuration.keyframeRequests = publisher?.keyframeRequests
-            let pipeline = CapturePipeline(
-                configuration: configuration, encoder: VPXEncoder(configuration: encoderConfiguration),
-                sinks: sinks, stop: stop, statistics: statistics)
-            started.succeed()
-            if let relayAnnouncement { printNow(relayAnnouncement) }
-            return (source, pipeline)
-        }
-        let status = StatusReporter(statistics: statistics, logger: logger, interactive: isatty(STDERR_FILENO) == 1)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: (publisher.map {
-                    [ServiceGroupConfiguration.ServiceConfiguration(service: PublisherService(publisher: $0), successTerminationBehavior: .ignore)]
-                } ?? [])
-                    + [
-                        .init(service: capture, successTerminationBehavior: .gracefullyShutdownGroup),
-                        .init(service: status),
-                    ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: Logger(label: "screenpub.services", factory: { _ in SwiftLogNoOpLogHandler() })))
-        let outcome: Result<Void, any Error>
-        do { outcome = .success(try await group.run()) } catch { outcome = .failure(error) }
-        if let embeddedRelay {
-            await embeddedRelay.group.triggerGracefulShutdown()
-            _ = await embeddedRelay.task.result
-        }
-        if case .failure(let error) = outcome {
-            let reason = started.failure ?? error
-            status.clearLine()
-            logger.error("\(String(describing: reason))")
-            throw ExitCode(started.didStart ? ExitStatus.runtimeFailure : ExitStatus.cannotStart)
-        }
-        status.clearLine()
- let totals = statistics.snapshot()
-        logger.info(
-            "\(destinationsSummary(outputPath, publisher)): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed"
-        )
+        try await ShareRun(command: self, logger: logger).run()
     }
 }
 
-extension ScreenpubCommand {
+/// The capture side's settings (see ``ShareCommand/captureSettings``).
+struct CaptureSettings: Sendable, Equatable {
+    var framesPerSecond: Double
+    var target: X11CaptureTarget
+    var capture: X11CaptureOptions
+    var encoder: VPXEncoderConfiguration
+    var metadata: MetadataPolicy
+    var keepaliveInterval: Double?
+    var duration: Double?
+}
+
+extension ShareCommand {
     /// The WebSocket URL and token to publish with: the given token, or a new session made with the secret.
-    static func credentials(server: String, token: String?) async throws -> (url: String, token: String, announcement: String?) {
+    static func credentials(server: String, token: String?) async throws -> (url: String, token: String, session: RelayServer.SessionCreated?) {
         let base = server.hasSuffix("/") ? String(server.dropLast()) : server
         if let token { return (RelayEndpoint.webSocketURL(server: base), token, nil) }
         guard let secret = ProcessInfo.processInfo.environment["SCREENRELAY_SECRET"], !secret.isEmpty else {
@@ -302,7 +228,7 @@ extension ScreenpubCommand {
         else {
             throw OutputProblem("the relay at \(base) did not create a session: \(String(decoding: data.prefix(200), as: UTF8.self))")
         }
-        return (session.relayURL, session.token, announcement(session))
+        return (session.relayURL, session.token, session)
     }
 
     /// What screenpub prints about a session it made: scripts read these lines.
@@ -346,7 +272,7 @@ func printNow(_ text: String) {
     FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }
 
-private func destinationsSummary(_ output: String?, _ publisher: RelayPublisher?) -> String {
+func destinationsSummary(_ output: String?, _ publisher: RelayPublisher?) -> String {
     [output.map { "wrote \($0)" }, publisher.map { "published to \($0.endpoint)" }].compactMap { $0 }.joined(separator: " and ")
 }
 
@@ -366,7 +292,7 @@ func parseWindowID(_ text: String) -> UInt? {
     return value.flatMap { $0 == 0 ? nil : $0 }
 }
 
-private func describe(_ target: X11CaptureTarget) -> String {
+func describe(_ target: X11CaptureTarget) -> String {
     switch target {
     case .rootWindow: "the screen"
     case .monitor(let index): "monitor \(index)"
@@ -376,7 +302,7 @@ private func describe(_ target: X11CaptureTarget) -> String {
 }
 
 /// Creates the output file to prove it can be written, refusing to replace a recording unless told to.
-private func probeWritable(_ path: String, overwrite: Bool) throws {
+func probeWritable(_ path: String, overwrite: Bool) throws {
     if !overwrite, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 {
         throw OutputProblem("\(path) exists (\(size) bytes); pass --overwrite to replace it")
     }

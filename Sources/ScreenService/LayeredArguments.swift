@@ -1,0 +1,232 @@
+public import ArgumentParser
+import Foundation
+import TOMLKit
+
+/// A command's settings from three layers, later ones winning: a TOML file, `PREFIX_*` environment variables,
+/// then the command line.
+///
+/// The file and the environment are turned into the command's own flags and put before the command line, so
+/// that one parser and one `validate()` judge every value, whatever its origin, and the command line wins (for
+/// a repeated option the last value counts). The file's keys are the long option names (`fps = 10`,
+/// `data-dir = "/srv/relay"`; `_` may stand for `-`); an on/off flag pair `--x`/`--no-x` is the key `x` with
+/// a boolean. The environment uses the same names upper-cased: `SCREENPUB_FPS=10`, `SCREENPUB_CURSOR=false`.
+/// Only known names are read from the environment; unknown keys in the file are errors.
+public struct LayeredArguments: Sendable {
+    /// File and environment settings as flags, then the command line.
+    public let arguments: [String]
+    /// Where each option not given on the command line got its value: "FILE line N (key = value)", "$NAME".
+    public let origins: [String: String]
+    /// The file that was read, if any.
+    public let configurationFile: String?
+
+    /// Reads `file` (when given; a missing file is fine unless `required`) and the environment for `command`.
+    public init(
+        command: any ParsableArguments.Type, commandLine: [String], file: String?, fileRequired: Bool,
+        environment: [String: String], environmentPrefix: String
+    ) throws(ConfigurationError) {
+        let options = OptionTable(command)
+        var layered: [String] = []
+        var origins: [String: String] = [:]
+        if let file {
+            let text: String
+            if let contents = FileManager.default.contents(atPath: file) {
+                text = String(decoding: contents, as: UTF8.self)
+            } else if fileRequired || FileManager.default.fileExists(atPath: file) {
+                throw ConfigurationError("cannot read the configuration file \(file)")
+            } else {
+                text = ""
+            }
+            for setting in try Self.settings(inFile: file, text: text, options: options) {
+                layered += setting.arguments
+                origins[setting.option] = setting.origin
+            }
+            configurationFile = file
+        } else {
+            configurationFile = nil
+        }
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix(environmentPrefix) {
+            let key = name.dropFirst(environmentPrefix.count).lowercased().replacingOccurrences(of: "_", with: "-")
+            guard let option = options.byKey[key] else { continue }
+            let arguments: [String]
+            switch option.kind {
+            case .value:
+                arguments = ["--\(key)", value]
+            case .flag(let on, let off):
+                guard let enabled = Self.boolean(value) else {
+                    throw ConfigurationError("$\(name) must be true or false (1/0, yes/no), got '\(value)'")
+                }
+                guard let flag = enabled ? on : off else { continue }
+                arguments = ["--\(flag)"]
+            }
+            layered += arguments
+            origins[key] = "$\(name)"
+        }
+        // Whatever the command line gives, it says last.
+        for argument in commandLine where argument.hasPrefix("--") {
+            let name = String(argument.dropFirst(2).prefix { $0 != "=" })
+            origins[options.byFlag[name] ?? name] = nil
+        }
+        arguments = layered + commandLine
+        self.origins = origins
+    }
+
+    /// Names where a bad value came from when `message` (a parse or validation error) is about an option that
+    /// was set in the file or the environment; nil when it is about the command line.
+    public func explain(_ message: String) -> String? {
+        for match in message.matches(of: /--([a-z0-9][a-z0-9-]*)/) {
+            let flag = String(match.output.1)
+            let key = flag.hasPrefix("no-") && origins[flag] == nil ? String(flag.dropFirst(3)) : flag
+            if let origin = origins[key] { return "\(origin): \(message)" }
+        }
+        return nil
+    }
+
+    /// The default file: `$XDG_CONFIG_HOME/APPLICATION/config.toml` (or `~/.config/…`).
+    public static func defaultFile(application: String, environment: [String: String]) -> String {
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+        return "\(base)/\(application)/config.toml"
+    }
+
+    /// The value of `--config PATH` / `--config=PATH` on a command line, if given.
+    public static func configOption(in commandLine: [String]) -> String? {
+        for (index, argument) in commandLine.enumerated() {
+            if argument == "--config", index + 1 < commandLine.count { return commandLine[index + 1] }
+            if argument.hasPrefix("--config=") { return String(argument.dropFirst("--config=".count)) }
+        }
+        return nil
+    }
+
+    // MARK: The file
+
+    private struct Setting {
+        var option: String
+        var arguments: [String]
+        var origin: String
+    }
+
+    private static func settings(inFile file: String, text: String, options: OptionTable) throws(ConfigurationError) -> [Setting] {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigurationError("\(file) line \(error.source.begin.line): \(error.description)")
+        } catch {
+            throw ConfigurationError("\(file): \(error)")
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var settings: [Setting] = []
+        for rawKey in table.keys {
+            let line = Self.line(of: rawKey, in: lines)
+            let place = "\(file) line \(line)"
+            let key = rawKey.replacingOccurrences(of: "_", with: "-")
+            guard let option = options.byKey[key], let value = table[rawKey]?.tomlValue else {
+                let known = options.byKey.keys.sorted().joined(separator: ", ")
+                throw ConfigurationError("\(place): unknown key '\(rawKey)' (known keys: \(known))")
+            }
+            let written = "\(rawKey) = \(value.debugDescription)"
+            switch (option.kind, value.type) {
+            case (.value, .string):
+                settings.append(Setting(option: key, arguments: ["--\(key)", value.string ?? ""], origin: "\(place) (\(written))"))
+            case (.value, .int):
+                settings.append(Setting(option: key, arguments: ["--\(key)", String(value.int ?? 0)], origin: "\(place) (\(written))"))
+            case (.value, .double):
+                settings.append(Setting(option: key, arguments: ["--\(key)", String(value.double ?? 0)], origin: "\(place) (\(written))"))
+            case (.flag(let on, let off), .bool):
+                if let flag = (value.bool ?? false) ? on : off {
+                    settings.append(Setting(option: key, arguments: ["--\(flag)"], origin: "\(place) (\(written))"))
+                }
+            case (.flag, _):
+                throw ConfigurationError("\(place): '\(rawKey)' must be true or false, got \(value.debugDescription)")
+            case (.value, _):
+                throw ConfigurationError("\(place): '\(rawKey)' must be a string or a number, got \(value.debugDescription)")
+            }
+        }
+        return settings.sorted { $0.origin < $1.origin }
+    }
+
+    /// The line on which a top-level key is set, for messages (1 when it cannot be told).
+    private static func line(of key: String, in lines: [Substring]) -> Int {
+        for (index, line) in lines.enumerated() {
+            let trimmed = line.drop { $0 == " " || $0 == "\t" }
+            for spelling in [key, "\"\(key)\"", "'\(key)'"] where trimmed.hasPrefix(spelling) {
+                if trimmed.dropFirst(spelling.count).drop(while: { $0 == " " || $0 == "\t" }).first == "=" { return index + 1 }
+            }
+        }
+        return 1
+    }
+
+    static func boolean(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": true
+        case "0", "false", "no", "off": false
+        default: nil
+        }
+    }
+}
+
+/// A configuration file or environment variable that cannot be used; the message names where and why.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The command's long options, read from ArgumentParser's own description of it, so that the file accepts
+/// exactly what the command line does.
+private struct OptionTable {
+    enum Kind {
+        /// `--key VALUE`.
+        case value
+        /// `--on` for true, `--off` for false (either may be missing: a lone `--verbose` has no off).
+        case flag(on: String?, off: String?)
+    }
+    struct Option {
+        var kind: Kind
+    }
+
+    /// Option key (as in the file) → what it takes.
+    var byKey: [String: Option] = [:]
+    /// Any long flag spelling → its key (`no-cursor` → `cursor`).
+    var byFlag: [String: String] = [:]
+
+    /// Not settings: asking for help, versions, the file itself.
+    static let excluded: Set<String> = ["help", "version", "config", "generate-completion-script", "experimental-dump-help"]
+
+    init(_ command: any ParsableArguments.Type) {
+        // `_dumpHelp()` is ArgumentParser's JSON description of the command (`--experimental-dump-help`).
+        let json = Data(command._dumpHelp().utf8)
+        guard let description = try? JSONDecoder().decode(DumpedHelp.self, from: json) else { return }
+        for argument in description.command.arguments ?? [] {
+            let longNames = (argument.names ?? []).filter { $0.kind == "long" }.map(\.name)
+            guard !longNames.isEmpty, longNames.allSatisfy({ !Self.excluded.contains($0) }) else { continue }
+            switch argument.kind {
+            case "option":
+                for name in longNames {
+                    byKey[name] = Option(kind: .value)
+                    byFlag[name] = name
+                }
+            case "flag":
+                let positive = longNames.first { !$0.hasPrefix("no-") }
+                let negative = longNames.first { $0.hasPrefix("no-") }
+                let key = positive ?? String(negative!.dropFirst(3))
+                byKey[key] = Option(kind: .flag(on: positive, off: negative))
+                for name in longNames { byFlag[name] = key }
+            default:
+                continue
+            }
+        }
+    }
+
+    private struct DumpedHelp: Decodable {
+        struct Command: Decodable { var arguments: [Argument]? }
+        struct Argument: Decodable {
+            var kind: String
+            var names: [Name]?
+        }
+        struct Name: Decodable {
+            var kind: String
+            var name: String
+        }
+        var command: Command
+    }
+}

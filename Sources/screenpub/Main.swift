@@ -1,0 +1,221 @@
+import ArgumentParser
+import Foundation
+import ScreenMedia
+import ScreenService
+
+/// Exit codes, documented in `--help` and the README.
+enum ExitStatus {
+    /// Capture, encoding or writing failed after starting (display lost, window closed, disk full).
+    static let runtimeFailure: Int32 = 1
+    /// Could not start: no display, unknown window or monitor, region outside the screen, unwritable output.
+    static let cannotStart: Int32 = 2
+    /// `screenpub status|pause|resume|stop`: no screenpub is running (as `systemctl status` says 3).
+    static let notRunning: Int32 = 3
+    /// A configuration file or SCREENPUB_* variable is invalid (sysexits' EX_CONFIG).
+    static let badConfiguration: Int32 = 78
+}
+
+/// `screenpub`: the share (default) and the commands that control a running one.
+struct ScreenpubCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "screenpub",
+        abstract: "Share a Linux screen as a low-frame-rate, damage-driven VP9/VP8 screen stream.",
+        discussion: """
+            `screenpub [options]` shares the screen (the `share` command; `screenpub share --help` lists its \
+            options). The other commands talk to a running screenpub over its control socket.
+            """,
+        version: "0.1.0",
+        subcommands: [ShareCommand.self, StatusCommand.self, PauseCommand.self, ResumeCommand.self, StopCommand.self],
+        defaultSubcommand: ShareCommand.self)
+}
+
+@main
+enum ScreenpubMain {
+    /// The command line after the program name, without a leading `share`: what the share's settings are read
+    /// from again on SIGHUP.
+    static let shareCommandLine: [String] = {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        return arguments.first == "share" ? Array(arguments.dropFirst()) : arguments
+    }()
+
+    /// The settings the share started with that only a restart changes (to warn on SIGHUP).
+    static let startupSettings = Locked<[String: String]>([:])
+
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        // Help, versions, completions and the control commands read no settings.
+        let controlCommands = ["status", "pause", "resume", "stop", "help"]
+        let informational: Set<String> = ["-h", "--help", "--help-hidden", "--version", "--experimental-dump-help"]
+        if let first = arguments.first, controlCommands.contains(first)
+            || arguments.contains(where: { informational.contains($0) || $0.hasPrefix("--generate-completion-script") })
+        {
+            await ScreenpubCommand.main(arguments)
+            return
+        }
+        var command: ShareCommand
+        do {
+            command = try parseShareCommand(commandLine: shareCommandLine)
+        } catch let error as ConfigurationError {
+            FileHandle.standardError.write(Data("screenpub: \(error)\n".utf8))
+            exit(ExitStatus.badConfiguration)
+        } catch {
+            ScreenpubCommand.exit(withError: error)
+        }
+        startupSettings.withLock { $0 = command.startupSettings }
+        do {
+            try await command.run()
+        } catch {
+            ScreenpubCommand.exit(withError: error)
+        }
+    }
+
+    /// The share command from the configuration file, the environment and `commandLine`. Throws
+    /// ``ConfigurationError`` (naming the file and line, or the variable) when a value from the file or the
+    /// environment is wrong, and ArgumentParser's errors when the command line is.
+    static func parseShareCommand(commandLine: [String]) throws -> ShareCommand {
+        let environment = ProcessInfo.processInfo.environment
+        let explicitFile = LayeredArguments.configOption(in: commandLine)
+        let layers = try LayeredArguments(
+            command: ShareCommand.self, commandLine: commandLine,
+            file: explicitFile ?? LayeredArguments.defaultFile(application: "screenpub", environment: environment),
+            fileRequired: explicitFile != nil, environment: environment, environmentPrefix: "SCREENPUB_")
+        do {
+            // Parsed from the top, so that errors show `screenpub share` in their usage line.
+            guard let share = try ScreenpubCommand.parseAsRoot(["share"] + layers.arguments) as? ShareCommand else {
+                throw ValidationError("expected the share command")
+            }
+            return share
+        } catch {
+            if let explained = layers.explain(ScreenpubCommand.message(for: error)) { throw ConfigurationError(explained) }
+            throw error
+        }
+    }
+}
+
+// MARK: Control commands
+
+/// Where the control commands find a running screenpub.
+struct ControlOptions: ParsableArguments {
+    @Option(help: "The running screenpub's control socket (default: $XDG_RUNTIME_DIR/screenpub.sock).")
+    var controlSocket: String?
+
+    func validate() throws {
+        guard resolvedPath != nil else {
+            throw ValidationError("$XDG_RUNTIME_DIR is not set: give the socket with --control-socket")
+        }
+    }
+
+    var resolvedPath: String? {
+        controlSocket ?? ControlSocket.defaultPath(application: "screenpub", environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Sends `command` and returns the decoded reply; exits 3 when no screenpub answers, 1 when it refuses.
+    func send(_ command: String) async throws -> (status: ShareStatus, json: Data) {
+        let json: Data
+        do {
+            json = try await ControlSocket.send(command, to: resolvedPath!)
+        } catch {
+            FileHandle.standardError.write(Data("screenpub: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.notRunning)
+        }
+        guard let status = try? JSONDecoder().decode(ShareStatus.self, from: json) else {
+            FileHandle.standardError.write(Data("screenpub: the control socket answered something else than a status\n".utf8))
+            throw ExitCode(ExitStatus.runtimeFailure)
+        }
+        if !status.ok {
+            FileHandle.standardError.write(Data("screenpub: \(status.error ?? "refused")\n".utf8))
+            throw ExitCode(ExitStatus.runtimeFailure)
+        }
+        return (status, json)
+    }
+}
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the running share: state, session, viewers, frame rate and bit rate.",
+        discussion: "Exit status: 0 running; 3 no screenpub is running; 1 it answered with an error.")
+
+    @OptionGroup var control: ControlOptions
+
+    @Flag(help: "Print the status as one JSON object (fields in docs/protocol.md).")
+    var json = false
+
+    func run() async throws {
+        let (status, data) = try await control.send("status")
+        if json {
+            printNow(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        } else {
+            printNow(describeStatus(status))
+        }
+    }
+}
+
+struct PauseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pause",
+        abstract: "Stop sending video; viewers are told the share is paused and keep the last picture.")
+
+    @OptionGroup var control: ControlOptions
+
+    func run() async throws {
+        let (status, _) = try await control.send("pause")
+        printNow("screenpub is \(status.state ?? "paused")")
+    }
+}
+
+struct ResumeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resume", abstract: "Send video again after `screenpub pause`, starting with a keyframe.")
+
+    @OptionGroup var control: ControlOptions
+
+    func run() async throws {
+        let (status, _) = try await control.send("resume")
+        printNow("screenpub is \(status.state ?? "sharing")")
+    }
+}
+
+struct StopCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stop",
+        abstract: "End the share cleanly (viewers are told the stream ended; a recording is finished) and wait for it.")
+
+    @OptionGroup var control: ControlOptions
+
+    @Option(help: "Seconds to wait for screenpub to exit.")
+    var timeout: Double = 15
+
+    func run() async throws {
+        _ = try await control.send("stop")
+        guard await ControlSocket.waitUntilGone(control.resolvedPath!, timeout: .milliseconds(Int(timeout * 1000))) else {
+            FileHandle.standardError.write(Data("screenpub: still running after \(timeout) s\n".utf8))
+            throw ExitCode(ExitStatus.runtimeFailure)
+        }
+        printNow("screenpub stopped")
+    }
+}
+
+/// `screenpub status` for people.
+func describeStatus(_ status: ShareStatus) -> String {
+    var lines = ["state:   \(status.state ?? "?") (pid \(status.pid.map(String.init) ?? "?"), up \(formatDuration(status.uptimeSeconds ?? 0)))"]
+    lines.append("capture: \(status.target ?? "?") of \(status.display ?? "?"), \(status.codec ?? "?") at \(format(status.framesPerSecond)) fps, \(status.bitrateKbps.map(String.init) ?? "?") kbit/s target")
+    if let relay = status.relay {
+        let connection = status.connected == true ? "connected" : "not connected\(status.lastProblem.map { ": \($0)" } ?? "")"
+        lines.append("relay:   \(relay) (\(connection))")
+    }
+    if let session = status.sessionId { lines.append("session: \(session)") }
+    if let viewer = status.viewerURL { lines.append("viewer:  \(viewer)") }
+    if let viewers = status.viewers { lines.append("viewers: \(viewers)") }
+    if let output = status.output { lines.append("output:  \(output)") }
+    lines.append("sending: \(format(status.measuredFramesPerSecond)) fps, \(format(status.measuredKbps)) kbit/s; \(status.framesEncoded ?? 0) frames, \(status.bytesEncoded ?? 0) bytes in all")
+    return lines.joined(separator: "\n")
+}
+
+private func format(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "?" }
+
+private func formatDuration(_ seconds: Int) -> String {
+    seconds >= 3600
+        ? String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+        : String(format: "%d:%02d", seconds / 60, seconds % 60)
+}
