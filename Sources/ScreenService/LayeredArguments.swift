@@ -81,6 +81,20 @@ public struct LayeredArguments: Sendable {
         return nil
     }
 
+    /// The layers of `APPLICATION`: `--config FILE` from `commandLine` or the default file (which may be
+    /// missing), and the `APPLICATION_*` variables of this process's environment.
+    public static func read(
+        command: any ParsableArguments.Type, application: String, commandLine: [String]
+    ) throws(ConfigurationError) -> LayeredArguments {
+        let environment = ProcessInfo.processInfo.environment
+        let explicitFile = configOption(in: commandLine)
+        return try LayeredArguments(
+            command: command, commandLine: commandLine,
+            file: explicitFile ?? defaultFile(application: application, environment: environment),
+            fileRequired: explicitFile != nil, environment: environment,
+            environmentPrefix: application.uppercased() + "_")
+    }
+
     /// The default file: `$XDG_CONFIG_HOME/APPLICATION/config.toml` (or `~/.config/…`).
     public static func defaultFile(application: String, environment: [String: String]) -> String {
         let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }

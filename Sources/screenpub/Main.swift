@@ -73,12 +73,7 @@ enum ScreenpubMain {
     /// ``ConfigurationError`` (naming the file and line, or the variable) when a value from the file or the
     /// environment is wrong, and ArgumentParser's errors when the command line is.
     static func parseShareCommand(commandLine: [String]) throws -> ShareCommand {
-        let environment = ProcessInfo.processInfo.environment
-        let explicitFile = LayeredArguments.configOption(in: commandLine)
-        let layers = try LayeredArguments(
-            command: ShareCommand.self, commandLine: commandLine,
-            file: explicitFile ?? LayeredArguments.defaultFile(application: "screenpub", environment: environment),
-            fileRequired: explicitFile != nil, environment: environment, environmentPrefix: "SCREENPUB_")
+        let layers = try LayeredArguments.read(command: ShareCommand.self, application: "screenpub", commandLine: commandLine)
         do {
             // Parsed from the top, so that errors show `screenpub share` in their usage line.
             guard let share = try ScreenpubCommand.parseAsRoot(["share"] + layers.arguments) as? ShareCommand else {

@@ -6,6 +6,35 @@ import ServiceLifecycle
 import ScreenService
 
 @main
+enum ScreenrelayMain {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let informational: Set<String> = ["-h", "--help", "--help-hidden", "--version", "--experimental-dump-help"]
+        if arguments.contains(where: { informational.contains($0) || $0.hasPrefix("--generate-completion-script") }) {
+            await ScreenrelayCommand.main(arguments)
+            return
+        }
+        var command: ScreenrelayCommand
+        do {
+            let layers = try LayeredArguments.read(command: ScreenrelayCommand.self, application: "screenrelay", commandLine: arguments)
+            do {
+                command = try ScreenrelayCommand.parse(layers.arguments)
+            } catch {
+                if let explained = layers.explain(ScreenrelayCommand.message(for: error)) { throw ConfigurationError(explained) }
+                ScreenrelayCommand.exit(withError: error)
+            }
+        } catch {
+            FileHandle.standardError.write(Data("screenrelay: \(error)\n".utf8))
+            exit(78)
+        }
+        do {
+            try await command.run()
+        } catch {
+            ScreenrelayCommand.exit(withError: error)
+        }
+    }
+}
+
 struct ScreenrelayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screenrelay",
@@ -15,8 +44,14 @@ struct ScreenrelayCommand: AsyncParsableCommand {
             $SCREENRELAY_SECRET (at least 32 bytes); it is never logged. See docs/protocol.md for the wire \
             protocol and the README for the HTTP API.
 
+            Settings: every option can also be set in $XDG_CONFIG_HOME/screenrelay/config.toml (or --config \
+            FILE) as `name = value` with the option's long name (`port = 8090`, `secret-file = "/etc/…"`, \
+            `publisher-signals = false`), or in the environment as SCREENRELAY_NAME (SCREENRELAY_PORT=8090). \
+            The command line wins over the environment, which wins over the file.
+
             Exit status: 0 stopped by SIGINT/SIGTERM; 1 the server failed; 2 could not start (no or short \
-            secret, port in use); 64 invalid command line.
+            secret, port in use); 64 invalid command line; 78 invalid configuration file or SCREENRELAY_* \
+            variable.
             """,
         version: "0.1.0")
 
@@ -32,14 +67,19 @@ struct ScreenrelayCommand: AsyncParsableCommand {
     @Option(help: "The URL clients use to reach this relay, if not http://HOST:PORT (e.g. behind a TLS proxy).")
     var publicURL: String?
 
-    @Flag(help: "Refuse signals (chat) from clients whose token has the publisher role (a publish-only screen).")
-    var noPublisherSignals = false
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Let clients whose token has the publisher role send signals (chat); --no-publisher-signals refuses them (a publish-only screen).")
+    var publisherSignals = true
 
     @Option(help: "Directory for archives and their index (default: $XDG_STATE_HOME/screenrelay, else ~/.local/state/screenrelay).")
     var dataDir: String?
 
     @Option(help: "Seconds a recorded session may have no published stream before its archive stops by itself.")
     var archiveGrace: Double = 10
+
+    @Option(help: "Read settings from this TOML file instead of $XDG_CONFIG_HOME/screenrelay/config.toml.")
+    var config: String?
 
     @Option(help: "Log lines on standard error: text (what journald shows as is) or json (one object per line).")
     var logFormat = "text"
@@ -49,6 +89,7 @@ struct ScreenrelayCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be text or json, got '\(logFormat)'") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, got \(port)") }
         guard archiveGrace >= 0 else { throw ValidationError("--archive-grace must not be negative") }
     }
 
@@ -71,7 +112,7 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         do {
             server = try await RelayServer(
                 configuration: RelayConfiguration(
-                    host: host, port: port, secret: secret, publicURL: publicURL, publishersMaySignal: !noPublisherSignals,
+                    host: host, port: port, secret: secret, publicURL: publicURL, publishersMaySignal: publisherSignals,
                     dataDirectory: dataDirectory, archiveGraceSeconds: archiveGrace),
                 logger: logger)
         } catch {

@@ -199,18 +199,8 @@ import Testing
                 PixelRect(x: index % 2 * 320, y: index / 2 * 180, width: 320, height: 180),
                 color: XPainter.pixel(red: color.r, green: color.g, blue: color.b)))
         }
-        let publisher = try ChildProcess(
-            screenpub, ["--display", display.name, "--port", "0", "--duration", "60", "--metadata", "e2e check", "--no-cursor", "--keepalive", "0"])
-        var relayURL = "", viewerToken = ""
-        for _ in 0..<100 where viewerToken.isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            for line in publisher.outputSoFar.split(separator: "\n") {
-                if line.hasPrefix("relay:") { relayURL = String(line.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
-                if line.hasPrefix("viewer:"), let token = line.split(separator: "token=").last { viewerToken = String(token) }
-            }
-        }
-        #expect(relayURL.hasPrefix("ws://127.0.0.1:"))
-        let server = relayURL.replacingOccurrences(of: "ws://", with: "http://").replacingOccurrences(of: "/ws", with: "")
+        let share = try await RunningShare(["--display", display.name, "--duration", "60", "--metadata", "e2e check", "--no-cursor", "--keepalive", "0"])
+        let (publisher, server, viewerToken) = (share.process, share.server, share.viewerToken)
         let recording = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString).webm").path
         let pictures = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: pictures) }

@@ -1,0 +1,90 @@
+import Foundation
+import ScreenTesting
+import Testing
+
+/// A `screenpub` sharing to its embedded relay (on a free port), with its own runtime directory (for the
+/// control socket) and configuration directory, so that nothing of the machine's user leaks in.
+final class RunningShare {
+    static let screenpub = ChildProcess.productsDirectory + "/screenpub"
+    static let screensub = ChildProcess.productsDirectory + "/screensub"
+
+    let process: ChildProcess
+    let home: String
+    /// `http://127.0.0.1:PORT` of the embedded relay.
+    let server: String
+    let viewerToken: String
+    let sessionId: String
+    var controlSocket: String { home + "/runtime/screenpub.sock" }
+    var configFile: String { home + "/config/screenpub/config.toml" }
+
+    /// Starts screenpub with `arguments` after writing `config` (TOML) into its configuration file.
+    init(_ arguments: [String], config: String? = nil, environment extra: [String: String] = [:]) async throws {
+        home = FileManager.default.temporaryDirectory.appendingPathComponent("share-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(
+            atPath: home + "/runtime", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(atPath: home + "/config/screenpub", withIntermediateDirectories: true)
+        if let config { try config.write(toFile: home + "/config/screenpub/config.toml", atomically: true, encoding: .utf8) }
+        process = try ChildProcess(Self.screenpub, ["--port", "0"] + arguments, environment: Self.environment(home: home, extra))
+        var relayURL = "", token = "", session = ""
+        for _ in 0..<200 where token.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            for line in process.outputSoFar.split(separator: "\n") {
+                if line.hasPrefix("relay:") { relayURL = String(line.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
+                if line.hasPrefix("session:") { session = String(line.dropFirst(8)).trimmingCharacters(in: .whitespaces) }
+                if line.hasPrefix("viewer:"), let value = line.split(separator: "token=").last { token = String(value) }
+            }
+        }
+        #expect(relayURL.hasPrefix("ws://127.0.0.1:"), "screenpub said: \(process.errorsSoFar)")
+        server = relayURL.replacingOccurrences(of: "ws://", with: "http://").replacingOccurrences(of: "/ws", with: "")
+        viewerToken = token
+        sessionId = session
+    }
+
+    deinit {
+        process.signal(SIGKILL)
+        try? FileManager.default.removeItem(atPath: home)
+    }
+
+    /// The environment screenpub and its control commands run with.
+    static func environment(home: String, _ extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCREENPUB_") }
+        environment["XDG_RUNTIME_DIR"] = home + "/runtime"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        environment["XDG_STATE_HOME"] = home + "/state"
+        return environment.merging(extra) { $1 }
+    }
+
+    /// Runs `screenpub COMMAND…` against this share (through the default socket of its runtime directory).
+    func control(_ arguments: [String]) throws -> ChildProcess.Outcome {
+        try ChildProcess.run(Self.screenpub, arguments, environment: Self.environment(home: home), timeout: 30)
+    }
+
+    /// `screenpub status --json`, decoded.
+    func status() throws -> [String: Any] {
+        let result = try control(["status", "--json"])
+        #expect(result.status == 0, "\(result.standardError)")
+        return (try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    /// `screensub` watching this share, printing every frame and stream change as JSON lines.
+    func subscribe() throws -> ChildProcess {
+        try ChildProcess(Self.screensub, ["--server", server, "--token", viewerToken, "--print-metadata", "--json"])
+    }
+}
+
+/// The JSON lines a `screensub --json` has printed so far.
+func jsonLines(_ process: ChildProcess) -> [[String: Any]] {
+    process.outputSoFar.split(separator: "\n").compactMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+}
+
+/// Waits up to `seconds` for `condition`.
+func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return condition()
+}
