@@ -65,6 +65,26 @@ import Testing
         #expect(router.streamInfos.count == 1)
     }
 
+    @Test func onlyTheOwnerChangesAStreamsPropertiesAndLateJoinersSeeThem() {
+        var router = sessionWithStream(subscribers: ["v"])
+        var paused = Self.properties
+        paused.hasVideo = false
+        let refused = router.handle(.streamPropertyChanged(streamId: 1, properties: paused), from: "v", now: 0)
+        guard case .sendControl(.error(let code, _), "v")? = refused.first else {
+            Issue.record("expected an error, got \(refused)")
+            return
+        }
+        #expect(code == .notFound)
+        let changed = router.handle(.streamPropertyChanged(streamId: 1, properties: paused), from: "p", now: 0)
+        #expect(controls(changed, to: "v") == [.streamPropertyChanged(streamId: 1, properties: paused)])
+        let late = router.connect(ConnectionInfo(connectionId: "late", role: .subscriber, data: ""))
+        guard case .welcome(_, _, _, let streams, _)? = controls(late, to: "late").first else {
+            Issue.record("no welcome")
+            return
+        }
+        #expect(streams.first?.properties.hasVideo == false)
+    }
+
     @Test func framesFanOutToEverySubscriber() {
         var router = sessionWithStream(subscribers: ["a", "b", "c"])
         for subscriber in ["a", "b", "c"] { _ = router.handle(.subscribe(streamId: 1), from: subscriber, now: 0) }

@@ -21,13 +21,17 @@ import Testing
         var problem: String?
         var metadataText: String
         var streamsText: String
+        var paused: Bool
+        /// Whether the "Paused by the presenter" badge shows.
+        var pausedBadgeShown: Bool
     }
 
     /// The viewer's state; null until its script has run.
     static let stateExpression = """
         typeof screenViewer === 'undefined' ? null : ({ ...screenViewer, streams: undefined,
            metadataText: document.getElementById('metadata').textContent,
-           streamsText: document.getElementById('streams').textContent })
+           streamsText: document.getElementById('streams').textContent,
+           pausedBadgeShown: !document.getElementById('paused-badge').hidden })
         """
 
     /// The canvas's RGB at each point.
@@ -117,18 +121,27 @@ import Testing
         let display = try VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         _ = Self.paintQuadrants(painter, width: 640, height: 360)
-        func publish(_ metadata: String) throws -> ChildProcess {
+        func publish(_ metadata: String, controlSocket: String? = nil) throws -> ChildProcess {
             try ChildProcess(screenpub, [
                 "--display", display.name, "--server", relay.base, "--token", session.token,
                 "--duration", "90", "--metadata", metadata, "--no-cursor",
-            ])
+            ] + (controlSocket.map { ["--control-socket", $0] } ?? []))
         }
-        let first = try publish("first run")
+        let controlSocket = FileManager.default.temporaryDirectory.appendingPathComponent("viewer-\(UUID().uuidString).sock").path
+        let first = try publish("first run", controlSocket: controlSocket)
         let browser = try await HeadlessBrowser(url: session.viewerURL)
         defer { browser.close() }
         let watching = try await waitForViewer(browser) { $0.lastMetadata == "first run" }
         #expect(watching.lastMetadata == "first run", "viewer: \(watching)")
         let firstStream = try #require(watching.currentStreamId)
+
+        // `screenpub pause` shows as a badge over the last picture; `resume` takes it away.
+        #expect(try ChildProcess.run(screenpub, ["pause", "--control-socket", controlSocket]).status == 0)
+        let paused = try await waitForViewer(browser) { $0.pausedBadgeShown }
+        #expect(paused.paused && paused.pausedBadgeShown && paused.currentStreamId == firstStream, "viewer: \(paused)")
+        #expect(try ChildProcess.run(screenpub, ["resume", "--control-socket", controlSocket]).status == 0)
+        let resumed = try await waitForViewer(browser) { !$0.pausedBadgeShown }
+        #expect(!resumed.paused && !resumed.pausedBadgeShown, "viewer: \(resumed)")
 
         first.signal(SIGTERM)
         #expect(first.wait(timeout: 20).status == 0)
@@ -138,10 +151,10 @@ import Testing
 
         let second = try publish("second run")
         defer { second.signal(SIGTERM); second.wait(timeout: 20) }
-        let resumed = try await waitForViewer(browser) { $0.lastMetadata == "second run" }
-        #expect(resumed.lastMetadata == "second run", "viewer: \(resumed)")
-        #expect(resumed.currentStreamId != nil && resumed.currentStreamId != firstStream)
-        #expect(resumed.problem == nil)
+        let republished = try await waitForViewer(browser) { $0.lastMetadata == "second run" }
+        #expect(republished.lastMetadata == "second run", "viewer: \(republished)")
+        #expect(republished.currentStreamId != nil && republished.currentStreamId != firstStream)
+        #expect(republished.problem == nil)
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -20,7 +20,23 @@ import Testing
         .connectionCreated(ConnectionInfo(connectionId: "c3", role: .moderator, data: "")),
         .connectionDestroyed(connectionId: "c3"),
         .error(code: .forbidden, message: "a subscriber token cannot publish"),
+        .streamPropertyChanged(
+            streamId: 3,
+            properties: StreamProperties(
+                codec: .vp9, width: 1920, height: 1080, estimatedFramesPerSecond: 10, estimatedCaptureDelayMilliseconds: 1.5,
+                hasVideo: false)),
     ]
+
+    @Test func hasVideoIsOnUnlessSaidOtherwise() throws {
+        // A peer that does not know pausing sends no hasVideo: its stream has video.
+        let text = #"{"v":1,"type":"publish","name":"s","properties":{"videoType":"screen","codec":"vp8","width":4,"height":2,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":0}}"#
+        guard case .publish(_, let properties) = try ControlMessage.parse(text) else {
+            Issue.record("not a publish message")
+            return
+        }
+        #expect(properties.hasVideo)
+        #expect(ControlMessage.publish(name: "s", properties: Self.properties).encoded().contains(#""hasVideo":true"#))
+    }
 
     @Test(arguments: all)
     func roundTrips(_ message: ControlMessage) throws {
