@@ -1,7 +1,7 @@
 # screenpub — the two commands of the README are `make demo` and `make test`.
 SWIFT ?= swift
 
-.PHONY: deps build release demo test bench clean
+.PHONY: deps build release deb demo test bench clean
 
 deps:
 	scripts/install-deps.sh
@@ -12,15 +12,22 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+# out/screenpub_VERSION_ARCH.deb: static-runtime release binaries, systemd user units, man pages,
+# completions, the viewer; Depends: from dpkg-shlibdeps. Prints the package's path.
+deb: deps
+	packaging/deb/build.sh
+
 # Record the screen (a virtual one when there is no $$DISPLAY) to out/share.webm.
 demo:
 	scripts/demo.sh
 
-# The whole test suite: real Xvfb, real libvpx/libyuv, real libavformat, ffprobe, relays and headless Chromium.
+# The whole test suite: real Xvfb, real libvpx/libyuv, real libavformat, ffprobe, relays and headless Chromium;
+# the .deb is built first, and the packaging tests check it (contents, lintian, that its binaries run).
 # Serial: the tests start X servers, browsers and relays of their own, and a parallel run of them on a small
 # machine has been seen to finish all tests and then not exit (cause not found yet); serial takes ~80 s.
 test: deps
 	$(SWIFT) build --build-tests
+	packaging/deb/build.sh
 	$(SWIFT) test --skip-build --no-parallel
 
 # screenpub and ffmpeg x11grab on the same Xvfb content (table with ratios), allocations per frame, then

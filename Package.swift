@@ -146,7 +146,7 @@ let package = Package(
         .executableTarget(
             name: "screenrelay",
             dependencies: [
-                "ScreenRelay", "ScreenService",
+                "ScreenRelay", "ScreenService", "ScreenWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

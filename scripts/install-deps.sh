@@ -13,6 +13,9 @@ packages=(
   chromium systemd
   # benchmark: GNU time for CPU seconds and peak RSS
   time bc
+  # make deb: static Foundation links libcurl; dpkg-shlibdeps computes Depends:; lintian and
+  # desktop-file-validate check the package and the autostart entry
+  libcurl4-openssl-dev dpkg-dev binutils lintian desktop-file-utils man-db
 )
 missing=()
 for package in "${packages[@]}"; do

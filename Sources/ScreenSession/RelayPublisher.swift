@@ -231,7 +231,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
             }
         }
         wakeUp.yield()
-        try await RelayClient.connect(transport: transport, token: token, client: "screenpub/0.1.0", logger: logger) { [self] link, events in
+        try await RelayClient.connect(transport: transport, token: token, client: "screenpub/\(ScreenpubVersion.current)", logger: logger) { [self] link, events in
             guard let welcome = try await events.nextControl() else {
                 throw RelayClientError(.closed, "the relay closed the connection before welcoming us")
             }

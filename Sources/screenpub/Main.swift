@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ScreenMedia
 import ScreenService
+import ScreenWire
 
 /// Exit codes, documented in `--help` and the README.
 enum ExitStatus {
@@ -24,7 +25,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
             `screenpub [options]` shares the screen (the `share` command; `screenpub share --help` lists its \
             options). The other commands talk to a running screenpub over its control socket.
             """,
-        version: "0.1.0",
+        version: ScreenpubVersion.current,
         subcommands: [ShareCommand.self, StatusCommand.self, PauseCommand.self, ResumeCommand.self, StopCommand.self],
         defaultSubcommand: ShareCommand.self)
 }

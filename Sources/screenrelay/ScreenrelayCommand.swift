@@ -4,6 +4,7 @@ import Logging
 import ScreenRelay
 import ServiceLifecycle
 import ScreenService
+import ScreenWire
 
 @main
 enum ScreenrelayMain {
@@ -40,8 +41,8 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         commandName: "screenrelay",
         abstract: "The screenpub session server: sessions and tokens, WebSocket fan-out of screen streams.",
         discussion: """
-            The secret that signs tokens and guards POST /session is read from --secret-file or \
-            $SCREENRELAY_SECRET (at least 32 bytes); it is never logged. See docs/protocol.md for the wire \
+            The secret that signs tokens and guards POST /session is read from --secret-file, \
+            $SCREENRELAY_SECRET or $XDG_CONFIG_HOME/screenrelay/secret (at least 32 bytes); it is never logged. See docs/protocol.md for the wire \
             protocol and the README for the HTTP API.
 
             Settings: every option can also be set in $XDG_CONFIG_HOME/screenrelay/config.toml (or --config \
@@ -53,7 +54,7 @@ struct ScreenrelayCommand: AsyncParsableCommand {
             secret, port in use); 64 invalid command line; 78 invalid configuration file or SCREENRELAY_* \
             variable.
             """,
-        version: "0.1.0")
+        version: ScreenpubVersion.current)
 
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
@@ -61,7 +62,7 @@ struct ScreenrelayCommand: AsyncParsableCommand {
     @Option(help: "TCP port (0: any free port).")
     var port = 8090
 
-    @Option(help: "File holding the relay secret (default: $SCREENRELAY_SECRET).")
+    @Option(help: "File holding the relay secret (default: $SCREENRELAY_SECRET, else $XDG_CONFIG_HOME/screenrelay/secret if it exists).")
     var secretFile: String?
 
     @Option(help: "The URL clients use to reach this relay, if not http://HOST:PORT (e.g. behind a TLS proxy).")
@@ -97,15 +98,21 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         LogFormat(rawValue: logFormat)?.bootstrap()
         var logger = Logger(label: "screenrelay")
         logger.logLevel = verbose ? .debug : .info
+        let environment = ProcessInfo.processInfo.environment
+        // The secret: --secret-file, else $SCREENRELAY_SECRET, else the default file if there is one.
+        let defaultSecretFile = (LayeredArguments.defaultFile(application: "screenrelay", environment: environment) as NSString)
+            .deletingLastPathComponent + "/secret"
         let secret: String
-        if let secretFile {
-            guard let text = try? String(contentsOfFile: secretFile, encoding: .utf8) else {
-                logger.error("cannot read the secret file \(secretFile)")
+        if let file = secretFile ?? (environment["SCREENRELAY_SECRET", default: ""].isEmpty
+            && FileManager.default.fileExists(atPath: defaultSecretFile) ? defaultSecretFile : nil)
+        {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                logger.error("cannot read the secret file \(file)")
                 throw ExitCode(2)
             }
             secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
         } else {
-            secret = ProcessInfo.processInfo.environment["SCREENRELAY_SECRET"] ?? ""
+            secret = environment["SCREENRELAY_SECRET"] ?? ""
         }
         let dataDirectory = dataDir ?? RelayConfiguration.defaultDataDirectory(application: "screenrelay")
         let server: RelayServer
@@ -116,7 +123,7 @@ struct ScreenrelayCommand: AsyncParsableCommand {
                     dataDirectory: dataDirectory, archiveGraceSeconds: archiveGrace),
                 logger: logger)
         } catch {
-            logger.error("cannot start: \(String(describing: error)) (secret from --secret-file or $SCREENRELAY_SECRET; data directory \(dataDirectory))")
+            logger.error("cannot start: \(String(describing: error)) (secret from --secret-file, $SCREENRELAY_SECRET or \(defaultSecretFile); data directory \(dataDirectory))")
             throw ExitCode(2)
         }
         let group = ServiceGroup(

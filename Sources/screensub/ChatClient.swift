@@ -20,7 +20,7 @@ struct ChatClient {
         do {
             try await RelayClient.connect(
                 transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server)), token: token,
-                client: "screensub/0.1.0", logger: logger
+                client: "screensub/\(ScreenpubVersion.current)", logger: logger
             ) { link, events in
                 guard case .welcome(let me, let sessionId, _, _, let connections)? = try await events.nextControl() else {
                     throw RelayClientError(.closed, "the relay did not welcome us")

@@ -24,7 +24,7 @@ struct ScreensubCommand: AsyncParsableCommand {
             Exit status: 0 success; 1 the file could not be read or a frame could not be decoded; 64 invalid \
             command line.
             """,
-        version: "0.1.0")
+        version: ScreenpubVersion.current)
 
     @Option(help: "A WebM recording made by screenpub (or any VP8/VP9 WebM).")
     var input: String?
@@ -153,7 +153,7 @@ struct ScreensubCommand: AsyncParsableCommand {
         let (printing, asJSON, outputPath, directory) = (printMetadata, json, output, frames)
         let subscriber = StreamSubscriber(
             transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server)), token: token, streamId: stream,
-            client: "screensub/0.1.0", logger: logger)
+            client: "screensub/\(ScreenpubVersion.current)", logger: logger)
         let makeRenderer: (@Sendable (StreamInfo) throws -> any VideoRenderer)? =
             if let directory { { _ in try PNGSequence(directory: directory) } } else { nil }
         do {

@@ -296,4 +296,99 @@ import Testing
         #expect(result.standardError.isEmpty, "\(result.standardError)")
         #expect(result.standardOutput.isEmpty, "\(result.standardOutput)")
     }
+
+    /// The package `make deb` built (the Makefile's test target builds it before the tests run).
+    static func builtPackage() throws -> String {
+        let version = try ChildProcess.run(ChildProcess.productsDirectory + "/screenpub", ["--version"]).standardOutput
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let arch = try ChildProcess.run("/usr/bin/dpkg", ["--print-architecture"]).standardOutput
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let path = "\(packaging)/../out/screenpub_\(version)_\(arch).deb"
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw PackagingProblem("\(path) is missing: build it with `make deb` (`make test` does)")
+        }
+        return URL(fileURLWithPath: path).standardized.path
+    }
+
+    @Test func theDebHoldsBinariesUnitsManPagesCompletionsAndTheViewer() throws {
+        let package = try Self.builtPackage()
+        let contents = try ChildProcess.run("/usr/bin/dpkg-deb", ["--contents", package])
+        #expect(contents.status == 0)
+        for path in [
+            "./usr/bin/screenpub", "./usr/bin/screenrelay", "./usr/bin/screensub",
+            "./usr/lib/systemd/user/screenpub.service", "./usr/lib/systemd/user/screenrelay.service",
+            "./usr/share/man/man1/screenpub.1.gz", "./usr/share/man/man1/screenrelay.1.gz", "./usr/share/man/man1/screensub.1.gz",
+            "./usr/share/bash-completion/completions/screenpub", "./usr/share/zsh/vendor-completions/_screenpub",
+            "./usr/share/fish/vendor_completions.d/screenpub.fish", "./usr/share/screenpub/viewer/viewer.js",
+            "./usr/share/screenpub/screenpub.desktop", "./usr/share/doc/screenpub/copyright",
+            "./usr/share/doc/screenpub/examples/screenpub.toml",
+        ] {
+            #expect(contents.standardOutput.contains(" \(path)\n"), "the package holds \(path)")
+        }
+        let depends = try ChildProcess.run("/usr/bin/dpkg-deb", ["--field", package, "Depends"]).standardOutput
+        for library in ["libx11-6", "libxext6", "libxdamage1", "libxfixes3", "libxrandr2", "libvpx7", "libyuv0", "libavformat59", "libsqlite3-0"] {
+            #expect(depends.contains(library), "Depends: names \(library): \(depends)")
+        }
+        #expect(!depends.contains("swift"), "the Swift runtime is linked in: \(depends)")
+        // lintian: no errors and no warnings (as root it says so on standard error; that is not a finding).
+        let lint = try ChildProcess.run("/usr/bin/lintian", [package], timeout: 300)
+        let findings = lint.standardOutput.split(separator: "\n").filter { $0.hasPrefix("E:") || $0.hasPrefix("W:") }
+        #expect(lint.status == 0 && findings.isEmpty, "lintian: \(lint.standardOutput)\(lint.standardError)")
+    }
+
+    @Test func theDebsBinariesRunFromTheUnpackedTreeAndTheRelayFindsItsViewer() async throws {
+        let package = try Self.builtPackage()
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("deb-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        #expect(try ChildProcess.run("/usr/bin/dpkg-deb", ["-x", package, root]).status == 0)
+        for command in ["screenpub", "screenrelay", "screensub"] {
+            let version = try ChildProcess.run("\(root)/usr/bin/\(command)", ["--version"])
+            #expect(version.status == 0 && !version.standardOutput.isEmpty, "\(command): \(version.standardError)")
+        }
+        // The man page renders.
+        let manual = try ChildProcess.run("/usr/bin/man", ["-l", "\(root)/usr/share/man/man1/screenpub.1.gz"], environment: ["MANWIDTH": "100", "PATH": "/usr/bin:/bin"])
+        #expect(manual.standardOutput.contains("control socket"), "\(manual.standardError)")
+        // The relay from the package serves the viewer from ../share/screenpub/viewer beside its binary.
+        var environment = ProcessInfo.processInfo.environment
+        environment["SCREENRELAY_SECRET"] = String(repeating: "s", count: 40)
+        environment["SCREENRELAY_VIEWER_DIR"] = nil
+        environment["XDG_CONFIG_HOME"] = root + "/config"
+        let relay = try ChildProcess("\(root)/usr/bin/screenrelay", ["--port", "0", "--data-dir", root + "/state"], environment: environment)
+        defer { relay.signal(SIGTERM); relay.wait(timeout: 10) }
+        var port: String?
+        for _ in 0..<100 where port == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            port = relay.errorsSoFar.firstMatch(of: /listening on port (\d+)/).map { String($0.output.1) }
+        }
+        let served = try ChildProcess.run("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(port ?? "0")/viewer/viewer.js"])
+        #expect(served.status == 0 && served.standardOutput.contains("WebCodecs"), "relay said: \(relay.errorsSoFar)")
+    }
+
+    @Test func theAutostartEntryValidates() throws {
+        let result = try ChildProcess.run("/usr/bin/desktop-file-validate", ["\(Self.packaging)/autostart/screenpub.desktop"])
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.isEmpty, "\(result.standardOutput)")
+    }
+
+    @Test func theExampleConfigurationsAreAccepted() throws {
+        // No display and no secret: each stops at that (exit 2), after its settings were read without complaint (not 78).
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = nil
+        environment["SCREENRELAY_SECRET"] = nil
+        environment["XDG_CONFIG_HOME"] = "/nonexistent"
+        let share = try ChildProcess.run(
+            ChildProcess.productsDirectory + "/screenpub", ["--config", "\(Self.packaging)/examples/screenpub.toml", "--control-socket", "/nonexistent/s"],
+            environment: environment)
+        #expect(share.status == 2, "\(share.standardError)")
+        let relay = try ChildProcess.run(
+            ChildProcess.productsDirectory + "/screenrelay", ["--config", "\(Self.packaging)/examples/screenrelay.toml", "--port", "0"],
+            environment: environment)
+        #expect(relay.status == 2, "\(relay.standardError)")
+        #expect(relay.standardError.contains("secret"))
+    }
+}
+
+struct PackagingProblem: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
