@@ -94,7 +94,10 @@ public final class CapturePipeline: FrameConsumer {
     public func missedTicks(_ count: Int) { statistics.countMissed(count) }
 
     /// Finishes every sink (file trailers, connection close); call once after the capture loop ends.
-    public func finish() throws {
+    public func finish() throws { try Self.finish(sinks) }
+
+    /// Finishes each of `sinks`, all of them even when one fails; throws the first failure.
+    public static func finish(_ sinks: [any EncodedFrameSink]) throws {
         var firstError: (any Error)?
         for sink in sinks {
             do { try sink.finish() } catch { firstError = firstError ?? error }

@@ -36,43 +36,70 @@ public struct CaptureService: Service {
     private let logger: Logger
     private let setUp: SetUp
     private let control = LoopControl()
+    private let retry: Retry?
 
-    public init(logger: Logger, setUp: @escaping SetUp) {
+    /// When the capture cannot start or stops with an error that may pass (the X server not there yet, or
+    /// gone and coming back), try again after `delay` seconds instead of ending: the sinks (the relay stream,
+    /// the recording) stay open meanwhile.
+    public struct Retry: Sendable {
+        public var delay: Double
+        public var isRetryable: @Sendable (any Error) -> Bool
+
+        public init(delay: Double, isRetryable: @escaping @Sendable (any Error) -> Bool) {
+            self.delay = delay
+            self.isRetryable = isRetryable
+        }
+    }
+
+    public init(logger: Logger, retry: Retry? = nil, setUp: @escaping SetUp) {
         self.logger = logger
+        self.retry = retry
         self.setUp = setUp
     }
 
     /// Ends the current capture loop and starts a new one from `setUp` (new settings), keeping the sinks.
     public func restart() { control.restart() }
 
+    /// Whether the capture is waiting to try again (see ``Retry``).
+    public var isWaitingToRetry: Bool { control.isWaiting }
+
     public func run() async throws {
         let setUp = self.setUp
         let control = self.control
         let logger = self.logger
+        let retry = self.retry
         try await withTaskCancellationOrGracefulShutdownHandler {
             try await runOnDedicatedThread(name: "screenpub-cap") {
-                var loop = try setUp(nil, control.begin())
-                while true {
-                    var failure: (any Error)?
+                var sinks: [any EncodedFrameSink]?
+                var loop: CaptureLoop?
+                var failure: (any Error)?
+                while !control.isFinished {
                     do {
-                        try loop.source.run(framesPerSecond: loop.framesPerSecond, stop: control.current, consumer: loop.pipeline)
-                    } catch {
-                        failure = error
-                    }
-                    if failure == nil, control.takeRestart() {
-                        do {
-                            loop = try setUp(loop.sinks, control.begin())
-                            continue
-                        } catch {
-                            logger.error("cannot restart the capture with the new settings: \(error)")
-                            failure = error
+                        if loop == nil {
+                            loop = try setUp(sinks, control.begin())
+                            sinks = loop?.sinks
                         }
+                        guard let running = loop else { break }
+                        try running.source.run(framesPerSecond: running.framesPerSecond, stop: control.current, consumer: running.pipeline)
+                        // Stopped: for good, or to start again with new settings (keeping the sinks).
+                        guard control.takeRestart() else { break }
+                        loop = nil
+                    } catch {
+                        guard let retry, retry.isRetryable(error), !control.isFinished else {
+                            failure = error
+                            break
+                        }
+                        // Drop the source and encoder (their display is gone); keep the sinks.
+                        loop = nil
+                        logger.warning("\(error); trying again in \(retry.delay) s")
+                        control.wait(seconds: retry.delay)
                     }
-                    // Finish the outputs even after a failure: what was recorded stays readable.
-                    do { try loop.pipeline.finish() } catch { failure = failure ?? error }
-                    if let failure { throw failure }
-                    return
                 }
+                // Finish the outputs even after a failure: what was recorded stays readable.
+                if let sinks {
+                    do { try CapturePipeline.finish(sinks) } catch { failure = failure ?? error }
+                }
+                if let failure { throw failure }
             }
         } onCancelOrGracefulShutdown: {
             control.stopForGood()
@@ -83,14 +110,27 @@ public struct CaptureService: Service {
 
 /// The stop signal of the current capture loop, and whether its end is a restart or the end.
 private final class LoopControl: Sendable {
-    private let state = Mutex<(current: StopSignal, restart: Bool, finished: Bool)>((StopSignal(), false, false))
+    private let state = Mutex<(current: StopSignal, restart: Bool, finished: Bool, waiting: Bool)>((StopSignal(), false, false, false))
 
     var current: StopSignal { state.withLock { $0.current } }
+    var isFinished: Bool { state.withLock { $0.finished } }
+    var isWaiting: Bool { state.withLock { $0.waiting } }
+
+    /// Sleeps on the capture thread for up to `seconds`, waking early on a stop or restart.
+    func wait(seconds: Double) {
+        let signal = begin()
+        state.withLock { $0.waiting = true }
+        defer { state.withLock { $0.waiting = false } }
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !signal.isStopped, ContinuousClock.now < deadline { usleep(50_000) }
+    }
 
     /// A fresh stop signal for a new loop (already stopped if the service is shutting down).
     func begin() -> StopSignal {
         state.withLock { state in
             state.current = StopSignal()
+            // The new loop takes the latest settings: a restart asked for before it is done.
+            state.restart = false
             if state.finished { state.current.stop() }
             return state.current
         }

@@ -51,6 +51,13 @@ public final class ChildProcess: Sendable {
     /// What the program has written to standard error so far.
     public var errorsSoFar: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
 
+    /// Whether the program has ended (without collecting it: ``wait(timeout:)`` still returns its outcome).
+    public var hasExited: Bool {
+        if outcome.withLock({ $0 }) != nil { return true }
+        var info = siginfo_t()
+        return waitid(P_PID, id_t(processID), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid != 0
+    }
+
     /// Waits for the program to end (killing it after `timeout` seconds) and returns its status and output.
     @discardableResult
     public func wait(timeout: Double = 60) -> Outcome {

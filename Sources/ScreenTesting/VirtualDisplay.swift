@@ -18,7 +18,8 @@ public final class VirtualDisplay: Sendable {
         public let description: String
     }
 
-    public init(width: Int = 1280, height: Int = 720) throws {
+    /// Starts Xvfb on a free display number, or on `displayNumber` (to bring a display back after `stop()`).
+    public init(width: Int = 1280, height: Int = 720, displayNumber: Int? = nil) throws {
         self.width = width
         self.height = height
         guard let xvfb = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].first(where: { (path: String) in access(path, X_OK) == 0 }) else {
@@ -28,7 +29,7 @@ public final class VirtualDisplay: Sendable {
         guard pipe(&pipeEnds) == 0 else { throw Failure(description: "pipe failed: errno \(errno)") }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
         defer { close(readEnd) }
-        let arguments = [xvfb, "-displayfd", "\(writeEnd)", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"]
+        let arguments = [xvfb] + (displayNumber.map { [":\($0)"] } ?? []) + ["-displayfd", "\(writeEnd)", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -118,6 +118,9 @@ struct ShareCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Capture with MIT-SHM when available (--no-shm: XGetImage, for comparison).")
     var shm = true
 
+    @Option(help: "When the X display is missing or goes away, try again every SECONDS instead of exiting; the relay session, its viewers and the recording stay open meanwhile. 0: exit (1 if it went away, 2 if it was never there).")
+    var captureRetry: Double = 0
+
     @Option(help: "The control socket for `screenpub status|pause|resume|stop` (default: $XDG_RUNTIME_DIR/screenpub.sock; none without $XDG_RUNTIME_DIR).")
     var controlSocket: String?
 
@@ -145,6 +148,7 @@ struct ShareCommand: AsyncParsableCommand {
         }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
         if let keepalive, keepalive < 0 { throw ValidationError("--keepalive must not be negative") }
+        guard captureRetry >= 0 else { throw ValidationError("--capture-retry must not be negative") }
         let targets = [monitor != nil, window != nil, region != nil].filter { $0 }.count
         guard targets <= 1 else { throw ValidationError("give at most one of --monitor, --window and --region") }
         if let region, PixelRect(parsing: region) == nil {
@@ -184,6 +188,7 @@ struct ShareCommand: AsyncParsableCommand {
             "codec": codec.rawValue, "output": output ?? "", "server": server ?? "", "token": token ?? "", "port": String(port),
             "reconnect": String(reconnect), "data-dir": dataDir ?? "", "control-socket": controlSocket ?? "",
             "log-format": logFormat, "notify-chat": String(notifyChat), "overwrite": String(overwrite),
+            "capture-retry": String(captureRetry),
         ]
     }
 

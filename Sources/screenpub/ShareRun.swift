@@ -68,7 +68,15 @@ struct ShareRun {
         let relayPublisher = publisher
         let relaySession = session
 
-        let capture = CaptureService(logger: logger) { [logger, relayPublisher, relaySession] sinks, stop in
+        let retry = command.captureRetry > 0
+            ? CaptureService.Retry(delay: command.captureRetry) { error in
+                // A display that is not there (yet, or any more) may come back; a closed window or a bad
+                // region will not.
+                guard let failure = error as? X11CaptureError else { return false }
+                return [.noDisplay, .cannotOpenDisplay, .connectionLost, .captureFailed].contains(failure.kind)
+            }
+            : nil
+        let capture = CaptureService(logger: logger, retry: retry) { [logger, relayPublisher, relaySession] sinks, stop in
             let current = settings.value
             let source: XShmFrameSource
             do {
@@ -114,6 +122,7 @@ struct ShareRun {
         let shareControl = ShareControl(
             settings: settings, pause: pause, publisher: relayPublisher, session: relaySession, output: outputPath,
             statistics: statistics, rates: status.rates, startTime: startTime, logger: logger,
+            captureIsWaiting: { capture.isWaitingToRetry },
             stopService: { await groupHolder.value?.triggerGracefulShutdown() })
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
@@ -186,6 +195,8 @@ struct ShareControl: Sendable {
     let rates: Locked<StatusReporter.Rates>
     let startTime: ContinuousClock.Instant
     let logger: Logger
+    /// The display is gone and the capture waits to try again (`--capture-retry`).
+    let captureIsWaiting: @Sendable () -> Bool
     let stopService: @Sendable () async -> Void
 
     /// Answers one control command.
@@ -244,7 +255,7 @@ struct ShareControl: Sendable {
         let measured = rates.value
         let connection = publisher?.connectionStatus
         let state: String =
-            if pause.isPaused { "paused" } else if let connection, !connection.connected {
+            if pause.isPaused { "paused" } else if captureIsWaiting() { "waitingForDisplay" } else if let connection, !connection.connected {
                 connection.lastProblem == nil ? "connecting" : "reconnecting"
             } else { "sharing" }
         return ShareStatus(
@@ -269,7 +280,7 @@ struct ShareControl: Sendable {
 /// The reply to every control command (docs/protocol.md, "Control socket").
 struct ShareStatus: Codable, Sendable {
     var ok: Bool
-    /// sharing, paused, connecting, reconnecting, stopping.
+    /// sharing, paused, waitingForDisplay, connecting, reconnecting, stopping.
     var state: String?
     var pid: Int?
     var target: String?

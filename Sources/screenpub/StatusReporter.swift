@@ -9,7 +9,8 @@ import Synchronization
 final class StartupReport: Sendable {
     private let state = Mutex<(started: Bool, failure: (any Error)?)>((false, nil))
 
-    func succeed() { state.withLock { $0.started = true } }
+    /// Capture started (perhaps after earlier failures, with `--capture-retry`, which no longer matter).
+    func succeed() { state.withLock { $0 = (true, nil) } }
     func fail(_ error: any Error) { state.withLock { $0.failure = error } }
     var didStart: Bool { state.withLock { $0.started } }
     var failure: (any Error)? { state.withLock { $0.failure } }

@@ -166,4 +166,34 @@ import Testing
         #expect(try share.control(["stop"]).status == 0)
         #expect(share.process.wait(timeout: 10).status == 0)
     }
+
+    @Test func withCaptureRetryAVanishedDisplayIsWaitedForAndTheStreamGoesOn() async throws {
+        var display: VirtualDisplay? = try VirtualDisplay(width: 320, height: 240)
+        let number = Int(display!.name.dropFirst())!
+        let share = try await RunningShare(["--display", display!.name, "--no-cursor", "--capture-retry", "0.3", "--keepalive", "0"])
+        let subscriber = try share.subscribe()
+        let frames = { jsonLines(subscriber).filter { $0["index"] != nil } }
+        #expect(try await eventually { frames().count >= 1 })
+
+        // The X server dies: screenpub waits instead of exiting, and says so.
+        display!.stop()
+        display = nil
+        #expect(try await eventually { (try? share.status())?["state"] as? String == "waitingForDisplay" })
+        #expect(!share.process.hasExited, "screenpub exited: \(share.process.errorsSoFar)")
+        let framesBefore = frames().count
+
+        // It comes back on the same display: capture resumes on the same stream, with a keyframe.
+        let returned = try VirtualDisplay(width: 400, height: 300, displayNumber: number)
+        let painter = try XPainter(displayName: returned.name)
+        painter.fill(PixelRect(x: 0, y: 0, width: 100, height: 100), color: 0xFFFFFF)
+        #expect(try await eventually { frames().count > framesBefore }, "\(share.process.errorsSoFar)")
+        let first = frames()[framesBefore]
+        #expect(first["keyframe"] as? Bool == true)
+        #expect(first["width"] as? Int == 400)
+        #expect(try share.status()["state"] as? String == "sharing")
+        #expect(share.process.errorsSoFar.contains("trying again in 0.3 s"))
+        #expect(try share.control(["stop"]).status == 0)
+        #expect(share.process.wait(timeout: 10).status == 0)
+        _ = returned
+    }
 }
