@@ -44,6 +44,13 @@ enum ScreenpubMain {
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments == ["--help"] || arguments == ["-h"] {
+            // What people run most is sharing: show its options, then the other commands.
+            let commands = ScreenpubCommand.helpMessage()
+            printNow(ScreenpubCommand.helpMessage(for: ShareCommand.self) + "\n"
+                + (commands.range(of: "SUBCOMMANDS:").map { String(commands[$0.lowerBound...]) } ?? commands))
+            return
+        }
         // Help, versions, completions and the control commands read no settings.
         let controlCommands = ["status", "pause", "resume", "stop", "help"]
         let informational: Set<String> = ["-h", "--help", "--help-hidden", "--version", "--experimental-dump-help"]

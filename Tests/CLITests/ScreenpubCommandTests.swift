@@ -168,7 +168,10 @@ import Testing
     @Test func helpAndVersion() throws {
         let help = try ChildProcess.run(screenpub, ["--help"])
         #expect(help.status == 0)
-        for option in ["--fps", "--display", "--monitor", "--window", "--region", "--codec", "--bitrate", "--metadata", "--output", "--duration", "--no-cursor", "--verbose", "Exit status"] {
+        for option in [
+            "--fps", "--display", "--monitor", "--window", "--region", "--codec", "--bitrate", "--metadata", "--output", "--duration",
+            "--no-cursor", "--verbose", "--config", "--control-socket", "--capture-retry", "Exit status", "status", "pause", "resume",
+        ] {
             #expect(help.standardOutput.contains(option), "help mentions \(option)")
         }
         let version = try ChildProcess.run(screenpub, ["--version"])
