@@ -7,9 +7,18 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SWIFT=${SWIFT:-swift}
 products=(screenpub screenrelay screensub)
+build_log=$(mktemp)
 
 echo "building release binaries (static Swift runtime)…" >&2
-$SWIFT build -c release --static-swift-stdlib $(printf -- '--product %s ' "${products[@]}") >&2 2>&1 | grep -vE '^\[|^Building|^Compiling|^Write|^Emitting|unhandled; explicitly' >&2 || true
+# One product per invocation: `swift build` honours only the last --product it is given.
+for product in "${products[@]}"; do
+  if ! $SWIFT build -c release --static-swift-stdlib --product "$product" >"$build_log" 2>&1; then
+    grep -vE '^\[|^Building|^Compiling|^Write|^Emitting' "$build_log" >&2
+    echo "make deb: building $product failed" >&2
+    exit 1
+  fi
+done
+rm -f "$build_log"
 bin=$($SWIFT build -c release --static-swift-stdlib --show-bin-path)
 for product in "${products[@]}"; do
   [ -x "$bin/$product" ] || { echo "make deb: $bin/$product was not built" >&2; exit 1; }
