@@ -7,6 +7,8 @@ let strictSwift: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+let pipeWireIncludes = ["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"]
+
 let package = Package(
     name: "screenpub",
     platforms: [.macOS(.v15)],
@@ -16,6 +18,7 @@ let package = Package(
         .executable(name: "screenrelay", targets: ["screenrelay"]),
         .library(name: "ScreenMedia", targets: ["ScreenMedia"]),
         .library(name: "ScreenCaptureX11", targets: ["ScreenCaptureX11"]),
+        .library(name: "ScreenCapturePipeWire", targets: ["ScreenCapturePipeWire"]),
         .library(name: "ScreenCodec", targets: ["ScreenCodec"]),
         .library(name: "ScreenRecording", targets: ["ScreenRecording"]),
         .library(name: "ScreenWire", targets: ["ScreenWire"]),
@@ -42,6 +45,13 @@ let package = Package(
         .systemLibrary(
             name: "CAVFormat", pkgConfig: "libavformat libavcodec libavutil",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
+        // libpipewire-0.3's .pc file adds -D_REENTRANT, which SwiftPM refuses with a warning: its two header
+        // directories (the same on every Debian architecture) are given here instead.
+        .systemLibrary(name: "CPipeWire", providers: [.apt(["libpipewire-0.3-dev"])]),
+        // libpipewire's loop macros and variadic SPA pod builders.
+        .target(
+            name: "CPipeWireShims", dependencies: ["CPipeWire"],
+            cSettings: [.unsafeFlags(pipeWireIncludes)], linkerSettings: [.linkedLibrary("pipewire-0.3")]),
         // C functions for what Swift cannot call directly: macros, variadics, X error handlers.
         .target(
             name: "CScreenShims", dependencies: ["CX11", "CVPX", "CAVFormat"],
@@ -60,6 +70,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
+        .target(
+            name: "ScreenCapturePipeWire",
+            dependencies: [
+                "ScreenMedia", "CPipeWire", "CPipeWireShims", "CYUV",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift + [.unsafeFlags(pipeWireIncludes.flatMap { ["-Xcc", $0] })]),
         .target(
             name: "ScreenCodec",
             dependencies: ["ScreenMedia", "CVPX", "CYUV", "CScreenShims"],
@@ -119,10 +136,11 @@ let package = Package(
             name: "ScreenTesting",
             dependencies: [
                 "ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenPipeline", "CX11", "CScreenShims",
+                "CPipeWire", "CPipeWireShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
-            swiftSettings: strictSwift),
+            swiftSettings: strictSwift + [.unsafeFlags(pipeWireIncludes.flatMap { ["-Xcc", $0] })]),
 
         .executableTarget(
             name: "screenpub",
@@ -186,6 +204,10 @@ let package = Package(
             name: "ScreenCaptureX11Tests",
             dependencies: ["ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenPipeline", "ScreenTesting"],
             swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenCapturePipeWireTests",
+            dependencies: ["ScreenMedia", "ScreenCapturePipeWire", "ScreenCodec", "ScreenPipeline", "ScreenTesting"],
+            swiftSettings: strictSwift + [.unsafeFlags(pipeWireIncludes.flatMap { ["-Xcc", $0] })]),
         .testTarget(
             name: "ScreenRecordingTests",
             dependencies: ["ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenTesting"],

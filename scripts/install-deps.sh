@@ -6,11 +6,13 @@ set -euo pipefail
 packages=(
   # build: system libraries linked by the Swift package
   pkg-config libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxrandr-dev
-  libvpx-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev libsqlite3-dev
+  libvpx-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev libsqlite3-dev libpipewire-0.3-dev
   # tests and demo: a virtual X server, X clients that draw, and ffprobe to check recordings
   xvfb x11-apps x11-utils x11-xserver-utils xdotool ffmpeg
   # tests: the browser viewer runs in a real headless Chromium; systemd-analyze checks the user units
   chromium systemd
+  # tests: a private PipeWire (its own runtime dir and session bus) for Wayland-style capture
+  dbus-daemon pipewire pipewire-bin wireplumber
   # benchmark: GNU time for CPU seconds and peak RSS
   time bc
   # make deb: static Foundation links libcurl; dpkg-shlibdeps computes Depends:; lintian and

@@ -71,25 +71,13 @@ public final class XShmFrameSource: FrameSource {
     // MARK: Capture loop
 
     public func run(framesPerSecond: Double, stop: StopSignal, consumer: any FrameConsumer) throws {
-        precondition(framesPerSecond > 0, "frame rate must be positive")
-        let interval = UInt64(1e9 / framesPerSecond)
-        let start = clock.nanoseconds(fromTicks: clock.now())
-        var tick: UInt64 = 0
+        var schedule = TickSchedule(framesPerSecond: framesPerSecond, clock: clock)
         var first = true
         while !stop.isStopped {
             try captureTick(first: first, consumer: consumer)
             first = false
-            // Absolute deadlines: tick k is due at start + k × interval, so pacing never drifts.
-            tick += 1
-            let now = clock.nanoseconds(fromTicks: clock.now())
-            var due = start + tick * interval
-            if now > due + interval {
-                let behind = (now - due) / interval
-                consumer.missedTicks(Int(behind))
-                tick += behind
-                due = start + tick * interval
-            }
-            sleepUntil(nanoseconds: due, stop: stop)
+            schedule.advance(reportingMissedTicksTo: consumer)
+            sleepUntil(nanoseconds: schedule.nextDeadline, stop: stop)
         }
     }
 

@@ -37,8 +37,20 @@ public final class ChildProcess: Sendable {
         defer { argv.forEach { free($0) } }
         let environmentStrings = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { environmentStrings.forEach { free($0) } }
+        // The child starts with no blocked and no ignored signals, whatever the test process has set up for
+        // itself: otherwise SIGTERM may be blocked in the child too, and it would not stop when told.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, path, &actions, nil, argv, environmentStrings)
+        let status = posix_spawn(&pid, path, &actions, &attributes, argv, environmentStrings)
         guard status == 0 else { throw Failure(description: "cannot start \(path): errno \(status)") }
         processID = pid
     }

@@ -1,0 +1,5 @@
+#include <pipewire/pipewire.h>
+#include <spa/param/video/format-utils.h>
+#include <spa/param/video/type-info.h>
+#include <spa/buffer/meta.h>
+#include <spa/utils/result.h>

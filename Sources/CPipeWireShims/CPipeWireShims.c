@@ -1,0 +1,218 @@
+#include "CPipeWireShims.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <spa/param/video/format-utils.h>
+#include <spa/param/buffers.h>
+#include <spa/pod/builder.h>
+#include <spa/buffer/meta.h>
+
+const struct spa_pod *CPipeWireShims_consumerFormats(uint8_t *buffer, uint32_t size) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_rectangle smallest = SPA_RECTANGLE(1, 1), preferred = SPA_RECTANGLE(1920, 1080),
+                         largest = SPA_RECTANGLE(16384, 16384);
+    struct spa_fraction none = SPA_FRACTION(0, 1), preferredRate = SPA_FRACTION(30, 1),
+                        fastest = SPA_FRACTION(1000, 1);
+    return spa_pod_builder_add_object(
+        &builder, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
+        SPA_FORMAT_VIDEO_format,
+        SPA_POD_CHOICE_ENUM_Id(5, SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRA,
+                               SPA_VIDEO_FORMAT_RGBx, SPA_VIDEO_FORMAT_RGBA),
+        SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&preferred, &smallest, &largest),
+        SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&none, &none, &fastest),
+        SPA_FORMAT_VIDEO_maxFramerate, SPA_POD_CHOICE_RANGE_Fraction(&preferredRate, &none, &fastest));
+}
+
+const struct spa_pod *CPipeWireShims_fixedFormat(uint8_t *buffer, uint32_t size, uint32_t format, uint32_t width,
+                                                 uint32_t height, uint32_t framesPerSecond) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_rectangle dimensions = SPA_RECTANGLE(width, height);
+    struct spa_fraction rate = SPA_FRACTION(framesPerSecond, 1);
+    return spa_pod_builder_add_object(
+        &builder, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
+        SPA_FORMAT_VIDEO_format, SPA_POD_Id(format),
+        SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&dimensions),
+        SPA_FORMAT_VIDEO_framerate, SPA_POD_Fraction(&rate));
+}
+
+const struct spa_pod *CPipeWireShims_buffers(uint8_t *buffer, uint32_t size, uint32_t stride, uint32_t height) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    return spa_pod_builder_add_object(
+        &builder, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(4, 2, 16),
+        SPA_PARAM_BUFFERS_blocks, SPA_POD_Int(1),
+        SPA_PARAM_BUFFERS_size, SPA_POD_Int((int32_t)(stride * height)),
+        SPA_PARAM_BUFFERS_stride, SPA_POD_Int((int32_t)stride),
+        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemPtr) | (1 << SPA_DATA_MemFd)));
+}
+
+const struct spa_pod *CPipeWireShims_meta(uint8_t *buffer, uint32_t size, uint32_t type, uint32_t damageRects) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    if (type == SPA_META_VideoDamage) {
+        return spa_pod_builder_add_object(
+            &builder, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+            SPA_PARAM_META_type, SPA_POD_Id(SPA_META_VideoDamage),
+            SPA_PARAM_META_size,
+            SPA_POD_CHOICE_RANGE_Int(sizeof(struct spa_meta_region) * damageRects, sizeof(struct spa_meta_region) * 1,
+                                     sizeof(struct spa_meta_region) * damageRects));
+    }
+    return spa_pod_builder_add_object(
+        &builder, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
+        SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
+}
+
+int CPipeWireShims_parseVideoFormat(const struct spa_pod *param, uint32_t *format, uint32_t *width, uint32_t *height) {
+    uint32_t mediaType, mediaSubtype;
+    if (param == NULL) return -EINVAL;
+    if (spa_format_parse(param, &mediaType, &mediaSubtype) < 0) return -EINVAL;
+    if (mediaType != SPA_MEDIA_TYPE_video || mediaSubtype != SPA_MEDIA_SUBTYPE_raw) return -ENOTSUP;
+    struct spa_video_info_raw info;
+    spa_zero(info);
+    if (spa_format_video_raw_parse(param, &info) < 0) return -EINVAL;
+    *format = info.format;
+    *width = info.size.width;
+    *height = info.size.height;
+    return 0;
+}
+
+bool CPipeWireShims_header(struct spa_buffer *buffer, int64_t *pts, uint32_t *flags) {
+    struct spa_meta_header *header = spa_buffer_find_meta_data(buffer, SPA_META_Header, sizeof(*header));
+    if (header == NULL) return false;
+    *pts = header->pts;
+    *flags = header->flags;
+    return true;
+}
+
+int32_t CPipeWireShims_damage(struct spa_buffer *buffer, int32_t *rects, int32_t capacity) {
+    struct spa_meta *meta = spa_buffer_find_meta(buffer, SPA_META_VideoDamage);
+    if (meta == NULL) return -1;
+    int32_t count = 0;
+    struct spa_meta_region *region;
+    spa_meta_for_each(region, meta) {
+        // A zero-sized region ends the list.
+        if (!spa_meta_region_is_valid(region)) break;
+        if (count < capacity) {
+            rects[count * 4 + 0] = region->region.position.x;
+            rects[count * 4 + 1] = region->region.position.y;
+            rects[count * 4 + 2] = (int32_t)region->region.size.width;
+            rects[count * 4 + 3] = (int32_t)region->region.size.height;
+        }
+        count++;
+    }
+    return count;
+}
+
+void CPipeWireShims_setHeader(struct spa_buffer *buffer, int64_t pts, uint64_t sequence) {
+    struct spa_meta_header *header = spa_buffer_find_meta_data(buffer, SPA_META_Header, sizeof(*header));
+    if (header == NULL) return;
+    header->pts = pts;
+    header->flags = 0;
+    header->seq = sequence;
+    header->dts_offset = 0;
+}
+
+int CPipeWireShims_loopIterate(struct pw_loop *loop, int timeoutMilliseconds) {
+    return pw_loop_iterate(loop, timeoutMilliseconds);
+}
+
+void CPipeWireShims_loopEnter(struct pw_loop *loop) { pw_loop_enter(loop); }
+
+void CPipeWireShims_loopLeave(struct pw_loop *loop) { pw_loop_leave(loop); }
+
+struct spa_source *CPipeWireShims_addTimer(struct pw_loop *loop, void (*callback)(void *data, uint64_t expirations),
+                                           void *data) {
+    return pw_loop_add_timer(loop, callback, data);
+}
+
+void CPipeWireShims_startTimer(struct pw_loop *loop, struct spa_source *timer, uint64_t intervalNanoseconds) {
+    struct timespec interval = {.tv_sec = (time_t)(intervalNanoseconds / 1000000000ull),
+                                .tv_nsec = (long)(intervalNanoseconds % 1000000000ull)};
+    pw_loop_update_timer(loop, timer, &interval, &interval, false);
+}
+
+void CPipeWireShims_destroySource(struct pw_loop *loop, struct spa_source *source) {
+    pw_loop_destroy_source(loop, source);
+}
+
+struct CPipeWireShims_NodeWatch {
+    struct pw_core *core;
+    struct pw_registry *registry;
+    struct spa_hook registryListener;
+    struct spa_hook coreListener;
+    uint32_t nodeID;
+    int syncSequence;
+    enum CPipeWireShims_NodeState state;
+    int coreError;
+};
+
+static void nodeWatchGlobal(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
+                            const struct spa_dict *props) {
+    struct CPipeWireShims_NodeWatch *watch = data;
+    if (id == watch->nodeID && strcmp(type, PW_TYPE_INTERFACE_Node) == 0) watch->state = CPipeWireShims_NodePresent;
+}
+
+static void nodeWatchGlobalRemove(void *data, uint32_t id) {
+    struct CPipeWireShims_NodeWatch *watch = data;
+    if (id == watch->nodeID && watch->state == CPipeWireShims_NodePresent) watch->state = CPipeWireShims_NodeRemoved;
+}
+
+static void nodeWatchDone(void *data, uint32_t id, int seq) {
+    struct CPipeWireShims_NodeWatch *watch = data;
+    if (id == PW_ID_CORE && seq == watch->syncSequence && watch->state == CPipeWireShims_NodeUnknown)
+        watch->state = CPipeWireShims_NodeAbsent;
+}
+
+static void nodeWatchError(void *data, uint32_t id, int seq, int res, const char *message) {
+    struct CPipeWireShims_NodeWatch *watch = data;
+    if (id == PW_ID_CORE) watch->coreError = res < 0 ? res : -EIO;
+}
+
+static const struct pw_registry_events nodeWatchRegistryEvents = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global = nodeWatchGlobal,
+    .global_remove = nodeWatchGlobalRemove,
+};
+
+static const struct pw_core_events nodeWatchCoreEvents = {
+    PW_VERSION_CORE_EVENTS,
+    .done = nodeWatchDone,
+    .error = nodeWatchError,
+};
+
+struct CPipeWireShims_NodeWatch *CPipeWireShims_watchNode(struct pw_core *core, uint32_t nodeID) {
+    struct CPipeWireShims_NodeWatch *watch = calloc(1, sizeof *watch);
+    if (watch == NULL) return NULL;
+    watch->core = core;
+    watch->nodeID = nodeID;
+    watch->registry = pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
+    if (watch->registry == NULL) {
+        free(watch);
+        return NULL;
+    }
+    pw_registry_add_listener(watch->registry, &watch->registryListener, &nodeWatchRegistryEvents, watch);
+    pw_core_add_listener(core, &watch->coreListener, &nodeWatchCoreEvents, watch);
+    // Answered after the registry has sent every existing global.
+    watch->syncSequence = pw_core_sync(core, PW_ID_CORE, 0);
+    return watch;
+}
+
+enum CPipeWireShims_NodeState CPipeWireShims_nodeState(const struct CPipeWireShims_NodeWatch *watch) {
+    return watch->state;
+}
+
+int CPipeWireShims_coreError(const struct CPipeWireShims_NodeWatch *watch) { return watch->coreError; }
+
+void CPipeWireShims_unwatchNode(struct CPipeWireShims_NodeWatch *watch) {
+    if (watch == NULL) return;
+    spa_hook_remove(&watch->coreListener);
+    spa_hook_remove(&watch->registryListener);
+    pw_proxy_destroy((struct pw_proxy *)watch->registry);
+    free(watch);
+}

@@ -1,0 +1,63 @@
+#ifndef CPIPEWIRESHIMS_H
+#define CPIPEWIRESHIMS_H
+
+// What Swift cannot call directly in libpipewire: its loop macros and the variadic SPA pod builders.
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pipewire/pipewire.h>
+
+/// The EnumFormat a screen consumer offers: raw video in BGRx, BGRA, RGBx or RGBA, any size up to 16384²,
+/// any frame rate. Built into `buffer`; returns NULL when it does not fit.
+const struct spa_pod *CPipeWireShims_consumerFormats(uint8_t *buffer, uint32_t size);
+
+/// One fixed raw video format (a producer's offer).
+const struct spa_pod *CPipeWireShims_fixedFormat(uint8_t *buffer, uint32_t size, uint32_t format, uint32_t width,
+                                                 uint32_t height, uint32_t framesPerSecond);
+
+/// The Buffers param for a negotiated size: 2–16 buffers of stride × height bytes, in memory we can map.
+const struct spa_pod *CPipeWireShims_buffers(uint8_t *buffer, uint32_t size, uint32_t stride, uint32_t height);
+
+/// A Meta param asking for SPA_META_Header (`damageRects` 0) or SPA_META_VideoDamage with room for
+/// `damageRects` rectangles.
+const struct spa_pod *CPipeWireShims_meta(uint8_t *buffer, uint32_t size, uint32_t type, uint32_t damageRects);
+
+/// Reads a negotiated raw video format. Returns 0, or a negative errno.
+int CPipeWireShims_parseVideoFormat(const struct spa_pod *param, uint32_t *format, uint32_t *width, uint32_t *height);
+
+/// The buffer's header metadata: presentation time in nanoseconds (or -1) and flags (SPA_META_HEADER_FLAG_*).
+bool CPipeWireShims_header(struct spa_buffer *buffer, int64_t *pts, uint32_t *flags);
+
+/// Copies the buffer's damage rectangles as x, y, width, height quadruples into `rects` (room for `capacity`
+/// rectangles). Returns how many there are (possibly more than `capacity`), or -1 without damage metadata.
+int32_t CPipeWireShims_damage(struct spa_buffer *buffer, int32_t *rects, int32_t capacity);
+
+/// Writes a header (pts, sequence) into a producer's buffer, if it has one.
+void CPipeWireShims_setHeader(struct spa_buffer *buffer, int64_t pts, uint64_t sequence);
+
+/// Follows one node in the registry, so a consumer learns that its node does not exist or went away
+/// whatever the session manager does with the stream. Lives on the core's loop thread.
+struct CPipeWireShims_NodeWatch;
+enum CPipeWireShims_NodeState {
+    CPipeWireShims_NodeUnknown = 0,  // the registry has not finished listing the globals yet
+    CPipeWireShims_NodePresent = 1,
+    CPipeWireShims_NodeAbsent = 2,   // the registry's full list did not have it
+    CPipeWireShims_NodeRemoved = 3,  // it was there and has gone
+};
+struct CPipeWireShims_NodeWatch *CPipeWireShims_watchNode(struct pw_core *core, uint32_t nodeID);
+enum CPipeWireShims_NodeState CPipeWireShims_nodeState(const struct CPipeWireShims_NodeWatch *watch);
+/// The last error the core reported (a negative errno, e.g. -EPIPE when the daemon went away), or 0.
+int CPipeWireShims_coreError(const struct CPipeWireShims_NodeWatch *watch);
+void CPipeWireShims_unwatchNode(struct CPipeWireShims_NodeWatch *watch);
+
+// pw_loop macros.
+int CPipeWireShims_loopIterate(struct pw_loop *loop, int timeoutMilliseconds);
+void CPipeWireShims_loopEnter(struct pw_loop *loop);
+void CPipeWireShims_loopLeave(struct pw_loop *loop);
+struct spa_source *CPipeWireShims_addTimer(struct pw_loop *loop, void (*callback)(void *data, uint64_t expirations),
+                                           void *data);
+/// Fires every `intervalNanoseconds`, first after one interval.
+void CPipeWireShims_startTimer(struct pw_loop *loop, struct spa_source *timer, uint64_t intervalNanoseconds);
+void CPipeWireShims_destroySource(struct pw_loop *loop, struct spa_source *source);
+
+#endif

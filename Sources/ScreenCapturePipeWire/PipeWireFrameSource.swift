@@ -1,0 +1,377 @@
+import CPipeWire
+import CPipeWireShims
+import CYUV
+import Foundation
+public import Logging
+public import ScreenMedia
+
+/// Why PipeWire capture could not start or had to stop.
+public typealias PipeWireCaptureError = ScreenError<PipeWireCaptureFailure>
+
+public enum PipeWireCaptureFailure: Sendable, Hashable {
+    /// No PipeWire daemon answers (no socket, or the given file descriptor is not a PipeWire connection).
+    case noDaemon
+    /// The stream failed: no such node, the node went away, or PipeWire reported an error.
+    case streamFailed
+    /// The node offers no format we can read (we take BGRx, BGRA, RGBx and RGBA in memory; not DMA-BUF).
+    case unsupportedFormat
+    /// Connected, but no frame came within the timeout.
+    case noFrames
+}
+
+/// Where the PipeWire daemon is.
+public enum PipeWireRemote: Sendable, Hashable {
+    /// `$PIPEWIRE_REMOTE`, else `pipewire-0` in `$PIPEWIRE_RUNTIME_DIR` / `$XDG_RUNTIME_DIR`.
+    case `default`
+    /// A connected socket, e.g. from the ScreenCast portal's `OpenPipeWireRemote` (the source takes it over).
+    case fileDescriptor(Int32)
+}
+
+public struct PipeWireCaptureOptions: Sendable, Hashable {
+    public var remote: PipeWireRemote
+    /// The node to capture (a portal stream's node id, or one from `pw-cli ls Node`).
+    public var nodeID: UInt32
+    /// Seconds to wait for the first frame before giving up with ``PipeWireCaptureFailure/noFrames``.
+    public var firstFrameTimeout: Double
+
+    public init(remote: PipeWireRemote = .default, nodeID: UInt32, firstFrameTimeout: Double = 5) {
+        self.remote = remote
+        self.nodeID = nodeID
+        self.firstFrameTimeout = firstFrameTimeout
+    }
+}
+
+/// Captures a PipeWire video node (a Wayland compositor's screen cast, via the portal) into BGRA frames.
+///
+/// The PipeWire loop is iterated by the thread that calls ``run(framesPerSecond:stop:consumer:)`` — the
+/// capture thread — so the stream's callbacks, the frame and the consumer all live on that one thread: no
+/// locks and no second copy. Each buffer's pixels are copied once, into the frame, and only where the
+/// compositor's damage metadata says they changed (all of them when it gives none); RGBx/RGBA are swizzled
+/// to BGRA on the way (libyuv). Compositors send buffers only when something changed, so ticks without a
+/// buffer are unchanged ticks, exactly like an idle X screen: keepalives and keyframe requests still work.
+public final class PipeWireFrameSource: FrameSource {
+    public let options: PipeWireCaptureOptions
+    private let logger: Logger
+    private let clock = MonotonicClock()
+    private let stream: PipeWireStream
+
+    public var size: (width: Int, height: Int) { (stream.frame?.width ?? 0, stream.frame?.height ?? 0) }
+    /// For logs: "PipeWire node N".
+    public var displayName: String { "PipeWire node \(options.nodeID)" }
+
+    /// Connects to the daemon and asks for the node; frames start flowing in ``run(framesPerSecond:stop:consumer:)``.
+    public init(options: PipeWireCaptureOptions, logger: Logger) throws(PipeWireCaptureError) {
+        self.options = options
+        self.logger = logger
+        stream = try PipeWireStream(options: options, logger: logger)
+    }
+
+    public func run(framesPerSecond: Double, stop: StopSignal, consumer: any FrameConsumer) throws {
+        var schedule = TickSchedule(framesPerSecond: framesPerSecond, clock: clock)
+        let started = clock.nanoseconds(fromTicks: clock.now())
+        let timeout = UInt64(options.firstFrameTimeout * 1e9)
+        try stream.whileEntered {
+            while !stop.isStopped {
+                // Serve PipeWire until the tick is due (at most 100 ms at a time, to notice a stop).
+                let now = clock.nanoseconds(fromTicks: clock.now())
+                if now < schedule.nextDeadline {
+                    let milliseconds = Int32(min(100, (schedule.nextDeadline - now + 999_999) / 1_000_000))
+                    try stream.iterate(timeoutMilliseconds: milliseconds)
+                    continue
+                }
+                try stream.iterate(timeoutMilliseconds: 0)
+                if let frame = stream.frame, stream.hasPicture {
+                    if stream.pictureChanged {
+                        try consumer.consume(frame, sizeChanged: stream.takeSizeChange())
+                        stream.pictureConsumed()
+                    } else {
+                        try consumer.consumeUnchanged(frame, at: clock.mediaTime(fromTicks: clock.now()))
+                    }
+                } else if now - started > timeout {
+                    throw PipeWireCaptureError(
+                        .noFrames,
+                        "PipeWire node \(options.nodeID) sent no frame within \(options.firstFrameTimeout) s (state: \(stream.stateDescription))")
+                }
+                schedule.advance(reportingMissedTicksTo: consumer)
+            }
+        }
+    }
+}
+
+@available(*, unavailable, message: "belongs to the capture thread")
+extension PipeWireFrameSource: Sendable {}
+
+/// The libpipewire objects of one input stream and what its callbacks learned, for the one thread that
+/// iterates its loop.
+final class PipeWireStream {
+    private let logger: Logger
+    private let nodeID: UInt32
+    private let loop: UnsafeMutablePointer<pw_loop>
+    private let context: OpaquePointer
+    private let core: OpaquePointer
+    private var stream: OpaquePointer?
+    /// The registry's view of our node: whether it exists and when it goes.
+    private var nodeWatch: OpaquePointer?
+    private var listener = spa_hook()
+    private var events = pw_stream_events()
+    private var failure: PipeWireCaptureError?
+    private(set) var stateDescription = "connecting"
+    private var wasStreaming = false
+
+    /// The negotiated pixel format and size; the frame the pixels are copied into.
+    private var format = SPA_VIDEO_FORMAT_UNKNOWN
+    private(set) var frame: VideoFrame?
+    /// A buffer has been copied into `frame` since the start.
+    private(set) var hasPicture = false
+    /// The frame changed since the consumer last had it.
+    private(set) var pictureChanged = false
+    private var sizeChanged = false
+    /// Room for the damage rectangles of one buffer (x, y, width, height each).
+    private var damage = [Int32](repeating: 0, count: 4 * PipeWireStream.damageCapacity)
+    private static let damageCapacity = 32
+    private let clock = MonotonicClock()
+    /// Scratch memory for SPA pods (params are copied by libpipewire).
+    private var podBuffer = [UInt8](repeating: 0, count: 1024)
+
+    private static let initialized: Void = { pw_init(nil, nil) }()
+
+    init(options: PipeWireCaptureOptions, logger: Logger) throws(PipeWireCaptureError) {
+        _ = Self.initialized
+        self.logger = logger
+        self.nodeID = options.nodeID
+        guard let loop = pw_loop_new(nil) else { throw PipeWireCaptureError(.noDaemon, "cannot create a PipeWire loop") }
+        guard let context = pw_context_new(loop, nil, 0) else {
+            pw_loop_destroy(loop)
+            throw PipeWireCaptureError(.noDaemon, "cannot create a PipeWire context")
+        }
+        let core: OpaquePointer?
+        switch options.remote {
+        case .default: core = pw_context_connect(context, nil, 0)
+        case .fileDescriptor(let descriptor): core = pw_context_connect_fd(context, descriptor, nil, 0)
+        }
+        guard let core else {
+            let reason = String(cString: strerror(errno))
+            pw_context_destroy(context)
+            pw_loop_destroy(loop)
+            let where_ = if case .fileDescriptor(let descriptor) = options.remote { "file descriptor \(descriptor)" } else { "the default socket ($XDG_RUNTIME_DIR/pipewire-0)" }
+            throw PipeWireCaptureError(.noDaemon, "cannot connect to PipeWire through \(where_): \(reason); is the pipewire daemon running?")
+        }
+        self.loop = loop
+        self.context = context
+        self.core = core
+        nodeWatch = CPipeWireShims_watchNode(core, options.nodeID)
+        try connect(nodeID: options.nodeID)
+    }
+
+    deinit {
+        CPipeWireShims_unwatchNode(nodeWatch)
+        if let stream {
+            spa_hook_remove(&listener)
+            pw_stream_destroy(stream)
+        }
+        pw_core_disconnect(core)
+        pw_context_destroy(context)
+        pw_loop_destroy(loop)
+    }
+
+    private func connect(nodeID: UInt32) throws(PipeWireCaptureError) {
+        let properties = pw_properties_new_string("media.type=Video media.category=Capture media.role=Screen")
+        guard let stream = pw_stream_new(core, "screenpub", properties) else {
+            throw PipeWireCaptureError(.streamFailed, "cannot create a PipeWire stream")
+        }
+        self.stream = stream
+        events.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.state_changed = { data, _, state, error in
+            Unmanaged<PipeWireStream>.fromOpaque(data!).takeUnretainedValue()
+                .stateChanged(state, error: error.map { String(cString: $0) })
+        }
+        events.param_changed = { data, id, param in
+            Unmanaged<PipeWireStream>.fromOpaque(data!).takeUnretainedValue().paramChanged(id, param)
+        }
+        events.process = { data in
+            Unmanaged<PipeWireStream>.fromOpaque(data!).takeUnretainedValue().process()
+        }
+        pw_stream_add_listener(stream, &listener, &events, Unmanaged.passUnretained(self).toOpaque())
+        let status = podBuffer.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var params: [UnsafePointer<spa_pod>?] = [CPipeWireShims_consumerFormats(buffer.baseAddress, UInt32(buffer.count))]
+            let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
+            return pw_stream_connect(stream, SPA_DIRECTION_INPUT, nodeID, flags, &params, UInt32(params.count))
+        }
+        guard status >= 0 else {
+            throw PipeWireCaptureError(.streamFailed, "cannot connect to PipeWire node \(nodeID): \(String(cString: strerror(-status)))")
+        }
+    }
+
+    /// Runs `body` with the loop entered by this thread (PipeWire's callbacks happen inside `iterate`).
+    func whileEntered(_ body: () throws -> Void) throws {
+        CPipeWireShims_loopEnter(loop)
+        defer { CPipeWireShims_loopLeave(loop) }
+        try body()
+    }
+
+    /// Dispatches what PipeWire has for us, waiting up to `timeoutMilliseconds`; throws the stream's failure.
+    func iterate(timeoutMilliseconds: Int32) throws(PipeWireCaptureError) {
+        let result = CPipeWireShims_loopIterate(loop, timeoutMilliseconds)
+        if result < 0 && result != -EINTR {
+            throw PipeWireCaptureError(.streamFailed, "the PipeWire loop failed: \(String(cString: strerror(-result)))")
+        }
+        if failure == nil, let nodeWatch {
+            switch CPipeWireShims_nodeState(nodeWatch) {
+            case CPipeWireShims_NodeAbsent:
+                failure = PipeWireCaptureError(.streamFailed, "PipeWire has no node \(nodeID) (`pw-cli ls Node` lists them)")
+            case CPipeWireShims_NodeRemoved:
+                failure = PipeWireCaptureError(.streamFailed, "PipeWire node \(nodeID) went away (the screen cast ended)")
+            default:
+                let error = CPipeWireShims_coreError(nodeWatch)
+                if error < 0 {
+                    failure = PipeWireCaptureError(.streamFailed, "the PipeWire connection failed: \(String(cString: strerror(-error)))")
+                }
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    func takeSizeChange() -> Bool {
+        defer { sizeChanged = false }
+        return sizeChanged
+    }
+
+    /// The consumer has the current picture: what changes next is tracked from here.
+    func pictureConsumed() {
+        pictureChanged = false
+        frame?.changedRects.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: Callbacks (on this thread, inside iterate)
+
+    private func stateChanged(_ state: pw_stream_state, error: String?) {
+        stateDescription = String(cString: pw_stream_state_as_string(state))
+        switch state {
+        case PW_STREAM_STATE_ERROR:
+            failure = PipeWireCaptureError(.streamFailed, "PipeWire node \(nodeID): \(error ?? "stream error")")
+        case PW_STREAM_STATE_UNCONNECTED:
+            failure = PipeWireCaptureError(
+                .streamFailed, wasStreaming ? "PipeWire node \(nodeID) went away" : "PipeWire disconnected before node \(nodeID) streamed")
+        case PW_STREAM_STATE_STREAMING:
+            wasStreaming = true
+            logger.debug("PipeWire node \(nodeID) is streaming")
+        default:
+            break
+        }
+    }
+
+    private func paramChanged(_ id: UInt32, _ param: UnsafePointer<spa_pod>?) {
+        guard id == SPA_PARAM_Format.rawValue, let param, let stream else { return }
+        var format: UInt32 = 0, width: UInt32 = 0, height: UInt32 = 0
+        guard CPipeWireShims_parseVideoFormat(param, &format, &width, &height) == 0, width > 0, height > 0 else {
+            failure = PipeWireCaptureError(.unsupportedFormat, "PipeWire node \(nodeID) offers no raw video format we read")
+            return
+        }
+        let videoFormat = spa_video_format(format)
+        guard [SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRA, SPA_VIDEO_FORMAT_RGBx, SPA_VIDEO_FORMAT_RGBA].contains(videoFormat) else {
+            failure = PipeWireCaptureError(.unsupportedFormat, "PipeWire node \(nodeID) negotiated format \(format), which is not 32-bit RGB")
+            return
+        }
+        self.format = videoFormat
+        if let frame {
+            if frame.resize(width: Int(width), height: Int(height)) { sizeChanged = true }
+        } else {
+            frame = VideoFrame(width: Int(width), height: Int(height))
+            sizeChanged = true
+        }
+        logger.info("PipeWire node \(nodeID): \(width)×\(height) \(Self.name(of: videoFormat))")
+        // A new size invalidates the picture: the next buffer is copied whole.
+        hasPicture = false
+        frame?.markAllChanged()
+        podBuffer.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            let third = UInt32(buffer.count / 3)
+            var params: [UnsafePointer<spa_pod>?] = [
+                CPipeWireShims_buffers(base, third, width * 4, height),
+                CPipeWireShims_meta(base + Int(third), third, SPA_META_Header.rawValue, 0),
+                CPipeWireShims_meta(base + Int(2 * third), third, SPA_META_VideoDamage.rawValue, UInt32(Self.damageCapacity)),
+            ]
+            _ = pw_stream_update_params(stream, &params, UInt32(params.count))
+        }
+    }
+
+    private static func name(of format: spa_video_format) -> String {
+        switch format {
+        case SPA_VIDEO_FORMAT_BGRx: "BGRx"
+        case SPA_VIDEO_FORMAT_BGRA: "BGRA"
+        case SPA_VIDEO_FORMAT_RGBx: "RGBx"
+        case SPA_VIDEO_FORMAT_RGBA: "RGBA"
+        default: "format \(format.rawValue)"
+        }
+    }
+
+    private func process() {
+        guard let stream, let frame else { return }
+        // Take the newest buffer; what older ones changed is part of its damage too.
+        var newest: UnsafeMutablePointer<pw_buffer>?
+        var wholeFrame = !hasPicture
+        while let buffer = pw_stream_dequeue_buffer(stream) {
+            if let previous = newest { pw_stream_queue_buffer(stream, previous) }
+            newest = buffer
+            if !wholeFrame { wholeFrame = !collectDamage(buffer.pointee.buffer, into: frame) }
+        }
+        guard let newest else { return }
+        defer { pw_stream_queue_buffer(stream, newest) }
+        let spaBuffer = newest.pointee.buffer!
+        var pts: Int64 = -1, headerFlags: UInt32 = 0
+        let hasHeader = CPipeWireShims_header(spaBuffer, &pts, &headerFlags)
+        guard spaBuffer.pointee.n_datas > 0, let data = spaBuffer.pointee.datas, let pixels = data.pointee.data,
+            let chunk = data.pointee.chunk, chunk.pointee.size > 0,
+            headerFlags & UInt32(SPA_META_HEADER_FLAG_CORRUPTED) == 0,
+            chunk.pointee.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0
+        else { return }
+        let stride = chunk.pointee.stride > 0 ? Int(chunk.pointee.stride) : frame.width * 4
+        let source = pixels.advanced(by: Int(chunk.pointee.offset))
+        guard stride * frame.height <= Int(data.pointee.maxsize) - Int(chunk.pointee.offset) else { return }
+        if wholeFrame { frame.markAllChanged() }
+        copy(from: source, stride: stride, into: frame)
+        // The compositor's presentation time when it is on our clock (CLOCK_MONOTONIC), else arrival.
+        let now = clock.nanoseconds(fromTicks: clock.now())
+        let stamp = hasHeader && pts > 0 && UInt64(pts) <= now && now - UInt64(pts) < 1_000_000_000 ? UInt64(pts) : now
+        frame.captureTime = clock.mediaTime(fromTicks: clock.ticks(fromNanoseconds: stamp))
+        frame.wallClock = WallClockTime.now()
+        hasPicture = true
+        pictureChanged = true
+    }
+
+    /// Adds a buffer's damage rectangles to the frame's changed rectangles; false when the buffer has no
+    /// damage metadata or too many rectangles (then the whole frame counts as changed).
+    private func collectDamage(_ buffer: UnsafeMutablePointer<spa_buffer>?, into frame: VideoFrame) -> Bool {
+        guard let buffer else { return false }
+        let count = damage.withUnsafeMutableBufferPointer {
+            CPipeWireShims_damage(buffer, $0.baseAddress, Int32(Self.damageCapacity))
+        }
+        guard count >= 0, count <= Int32(Self.damageCapacity), frame.changedRects.count + Int(count) <= 64 else { return false }
+        for index in 0..<Int(count) {
+            let rect = PixelRect(
+                x: Int(damage[index * 4]), y: Int(damage[index * 4 + 1]), width: Int(damage[index * 4 + 2]),
+                height: Int(damage[index * 4 + 3])
+            ).intersection(frame.bounds)
+            if rect.width > 0 && rect.height > 0 { frame.changedRects.append(rect) }
+        }
+        return true
+    }
+
+    /// Copies the changed rectangles from the buffer into the frame, as BGRA.
+    private func copy(from source: UnsafeMutableRawPointer, stride: Int, into frame: VideoFrame) {
+        let swizzle = format == SPA_VIDEO_FORMAT_RGBx || format == SPA_VIDEO_FORMAT_RGBA
+        frame.withUnsafeMutableBytes { destination in
+            guard let base = destination.baseAddress else { return }
+            for rect in frame.changedRects {
+                let from = source.advanced(by: rect.y * stride + rect.x * 4).assumingMemoryBound(to: UInt8.self)
+                let to = base.advanced(by: rect.y * frame.bytesPerRow + rect.x * 4).assumingMemoryBound(to: UInt8.self)
+                if swizzle {
+                    // libyuv's "ABGR" is R,G,B,A in memory; its "ARGB" is B,G,R,A: our BGRA.
+                    _ = ABGRToARGB(from, Int32(stride), to, Int32(frame.bytesPerRow), Int32(rect.width), Int32(rect.height))
+                } else {
+                    _ = ARGBCopy(from, Int32(stride), to, Int32(frame.bytesPerRow), Int32(rect.width), Int32(rect.height))
+                }
+            }
+        }
+    }
+}

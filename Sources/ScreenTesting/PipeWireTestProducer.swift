@@ -1,0 +1,199 @@
+import CPipeWire
+import CPipeWireShims
+import Foundation
+import ScreenMedia
+
+/// A PipeWire video node for tests, standing in for a compositor's screen cast: a native `pw_stream`
+/// (output, driving its own clock) that fills every buffer with one known colour and writes a frame counter
+/// into the first pixel's bytes and the buffer header. It runs on a `pw_thread_loop` of its own.
+public final class PipeWireTestProducer: @unchecked Sendable {
+    // @unchecked: every libpipewire object here is touched only with the thread loop's lock held (or on the
+    // loop's thread, in callbacks), which is how libpipewire's thread loop is meant to be used.
+    public enum PixelOrder: Sendable {
+        case bgrx
+        case rgbx
+
+        var spaFormat: spa_video_format { self == .bgrx ? SPA_VIDEO_FORMAT_BGRx : SPA_VIDEO_FORMAT_RGBx }
+    }
+
+    private let threadLoop: OpaquePointer
+    private let context: OpaquePointer
+    private let core: OpaquePointer
+    private var stream: OpaquePointer?
+    private var listener = spa_hook()
+    private var events = pw_stream_events()
+    private var timer: UnsafeMutablePointer<spa_source>?
+    private var podBuffer = [UInt8](repeating: 0, count: 1024)
+    private let order: PixelOrder
+    private let framesPerSecond: UInt32
+    private var width: UInt32
+    private var height: UInt32
+    /// The colour as (r, g, b).
+    private let color: (UInt8, UInt8, UInt8)
+    private var counter: UInt32 = 0
+    private var negotiatedWidth: UInt32 = 0
+
+    private static let initialized: Void = { pw_init(nil, nil) }()
+
+    /// Connects through `descriptor` (from ``PrivatePipeWire/connect()``) and starts producing at
+    /// `framesPerSecond` once a consumer links to it.
+    public init(
+        descriptor: Int32, width: Int, height: Int, order: PixelOrder = .bgrx, color: (r: UInt8, g: UInt8, b: UInt8),
+        framesPerSecond: Int = 30
+    ) throws {
+        _ = Self.initialized
+        self.order = order
+        self.width = UInt32(width)
+        self.height = UInt32(height)
+        self.color = (color.r, color.g, color.b)
+        self.framesPerSecond = UInt32(framesPerSecond)
+        guard let threadLoop = pw_thread_loop_new("test-producer", nil) else { throw PrivatePipeWire.Failure(description: "pw_thread_loop_new failed") }
+        self.threadLoop = threadLoop
+        guard let context = pw_context_new(pw_thread_loop_get_loop(threadLoop), nil, 0) else {
+            throw PrivatePipeWire.Failure(description: "pw_context_new failed")
+        }
+        self.context = context
+        guard pw_thread_loop_start(threadLoop) == 0 else { throw PrivatePipeWire.Failure(description: "pw_thread_loop_start failed") }
+        pw_thread_loop_lock(threadLoop)
+        defer { pw_thread_loop_unlock(threadLoop) }
+        guard let core = pw_context_connect_fd(context, descriptor, nil, 0) else {
+            throw PrivatePipeWire.Failure(description: "the producer cannot connect to PipeWire: errno \(errno)")
+        }
+        self.core = core
+        let properties = pw_properties_new_string("media.class=Video/Source node.name=screenpub-test-producer")
+        guard let stream = pw_stream_new(core, "screenpub-test-producer", properties) else {
+            throw PrivatePipeWire.Failure(description: "pw_stream_new failed")
+        }
+        self.stream = stream
+        events.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.param_changed = { data, id, param in
+            Unmanaged<PipeWireTestProducer>.fromOpaque(data!).takeUnretainedValue().paramChanged(id, param)
+        }
+        events.process = { data in
+            Unmanaged<PipeWireTestProducer>.fromOpaque(data!).takeUnretainedValue().produce()
+        }
+        pw_stream_add_listener(stream, &listener, &events, Unmanaged.passUnretained(self).toOpaque())
+        let loop = pw_thread_loop_get_loop(threadLoop)
+        timer = CPipeWireShims_addTimer(loop, { data, _ in
+            let producer = Unmanaged<PipeWireTestProducer>.fromOpaque(data!).takeUnretainedValue()
+            if let stream = producer.stream { pw_stream_trigger_process(stream) }
+        }, Unmanaged.passUnretained(self).toOpaque())
+        let status = offer(width: self.width, height: self.height) { params, count in
+            pw_stream_connect(
+                stream, SPA_DIRECTION_OUTPUT, UInt32.max,  // PW_ID_ANY
+                pw_stream_flags(PW_STREAM_FLAG_DRIVER.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue), params, count)
+        }
+        guard status >= 0 else { throw PrivatePipeWire.Failure(description: "the producer cannot connect its stream: \(status)") }
+        CPipeWireShims_startTimer(loop, timer, 1_000_000_000 / UInt64(framesPerSecond))
+    }
+
+    deinit {
+        stop()
+        pw_thread_loop_stop(threadLoop)
+        pw_core_disconnect(core)
+        pw_context_destroy(context)
+        pw_thread_loop_destroy(threadLoop)
+    }
+
+    /// The node's id once PipeWire has made it (waits up to 10 s).
+    public func nodeID() async throws -> UInt32 {
+        for _ in 0..<200 {
+            let id = locked { stream.map { pw_stream_get_node_id($0) } ?? SPA_ID_INVALID }
+            if id != SPA_ID_INVALID { return id }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw PrivatePipeWire.Failure(description: "the producer's node got no id")
+    }
+
+    /// Frames produced so far.
+    public var framesProduced: UInt32 { locked { counter } }
+
+    /// Continues at a new size (the format is negotiated again).
+    public func resize(width: Int, height: Int) {
+        locked {
+            self.width = UInt32(width)
+            self.height = UInt32(height)
+            guard let stream else { return }
+            _ = offer(width: self.width, height: self.height) { params, count in pw_stream_update_params(stream, params, count) }
+        }
+    }
+
+    /// Removes the node, as a compositor does when the screen cast ends (the connection stays until deinit).
+    public func stop() {
+        locked {
+            if let timer { CPipeWireShims_destroySource(pw_thread_loop_get_loop(threadLoop), timer) }
+            timer = nil
+            if let stream {
+                spa_hook_remove(&listener)
+                pw_stream_destroy(stream)
+            }
+            stream = nil
+        }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pw_thread_loop_lock(threadLoop)
+        defer { pw_thread_loop_unlock(threadLoop) }
+        return body()
+    }
+
+    private func offer(width: UInt32, height: UInt32, _ use: (UnsafeMutablePointer<UnsafePointer<spa_pod>?>, UInt32) -> Int32) -> Int32 {
+        podBuffer.withUnsafeMutableBufferPointer { buffer in
+            var params: [UnsafePointer<spa_pod>?] = [
+                CPipeWireShims_fixedFormat(buffer.baseAddress, UInt32(buffer.count), order.spaFormat.rawValue, width, height, framesPerSecond)
+            ]
+            return use(&params, 1)
+        }
+    }
+
+    // MARK: On the loop's thread
+
+    private func paramChanged(_ id: UInt32, _ param: UnsafePointer<spa_pod>?) {
+        guard id == SPA_PARAM_Format.rawValue, let param, let stream else { return }
+        var format: UInt32 = 0, negotiatedWidth: UInt32 = 0, negotiatedHeight: UInt32 = 0
+        guard CPipeWireShims_parseVideoFormat(param, &format, &negotiatedWidth, &negotiatedHeight) == 0 else { return }
+        self.negotiatedWidth = negotiatedWidth
+        podBuffer.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            let third = UInt32(buffer.count / 3)
+            var params: [UnsafePointer<spa_pod>?] = [
+                CPipeWireShims_buffers(base, third, negotiatedWidth * 4, negotiatedHeight),
+                CPipeWireShims_meta(base + Int(third), third, SPA_META_Header.rawValue, 0),
+            ]
+            _ = pw_stream_update_params(stream, &params, UInt32(params.count))
+        }
+    }
+
+    private func produce() {
+        guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        defer { pw_stream_queue_buffer(stream, buffer) }
+        guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let data = spaBuffer.pointee.datas,
+            let pixels = data.pointee.data, negotiatedWidth > 0
+        else { return }
+        let stride = Int(negotiatedWidth) * 4
+        let rows = Int(data.pointee.maxsize) / stride
+        counter &+= 1
+        let (r, g, b) = color
+        let pixel: (UInt8, UInt8, UInt8) = order == .bgrx ? (b, g, r) : (r, g, b)
+        let bytes = pixels.assumingMemoryBound(to: UInt8.self)
+        for row in 0..<rows {
+            let line = bytes.advanced(by: row * stride)
+            for x in 0..<Int(negotiatedWidth) {
+                line[x * 4] = pixel.0
+                line[x * 4 + 1] = pixel.1
+                line[x * 4 + 2] = pixel.2
+                line[x * 4 + 3] = 255
+            }
+        }
+        // The counter in the first pixel, little-endian over its four bytes.
+        withUnsafeBytes(of: counter.littleEndian) { counterBytes in
+            for index in 0..<4 { bytes[index] = counterBytes[index] }
+        }
+        data.pointee.chunk.pointee.offset = 0
+        data.pointee.chunk.pointee.stride = Int32(stride)
+        data.pointee.chunk.pointee.size = UInt32(rows * stride)
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        CPipeWireShims_setHeader(spaBuffer, Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec), UInt64(counter))
+    }
+}

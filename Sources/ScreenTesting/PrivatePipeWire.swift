@@ -1,0 +1,106 @@
+import Foundation
+
+/// A PipeWire of the test's own: a private runtime directory, a session D-Bus, `pipewire` and `wireplumber`
+/// (which links streams to their target nodes), all stopped on deinit. Nothing touches the machine's own
+/// session. Clients connect through ``connect()``, which hands out a socket the way the ScreenCast portal's
+/// `OpenPipeWireRemote` does.
+public final class PrivatePipeWire: Sendable {
+    /// The private `XDG_RUNTIME_DIR`, holding `pipewire-0` and the bus socket.
+    public let runtimeDirectory: String
+    /// The session bus address of the private dbus-daemon.
+    public let busAddress: String
+    private let processes: [ChildProcess]
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The environment for programs that should use this PipeWire and this bus.
+    public var environment: [String: String] { Self.environment(runtimeDirectory: runtimeDirectory) }
+
+    static func environment(runtimeDirectory directory: String) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = directory
+        environment["PIPEWIRE_RUNTIME_DIR"] = directory
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(directory)/bus"
+        environment["XDG_STATE_HOME"] = directory + "/state"
+        environment["XDG_CONFIG_HOME"] = directory + "/config"
+        environment["PIPEWIRE_REMOTE"] = nil
+        return environment
+    }
+
+    public init() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipewire-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        runtimeDirectory = directory
+        busAddress = "unix:path=\(directory)/bus"
+        var started: [ChildProcess] = []
+        func fail(_ message: String) -> Failure {
+            for process in started { process.signal(SIGKILL); process.wait(timeout: 5) }
+            try? FileManager.default.removeItem(atPath: directory)
+            return Failure(description: message)
+        }
+        let environment = Self.environment(runtimeDirectory: directory)
+        for program in ["/usr/bin/dbus-daemon", "/usr/bin/pipewire", "/usr/bin/wireplumber", "/usr/bin/pw-cli"] where access(program, X_OK) != 0 {
+            throw fail("\(program) is missing (apt-get install dbus-daemon pipewire pipewire-bin wireplumber)")
+        }
+        started.append(try ChildProcess("/usr/bin/dbus-daemon", ["--session", "--nofork", "--address=unix:path=\(directory)/bus"], environment: environment))
+        guard try await Self.waitFor(10, { FileManager.default.fileExists(atPath: directory + "/bus") }) else {
+            throw fail("the private dbus-daemon did not start: \(started[0].errorsSoFar)")
+        }
+        started.append(try ChildProcess("/usr/bin/pipewire", [], environment: environment))
+        guard try await Self.waitFor(10, { FileManager.default.fileExists(atPath: directory + "/pipewire-0") }) else {
+            throw fail("pipewire did not start: \(started[1].errorsSoFar)")
+        }
+        started.append(try ChildProcess("/usr/bin/wireplumber", [], environment: environment))
+        // Ready when wireplumber is a client of pipewire (it then links new streams to their targets).
+        let ready = try await Self.waitFor {
+            ((try? ChildProcess.run("/usr/bin/pw-cli", ["ls", "Client"], environment: environment, timeout: 5))?.standardOutput ?? "")
+                .contains("WirePlumber")
+        }
+        guard ready else { throw fail("wireplumber did not start: \(started[2].errorsSoFar)") }
+        processes = started
+    }
+
+    deinit {
+        for process in processes.reversed() {
+            process.signal(SIGTERM)
+            process.wait(timeout: 5)
+        }
+        try? FileManager.default.removeItem(atPath: runtimeDirectory)
+    }
+
+    /// A new connection to this PipeWire: a connected socket (the caller owns it).
+    public func connect() throws -> Int32 {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array((runtimeDirectory + "/pipewire-0").utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.enumerated() where index < buffer.count - 1 { buffer[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            close(descriptor)
+            throw Failure(description: "cannot connect to \(runtimeDirectory)/pipewire-0: errno \(errno)")
+        }
+        return descriptor
+    }
+
+    /// A standalone program's view of the nodes (`pw-cli ls Node`), for messages.
+    public func nodes() -> String {
+        (try? ChildProcess.run("/usr/bin/pw-cli", ["ls", "Node"], environment: environment, timeout: 5))?.standardOutput ?? ""
+    }
+
+    static func waitFor(_ seconds: Double = 10, _ condition: () -> Bool) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return condition()
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Logging
+import ScreenCapturePipeWire
+import ScreenCodec
+import ScreenMedia
+import ScreenPipeline
+import ScreenTesting
+import Synchronization
+import Testing
+
+/// PipeWireFrameSource against a real, private PipeWire (pipewire + wireplumber on a private bus) and a
+/// native pw_stream producer standing in for the compositor.
+@Suite(.serialized) struct PipeWireFrameSourceTests {
+    /// What the capture thread saw: each consumed frame's counter (from its first pixel), size, a sample
+    /// pixel, whether it started a new size, and its encoded form.
+    final class Observer: FrameConsumer, @unchecked Sendable {
+        // @unchecked: the encoder is used by the capture thread only; what the test reads is Locked or Atomic.
+        struct Seen: Sendable {
+            var counter: UInt32
+            var width: Int
+            var height: Int
+            var sample: (r: UInt8, g: UInt8, b: UInt8)
+            var sizeChanged: Bool
+        }
+        let seen = Locked<[Seen]>([])
+        let encoded = Locked<[(payload: [UInt8], width: Int, height: Int)]>([])
+        let unchangedTicks = Atomic<Int>(0)
+        let swizzled: Bool
+        let encoder = VPXEncoder(configuration: .init(codec: .vp9, bitrateKbps: 2000, framesPerSecond: 10))
+        let stopAfter: Int
+        let stop: StopSignal
+
+        init(swizzled: Bool, stopAfter: Int, stop: StopSignal) {
+            self.swizzled = swizzled
+            self.stopAfter = stopAfter
+            self.stop = stop
+        }
+
+        func consume(_ frame: VideoFrame, sizeChanged: Bool) throws {
+            // The producer wrote the counter's bytes into the first pixel; RGBx was swizzled to BGRA on the way.
+            let first = frame.pixel(x: 0, y: 0)
+            let bytes = swizzled ? [first.r, first.g, first.b, first.a] : [first.b, first.g, first.r, first.a]
+            let counter = bytes.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+            let middle = frame.pixel(x: frame.width / 2, y: frame.height / 2)
+            seen.withLock {
+                $0.append(Seen(counter: counter, width: frame.width, height: frame.height, sample: (middle.r, middle.g, middle.b), sizeChanged: sizeChanged))
+            }
+            if sizeChanged { encoder.requestKeyframe() }
+            try encoder.encode(frame) { output in
+                encoded.withLock { $0.append((output.payloadBytes, output.width, output.height)) }
+            }
+            if seen.value.count >= stopAfter { stop.stop() }
+        }
+
+        func consumeUnchanged(_ frame: VideoFrame, at time: MediaTime) throws { unchangedTicks.add(1, ordering: .relaxed) }
+        func missedTicks(_ count: Int) {}
+    }
+
+    /// Captures `node` at 10 fps on a thread of its own until `observer` stops it or the source throws.
+    func capture(_ pipewire: PrivatePipeWire, node: UInt32, observer: Observer, firstFrameTimeout: Double = 5) -> Task<Void, any Error> {
+        let descriptor = Result { try pipewire.connect() }
+        return Task {
+            try await runOnDedicatedThread(name: "pw-test-capture") {
+                let source = try PipeWireFrameSource(
+                    options: PipeWireCaptureOptions(remote: .fileDescriptor(try descriptor.get()), nodeID: node, firstFrameTimeout: firstFrameTimeout),
+                    logger: Logger(label: "pw-test"))
+                try source.run(framesPerSecond: 10, stop: observer.stop, consumer: observer)
+            }
+        }
+    }
+
+    @Test func framesArriveInOrderWithTheirPixelsAndDecodeBack() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let color: (r: UInt8, g: UInt8, b: UInt8) = (200, 40, 90)
+        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 320, height: 240, order: .rgbx, color: color)
+        let node = try await producer.nodeID()
+        let observer = Observer(swizzled: true, stopAfter: 8, stop: StopSignal())
+        try await capture(pipewire, node: node, observer: observer).value
+        let seen = observer.seen.value
+        #expect(seen.count == 8)
+        #expect(seen.first?.sizeChanged == true)
+        #expect(seen.allSatisfy { $0.width == 320 && $0.height == 240 })
+        // In order: each frame is a newer buffer than the one before (the producer runs at 30 fps, we at 10).
+        for (earlier, later) in zip(seen, seen.dropFirst()) { #expect(later.counter > earlier.counter, "\(earlier.counter) then \(later.counter)") }
+        #expect((seen.last?.counter ?? 0) <= producer.framesProduced)
+        for frame in seen {
+            #expect(abs(Int(frame.sample.r) - 200) <= 1 && abs(Int(frame.sample.g) - 40) <= 1 && abs(Int(frame.sample.b) - 90) <= 1, "\(frame.sample)")
+        }
+        // Encoded, then decoded back: the colour survives VP9 (within what 4:2:0 and studio range allow).
+        let decoder = try VPXDecoder(codec: .vp9)
+        var decoded = 0
+        for packet in observer.encoded.value {
+            try packet.payload.withUnsafeBytes { bytes in
+                try decoder.decode(bytes) { picture in
+                    decoded += 1
+                    #expect(picture.width == 320 && picture.height == 240)
+                    #expect(TestPattern.difference(picture, x: 160, y: 120, color) <= 12)
+                }
+            }
+        }
+        #expect(decoded == 8)
+    }
+
+    @Test func aSizeChangeOnTheProducerContinuesAtTheNewSize() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 320, height: 240, order: .bgrx, color: (30, 160, 220))
+        let node = try await producer.nodeID()
+        let observer = Observer(swizzled: false, stopAfter: 1_000, stop: StopSignal())
+        let capturing = capture(pipewire, node: node, observer: observer)
+        #expect(try await eventually { observer.seen.value.count >= 3 })
+        producer.resize(width: 480, height: 360)
+        #expect(try await eventually { observer.seen.value.contains { $0.width == 480 } })
+        try await Task.sleep(for: .milliseconds(500))
+        observer.stop.stop()
+        try await capturing.value
+        let seen = observer.seen.value
+        let firstLarge = try #require(seen.firstIndex { $0.width == 480 })
+        #expect(seen[firstLarge].sizeChanged, "the first frame at the new size starts a new keyframe")
+        #expect(seen[firstLarge...].allSatisfy { $0.width == 480 && $0.height == 360 })
+        #expect(seen[firstLarge...].allSatisfy { abs(Int($0.sample.b) - 220) <= 1 && abs(Int($0.sample.g) - 160) <= 1 })
+        // Decodable across the change: the encoder restarted with a keyframe at 480×360.
+        let decoder = try VPXDecoder(codec: .vp9)
+        var sizes: [Int] = []
+        for packet in observer.encoded.value {
+            try packet.payload.withUnsafeBytes { bytes in try decoder.decode(bytes) { sizes.append($0.width) } }
+        }
+        #expect(sizes.first == 320 && sizes.last == 480)
+    }
+
+    @Test func theProducerGoingAwayEndsTheCaptureWithAClearError() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 160, height: 120, color: (10, 20, 30))
+        let node = try await producer.nodeID()
+        let observer = Observer(swizzled: false, stopAfter: 1_000, stop: StopSignal())
+        let capturing = capture(pipewire, node: node, observer: observer)
+        #expect(try await eventually { observer.seen.value.count >= 2 })
+        let stopped = Date()
+        producer.stop()
+        // A capture that never notices would otherwise hang the suite: stop it after 10 s (then this fails).
+        let watchdog = Task { try await Task.sleep(for: .seconds(10)); observer.stop.stop() }
+        defer { watchdog.cancel() }
+        let outcome = await capturing.result
+        guard case .failure(let error as PipeWireCaptureError) = outcome else {
+            Issue.record("expected a PipeWireCaptureError, got \(outcome)")
+            observer.stop.stop()
+            return
+        }
+        #expect(error.kind == .streamFailed)
+        #expect(error.message.contains("node \(node)"), "\(error.message)")
+        #expect(Date().timeIntervalSince(stopped) < 5, "ended without hanging")
+    }
+
+    @Test func aNodeThatDoesNotExistEndsWithinTheTimeout() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let observer = Observer(swizzled: false, stopAfter: 1, stop: StopSignal())
+        let started = Date()
+        let outcome = await capture(pipewire, node: 4242, observer: observer, firstFrameTimeout: 1.5).result
+        guard case .failure(let error as PipeWireCaptureError) = outcome else {
+            Issue.record("expected a PipeWireCaptureError, got \(outcome)")
+            return
+        }
+        #expect(error.kind == .streamFailed)
+        #expect(error.message.contains("has no node 4242"), "\(error.message)")
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func aConnectionThatIsNotPipeWireFailsClearly() async throws {
+        // One end of a socket pair whose other end is closed: connecting "works", then the daemon is gone.
+        var ends: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        close(ends[1])
+        let descriptor = ends[0]
+        let observer = Observer(swizzled: false, stopAfter: 1, stop: StopSignal())
+        let started = Date()
+        let outcome = await Task {
+            try await runOnDedicatedThread(name: "pw-test-capture") {
+                let source = try PipeWireFrameSource(
+                    options: PipeWireCaptureOptions(remote: .fileDescriptor(descriptor), nodeID: 40, firstFrameTimeout: 2),
+                    logger: Logger(label: "pw-test"))
+                try source.run(framesPerSecond: 10, stop: observer.stop, consumer: observer)
+            }
+        }.result
+        guard case .failure(let error as PipeWireCaptureError) = outcome else {
+            Issue.record("expected a PipeWireCaptureError, got \(outcome)")
+            return
+        }
+        #expect(error.message.contains("PipeWire"), "\(error.message)")
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+}
+
+/// Waits up to `seconds` for `condition`.
+func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return condition()
+}
