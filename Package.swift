@@ -1,5 +1,6 @@
 // swift-tools-version: 6.1
 import PackageDescription
+import Foundation
 
 let strictSwift: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
@@ -8,6 +9,12 @@ let strictSwift: [SwiftSetting] = [
 ]
 
 let pipeWireIncludes = ["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"]
+/// GLib's headers, including its configuration header in the multiarch library directory.
+let glibIncludes = ["-I/usr/include/glib-2.0"]
+    + ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib")) ?? []).sorted()
+    .map { "/usr/lib/\($0)/glib-2.0/include" }
+    .filter { FileManager.default.fileExists(atPath: $0) }
+    .map { "-I" + $0 }
 
 let package = Package(
     name: "screenpub",
@@ -52,6 +59,11 @@ let package = Package(
         .target(
             name: "CPipeWireShims", dependencies: ["CPipeWire"],
             cSettings: [.unsafeFlags(pipeWireIncludes)], linkerSettings: [.linkedLibrary("pipewire-0.3")]),
+        // The ScreenCast portal (libportal, asynchronous on GLib) as one blocking call. Its header hides GLib, so
+        // only this C target needs GLib's include directories (pkg-config's -pthread is refused by SwiftPM).
+        .target(
+            name: "CPortalShims", cSettings: [.unsafeFlags(glibIncludes)],
+            linkerSettings: ["portal", "gio-2.0", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
         // C functions for what Swift cannot call directly: macros, variadics, X error handlers.
         .target(
             name: "CScreenShims", dependencies: ["CX11", "CVPX", "CAVFormat"],
@@ -73,7 +85,7 @@ let package = Package(
         .target(
             name: "ScreenCapturePipeWire",
             dependencies: [
-                "ScreenMedia", "CPipeWire", "CPipeWireShims", "CYUV",
+                "ScreenMedia", "CPipeWire", "CPipeWireShims", "CPortalShims", "CYUV",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift + [.unsafeFlags(pipeWireIncludes.flatMap { ["-Xcc", $0] })]),
@@ -145,8 +157,8 @@ let package = Package(
         .executableTarget(
             name: "screenpub",
             dependencies: [
-                "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCodec", "ScreenRecording", "ScreenSession",
-                "ScreenRelay", "ScreenWire", "ScreenService",
+                "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCapturePipeWire", "ScreenCodec", "ScreenRecording",
+                "ScreenSession", "ScreenRelay", "ScreenWire", "ScreenService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -7,12 +7,14 @@ packages=(
   # build: system libraries linked by the Swift package
   pkg-config libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxrandr-dev
   libvpx-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev libsqlite3-dev libpipewire-0.3-dev
+  libportal-dev libglib2.0-dev
   # tests and demo: a virtual X server, X clients that draw, and ffprobe to check recordings
   xvfb x11-apps x11-utils x11-xserver-utils xdotool ffmpeg
   # tests: the browser viewer runs in a real headless Chromium; systemd-analyze checks the user units
   chromium systemd
-  # tests: a private PipeWire (its own runtime dir and session bus) for Wayland-style capture
-  dbus-daemon pipewire pipewire-bin wireplumber
+  # tests: a private PipeWire (its own runtime dir and session bus) for Wayland-style capture, the real
+  # ScreenCast portal frontend (with its permission store) and Python GI for the test portal backend
+  dbus-daemon pipewire pipewire-bin wireplumber xdg-desktop-portal python3-gi gir1.2-glib-2.0
   # benchmark: GNU time for CPU seconds and peak RSS
   time bc
   # make deb: static Foundation links libcurl; dpkg-shlibdeps computes Depends:; lintian and

@@ -59,11 +59,32 @@ public final class PipeWireFrameSource: FrameSource {
     /// For logs: "PipeWire node N".
     public var displayName: String { "PipeWire node \(options.nodeID)" }
 
-    /// Connects to the daemon and asks for the node; frames start flowing in ``run(framesPerSecond:stop:consumer:)``.
+    /// Connects to the daemon and the node and waits (up to the first-frame timeout) until a format is
+    /// negotiated, so that ``size`` is known and a missing node fails here; frames flow in
+    /// ``run(framesPerSecond:stop:consumer:)``. Call it on the thread that will call `run`.
     public init(options: PipeWireCaptureOptions, logger: Logger) throws(PipeWireCaptureError) {
         self.options = options
         self.logger = logger
         stream = try PipeWireStream(options: options, logger: logger)
+        let deadline = clock.nanoseconds(fromTicks: clock.now()) + UInt64(options.firstFrameTimeout * 1e9)
+        let stream = self.stream
+        let clock = self.clock
+        do {
+            try stream.whileEntered {
+                while stream.frame == nil {
+                    guard clock.nanoseconds(fromTicks: clock.now()) < deadline else {
+                        throw PipeWireCaptureError(
+                            .noFrames,
+                            "PipeWire node \(options.nodeID) agreed on no video format within \(options.firstFrameTimeout) s (state: \(stream.stateDescription))")
+                    }
+                    try stream.iterate(timeoutMilliseconds: 100)
+                }
+            }
+        } catch let error as PipeWireCaptureError {
+            throw error
+        } catch {
+            throw PipeWireCaptureError(.streamFailed, "\(error)")
+        }
     }
 
     public func run(framesPerSecond: Double, stop: StopSignal, consumer: any FrameConsumer) throws {

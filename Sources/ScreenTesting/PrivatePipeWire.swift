@@ -4,6 +4,10 @@ import Foundation
 /// (which links streams to their target nodes), all stopped on deinit. Nothing touches the machine's own
 /// session. Clients connect through ``connect()``, which hands out a socket the way the ScreenCast portal's
 /// `OpenPipeWireRemote` does.
+///
+/// The bus starts the system's D-Bus services on demand (xdg-desktop-portal, xdg-permission-store) unless
+/// `busActivation` is false. The portal it starts reads its backends from ``portalDirectory`` and picks those
+/// meant for the desktop ``portalDesktop``: where ``ScreenCastPortalTestBackend`` registers itself.
 public final class PrivatePipeWire: Sendable {
     /// The private `XDG_RUNTIME_DIR`, holding `pipewire-0` and the bus socket.
     public let runtimeDirectory: String
@@ -17,6 +21,10 @@ public final class PrivatePipeWire: Sendable {
 
     /// The environment for programs that should use this PipeWire and this bus.
     public var environment: [String: String] { Self.environment(runtimeDirectory: runtimeDirectory) }
+    /// Where the bus-started xdg-desktop-portal looks for `.portal` files.
+    public var portalDirectory: String { runtimeDirectory + "/portals" }
+    /// The `XDG_CURRENT_DESKTOP` of this session, which selects the portal backends.
+    public static let portalDesktop = "screenpubtest"
 
     static func environment(runtimeDirectory directory: String) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
@@ -25,11 +33,14 @@ public final class PrivatePipeWire: Sendable {
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(directory)/bus"
         environment["XDG_STATE_HOME"] = directory + "/state"
         environment["XDG_CONFIG_HOME"] = directory + "/config"
+        environment["XDG_DATA_HOME"] = directory + "/data"
+        environment["XDG_DESKTOP_PORTAL_DIR"] = directory + "/portals"
+        environment["XDG_CURRENT_DESKTOP"] = portalDesktop
         environment["PIPEWIRE_REMOTE"] = nil
         return environment
     }
 
-    public init() async throws {
+    public init(busActivation: Bool = true) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipewire-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         runtimeDirectory = directory
@@ -44,7 +55,25 @@ public final class PrivatePipeWire: Sendable {
         for program in ["/usr/bin/dbus-daemon", "/usr/bin/pipewire", "/usr/bin/wireplumber", "/usr/bin/pw-cli"] where access(program, X_OK) != 0 {
             throw fail("\(program) is missing (apt-get install dbus-daemon pipewire pipewire-bin wireplumber)")
         }
-        started.append(try ChildProcess("/usr/bin/dbus-daemon", ["--session", "--nofork", "--address=unix:path=\(directory)/bus"], environment: environment))
+        try FileManager.default.createDirectory(atPath: directory + "/portals", withIntermediateDirectories: true)
+        // The bus's own configuration: the session bus's policy, and the system's services only when asked.
+        let configuration = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(directory)/bus</listen>
+              <auth>EXTERNAL</auth>
+              \(busActivation ? "<servicedir>/usr/share/dbus-1/services</servicedir>" : "")
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """
+        try configuration.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+        started.append(try ChildProcess("/usr/bin/dbus-daemon", ["--config-file=\(directory)/bus.conf", "--nofork"], environment: environment))
         guard try await Self.waitFor(10, { FileManager.default.fileExists(atPath: directory + "/bus") }) else {
             throw fail("the private dbus-daemon did not start: \(started[0].errorsSoFar)")
         }

@@ -12,6 +12,9 @@ enum ExitStatus {
     static let cannotStart: Int32 = 2
     /// `screenpub status|pause|resume|stop`: no screenpub is running (as `systemctl status` says 3).
     static let notRunning: Int32 = 3
+    /// The user declined screen sharing in the ScreenCast portal's dialog (sysexits' EX_NOPERM); the
+    /// service is not restarted for it.
+    static let declined: Int32 = 77
     /// A configuration file or SCREENPUB_* variable is invalid (sysexits' EX_CONFIG).
     static let badConfiguration: Int32 = 78
 }

@@ -1,6 +1,7 @@
 public import ArgumentParser
 import Foundation
 import Logging
+import ScreenCapturePipeWire
 import ScreenCaptureX11
 import ScreenCodec
 import ScreenMedia
@@ -20,8 +21,10 @@ struct ShareCommand: AsyncParsableCommand {
         commandName: "share",
         abstract: "Share the screen (the default command: `screenpub --fps 5` is `screenpub share --fps 5`).",
         discussion: """
-            Captures the X11 root window (or one monitor, window or region) with MIT-SHM, skips ticks on which \
-            nothing changed (XDamage), encodes with libvpx (VP9 screen-content tuning by default) and publishes \
+            Captures the X11 root window (or one monitor, window or region) with MIT-SHM, skipping ticks on \
+            which nothing changed (XDamage); on a Wayland session, what the desktop's ScreenCast portal grants \
+            (once: the grant is remembered in $XDG_STATE_HOME/screenpub/portal-restore-token), as a PipeWire \
+            stream, skipping what its damage metadata says is unchanged. It encodes with libvpx (VP9 screen-content tuning by default) and publishes \
             it as a screen-type stream to screenrelay, and/or records it to a WebM file whose timed metadata \
             track keeps every frame's metadata.
 
@@ -43,12 +46,28 @@ struct ShareCommand: AsyncParsableCommand {
             Exit status: 0 finished (duration reached, or stopped with SIGINT/SIGTERM or `screenpub stop`: the \
             file is complete); 1 capture, encoding or writing failed after starting (what was recorded stays \
             readable); 2 could not start (no display, unknown window or monitor, bad region, output not \
-            writable or already there without --overwrite, control socket in use); 64 invalid command line; \
-            78 invalid configuration file or SCREENPUB_* variable.
+            writable or already there without --overwrite, control socket in use, no PipeWire or portal); 64 \
+            invalid command line; 77 screen sharing declined in the portal's dialog; 78 invalid configuration \
+            file or SCREENPUB_* variable.
             """)
 
     @Option(help: "Frames per second to capture (at most; unchanged ticks cost almost nothing).")
     var fps: Double = 5
+
+    @Option(help: "Capture with: auto (the ScreenCast portal and PipeWire on a Wayland session — $WAYLAND_DISPLAY or XDG_SESSION_TYPE=wayland — else X11), x11 (MIT-SHM), or pipewire (the portal, or --pipewire-node).")
+    var backend: CaptureBackend = .auto
+
+    @Option(help: "Capture this PipeWire node directly, without the portal (an id from `pw-cli ls Node`; implies --backend pipewire).")
+    var pipewireNode: UInt32?
+
+    @Option(help: "With --pipewire-node: an inherited file descriptor connected to PipeWire (default: the user's daemon, $XDG_RUNTIME_DIR/pipewire-0).")
+    var pipewireRemote: Int32?
+
+    @Option(help: "What the ScreenCast portal offers to share: monitor, window or any.")
+    var portalSource: ScreenCastPortalRequest.Sources = .monitor
+
+    @Option(help: "Seconds to wait for the ScreenCast portal, the user's answer to its dialog included, before giving up.")
+    var portalTimeout: Double = 300
 
     @Option(help: "X display to capture, e.g. :0 (default: $DISPLAY).")
     var display: String?
@@ -118,7 +137,7 @@ struct ShareCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Capture with MIT-SHM when available (--no-shm: XGetImage, for comparison).")
     var shm = true
 
-    @Option(help: "When the X display is missing or goes away, try again every SECONDS instead of exiting; the relay session, its viewers and the recording stay open meanwhile. 0: exit (1 if it went away, 2 if it was never there).")
+    @Option(help: "When the X display, PipeWire or the portal is missing or goes away, try again every SECONDS instead of exiting; the relay session, its viewers and the recording stay open meanwhile. 0: exit (1 if it went away, 2 if it was never there).")
     var captureRetry: Double = 0
 
     @Option(help: "The control socket for `screenpub status|pause|resume|stop` (default: $XDG_RUNTIME_DIR/screenpub.sock; none without $XDG_RUNTIME_DIR).")
@@ -149,6 +168,17 @@ struct ShareCommand: AsyncParsableCommand {
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
         if let keepalive, keepalive < 0 { throw ValidationError("--keepalive must not be negative") }
         guard captureRetry >= 0 else { throw ValidationError("--capture-retry must not be negative") }
+        guard portalTimeout > 0 else { throw ValidationError("--portal-timeout must be positive") }
+        if pipewireRemote != nil && pipewireNode == nil { throw ValidationError("--pipewire-remote needs --pipewire-node") }
+        if let pipewireRemote, fcntl(pipewireRemote, F_GETFD) < 0 {
+            throw ValidationError("--pipewire-remote \(pipewireRemote) is not an open file descriptor")
+        }
+        if pipewireNode != nil && backend == .x11 { throw ValidationError("--pipewire-node needs --backend pipewire (or auto)") }
+        if resolvedBackend == .pipewire {
+            for (given, name) in [(monitor != nil, "--monitor"), (window != nil, "--window"), (region != nil, "--region"), (display != nil, "--display")] where given {
+                throw ValidationError("\(name) is for X11 capture; with PipeWire the portal's dialog picks what is shared (--portal-source)")
+            }
+        }
         let targets = [monitor != nil, window != nil, region != nil].filter { $0 }.count
         guard targets <= 1 else { throw ValidationError("give at most one of --monitor, --window and --region") }
         if let region, PixelRect(parsing: region) == nil {
@@ -165,15 +195,43 @@ struct ShareCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
 
+    /// `--backend auto` decided: PipeWire on a Wayland session (unless an X display was asked for), or
+    /// when a node is given; X11 otherwise.
+    var resolvedBackend: CaptureBackend {
+        switch backend {
+        case .x11, .pipewire: return backend
+        case .auto:
+            if pipewireNode != nil { return .pipewire }
+            if display != nil || monitor != nil || window != nil || region != nil { return .x11 }
+            let environment = ProcessInfo.processInfo.environment
+            let wayland = !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty || environment["XDG_SESSION_TYPE"] == "wayland"
+            return wayland ? .pipewire : .x11
+        }
+    }
+
     /// What the capture thread needs; a SIGHUP reload swaps it for a new one.
     var captureSettings: CaptureSettings {
-        let target: X11CaptureTarget =
-            if let monitor { .monitor(monitor) } else if let window { .window(parseWindowID(window)!) } else if let region
-        { .region(PixelRect(parsing: region)!) } else { .rootWindow }
+        let source: CaptureSource
+        if resolvedBackend == .pipewire {
+            if let pipewireNode {
+                source = .pipeWireNode(
+                    PipeWireCaptureOptions(remote: pipewireRemote.map { .fileDescriptor($0) } ?? .default, nodeID: pipewireNode))
+            } else {
+                source = .portal(
+                    ScreenCastPortalRequest(
+                        sources: portalSource, cursor: cursor ? .embedded : .hidden,
+                        restoreTokenFile: ScreenCastPortalRequest.defaultRestoreTokenFile(environment: ProcessInfo.processInfo.environment),
+                        timeout: portalTimeout))
+            }
+        } else {
+            let target: X11CaptureTarget =
+                if let monitor { .monitor(monitor) } else if let window { .window(parseWindowID(window)!) } else if let region
+            { .region(PixelRect(parsing: region)!) } else { .rootWindow }
+            source = .x11(X11CaptureOptions(displayName: display, target: target, drawsCursor: cursor, usesSharedMemory: shm))
+        }
         let keepaliveSeconds = keepalive ?? (output != nil && server == nil ? 0 : 5)
         return CaptureSettings(
-            framesPerSecond: fps, target: target,
-            capture: X11CaptureOptions(displayName: display, target: target, drawsCursor: cursor, usesSharedMemory: shm),
+            framesPerSecond: fps, source: source,
             encoder: VPXEncoderConfiguration(
                 codec: codec, bitrateKbps: bitrate, framesPerSecond: fps,
                 threads: threads ?? (fps >= 15 && ProcessInfo.processInfo.activeProcessorCount >= 2 ? 2 : 1), speed: speed),
@@ -188,7 +246,7 @@ struct ShareCommand: AsyncParsableCommand {
             "codec": codec.rawValue, "output": output ?? "", "server": server ?? "", "token": token ?? "", "port": String(port),
             "reconnect": String(reconnect), "data-dir": dataDir ?? "", "control-socket": controlSocket ?? "",
             "log-format": logFormat, "notify-chat": String(notifyChat), "overwrite": String(overwrite),
-            "capture-retry": String(captureRetry),
+            "capture-retry": String(captureRetry), "pipewire-remote": pipewireRemote.map(String.init) ?? "",
         ]
     }
 
@@ -203,8 +261,7 @@ struct ShareCommand: AsyncParsableCommand {
 /// The capture side's settings (see ``ShareCommand/captureSettings``).
 struct CaptureSettings: Sendable, Equatable {
     var framesPerSecond: Double
-    var target: X11CaptureTarget
-    var capture: X11CaptureOptions
+    var source: CaptureSource
     var encoder: VPXEncoderConfiguration
     var metadata: MetadataPolicy
     var keepaliveInterval: Double?
@@ -295,6 +352,39 @@ struct PublisherService: Service {
 func parseWindowID(_ text: String) -> UInt? {
     let value = text.lowercased().hasPrefix("0x") ? UInt(text.dropFirst(2), radix: 16) : UInt(text)
     return value.flatMap { $0 == 0 ? nil : $0 }
+}
+
+/// `--backend`.
+enum CaptureBackend: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case auto, x11, pipewire
+}
+
+extension ScreenCastPortalRequest.Sources: ExpressibleByArgument {}
+
+/// Where frames come from.
+enum CaptureSource: Sendable, Equatable {
+    case x11(X11CaptureOptions)
+    /// A PipeWire node given by id (no portal).
+    case pipeWireNode(PipeWireCaptureOptions)
+    /// What the ScreenCast portal grants.
+    case portal(ScreenCastPortalRequest)
+
+    /// For logs and `screenpub status`: what is captured.
+    var targetDescription: String {
+        switch self {
+        case .x11(let options): describe(options.target)
+        case .pipeWireNode(let options): "PipeWire node \(options.nodeID)"
+        case .portal(let request): "the \(request.sources == .any ? "monitor or window" : request.sources.rawValue) granted by the ScreenCast portal"
+        }
+    }
+
+    /// For `screenpub status`: the X display, or "pipewire".
+    var displayDescription: String? {
+        switch self {
+        case .x11(let options): options.displayName ?? ProcessInfo.processInfo.environment["DISPLAY"]
+        case .pipeWireNode, .portal: "pipewire"
+        }
+    }
 }
 
 func describe(_ target: X11CaptureTarget) -> String {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ScreenCapturePipeWire
 import ScreenCaptureX11
 import ScreenCodec
 import ScreenMedia
@@ -70,17 +71,23 @@ struct ShareRun {
 
         let retry = command.captureRetry > 0
             ? CaptureService.Retry(delay: command.captureRetry) { error in
-                // A display that is not there (yet, or any more) may come back; a closed window or a bad
-                // region will not.
-                guard let failure = error as? X11CaptureError else { return false }
-                return [.noDisplay, .cannotOpenDisplay, .connectionLost, .captureFailed].contains(failure.kind)
+                // A display, PipeWire or portal that is not there (yet, or any more) may come back; a closed
+                // window, a bad region or a user who declined will not.
+                if let failure = error as? X11CaptureError {
+                    return [.noDisplay, .cannotOpenDisplay, .connectionLost, .captureFailed].contains(failure.kind)
+                }
+                if error is PipeWireCaptureError { return true }
+                if let failure = error as? ScreenCastPortalError { return ![.cancelled, .stopped].contains(failure.kind) }
+                return false
             }
             : nil
+        let portal = PortalGrant(logger: logger)
         let capture = CaptureService(logger: logger, retry: retry) { [logger, relayPublisher, relaySession] sinks, stop in
             let current = settings.value
-            let source: XShmFrameSource
+            let source: any FrameSource
+            let sourceDescription: String
             do {
-                source = try XShmFrameSource(options: current.capture, logger: logger)
+                (source, sourceDescription) = try makeFrameSource(current.source, portal: portal, stop: stop, logger: logger)
             } catch {
                 started.fail(error)
                 throw error
@@ -100,10 +107,9 @@ struct ShareRun {
                 }
                 if let relayPublisher { outputs.append(relayPublisher) }
             }
-            let size = source.size
             let destinations = [outputPath, relayPublisher?.endpoint].compactMap { $0 }.joined(separator: " and ")
             logger.info(
-                "capturing \(describe(current.target)) of \(source.displayName) (\(size.width)×\(size.height)) at \(current.framesPerSecond) fps with \(source.usesSharedMemory ? "MIT-SHM" : "XGetImage"), \(current.encoder.codec) \(current.encoder.bitrateKbps) kbit/s → \(destinations)"
+                "capturing \(sourceDescription) at \(current.framesPerSecond) fps, \(current.encoder.codec) \(current.encoder.bitrateKbps) kbit/s → \(destinations)"
             )
             let pipeline = CapturePipeline(
                 configuration: CapturePipeline.Configuration(
@@ -150,6 +156,7 @@ struct ShareRun {
         groupHolder.withLock { $0 = group }
         let outcome: Result<Void, any Error>
         do { outcome = .success(try await group.run()) } catch { outcome = .failure(error) }
+        portal.close()
         if let embeddedRelay {
             await embeddedRelay.group.triggerGracefulShutdown()
             _ = await embeddedRelay.task.result
@@ -158,6 +165,7 @@ struct ShareRun {
             let reason = started.failure ?? error
             status.clearLine()
             logger.error("\(String(describing: reason))")
+            if let declined = reason as? ScreenCastPortalError, declined.kind == .cancelled { throw ExitCode(ExitStatus.declined) }
             throw ExitCode(started.didStart ? ExitStatus.runtimeFailure : ExitStatus.cannotStart)
         }
         status.clearLine()
@@ -165,6 +173,64 @@ struct ShareRun {
         logger.info(
             "\(destinationsSummary(outputPath, relayPublisher)): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed, \(totals.pausedTicks) paused"
         )
+    }
+}
+
+/// Makes the capture's frame source on the capture thread; returns it with a description for the log.
+func makeFrameSource(
+    _ source: CaptureSource, portal: PortalGrant, stop: StopSignal, logger: Logger
+) throws -> (any FrameSource, String) {
+    switch source {
+    case .x11(let options):
+        let capture = try XShmFrameSource(options: options, logger: logger)
+        let size = capture.size
+        return (
+            capture,
+            "\(describe(options.target)) of \(capture.displayName) (\(size.width)×\(size.height)) with \(capture.usesSharedMemory ? "MIT-SHM" : "XGetImage")"
+        )
+    case .pipeWireNode(let options):
+        let capture = try PipeWireFrameSource(options: options, logger: logger)
+        return (capture, "PipeWire node \(options.nodeID) (\(capture.size.width)×\(capture.size.height))")
+    case .portal(let request):
+        let capture = try portal.frameSource(request, stop: stop)
+        return (capture, "the screen cast granted by the portal, PipeWire node \(capture.options.nodeID) (\(capture.size.width)×\(capture.size.height))")
+    }
+}
+
+/// The ScreenCast portal's grant for this run: asked for at the first capture, kept across capture
+/// restarts (a reload opens a new PipeWire connection on it), asked for again — silently, with the restore
+/// token — when its stream has ended, and closed at the end.
+final class PortalGrant: Sendable {
+    private let session = Locked<ScreenCastPortalSession?>(nil)
+    private let logger: Logger
+
+    init(logger: Logger) { self.logger = logger }
+
+    /// A PipeWire source on the granted node (on the capture thread: this may wait for the user).
+    func frameSource(_ request: ScreenCastPortalRequest, stop: StopSignal) throws -> PipeWireFrameSource {
+        if let existing = session.value {
+            do {
+                return try PipeWireFrameSource(
+                    options: PipeWireCaptureOptions(remote: .fileDescriptor(try existing.openPipeWireRemote()), nodeID: existing.nodeID),
+                    logger: logger)
+            } catch {
+                // The screen cast ended (stopped from the desktop, or the compositor restarted): ask again.
+                logger.info("the screen cast has ended (\(error)); asking the portal again")
+                close()
+            }
+        }
+        let granted = try ScreenCastPortalSession(request, logger: logger, shouldStop: { stop.isStopped })
+        session.withLock { $0 = granted }
+        return try PipeWireFrameSource(
+            options: PipeWireCaptureOptions(remote: .fileDescriptor(try granted.openPipeWireRemote()), nodeID: granted.nodeID),
+            logger: logger)
+    }
+
+    func close() {
+        session.withLock { current in
+            current?.close()
+            current = nil
+        }
     }
 }
 
@@ -259,8 +325,8 @@ struct ShareControl: Sendable {
                 connection.lastProblem == nil ? "connecting" : "reconnecting"
             } else { "sharing" }
         return ShareStatus(
-            ok: true, state: state, pid: Int(getpid()), target: describe(current.target),
-            display: current.capture.displayName ?? ProcessInfo.processInfo.environment["DISPLAY"],
+            ok: true, state: state, pid: Int(getpid()), target: current.source.targetDescription,
+            display: current.source.displayDescription,
             relay: publisher?.endpoint, connected: connection?.connected, lastProblem: connection?.lastProblem,
             sessionId: connection?.sessionId ?? session?.sessionId, streamId: connection?.streamId.map(Int.init),
             viewerURL: session?.viewerURL, viewers: connection?.otherConnections, output: output,

@@ -1,0 +1,145 @@
+import Foundation
+import ScreenCodec
+import ScreenMedia
+import ScreenRecording
+import ScreenTesting
+import Testing
+
+/// `screenpub` on the PipeWire backend: a node given directly, and the ScreenCast portal flow through the real
+/// xdg-desktop-portal on a private bus (with the test backend standing in for the desktop's), including the
+/// remembered grant and each way it can fail.
+@Suite(.serialized) struct PipeWireShareTests {
+    static let screenpub = ChildProcess.productsDirectory + "/screenpub"
+    static let color: (r: UInt8, g: UInt8, b: UInt8) = (40, 170, 90)
+
+    /// Runs screenpub to the end, recording to a file, with the private session's environment.
+    func share(_ arguments: [String], _ pipewire: PrivatePipeWire, extra: [String: String] = [:], timeout: Double = 60) throws
+        -> (outcome: ChildProcess.Outcome, path: String)
+    {
+        let path = pipewire.runtimeDirectory + "/share-\(UUID().uuidString.prefix(8)).webm"
+        var environment = pipewire.environment.filter { !$0.key.hasPrefix("SCREENPUB_") }
+        environment["DISPLAY"] = nil
+        environment["WAYLAND_DISPLAY"] = nil
+        environment.merge(extra) { $1 }
+        let outcome = try ChildProcess.run(
+            Self.screenpub, ["--output", path, "--duration", "1.5", "--fps", "10"] + arguments, environment: environment, timeout: timeout)
+        return (outcome, path)
+    }
+
+    /// The recording's frames are the producer's picture at its size.
+    func expectRecordingOfTheProducer(_ path: String, width: Int, height: Int) throws {
+        let frames = try WebMReader(path: path).readAll()
+        #expect(frames.count >= 2, "frames: \(frames.count)")
+        let decoder = try VPXDecoder(codec: .vp9)
+        var checked = 0
+        for frame in frames {
+            try frame.payload.withUnsafeBytes { bytes in
+                try decoder.decode(bytes) { picture in
+                    #expect(picture.width == width && picture.height == height)
+                    #expect(TestPattern.difference(picture, x: width / 2, y: height / 2, Self.color) <= 12)
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked == frames.count)
+    }
+
+    @Test func sharesAPipeWireNodeGivenById() async throws {
+        let pipewire = try await PrivatePipeWire(busActivation: false)
+        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 320, height: 200, color: Self.color)
+        let node = try await producer.nodeID()
+        let (outcome, path) = try share(["--pipewire-node", String(node)], pipewire)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("PipeWire node \(node) (320×200)"), "\(outcome.standardError)")
+        try expectRecordingOfTheProducer(path, width: 320, height: 200)
+    }
+
+    @Test func theFirstStartAsksThePortalAndTheSecondSendsTheSavedGrant() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 256, height: 160, order: .rgbx, color: Self.color)
+        let node = try await producer.nodeID()
+        let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: node, size: (256, 160))
+        let tokenFile = pipewire.runtimeDirectory + "/state/screenpub/portal-restore-token"
+
+        // A Wayland session: --backend auto picks the portal.
+        let first = try share([], pipewire, extra: ["WAYLAND_DISPLAY": "wayland-0"])
+        #expect(first.outcome.status == 0, "\(first.outcome.standardError)\n\(backend.errors)")
+        #expect(first.outcome.standardError.contains("asking the ScreenCast portal for a monitor"), "\(first.outcome.standardError)")
+        try expectRecordingOfTheProducer(first.path, width: 256, height: 160)
+        let firstToken = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(UUID(uuidString: firstToken) != nil, "the portal's restore token is a UUID: \(firstToken)")
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+
+        let second = try share(["--backend", "pipewire"], pipewire)
+        #expect(second.outcome.status == 0, "\(second.outcome.standardError)")
+        #expect(second.outcome.standardError.contains("with the grant saved in \(tokenFile)"), "\(second.outcome.standardError)")
+        try expectRecordingOfTheProducer(second.path, width: 256, height: 160)
+
+        // What the frontend passed to the backend: persist mode 2 both times; the second time, the data the
+        // backend stored with the first grant, looked up by the token screenpub saved.
+        let selections = backend.selectSourcesOptions()
+        #expect(selections.count == 2)
+        #expect(selections.allSatisfy { $0["persist_mode"] as? Int == 2 }, "\(selections)")
+        #expect(selections.allSatisfy { $0["types"] as? Int == 1 && $0["cursor_mode"] as? Int == 2 }, "\(selections)")
+        #expect(selections.first?["restore_data"] == nil)
+        let restored = selections.last?["restore_data"] as? [Any]
+        #expect(restored?.first as? String == "screenpubtest" && restored?.last as? String == "monitor-0", "\(selections)")
+        // The file holds the token of the latest grant (this portal version renews the same one; the
+        // specification lets a portal issue a new one each time).
+        let secondToken = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(UUID(uuidString: secondToken) != nil)
+        // Each run closed its session at the end.
+        #expect(backend.calls().filter { $0["method"] as? String == "Session.Close" }.count == 2, "\(backend.calls())")
+    }
+
+    @Test func aDeclinedDialogExitsWith77() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 64, height: 64, color: Self.color)
+        let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), answer: .cancel)
+        let (outcome, path) = try share(["--backend", "pipewire"], pipewire)
+        #expect(outcome.status == 77, "\(outcome.standardError)\n\(backend.errors)")
+        #expect(outcome.standardError.contains("screen sharing was declined"), "\(outcome.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: pipewire.runtimeDirectory + "/state/screenpub/portal-restore-token"))
+        #expect(((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0, "nothing recorded")
+    }
+
+    @Test func aPortalWithoutScreenCastIsNamed() async throws {
+        // xdg-desktop-portal runs, but no backend for this desktop offers ScreenCast.
+        let pipewire = try await PrivatePipeWire()
+        let (outcome, _) = try share(["--backend", "pipewire"], pipewire)
+        #expect(outcome.status == 2, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("the desktop portal offers no ScreenCast"), "\(outcome.standardError)")
+    }
+
+    @Test func noPortalAtAllIsNamed() async throws {
+        // A session bus on which nothing provides org.freedesktop.portal.Desktop.
+        let pipewire = try await PrivatePipeWire(busActivation: false)
+        let started = Date()
+        let (outcome, _) = try share(["--backend", "pipewire"], pipewire)
+        #expect(outcome.status == 2, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("no desktop portal answers on the session bus"), "\(outcome.standardError)")
+        #expect(Date().timeIntervalSince(started) < 20)
+    }
+
+    @Test func noPipeWireDaemonIsNamed() async throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("no-pipewire-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCREENPUB_") }
+        environment["XDG_RUNTIME_DIR"] = empty
+        environment["PIPEWIRE_RUNTIME_DIR"] = empty
+        environment["PIPEWIRE_REMOTE"] = nil
+        environment["XDG_CONFIG_HOME"] = empty
+        let outcome = try ChildProcess.run(
+            Self.screenpub, ["--pipewire-node", "42", "--output", empty + "/x.webm", "--duration", "1"], environment: environment, timeout: 30)
+        #expect(outcome.status == 2, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("is the pipewire daemon running?"), "\(outcome.standardError)")
+    }
+
+    @Test func x11OnlyOptionsAreRefusedWithPipeWire() throws {
+        let outcome = try ChildProcess.run(Self.screenpub, ["--backend", "pipewire", "--monitor", "0"], timeout: 30)
+        #expect(outcome.status == 64)
+        #expect(outcome.standardError.contains("--monitor is for X11 capture"), "\(outcome.standardError)")
+    }
+}
