@@ -13,6 +13,8 @@ public final class ScreenCastPortalTestBackend: Sendable {
         case cancel
         /// As a backend that fails.
         case fail
+        /// Grants when asked afresh, fails when asked with restore data (a saved grant gone stale).
+        case failRestored = "fail-restored"
     }
 
     private let process: ChildProcess

@@ -93,6 +93,22 @@ import Testing
         #expect(backend.calls().filter { $0["method"] as? String == "Session.Close" }.count == 2, "\(backend.calls())")
     }
 
+    @Test func aSavedGrantThePortalRefusesIsReplacedByANewOne() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 128, height: 96, color: Self.color)
+        let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), answer: .failRestored)
+        let first = try share(["--backend", "pipewire"], pipewire)
+        #expect(first.outcome.status == 0, "\(first.outcome.standardError)")
+        let second = try share(["--backend", "pipewire"], pipewire)
+        #expect(second.outcome.status == 0, "\(second.outcome.standardError)")
+        #expect(second.outcome.standardError.contains("refused the saved grant"), "\(second.outcome.standardError)")
+        try expectRecordingOfTheProducer(second.path, width: 128, height: 96)
+        // Asked with the saved grant, refused, asked afresh.
+        let restoreData = backend.selectSourcesOptions().map { $0["restore_data"] != nil }
+        #expect(restoreData == [false, true, false], "\(backend.calls())")
+        #expect(FileManager.default.fileExists(atPath: pipewire.runtimeDirectory + "/state/screenpub/portal-restore-token"))
+    }
+
     @Test func aDeclinedDialogExitsWith77() async throws {
         let pipewire = try await PrivatePipeWire()
         let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 64, height: 64, color: Self.color)

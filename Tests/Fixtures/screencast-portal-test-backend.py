@@ -68,7 +68,9 @@ def main():
     parser.add_argument("--node", type=int, required=True, help="the PipeWire node id to hand out")
     parser.add_argument("--width", type=int, default=0)
     parser.add_argument("--height", type=int, default=0)
-    parser.add_argument("--answer", choices=["grant", "cancel", "fail"], default="grant")
+    parser.add_argument(
+        "--answer", choices=["grant", "cancel", "fail", "fail-restored"], default="grant",
+        help="fail-restored: fail a Start whose SelectSources brought restore data, as for a grant gone stale")
     parser.add_argument("--log", required=True, help="file to append one JSON line per call to")
     arguments = parser.parse_args()
 
@@ -77,6 +79,7 @@ def main():
     sessions = {}
     # What SelectSources asked for, by session: Start's own options are empty.
     persist_modes = {}
+    restored = set()
     log = open(arguments.log, "a", buffering=1)
 
     def record(method, **fields):
@@ -101,13 +104,15 @@ def main():
         response = 0
         if method == "SelectSources":
             persist_modes[session_handle] = options.get("persist_mode", 0)
+            if "restore_data" in options:
+                restored.add(session_handle)
         if method == "CreateSession":
             sessions[session_handle] = connection.register_object(
                 session_handle, session_interface, session_call, session_property, None)
         elif method == "Start":
             if arguments.answer == "cancel":
                 response = 1
-            elif arguments.answer == "fail":
+            elif arguments.answer == "fail" or (arguments.answer == "fail-restored" and session_handle in restored):
                 response = 2
             else:
                 stream_properties = {"source_type": GLib.Variant("u", 1)}
