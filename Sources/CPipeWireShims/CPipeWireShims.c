@@ -68,6 +68,77 @@ const struct spa_pod *CPipeWireShims_meta(uint8_t *buffer, uint32_t size, uint32
         SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
 }
 
+static uint32_t cursorMetaSize(uint32_t width, uint32_t height) {
+    return sizeof(struct spa_meta_cursor) + sizeof(struct spa_meta_bitmap) + width * height * 4;
+}
+
+const struct spa_pod *CPipeWireShims_cursorMeta(uint8_t *buffer, uint32_t size, uint32_t largestSide) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    return spa_pod_builder_add_object(
+        &builder, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Cursor),
+        SPA_PARAM_META_size,
+        SPA_POD_CHOICE_RANGE_Int(cursorMetaSize(64, 64), cursorMetaSize(1, 1), cursorMetaSize(largestSide, largestSide)));
+}
+
+int CPipeWireShims_cursor(struct spa_buffer *buffer, struct CPipeWireShims_Cursor *cursor) {
+    struct spa_meta *region = spa_buffer_find_meta(buffer, SPA_META_Cursor);
+    if (region == NULL || region->size < sizeof(struct spa_meta_cursor)) return -1;
+    struct spa_meta_cursor *meta = region->data;
+    if (!spa_meta_cursor_is_valid(meta)) return 0;
+    cursor->x = meta->position.x;
+    cursor->y = meta->position.y;
+    cursor->hotX = meta->hotspot.x;
+    cursor->hotY = meta->hotspot.y;
+    cursor->pixels = NULL;
+    if (meta->bitmap_offset < sizeof *meta) return 1;
+    // The bitmap and its pixels must lie inside the metadata region the buffer has.
+    if ((uint64_t)meta->bitmap_offset + sizeof(struct spa_meta_bitmap) > region->size) return 1;
+    struct spa_meta_bitmap *bitmap = SPA_PTROFF(meta, meta->bitmap_offset, struct spa_meta_bitmap);
+    if (bitmap->size.width == 0 || bitmap->size.height == 0 || bitmap->offset < sizeof *bitmap) return 1;
+    int32_t rowBytes = bitmap->stride > 0 ? bitmap->stride : (int32_t)bitmap->size.width * 4;
+    if (rowBytes < (int32_t)bitmap->size.width * 4 ||
+        (uint64_t)meta->bitmap_offset + bitmap->offset + (uint64_t)rowBytes * bitmap->size.height > region->size)
+        return 1;
+    cursor->format = bitmap->format;
+    cursor->width = bitmap->size.width;
+    cursor->height = bitmap->size.height;
+    cursor->stride = rowBytes;
+    cursor->pixels = SPA_PTROFF(bitmap, bitmap->offset, const uint8_t);
+    return 2;
+}
+
+bool CPipeWireShims_setCursor(struct spa_buffer *buffer, uint32_t id, int32_t x, int32_t y, uint32_t side,
+                              uint8_t red, uint8_t green, uint8_t blue) {
+    struct spa_meta *region = spa_buffer_find_meta(buffer, SPA_META_Cursor);
+    if (region == NULL || region->size < sizeof(struct spa_meta_cursor)) return false;
+    struct spa_meta_cursor *meta = region->data;
+    if (sizeof *meta + sizeof(struct spa_meta_bitmap) + side * side * 4 > region->size) side = 0;
+    meta->id = id;
+    meta->flags = 0;
+    meta->position.x = x;
+    meta->position.y = y;
+    meta->hotspot.x = 0;
+    meta->hotspot.y = 0;
+    meta->bitmap_offset = 0;
+    if (side == 0) return true;
+    struct spa_meta_bitmap *bitmap = SPA_PTROFF(meta, sizeof *meta, struct spa_meta_bitmap);
+    meta->bitmap_offset = sizeof *meta;
+    bitmap->format = SPA_VIDEO_FORMAT_RGBA;
+    bitmap->size.width = side;
+    bitmap->size.height = side;
+    bitmap->stride = (int32_t)side * 4;
+    bitmap->offset = sizeof *bitmap;
+    uint8_t *pixels = SPA_PTROFF(bitmap, bitmap->offset, uint8_t);
+    for (uint32_t index = 0; index < side * side; index++) {
+        pixels[index * 4] = red;
+        pixels[index * 4 + 1] = green;
+        pixels[index * 4 + 2] = blue;
+        pixels[index * 4 + 3] = 255;
+    }
+    return true;
+}
+
 int CPipeWireShims_parseVideoFormat(const struct spa_pod *param, uint32_t *format, uint32_t *width, uint32_t *height) {
     uint32_t mediaType, mediaSubtype;
     if (param == NULL) return -EINVAL;

@@ -10,6 +10,7 @@ struct CPortalShims_Session {
     XdpPortal *portal;
     XdpSession *session;
     uint32_t version;
+    uint32_t cursorMode;
 };
 
 typedef struct {
@@ -67,11 +68,11 @@ static CPortalShims_Session *fail(CPortalShims_Session *session, int kind, int *
 
 /// Asks the portal for its ScreenCast version: tells "no portal" and "no ScreenCast" apart quickly, before
 /// anything waits for a user.
-static int probe(GDBusConnection *bus, uint32_t *version, char **text) {
+static int probe(GDBusConnection *bus, const char *property, uint32_t *value, char **text) {
     GError *error = NULL;
     GVariant *reply = g_dbus_connection_call_sync(
         bus, "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.DBus.Properties", "Get",
-        g_variant_new("(ss)", "org.freedesktop.portal.ScreenCast", "version"), G_VARIANT_TYPE("(v)"),
+        g_variant_new("(ss)", "org.freedesktop.portal.ScreenCast", property), G_VARIANT_TYPE("(v)"),
         G_DBUS_CALL_FLAGS_NONE, 25000, NULL, &error);
     if (reply == NULL) {
         gchar *remote = g_dbus_error_get_remote_error(error);
@@ -94,10 +95,10 @@ static int probe(GDBusConnection *bus, uint32_t *version, char **text) {
         g_error_free(error);
         return kind;
     }
-    GVariant *value = NULL;
-    g_variant_get(reply, "(v)", &value);
-    *version = g_variant_is_of_type(value, G_VARIANT_TYPE_UINT32) ? g_variant_get_uint32(value) : 0;
-    g_variant_unref(value);
+    GVariant *variant = NULL;
+    g_variant_get(reply, "(v)", &variant);
+    *value = g_variant_is_of_type(variant, G_VARIANT_TYPE_UINT32) ? g_variant_get_uint32(variant) : 0;
+    g_variant_unref(variant);
     g_variant_unref(reply);
     return 0;
 }
@@ -116,7 +117,17 @@ CPortalShims_Session *CPortalShims_start(const CPortalShims_Request *request, in
         return fail(session, CPortalShims_NoSessionBus, failure, message, text);
     }
     char *probeText = NULL;
-    int probeFailure = probe(bus, &session->version, &probeText);
+    int probeFailure = probe(bus, "version", &session->version, &probeText);
+    uint32_t cursorModes = 0;
+    if (probeFailure == 0 && session->version >= 2) {
+        // Which cursor modes the backend offers (version 2 on): embedded is asked for when offered, else
+        // metadata (drawn by us), else hidden.
+        if (probe(bus, "AvailableCursorModes", &cursorModes, &probeText) != 0) {
+            g_free(probeText);
+            probeText = NULL;
+            cursorModes = 0;
+        }
+    }
     g_object_unref(bus);
     if (probeFailure != 0) {
         char text[512];
@@ -127,10 +138,15 @@ CPortalShims_Session *CPortalShims_start(const CPortalShims_Request *request, in
     // Before version 4 there are no restore tokens or persist modes; asking with them would fail the call.
     const char *restoreToken = session->version >= 4 ? request->restoreToken : NULL;
 
+    session->cursorMode = request->cursorMode;
+    if (request->cursorMode == XDP_CURSOR_MODE_EMBEDDED && cursorModes != 0 && !(cursorModes & XDP_CURSOR_MODE_EMBEDDED)) {
+        session->cursorMode = (cursorModes & XDP_CURSOR_MODE_METADATA) ? XDP_CURSOR_MODE_METADATA : XDP_CURSOR_MODE_HIDDEN;
+    }
+
     session->portal = xdp_portal_new();
     Pending created = {0};
     xdp_portal_create_screencast_session(
-        session->portal, request->sourceTypes, XDP_SCREENCAST_FLAG_NONE, request->cursorMode,
+        session->portal, request->sourceTypes, XDP_SCREENCAST_FLAG_NONE, session->cursorMode,
         session->version >= 4 ? XDP_PERSIST_MODE_PERSISTENT : XDP_PERSIST_MODE_NONE, restoreToken, NULL, onReady,
         &created);
     waitFor(session->context, &created, request);
@@ -168,6 +184,8 @@ CPortalShims_Session *CPortalShims_start(const CPortalShims_Request *request, in
 }
 
 uint32_t CPortalShims_version(const CPortalShims_Session *session) { return session->version; }
+
+uint32_t CPortalShims_cursorMode(const CPortalShims_Session *session) { return session->cursorMode; }
 
 uint32_t CPortalShims_streamCount(const CPortalShims_Session *session) {
     GVariant *streams = xdp_session_get_streams(session->session);

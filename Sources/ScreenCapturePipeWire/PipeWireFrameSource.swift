@@ -33,11 +33,15 @@ public struct PipeWireCaptureOptions: Sendable, Hashable {
     public var nodeID: UInt32
     /// Seconds to wait for the first frame before giving up with ``PipeWireCaptureFailure/noFrames``.
     public var firstFrameTimeout: Double
+    /// Draw the pointer when the node sends it as cursor metadata (portal cursor mode "metadata"); a
+    /// pointer the compositor embeds is in the pixels anyway.
+    public var drawsCursor: Bool
 
-    public init(remote: PipeWireRemote = .default, nodeID: UInt32, firstFrameTimeout: Double = 5) {
+    public init(remote: PipeWireRemote = .default, nodeID: UInt32, firstFrameTimeout: Double = 5, drawsCursor: Bool = true) {
         self.remote = remote
         self.nodeID = nodeID
         self.firstFrameTimeout = firstFrameTimeout
+        self.drawsCursor = drawsCursor
     }
 }
 
@@ -127,6 +131,7 @@ extension PipeWireFrameSource: Sendable {}
 final class PipeWireStream {
     private let logger: Logger
     private let nodeID: UInt32
+    private let drawsCursor: Bool
     private let loop: UnsafeMutablePointer<pw_loop>
     private let context: OpaquePointer
     private let core: OpaquePointer
@@ -152,7 +157,12 @@ final class PipeWireStream {
     private static let damageCapacity = 32
     private let clock = MonotonicClock()
     /// Scratch memory for SPA pods (params are copied by libpipewire).
-    private var podBuffer = [UInt8](repeating: 0, count: 1024)
+    private var podBuffer = [UInt8](repeating: 0, count: 2048)
+    /// The pointer from cursor metadata: its shape, where it is, and where it was drawn.
+    private var cursor = CursorOverlay()
+    private var cursorPosition: (x: Int32, y: Int32)?
+    private static let largestCursorSide: UInt32 = 256
+    private var reportedCursorFormat = false
 
     private static let initialized: Void = { pw_init(nil, nil) }()
 
@@ -160,6 +170,7 @@ final class PipeWireStream {
         _ = Self.initialized
         self.logger = logger
         self.nodeID = options.nodeID
+        self.drawsCursor = options.drawsCursor
         guard let loop = pw_loop_new(nil) else { throw PipeWireCaptureError(.noDaemon, "cannot create a PipeWire loop") }
         guard let context = pw_context_new(loop, nil, 0) else {
             pw_loop_destroy(loop)
@@ -304,13 +315,15 @@ final class PipeWireStream {
         // A new size invalidates the picture: the next buffer is copied whole.
         hasPicture = false
         frame?.markAllChanged()
+        cursor.forgetDrawn()
         podBuffer.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress!
-            let third = UInt32(buffer.count / 3)
+            let quarter = UInt32(buffer.count / 4)
             var params: [UnsafePointer<spa_pod>?] = [
-                CPipeWireShims_buffers(base, third, width * 4, height),
-                CPipeWireShims_meta(base + Int(third), third, SPA_META_Header.rawValue, 0),
-                CPipeWireShims_meta(base + Int(2 * third), third, SPA_META_VideoDamage.rawValue, UInt32(Self.damageCapacity)),
+                CPipeWireShims_buffers(base, quarter, width * 4, height),
+                CPipeWireShims_meta(base + Int(quarter), quarter, SPA_META_Header.rawValue, 0),
+                CPipeWireShims_meta(base + Int(2 * quarter), quarter, SPA_META_VideoDamage.rawValue, UInt32(Self.damageCapacity)),
+                CPipeWireShims_cursorMeta(base + Int(3 * quarter), quarter, Self.largestCursorSide),
             ]
             _ = pw_stream_update_params(stream, &params, UInt32(params.count))
         }
@@ -328,36 +341,114 @@ final class PipeWireStream {
 
     private func process() {
         guard let stream, let frame else { return }
-        // Take the newest buffer; what older ones changed is part of its damage too.
-        var newest: UnsafeMutablePointer<pw_buffer>?
+        // Take the newest buffer with a picture; what older ones changed is part of its damage too. Buffers
+        // without one (cursor-only updates: chunk size 0) may still move the pointer.
+        var newestPicture: UnsafeMutablePointer<pw_buffer>?
         var wholeFrame = !hasPicture
+        var cursorChanged = false
         while let buffer = pw_stream_dequeue_buffer(stream) {
-            if let previous = newest { pw_stream_queue_buffer(stream, previous) }
-            newest = buffer
-            if !wholeFrame { wholeFrame = !collectDamage(buffer.pointee.buffer, into: frame) }
+            guard let spaBuffer = buffer.pointee.buffer else {
+                pw_stream_queue_buffer(stream, buffer)
+                continue
+            }
+            if drawsCursor && readCursor(spaBuffer) { cursorChanged = true }
+            if Self.hasPicture(spaBuffer) {
+                if let previous = newestPicture { pw_stream_queue_buffer(stream, previous) }
+                newestPicture = buffer
+                if !wholeFrame { wholeFrame = !collectDamage(spaBuffer, into: frame) }
+            } else {
+                pw_stream_queue_buffer(stream, buffer)
+            }
         }
-        guard let newest else { return }
-        defer { pw_stream_queue_buffer(stream, newest) }
-        let spaBuffer = newest.pointee.buffer!
-        var pts: Int64 = -1, headerFlags: UInt32 = 0
-        let hasHeader = CPipeWireShims_header(spaBuffer, &pts, &headerFlags)
-        guard spaBuffer.pointee.n_datas > 0, let data = spaBuffer.pointee.datas, let pixels = data.pointee.data,
-            let chunk = data.pointee.chunk, chunk.pointee.size > 0,
-            headerFlags & UInt32(SPA_META_HEADER_FLAG_CORRUPTED) == 0,
-            chunk.pointee.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0
-        else { return }
-        let stride = chunk.pointee.stride > 0 ? Int(chunk.pointee.stride) : frame.width * 4
-        let source = pixels.advanced(by: Int(chunk.pointee.offset))
-        guard stride * frame.height <= Int(data.pointee.maxsize) - Int(chunk.pointee.offset) else { return }
-        if wholeFrame { frame.markAllChanged() }
-        copy(from: source, stride: stride, into: frame)
-        // The compositor's presentation time when it is on our clock (CLOCK_MONOTONIC), else arrival.
+        guard newestPicture != nil || (cursorChanged && hasPicture) else { return }
+        // Take the pointer off the picture (it moved, or the picture under it is replaced).
+        if let uncovered = cursor.restorePixelsBelow(in: frame) { frame.changedRects.append(uncovered) }
         let now = clock.nanoseconds(fromTicks: clock.now())
-        let stamp = hasHeader && pts > 0 && UInt64(pts) <= now && now - UInt64(pts) < 1_000_000_000 ? UInt64(pts) : now
+        var stamp = now
+        if let newestPicture {
+            defer { pw_stream_queue_buffer(stream, newestPicture) }
+            let spaBuffer = newestPicture.pointee.buffer!
+            let data = spaBuffer.pointee.datas!
+            let chunk = data.pointee.chunk!
+            let stride = chunk.pointee.stride > 0 ? Int(chunk.pointee.stride) : frame.width * 4
+            guard stride * frame.height <= Int(data.pointee.maxsize) - Int(chunk.pointee.offset) else { return }
+            if wholeFrame { frame.markAllChanged() }
+            copy(from: data.pointee.data!.advanced(by: Int(chunk.pointee.offset)), stride: stride, into: frame)
+            // The compositor's presentation time when it is on our clock (CLOCK_MONOTONIC), else arrival.
+            var pts: Int64 = -1, headerFlags: UInt32 = 0
+            if CPipeWireShims_header(spaBuffer, &pts, &headerFlags), pts > 0, UInt64(pts) <= now, now - UInt64(pts) < 1_000_000_000 {
+                stamp = UInt64(pts)
+            }
+            hasPicture = true
+        }
+        if let position = cursorPosition, cursor.hasShape {
+            cursor.draw(into: frame, pointerX: Int(position.x), pointerY: Int(position.y), keepingPixelsBelow: true)
+            if !cursor.drawnRect.isEmpty { frame.changedRects.append(cursor.drawnRect) }
+        }
         frame.captureTime = clock.mediaTime(fromTicks: clock.ticks(fromNanoseconds: stamp))
         frame.wallClock = WallClockTime.now()
-        hasPicture = true
         pictureChanged = true
+    }
+
+    /// Whether the buffer holds a picture: mapped data, a non-empty chunk, not marked corrupted.
+    private static func hasPicture(_ buffer: UnsafeMutablePointer<spa_buffer>) -> Bool {
+        var pts: Int64 = -1, headerFlags: UInt32 = 0
+        _ = CPipeWireShims_header(buffer, &pts, &headerFlags)
+        guard buffer.pointee.n_datas > 0, let data = buffer.pointee.datas, data.pointee.data != nil,
+            let chunk = data.pointee.chunk, chunk.pointee.size > 0
+        else { return false }
+        return headerFlags & UInt32(SPA_META_HEADER_FLAG_CORRUPTED) == 0 && chunk.pointee.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) == 0
+    }
+
+    /// Takes the buffer's cursor metadata; true when the pointer moved, appeared, vanished or changed shape.
+    private func readCursor(_ buffer: UnsafeMutablePointer<spa_buffer>) -> Bool {
+        var meta = CPipeWireShims_Cursor()
+        switch CPipeWireShims_cursor(buffer, &meta) {
+        case -1:
+            return false
+        case 0:
+            defer { cursorPosition = nil }
+            return cursorPosition != nil
+        case let kind:
+            var changed = cursorPosition.map { $0.x != meta.x || $0.y != meta.y } ?? true
+            cursorPosition = (meta.x, meta.y)
+            if kind == 2, let pixels = meta.pixels { changed = loadCursorShape(meta, pixels) || changed }
+            return changed
+        }
+    }
+
+    /// Converts a cursor bitmap (straight alpha, RGBA or BGRA) to the overlay's premultiplied BGRA.
+    private func loadCursorShape(_ meta: CPipeWireShims_Cursor, _ pixels: UnsafePointer<UInt8>) -> Bool {
+        let format = spa_video_format(meta.format)
+        let redFirst: Bool
+        switch format {
+        case SPA_VIDEO_FORMAT_RGBA: redFirst = true
+        case SPA_VIDEO_FORMAT_BGRA: redFirst = false
+        default:
+            if !reportedCursorFormat {
+                reportedCursorFormat = true
+                logger.warning("PipeWire node \(nodeID): cursor bitmaps in format \(meta.format) are not drawn")
+            }
+            return false
+        }
+        let width = Int(meta.width), height = Int(meta.height), stride = Int(meta.stride)
+        guard width <= Int(Self.largestCursorSide), height <= Int(Self.largestCursorSide) else { return false }
+        cursor.setShape(width: width, height: height, hotX: Int(meta.hotX), hotY: Int(meta.hotY)) { shape in
+            for row in 0..<height {
+                let line = pixels + row * stride
+                for column in 0..<width {
+                    let pixel = line + column * 4
+                    let alpha = UInt32(pixel[3])
+                    let red = UInt32(redFirst ? pixel[0] : pixel[2]), blue = UInt32(redFirst ? pixel[2] : pixel[0])
+                    let green = UInt32(pixel[1])
+                    // Swift's << binds tighter than * and /: each channel is premultiplied first, then placed.
+                    let premultipliedRed = (red * alpha + 127) / 255, premultipliedGreen = (green * alpha + 127) / 255
+                    let premultipliedBlue = (blue * alpha + 127) / 255
+                    shape.append(alpha << 24 | premultipliedRed << 16 | premultipliedGreen << 8 | premultipliedBlue)
+                }
+            }
+        }
+        return true
     }
 
     /// Adds a buffer's damage rectangles to the frame's changed rectangles; false when the buffer has no

@@ -86,6 +86,8 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
     public let portalVersion: UInt32
     /// Whether a saved restore token was sent with this grant.
     public let usedRestoreToken: Bool
+    /// The pointer comes as cursor metadata (the backend cannot embed it), for ``PipeWireFrameSource`` to draw.
+    public let cursorAsMetadata: Bool
 
     /// Asks the portal (blocking, up to the request's timeout, or until `shouldStop` returns true: it is
     /// polled every 100 ms). Call it off the main thread.
@@ -110,6 +112,10 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
         session = started
         usedRestoreToken = savedToken != nil
         portalVersion = CPortalShims_version(started)
+        cursorAsMetadata = CPortalShims_cursorMode(started) == 4
+        if request.cursor == .embedded && cursorAsMetadata {
+            logger.info("the portal cannot draw the pointer into the frames; screenpub draws it from PipeWire cursor metadata")
+        }
         var width: Int32 = 0, height: Int32 = 0
         nodeID = CPortalShims_streamNode(started, 0, &width, &height)
         announcedSize = (Int(width), Int(height))

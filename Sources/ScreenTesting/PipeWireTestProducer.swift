@@ -23,7 +23,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
     private var listener = spa_hook()
     private var events = pw_stream_events()
     private var timer: UnsafeMutablePointer<spa_source>?
-    private var podBuffer = [UInt8](repeating: 0, count: 1024)
+    private var podBuffer = [UInt8](repeating: 0, count: 2048)
     private let order: PixelOrder
     private let framesPerSecond: UInt32
     private var width: UInt32
@@ -32,6 +32,16 @@ public final class PipeWireTestProducer: @unchecked Sendable {
     private let color: (UInt8, UInt8, UInt8)
     private var counter: UInt32 = 0
     private var negotiatedWidth: UInt32 = 0
+    /// The pointer sent as cursor metadata: where, and whether its bitmap still has to be sent.
+    private var cursor: (x: Int32, y: Int32)?
+    /// Buffers that still get the bitmap: a few, because the first buffers after linking may be
+    /// reallocated before the consumer sees them (a compositor re-sends it on renegotiation too).
+    private var cursorBitmapsPending = 0
+    /// After ``freezePicture()``: buffers carry no picture (chunk size 0), as a compositor's cursor-only updates.
+    private var pictureFrozen = false
+    /// The cursor bitmap: a square of this side in this colour (r, g, b).
+    public static let cursorSide: UInt32 = 16
+    public static let cursorColor: (r: UInt8, g: UInt8, b: UInt8) = (250, 240, 20)
 
     private static let initialized: Void = { pw_init(nil, nil) }()
 
@@ -118,6 +128,17 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         }
     }
 
+    /// Sends the pointer at (x, y) as cursor metadata from the next buffer on (its bitmap with the first).
+    public func setCursor(x: Int, y: Int) {
+        locked {
+            if cursor == nil { cursorBitmapsPending = 5 }
+            cursor = (Int32(x), Int32(y))
+        }
+    }
+
+    /// From now on, buffers carry only cursor metadata and no picture.
+    public func freezePicture() { locked { pictureFrozen = true } }
+
     /// Removes the node, as a compositor does when the screen cast ends (the connection stays until deinit).
     public func stop() {
         locked {
@@ -158,7 +179,8 @@ public final class PipeWireTestProducer: @unchecked Sendable {
             let third = UInt32(buffer.count / 3)
             var params: [UnsafePointer<spa_pod>?] = [
                 CPipeWireShims_buffers(base, third, negotiatedWidth * 4, negotiatedHeight),
-                CPipeWireShims_meta(base + Int(third), third, SPA_META_Header.rawValue, 0),
+                CPipeWireShims_meta(base + Int(third), third / 2, SPA_META_Header.rawValue, 0),
+                CPipeWireShims_cursorMeta(base + Int(third + third / 2), third / 2, 64),
             ]
             _ = pw_stream_update_params(stream, &params, UInt32(params.count))
         }
@@ -173,6 +195,16 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         let stride = Int(negotiatedWidth) * 4
         let rows = Int(data.pointee.maxsize) / stride
         counter &+= 1
+        if let cursor {
+            let (r, g, b) = Self.cursorColor
+            if CPipeWireShims_setCursor(spaBuffer, 1, cursor.x, cursor.y, cursorBitmapsPending > 0 ? Self.cursorSide : 0, r, g, b) {
+                cursorBitmapsPending = max(0, cursorBitmapsPending - 1)
+            }
+        }
+        if pictureFrozen {
+            data.pointee.chunk.pointee.size = 0
+            return
+        }
         let (r, g, b) = color
         let pixel: (UInt8, UInt8, UInt8) = order == .bgrx ? (b, g, r) : (r, g, b)
         let bytes = pixels.assumingMemoryBound(to: UInt8.self)

@@ -24,7 +24,10 @@ public final class ScreenCastPortalTestBackend: Sendable {
         .appendingPathComponent("../../Tests/Fixtures/screencast-portal-test-backend.py").standardized.path
 
     /// Registers the backend (a `.portal` file in the bus's portal directory) and starts it.
-    public init(on pipewire: PrivatePipeWire, node: UInt32, size: (width: Int, height: Int)? = nil, answer: Answer = .grant) async throws {
+    /// `cursorModes`: the AvailableCursorModes it offers (1 hidden, 2 embedded, 4 metadata).
+    public init(
+        on pipewire: PrivatePipeWire, node: UInt32, size: (width: Int, height: Int)? = nil, answer: Answer = .grant, cursorModes: Int = 3
+    ) async throws {
         let portalFile = """
             [portal]
             DBusName=org.freedesktop.impl.portal.desktop.screenpubtest
@@ -34,7 +37,9 @@ public final class ScreenCastPortalTestBackend: Sendable {
             """
         try portalFile.write(toFile: pipewire.portalDirectory + "/screenpubtest.portal", atomically: true, encoding: .utf8)
         logPath = pipewire.runtimeDirectory + "/portal-backend-\(UUID().uuidString.prefix(8)).jsonl"
-        var arguments = [Self.script, "--node", String(node), "--answer", answer.rawValue, "--log", logPath]
+        var arguments = [
+            Self.script, "--node", String(node), "--answer", answer.rawValue, "--cursor-modes", String(cursorModes), "--log", logPath,
+        ]
         if let size { arguments += ["--width", String(size.width), "--height", String(size.height)] }
         process = try ChildProcess("/usr/bin/python3", arguments, environment: pipewire.environment)
         let deadline = Date().addingTimeInterval(10)

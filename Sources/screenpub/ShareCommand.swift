@@ -215,7 +215,8 @@ struct ShareCommand: AsyncParsableCommand {
         if resolvedBackend == .pipewire {
             if let pipewireNode {
                 source = .pipeWireNode(
-                    PipeWireCaptureOptions(remote: pipewireRemote.map { .fileDescriptor($0) } ?? .default, nodeID: pipewireNode))
+                    PipeWireCaptureOptions(
+                        remote: pipewireRemote.map { .fileDescriptor($0) } ?? .default, nodeID: pipewireNode, drawsCursor: cursor))
             } else {
                 source = .portal(
                     ScreenCastPortalRequest(

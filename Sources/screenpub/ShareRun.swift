@@ -211,7 +211,9 @@ final class PortalGrant: Sendable {
         if let existing = session.value {
             do {
                 return try PipeWireFrameSource(
-                    options: PipeWireCaptureOptions(remote: .fileDescriptor(try existing.openPipeWireRemote()), nodeID: existing.nodeID),
+                    options: PipeWireCaptureOptions(
+                        remote: .fileDescriptor(try existing.openPipeWireRemote()), nodeID: existing.nodeID,
+                        drawsCursor: request.cursor != .hidden),
                     logger: logger)
             } catch {
                 // The screen cast ended (stopped from the desktop, or the compositor restarted): ask again.
@@ -222,7 +224,8 @@ final class PortalGrant: Sendable {
         let granted = try ScreenCastPortalSession(request, logger: logger, shouldStop: { stop.isStopped })
         session.withLock { $0 = granted }
         return try PipeWireFrameSource(
-            options: PipeWireCaptureOptions(remote: .fileDescriptor(try granted.openPipeWireRemote()), nodeID: granted.nodeID),
+            options: PipeWireCaptureOptions(
+                remote: .fileDescriptor(try granted.openPipeWireRemote()), nodeID: granted.nodeID, drawsCursor: request.cursor != .hidden),
             logger: logger)
     }
 

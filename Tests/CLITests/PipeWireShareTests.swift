@@ -109,6 +109,32 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: pipewire.runtimeDirectory + "/state/screenpub/portal-restore-token"))
     }
 
+    @Test func aBackendThatCannotEmbedThePointerSendsItAsMetadataWhichIsDrawn() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 320, height: 200, color: Self.color)
+        producer.setCursor(x: 100, y: 100)
+        let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), cursorModes: 1 | 4)
+        let (outcome, path) = try share(["--backend", "pipewire"], pipewire)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("draws it from PipeWire cursor metadata"), "\(outcome.standardError)")
+        #expect(backend.selectSourcesOptions().first?["cursor_mode"] as? Int == 4, "\(backend.calls())")
+        // The last picture has the pointer (a 16×16 square from its hotspot) on the producer's colour.
+        let frames = try WebMReader(path: path).readAll()
+        let decoder = try VPXDecoder(codec: .vp9)
+        var last: (inside: Int, outside: Int)?
+        for frame in frames {
+            try frame.payload.withUnsafeBytes { bytes in
+                try decoder.decode(bytes) { picture in
+                    last = (
+                        TestPattern.difference(picture, x: 108, y: 108, PipeWireTestProducer.cursorColor),
+                        TestPattern.difference(picture, x: 200, y: 60, Self.color)
+                    )
+                }
+            }
+        }
+        #expect(last.map { $0.inside <= 16 && $0.outside <= 12 } == true, "\(String(describing: last))")
+    }
+
     @Test func aDeclinedDialogExitsWith77() async throws {
         let pipewire = try await PrivatePipeWire()
         let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 64, height: 64, color: Self.color)

@@ -71,6 +71,7 @@ def main():
     parser.add_argument(
         "--answer", choices=["grant", "cancel", "fail", "fail-restored"], default="grant",
         help="fail-restored: fail a Start whose SelectSources brought restore data, as for a grant gone stale")
+    parser.add_argument("--cursor-modes", type=int, default=3, help="AvailableCursorModes (1 hidden, 2 embedded, 4 metadata)")
     parser.add_argument("--log", required=True, help="file to append one JSON line per call to")
     arguments = parser.parse_args()
 
@@ -126,7 +127,7 @@ def main():
         invocation.return_value(GLib.Variant("(ua{sv})", (response, results)))
 
     def screencast_property(connection, sender, path, interface, name):
-        return GLib.Variant("u", {"AvailableSourceTypes": 3, "AvailableCursorModes": 3, "version": 4}[name])
+        return GLib.Variant("u", {"AvailableSourceTypes": 3, "AvailableCursorModes": arguments.cursor_modes, "version": 4}[name])
 
     connection = Gio.bus_get_sync(Gio.BusType.SESSION, None)
     connection.register_object(OBJECT_PATH, screencast, screencast_call, screencast_property, None)

@@ -127,6 +127,68 @@ import Testing
         #expect(sizes.first == 320 && sizes.last == 480)
     }
 
+    /// Records, for each consumed frame, the colours at a few points and how much of the frame it says changed.
+    final class PointSampler: FrameConsumer, @unchecked Sendable {
+        // @unchecked: `frames` is Locked; the rest is immutable.
+        struct Sample: Sendable {
+            var colors: [PixelColor]
+            var changedArea: Int
+        }
+        struct PixelColor: Sendable, Equatable {
+            var r: UInt8, g: UInt8, b: UInt8
+        }
+        let points: [(x: Int, y: Int)]
+        let frames = Locked<[Sample]>([])
+        init(points: [(x: Int, y: Int)]) { self.points = points }
+
+        func consume(_ frame: VideoFrame, sizeChanged: Bool) throws {
+            let colors = points.map { point in
+                let pixel = frame.pixel(x: point.x, y: point.y)
+                return PixelColor(r: pixel.r, g: pixel.g, b: pixel.b)
+            }
+            let area = frame.changedRects.reduce(0) { $0 + $1.width * $1.height }
+            frames.withLock { $0.append(Sample(colors: colors, changedArea: area)) }
+        }
+        func consumeUnchanged(_ frame: VideoFrame, at time: MediaTime) throws {}
+        func missedTicks(_ count: Int) {}
+    }
+
+    @Test func cursorMetadataIsDrawnAndMovesWithoutAPicture() async throws {
+        let pipewire = try await PrivatePipeWire(busActivation: false)
+        let background: (r: UInt8, g: UInt8, b: UInt8) = (20, 60, 200)
+        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 320, height: 240, color: background)
+        producer.setCursor(x: 100, y: 100)
+        let node = try await producer.nodeID()
+        // Inside the cursor at its first and its second place (the bitmap is 16×16 from the hotspot).
+        let sampler = PointSampler(points: [(108, 108), (208, 158)])
+        let stop = StopSignal()
+        let descriptor = try pipewire.connect()
+        let capturing = Task {
+            try await runOnDedicatedThread(name: "pw-test-capture") {
+                let source = try PipeWireFrameSource(
+                    options: PipeWireCaptureOptions(remote: .fileDescriptor(descriptor), nodeID: node), logger: Logger(label: "pw-test"))
+                try source.run(framesPerSecond: 20, stop: stop, consumer: sampler)
+            }
+        }
+        let cursorColor = PointSampler.PixelColor(
+            r: PipeWireTestProducer.cursorColor.r, g: PipeWireTestProducer.cursorColor.g, b: PipeWireTestProducer.cursorColor.b)
+        let backgroundColor = PointSampler.PixelColor(r: background.r, g: background.g, b: background.b)
+        let seenCursor = try await eventually(5) { sampler.frames.value.contains { $0.colors == [cursorColor, backgroundColor] } }
+        #expect(seenCursor, "\(sampler.frames.value.prefix(3))")
+        // Only cursor updates from now on: the pointer moves, the picture under it comes back.
+        producer.freezePicture()
+        try await Task.sleep(for: .milliseconds(200))
+        let before = sampler.frames.value.count
+        producer.setCursor(x: 200, y: 150)
+        let seenMove = try await eventually(5) { sampler.frames.value.dropFirst(before).contains { $0.colors == [backgroundColor, cursorColor] } }
+        #expect(seenMove, "\(sampler.frames.value.dropFirst(before - 2).prefix(4))")
+        stop.stop()
+        try await capturing.value
+        let moved = try #require(sampler.frames.value.dropFirst(before).first { $0.colors == [backgroundColor, cursorColor] })
+        // The frame says only the two cursor squares changed.
+        #expect(moved.changedArea <= 2 * 16 * 16, "changed area \(moved.changedArea)")
+    }
+
     @Test func theProducerGoingAwayEndsTheCaptureWithAClearError() async throws {
         let pipewire = try await PrivatePipeWire()
         let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 160, height: 120, color: (10, 20, 30))

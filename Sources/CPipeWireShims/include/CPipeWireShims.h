@@ -22,6 +22,25 @@ const struct spa_pod *CPipeWireShims_buffers(uint8_t *buffer, uint32_t size, uin
 /// `damageRects` rectangles.
 const struct spa_pod *CPipeWireShims_meta(uint8_t *buffer, uint32_t size, uint32_t type, uint32_t damageRects);
 
+/// A Meta param asking for SPA_META_Cursor with room for a bitmap of up to largestSide² pixels.
+const struct spa_pod *CPipeWireShims_cursorMeta(uint8_t *buffer, uint32_t size, uint32_t largestSide);
+
+/// A buffer's cursor metadata: position and hotspot, and the bitmap when this buffer carries one (it is
+/// sent only when the shape changes). `pixels` points into the buffer's metadata.
+struct CPipeWireShims_Cursor {
+    int32_t x, y, hotX, hotY;
+    uint32_t format, width, height;
+    int32_t stride;
+    const uint8_t *pixels;
+};
+/// -1: no cursor metadata; 0: the cursor is not shown; 1: position only; 2: position and a new bitmap.
+int CPipeWireShims_cursor(struct spa_buffer *buffer, struct CPipeWireShims_Cursor *cursor);
+
+/// For a producer: writes cursor metadata (id 0 hides it), with a side² opaque RGBA bitmap when side > 0.
+/// False when the buffer has no room for cursor metadata.
+bool CPipeWireShims_setCursor(struct spa_buffer *buffer, uint32_t id, int32_t x, int32_t y, uint32_t side,
+                              uint8_t red, uint8_t green, uint8_t blue);
+
 /// Reads a negotiated raw video format. Returns 0, or a negative errno.
 int CPipeWireShims_parseVideoFormat(const struct spa_pod *param, uint32_t *format, uint32_t *width, uint32_t *height);
 

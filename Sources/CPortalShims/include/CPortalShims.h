@@ -35,6 +35,8 @@ CPortalShims_Session *CPortalShims_start(const CPortalShims_Request *request, in
 
 /// The ScreenCast interface version the portal offers, or 0 (set after a start).
 uint32_t CPortalShims_version(const CPortalShims_Session *session);
+/// The cursor mode asked for: the requested one, or metadata/hidden when the backend cannot embed.
+uint32_t CPortalShims_cursorMode(const CPortalShims_Session *session);
 uint32_t CPortalShims_streamCount(const CPortalShims_Session *session);
 /// The PipeWire node of stream `index`, and its size when the portal said (else 0×0).
 uint32_t CPortalShims_streamNode(const CPortalShims_Session *session, uint32_t index, int32_t *width, int32_t *height);
