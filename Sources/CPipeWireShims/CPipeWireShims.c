@@ -287,3 +287,23 @@ void CPipeWireShims_unwatchNode(struct CPipeWireShims_NodeWatch *watch) {
     pw_proxy_destroy((struct pw_proxy *)watch->registry);
     free(watch);
 }
+
+/// A stream listener's hook with the events it points to, in one heap block.
+struct StreamListener {
+    struct spa_hook hook;  // first: the block is freed through a pointer to it
+    struct pw_stream_events events;
+};
+
+struct spa_hook *CPipeWireShims_addStreamListener(struct pw_stream *stream, const struct pw_stream_events *events, void *data) {
+    struct StreamListener *listener = calloc(1, sizeof *listener);
+    if (listener == NULL) return NULL;
+    listener->events = *events;
+    pw_stream_add_listener(stream, &listener->hook, &listener->events, data);
+    return &listener->hook;
+}
+
+void CPipeWireShims_removeStreamListener(struct spa_hook *listener) {
+    if (listener == NULL) return;
+    spa_hook_remove(listener);
+    free((struct StreamListener *)listener);
+}

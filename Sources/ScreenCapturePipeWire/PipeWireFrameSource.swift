@@ -105,6 +105,7 @@ public final class PipeWireFrameSource: FrameSource {
                     continue
                 }
                 try stream.iterate(timeoutMilliseconds: 0)
+                stream.takeHeldPicture()
                 if let frame = stream.frame, stream.hasPicture {
                     if stream.pictureChanged {
                         try consumer.consume(frame, sizeChanged: stream.takeSizeChange())
@@ -138,8 +139,8 @@ final class PipeWireStream {
     private var stream: OpaquePointer?
     /// The registry's view of our node: whether it exists and when it goes.
     private var nodeWatch: OpaquePointer?
-    private var listener = spa_hook()
-    private var events = pw_stream_events()
+    /// Our stream listener (heap-allocated in C: libpipewire keeps pointers to it).
+    private var listener: UnsafeMutablePointer<spa_hook>?
     private var failure: PipeWireCaptureError?
     private(set) var stateDescription = "connecting"
     private var wasStreaming = false
@@ -147,8 +148,15 @@ final class PipeWireStream {
     /// The negotiated pixel format and size; the frame the pixels are copied into.
     private var format = SPA_VIDEO_FORMAT_UNKNOWN
     private(set) var frame: VideoFrame?
-    /// A buffer has been copied into `frame` since the start.
+    /// A buffer has been copied into `frame` since the start (or the last format change).
     private(set) var hasPicture = false
+    /// The newest buffer with a picture, kept from PipeWire until the next tick copies it: a compositor
+    /// sending 60 buffers a second costs one copy per tick, not sixty. Older ones go back at once.
+    private var heldPicture: UnsafeMutablePointer<pw_buffer>?
+    /// Since the last copy: the whole picture changed (a new size, or a buffer without damage metadata).
+    private var wholePictureChanged = true
+    /// Since the last copy: the pointer moved, appeared, vanished or changed shape.
+    private var cursorChanged = false
     /// The frame changed since the consumer last had it.
     private(set) var pictureChanged = false
     private var sizeChanged = false
@@ -197,8 +205,9 @@ final class PipeWireStream {
 
     deinit {
         CPipeWireShims_unwatchNode(nodeWatch)
+        releaseHeldPicture()
         if let stream {
-            spa_hook_remove(&listener)
+            CPipeWireShims_removeStreamListener(listener)
             pw_stream_destroy(stream)
         }
         pw_core_disconnect(core)
@@ -212,6 +221,7 @@ final class PipeWireStream {
             throw PipeWireCaptureError(.streamFailed, "cannot create a PipeWire stream")
         }
         self.stream = stream
+        var events = pw_stream_events()
         events.version = UInt32(PW_VERSION_STREAM_EVENTS)
         events.state_changed = { data, _, state, error in
             Unmanaged<PipeWireStream>.fromOpaque(data!).takeUnretainedValue()
@@ -223,7 +233,12 @@ final class PipeWireStream {
         events.process = { data in
             Unmanaged<PipeWireStream>.fromOpaque(data!).takeUnretainedValue().process()
         }
-        pw_stream_add_listener(stream, &listener, &events, Unmanaged.passUnretained(self).toOpaque())
+        events.remove_buffer = { data, buffer in
+            // The stream is freeing its buffers (renegotiation, unlink): a held one must not be queued back.
+            let stream = Unmanaged<PipeWireStream>.fromOpaque(data!).takeUnretainedValue()
+            if stream.heldPicture == buffer { stream.heldPicture = nil }
+        }
+        listener = CPipeWireShims_addStreamListener(stream, &events, Unmanaged.passUnretained(self).toOpaque())
         let status = podBuffer.withUnsafeMutableBufferPointer { buffer -> Int32 in
             var params: [UnsafePointer<spa_pod>?] = [CPipeWireShims_consumerFormats(buffer.baseAddress, UInt32(buffer.count))]
             let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
@@ -314,7 +329,9 @@ final class PipeWireStream {
         logger.info("PipeWire node \(nodeID): \(width)×\(height) \(Self.name(of: videoFormat))")
         // A new size invalidates the picture: the next buffer is copied whole.
         hasPicture = false
-        frame?.markAllChanged()
+        releaseHeldPicture()
+        wholePictureChanged = true
+        frame?.changedRects.removeAll(keepingCapacity: true)
         cursor.forgetDrawn()
         podBuffer.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress!
@@ -339,48 +356,61 @@ final class PipeWireStream {
         }
     }
 
+    /// PipeWire has buffers for us: keep the newest picture (its damage, and that of the ones it replaces,
+    /// is noted) and the pointer's metadata; the copy waits for the tick (``takeHeldPicture()``).
     private func process() {
         guard let stream, let frame else { return }
-        // Take the newest buffer with a picture; what older ones changed is part of its damage too. Buffers
-        // without one (cursor-only updates: chunk size 0) may still move the pointer.
-        var newestPicture: UnsafeMutablePointer<pw_buffer>?
-        var wholeFrame = !hasPicture
-        var cursorChanged = false
         while let buffer = pw_stream_dequeue_buffer(stream) {
             guard let spaBuffer = buffer.pointee.buffer else {
                 pw_stream_queue_buffer(stream, buffer)
                 continue
             }
             if drawsCursor && readCursor(spaBuffer) { cursorChanged = true }
-            if Self.hasPicture(spaBuffer) {
-                if let previous = newestPicture { pw_stream_queue_buffer(stream, previous) }
-                newestPicture = buffer
-                if !wholeFrame { wholeFrame = !collectDamage(spaBuffer, into: frame) }
-            } else {
+            guard Self.hasPicture(spaBuffer) else {
+                // A cursor-only update (chunk size 0) or a corrupted buffer.
                 pw_stream_queue_buffer(stream, buffer)
+                continue
             }
+            releaseHeldPicture()
+            heldPicture = buffer
+            if !wholePictureChanged && !collectDamage(spaBuffer, into: frame) { wholePictureChanged = true }
         }
-        guard newestPicture != nil || (cursorChanged && hasPicture) else { return }
+    }
+
+    private func releaseHeldPicture() {
+        if let heldPicture, let stream { pw_stream_queue_buffer(stream, heldPicture) }
+        heldPicture = nil
+    }
+
+    /// At a tick: copies the held picture's changed parts into the frame (one copy, swizzled on the way),
+    /// gives the buffer back, and redraws the pointer if it moved — then ``pictureChanged`` tells the
+    /// capture loop to hand the frame on.
+    func takeHeldPicture() {
+        guard let frame, heldPicture != nil || (cursorChanged && hasPicture) else { return }
         // Take the pointer off the picture (it moved, or the picture under it is replaced).
         if let uncovered = cursor.restorePixelsBelow(in: frame) { frame.changedRects.append(uncovered) }
         let now = clock.nanoseconds(fromTicks: clock.now())
         var stamp = now
-        if let newestPicture {
-            defer { pw_stream_queue_buffer(stream, newestPicture) }
-            let spaBuffer = newestPicture.pointee.buffer!
+        if let held = heldPicture {
+            defer { releaseHeldPicture() }
+            let spaBuffer = held.pointee.buffer!
             let data = spaBuffer.pointee.datas!
             let chunk = data.pointee.chunk!
             let stride = chunk.pointee.stride > 0 ? Int(chunk.pointee.stride) : frame.width * 4
-            guard stride * frame.height <= Int(data.pointee.maxsize) - Int(chunk.pointee.offset) else { return }
-            if wholeFrame { frame.markAllChanged() }
-            copy(from: data.pointee.data!.advanced(by: Int(chunk.pointee.offset)), stride: stride, into: frame)
-            // The compositor's presentation time when it is on our clock (CLOCK_MONOTONIC), else arrival.
-            var pts: Int64 = -1, headerFlags: UInt32 = 0
-            if CPipeWireShims_header(spaBuffer, &pts, &headerFlags), pts > 0, UInt64(pts) <= now, now - UInt64(pts) < 1_000_000_000 {
-                stamp = UInt64(pts)
+            if stride >= frame.width * 4, stride * frame.height <= Int(data.pointee.maxsize) - Int(chunk.pointee.offset) {
+                if wholePictureChanged || !hasPicture { frame.markAllChanged() }
+                copy(from: data.pointee.data!.advanced(by: Int(chunk.pointee.offset)), stride: stride, into: frame)
+                wholePictureChanged = false
+                // The compositor's presentation time when it is on our clock (CLOCK_MONOTONIC), else now.
+                var pts: Int64 = -1, headerFlags: UInt32 = 0
+                if CPipeWireShims_header(spaBuffer, &pts, &headerFlags), pts > 0, UInt64(pts) <= now, now - UInt64(pts) < 1_000_000_000 {
+                    stamp = UInt64(pts)
+                }
+                hasPicture = true
             }
-            hasPicture = true
         }
+        guard hasPicture else { return }
+        cursorChanged = false
         if let position = cursorPosition, cursor.hasShape {
             cursor.draw(into: frame, pointerX: Int(position.x), pointerY: Int(position.y), keepingPixelsBelow: true)
             if !cursor.drawnRect.isEmpty { frame.changedRects.append(cursor.drawnRect) }

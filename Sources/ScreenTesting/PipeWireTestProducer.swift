@@ -20,8 +20,8 @@ public final class PipeWireTestProducer: @unchecked Sendable {
     private let context: OpaquePointer
     private let core: OpaquePointer
     private var stream: OpaquePointer?
-    private var listener = spa_hook()
-    private var events = pw_stream_events()
+    /// Our stream listener (heap-allocated in C: libpipewire keeps pointers to it).
+    private var listener: UnsafeMutablePointer<spa_hook>?
     private var timer: UnsafeMutablePointer<spa_source>?
     private var podBuffer = [UInt8](repeating: 0, count: 2048)
     private let order: PixelOrder
@@ -75,6 +75,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
             throw PrivatePipeWire.Failure(description: "pw_stream_new failed")
         }
         self.stream = stream
+        var events = pw_stream_events()
         events.version = UInt32(PW_VERSION_STREAM_EVENTS)
         events.param_changed = { data, id, param in
             Unmanaged<PipeWireTestProducer>.fromOpaque(data!).takeUnretainedValue().paramChanged(id, param)
@@ -82,7 +83,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         events.process = { data in
             Unmanaged<PipeWireTestProducer>.fromOpaque(data!).takeUnretainedValue().produce()
         }
-        pw_stream_add_listener(stream, &listener, &events, Unmanaged.passUnretained(self).toOpaque())
+        listener = CPipeWireShims_addStreamListener(stream, &events, Unmanaged.passUnretained(self).toOpaque())
         let loop = pw_thread_loop_get_loop(threadLoop)
         timer = CPipeWireShims_addTimer(loop, { data, _ in
             let producer = Unmanaged<PipeWireTestProducer>.fromOpaque(data!).takeUnretainedValue()
@@ -145,7 +146,8 @@ public final class PipeWireTestProducer: @unchecked Sendable {
             if let timer { CPipeWireShims_destroySource(pw_thread_loop_get_loop(threadLoop), timer) }
             timer = nil
             if let stream {
-                spa_hook_remove(&listener)
+                CPipeWireShims_removeStreamListener(listener)
+            listener = nil
                 pw_stream_destroy(stream)
             }
             stream = nil

@@ -69,6 +69,11 @@ enum CPipeWireShims_NodeState CPipeWireShims_nodeState(const struct CPipeWireShi
 int CPipeWireShims_coreError(const struct CPipeWireShims_NodeWatch *watch);
 void CPipeWireShims_unwatchNode(struct CPipeWireShims_NodeWatch *watch);
 
+/// Adds a stream listener whose hook and events live on the heap (libpipewire keeps pointers to both; a
+/// Swift `&property` is only valid during the call). `events` is copied. Remove with the function below.
+struct spa_hook *CPipeWireShims_addStreamListener(struct pw_stream *stream, const struct pw_stream_events *events, void *data);
+void CPipeWireShims_removeStreamListener(struct spa_hook *listener);
+
 // pw_loop macros.
 int CPipeWireShims_loopIterate(struct pw_loop *loop, int timeoutMilliseconds);
 void CPipeWireShims_loopEnter(struct pw_loop *loop);
