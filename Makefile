@@ -36,6 +36,7 @@ bench: deps
 	Benchmarks/run.sh
 	Benchmarks/allocations.sh
 	Benchmarks/relay.sh
+	Benchmarks/pipewire.sh
 
 clean:
 	rm -rf .build out

@@ -21,6 +21,10 @@ packages=(
   # desktop-file-validate check the package and the autostart entry
   libcurl4-openssl-dev dpkg-dev binutils lintian desktop-file-utils man-db
 )
+# `--bench`: also what the benchmarks compare against on PipeWire (GStreamer's pipewiresrc and vp9enc).
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire)
+fi
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

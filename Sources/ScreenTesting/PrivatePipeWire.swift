@@ -74,16 +74,16 @@ public final class PrivatePipeWire: Sendable {
             """
         try configuration.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
         started.append(try ChildProcess("/usr/bin/dbus-daemon", ["--config-file=\(directory)/bus.conf", "--nofork"], environment: environment))
-        guard try await Self.waitFor(10, { FileManager.default.fileExists(atPath: directory + "/bus") }) else {
+        guard try await eventually(10, { FileManager.default.fileExists(atPath: directory + "/bus") }) else {
             throw fail("the private dbus-daemon did not start: \(started[0].errorsSoFar)")
         }
         started.append(try ChildProcess("/usr/bin/pipewire", [], environment: environment))
-        guard try await Self.waitFor(10, { FileManager.default.fileExists(atPath: directory + "/pipewire-0") }) else {
+        guard try await eventually(10, { FileManager.default.fileExists(atPath: directory + "/pipewire-0") }) else {
             throw fail("pipewire did not start: \(started[1].errorsSoFar)")
         }
         started.append(try ChildProcess("/usr/bin/wireplumber", [], environment: environment))
         // Ready when wireplumber is a client of pipewire (it then links new streams to their targets).
-        let ready = try await Self.waitFor {
+        let ready = try await eventually(10) {
             ((try? ChildProcess.run("/usr/bin/pw-cli", ["ls", "Client"], environment: environment, timeout: 5))?.standardOutput ?? "")
                 .contains("WirePlumber")
         }
@@ -117,19 +117,5 @@ public final class PrivatePipeWire: Sendable {
             throw Failure(description: "cannot connect to \(runtimeDirectory)/pipewire-0: errno \(errno)")
         }
         return descriptor
-    }
-
-    /// A standalone program's view of the nodes (`pw-cli ls Node`), for messages.
-    public func nodes() -> String {
-        (try? ChildProcess.run("/usr/bin/pw-cli", ["ls", "Node"], environment: environment, timeout: 5))?.standardOutput ?? ""
-    }
-
-    static func waitFor(_ seconds: Double = 10, _ condition: () -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return condition()
     }
 }

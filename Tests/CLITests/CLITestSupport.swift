@@ -78,13 +78,3 @@ func jsonLines(_ process: ChildProcess) -> [[String: Any]] {
         try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
     }
 }
-
-/// Waits up to `seconds` for `condition`.
-func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    return condition()
-}

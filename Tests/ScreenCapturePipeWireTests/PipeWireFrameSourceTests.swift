@@ -250,13 +250,3 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 5)
     }
 }
-
-/// Waits up to `seconds` for `condition`.
-func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    return condition()
-}

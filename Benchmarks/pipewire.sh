@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# screenpub against GStreamer (pipewiresrc → videorate → videoconvert → vp9enc → webmmux) capturing the same
+# PipeWire video node, one after the other. The node is a private PipeWire's (screenbench --pipewire) sending
+# whole new 1080p frames, as a compositor does for a playing video (a busy screen), or one frame a second
+# (close to an idle one: a real compositor then sends nothing). Both run pinned to one core with one
+# encoder thread and the same VP9 settings (realtime, speed 8, 1500 kbit/s CBR).
+#
+#   BENCH_SECONDS  duration of each run (default 20)
+#   BENCH_SIZE     frame size (default 1920x1080)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${BENCH_SECONDS:-20}"
+size="${BENCH_SIZE:-1920x1080}"
+scripts/install-deps.sh --bench
+swift build -c release --product screenpub >&2
+swift build -c release --product screenbench >&2
+bin=$(swift build -c release --show-bin-path)
+work=$(mktemp -d)
+producer_pid=""
+cleanup() {
+  [ -n "$producer_pid" ] && kill "$producer_pid" 2>/dev/null && wait "$producer_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+core=$(( $(nproc) > 1 ? 1 : 0 ))
+
+# start_producer FPS: a private PipeWire with a node sending FPS frames a second; sets runtime and node.
+start_producer() {
+  [ -n "$producer_pid" ] && kill "$producer_pid" 2>/dev/null && wait "$producer_pid" 2>/dev/null || true
+  "$bin/screenbench" --pipewire "$size" --producer-fps "$1" >"$work/producer" & producer_pid=$!
+  for _ in $(seq 100); do grep -q node= "$work/producer" 2>/dev/null && break; sleep 0.1; done
+  runtime=$(sed -n 's/^runtime=\([^ ]*\) .*/\1/p' "$work/producer")
+  node=$(sed -n 's/.* node=\([0-9]*\)$/\1/p' "$work/producer")
+  [ -n "$node" ] || { echo "the PipeWire producer did not start" >&2; exit 1; }
+}
+
+frames_of() {
+  ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$1" 2>/dev/null || echo 0
+}
+
+# measure FPS TOOL -> prints "cpu rss bytes frames"
+measure() {
+  local fps=$1 tool=$2
+  local out="$work/$tool-$fps.webm" timing="$work/time"
+  rm -f "$out"
+  if [ "$tool" = screenpub ]; then
+    XDG_RUNTIME_DIR="$runtime" PIPEWIRE_RUNTIME_DIR="$runtime" /usr/bin/time -f "%U %S %M" -o "$timing" taskset -c "$core" \
+      "$bin/screenpub" --pipewire-node "$node" --fps "$fps" --duration "$seconds" --output "$out" --bitrate 1500 --threads 1 \
+      --keepalive 0 2>"$work/log" || { cat "$work/log" >&2; exit 1; }
+  else
+    XDG_RUNTIME_DIR="$runtime" PIPEWIRE_RUNTIME_DIR="$runtime" /usr/bin/time -f "%U %S %M" -o "$timing" taskset -c "$core" \
+      timeout -s INT "$seconds" gst-launch-1.0 -q -e pipewiresrc path="$node" ! videorate ! "video/x-raw,framerate=$fps/1" \
+      ! videoconvert ! vp9enc deadline=1 cpu-used=8 end-usage=cbr target-bitrate=1500000 threads=1 ! webmmux \
+      ! filesink location="$out" >"$work/log" 2>&1 || true
+  fi
+  read -r user sys rss <"$timing"
+  echo "$(echo "$user + $sys" | bc -l) $rss $(stat -c %s "$out" 2>/dev/null || echo 0) $(frames_of "$out")"
+}
+
+ratio() { if [ "$(echo "$2 > 0" | bc -l)" = 1 ]; then printf "%.3f" "$(echo "$1 / $2" | bc -l)"; else echo "n/a"; fi; }
+
+printf "screenpub vs GStreamer pipewiresrc, %s, %s s per run, one core (taskset -c %s), VP9 speed 8 1500 kbit/s\n\n" "$size" "$seconds" "$core"
+printf "| scenario | tool | CPU s | CPU %% of a core | output bytes | frames | peak RSS MB |\n|---|---|---:|---:|---:|---:|---:|\n"
+summary=()
+run_scenario() {
+  local name=$1 producer_fps=$2 fps=$3
+  start_producer "$producer_fps"
+  read -r s_cpu s_rss s_bytes s_frames < <(measure "$fps" screenpub)
+  read -r g_cpu g_rss g_bytes g_frames < <(measure "$fps" gstreamer)
+  for row in "screenpub $s_cpu $s_rss $s_bytes $s_frames" "gstreamer $g_cpu $g_rss $g_bytes $g_frames"; do
+    set -- $row
+    printf "| %s | %s | %.2f | %.1f | %d | %d | %.1f |\n" "$name" "$1" "$2" "$(echo "100 * $2 / $seconds" | bc -l)" "$4" "$5" "$(echo "$3 / 1024" | bc -l)"
+  done
+  summary+=("| $name | $(ratio "$s_cpu" "$g_cpu") | $(ratio "$s_bytes" "$g_bytes") | $(ratio "$s_rss" "$g_rss") |")
+}
+run_scenario "node sends 30 fps, captured at 5 fps" 30 5
+run_scenario "node sends 30 fps, captured at 30 fps" 30 30
+run_scenario "node sends 1 fps (nearly idle), captured at 5 fps" 1 5
+printf "\nRatios screenpub / GStreamer (lower is better for screenpub):\n\n| scenario | CPU | bytes | peak RSS |\n|---|---:|---:|---:|\n"
+printf "%s\n" "${summary[@]}"
