@@ -38,9 +38,11 @@ frames_of() {
   ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$1" 2>/dev/null || echo 0
 }
 
-# measure FPS TOOL -> prints "cpu rss bytes frames"
+# GStreamer ends after the node's frames of $seconds (num-buffers: an EOS of its own; a SIGINT would not reach
+# it from inside a process substitution, where bash starts it with SIGINT ignored).
+# measure FPS TOOL PRODUCER_FPS -> prints "cpu rss bytes frames"
 measure() {
-  local fps=$1 tool=$2
+  local fps=$1 tool=$2 producer_fps=$3
   local out="$work/$tool-$fps.webm" timing="$work/time"
   rm -f "$out"
   if [ "$tool" = screenpub ]; then
@@ -49,11 +51,13 @@ measure() {
       --keepalive 0 2>"$work/log" || { cat "$work/log" >&2; exit 1; }
   else
     XDG_RUNTIME_DIR="$runtime" PIPEWIRE_RUNTIME_DIR="$runtime" /usr/bin/time -f "%U %S %M" -o "$timing" taskset -c "$core" \
-      timeout -s INT "$seconds" gst-launch-1.0 -q -e pipewiresrc path="$node" ! videorate ! "video/x-raw,framerate=$fps/1" \
+      timeout -s KILL $((seconds + 20)) gst-launch-1.0 -q -e \
+      pipewiresrc path="$node" do-timestamp=true num-buffers=$((producer_fps * seconds)) ! videorate ! "video/x-raw,framerate=$fps/1" \
       ! videoconvert ! vp9enc deadline=1 cpu-used=8 end-usage=cbr target-bitrate=1500000 threads=1 ! webmmux \
       ! filesink location="$out" >"$work/log" 2>&1 || true
+    [ -s "$out" ] || { echo "GStreamer wrote nothing:" >&2; tail -5 "$work/log" >&2; }
   fi
-  read -r user sys rss <"$timing"
+  read -r user sys rss < <(tail -1 "$timing")
   echo "$(echo "$user + $sys" | bc -l) $rss $(stat -c %s "$out" 2>/dev/null || echo 0) $(frames_of "$out")"
 }
 
@@ -65,8 +69,8 @@ summary=()
 run_scenario() {
   local name=$1 producer_fps=$2 fps=$3
   start_producer "$producer_fps"
-  read -r s_cpu s_rss s_bytes s_frames < <(measure "$fps" screenpub)
-  read -r g_cpu g_rss g_bytes g_frames < <(measure "$fps" gstreamer)
+  read -r s_cpu s_rss s_bytes s_frames < <(measure "$fps" screenpub "$producer_fps")
+  read -r g_cpu g_rss g_bytes g_frames < <(measure "$fps" gstreamer "$producer_fps")
   for row in "screenpub $s_cpu $s_rss $s_bytes $s_frames" "gstreamer $g_cpu $g_rss $g_bytes $g_frames"; do
     set -- $row
     printf "| %s | %s | %.2f | %.1f | %d | %d | %.1f |\n" "$name" "$1" "$2" "$(echo "100 * $2 / $seconds" | bc -l)" "$4" "$5" "$(echo "$3 / 1024" | bc -l)"
