@@ -30,4 +30,8 @@ port=${PORT:-8090}
 echo "Sharing the screen at ${FPS:-5} fps. Open the viewer URL below in Chromium, Chrome, Edge or Firefox on this"
 echo "machine (from another one: ssh -L $port:127.0.0.1:$port THIS-HOST, then open it there). Ctrl-C stops."
 echo
-"$bin/screenpub" --fps "${FPS:-5}" --port "$port" ${DURATION:+--duration "$DURATION"}
+# On the private Xvfb, capture it with X11 even if this shell sits in a Wayland session; otherwise let
+# screenpub pick (the ScreenCast portal on Wayland, X11 elsewhere).
+backend=()
+[ -n "$VIRTUAL_DISPLAY_PID" ] && backend=(--backend x11)
+"$bin/screenpub" --fps "${FPS:-5}" --port "$port" ${DURATION:+--duration "$DURATION"} "${backend[@]}"

@@ -49,10 +49,11 @@ public struct PipeWireCaptureOptions: Sendable, Hashable {
 ///
 /// The PipeWire loop is iterated by the thread that calls ``run(framesPerSecond:stop:consumer:)`` — the
 /// capture thread — so the stream's callbacks, the frame and the consumer all live on that one thread: no
-/// locks and no second copy. Each buffer's pixels are copied once, into the frame, and only where the
-/// compositor's damage metadata says they changed (all of them when it gives none); RGBx/RGBA are swizzled
-/// to BGRA on the way (libyuv). Compositors send buffers only when something changed, so ticks without a
-/// buffer are unchanged ticks, exactly like an idle X screen: keepalives and keyframe requests still work.
+/// locks and no second copy. The newest buffer is held until the tick and copied once, into the frame, only
+/// where the compositor's damage metadata says the picture changed since the last copy (all of it when it
+/// gives none); RGBx/RGBA are swizzled to BGRA on the way (libyuv). Compositors send buffers only when
+/// something changed, so ticks without a buffer are unchanged ticks, exactly like an idle X screen:
+/// keepalives and keyframe requests still work. A pointer sent as cursor metadata is drawn in.
 public final class PipeWireFrameSource: FrameSource {
     public let options: PipeWireCaptureOptions
     private let logger: Logger
