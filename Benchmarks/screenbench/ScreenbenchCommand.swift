@@ -85,7 +85,7 @@ struct ScreenbenchCommand: AsyncParsableCommand {
         guard parts.count == 2 else { throw ValidationError("--pipewire must be WIDTHxHEIGHT, got \(size)") }
         let pipewire = try await PrivatePipeWire(busActivation: false)
         let producer = try PipeWireTestProducer(
-            descriptor: try pipewire.connect(), width: parts[0], height: parts[1], color: (30, 90, 160), framesPerSecond: producerFps)
+            on: pipewire, width: parts[0], height: parts[1], color: (30, 90, 160), framesPerSecond: producerFps)
         let node = try await producer.nodeID()
         FileHandle.standardOutput.write(Data("runtime=\(pipewire.runtimeDirectory) node=\(node)\n".utf8))
         // Until killed (SIGTERM ends the process; the daemons are children of it only by name, so stop them).

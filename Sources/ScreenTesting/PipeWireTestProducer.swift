@@ -17,6 +17,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
     }
 
     private let threadLoop: OpaquePointer
+    private let closed = Locked(false)
     private let context: OpaquePointer
     private let core: OpaquePointer
     private var stream: OpaquePointer?
@@ -45,12 +46,13 @@ public final class PipeWireTestProducer: @unchecked Sendable {
 
     private static let initialized: Void = { pw_init(nil, nil) }()
 
-    /// Connects through `descriptor` (from ``PrivatePipeWire/connect()``) and starts producing at
-    /// `framesPerSecond` once a consumer links to it.
+    /// Connects to `pipewire` and starts producing at `framesPerSecond` once a consumer links to it. The
+    /// PipeWire closes it before its daemons stop (a client outliving its daemon can crash libpipewire).
     public init(
-        descriptor: Int32, width: Int, height: Int, order: PixelOrder = .bgrx, color: (r: UInt8, g: UInt8, b: UInt8),
+        on pipewire: PrivatePipeWire, width: Int, height: Int, order: PixelOrder = .bgrx, color: (r: UInt8, g: UInt8, b: UInt8),
         framesPerSecond: Int = 30
     ) throws {
+        let descriptor = try pipewire.connect()
         _ = Self.initialized
         self.order = order
         self.width = UInt32(width)
@@ -87,7 +89,11 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         let loop = pw_thread_loop_get_loop(threadLoop)
         timer = CPipeWireShims_addTimer(loop, { data, _ in
             let producer = Unmanaged<PipeWireTestProducer>.fromOpaque(data!).takeUnretainedValue()
-            if let stream = producer.stream { pw_stream_trigger_process(stream) }
+            // Only while streaming: once the daemon has gone (a test tearing down its PipeWire first),
+            // triggering a stream whose node was destroyed would call into freed memory.
+            if let stream = producer.stream, pw_stream_get_state(stream, nil) == PW_STREAM_STATE_STREAMING {
+                pw_stream_trigger_process(stream)
+            }
         }, Unmanaged.passUnretained(self).toOpaque())
         let status = offer(width: self.width, height: self.height) { params, count in
             pw_stream_connect(
@@ -96,9 +102,14 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         }
         guard status >= 0 else { throw PrivatePipeWire.Failure(description: "the producer cannot connect its stream: \(status)") }
         CPipeWireShims_startTimer(loop, timer, 1_000_000_000 / UInt64(framesPerSecond))
+        pipewire.closeBeforeStopping(self)
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Removes the node and disconnects, ending the loop's thread. Idempotent.
+    public func close() {
+        guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
         stop()
         pw_thread_loop_stop(threadLoop)
         pw_core_disconnect(core)

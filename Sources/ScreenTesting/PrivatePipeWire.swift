@@ -1,4 +1,5 @@
 import Foundation
+import ScreenMedia
 
 /// A PipeWire of the test's own: a private runtime directory, a session D-Bus, `pipewire` and `wireplumber`
 /// (which links streams to their target nodes), all stopped on deinit. Nothing touches the machine's own
@@ -14,6 +15,8 @@ public final class PrivatePipeWire: Sendable {
     /// The session bus address of the private dbus-daemon.
     public let busAddress: String
     private let processes: [ChildProcess]
+    /// Test producers to close before the daemons stop.
+    private let producers = Locked<[PipeWireTestProducer]>([])
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
@@ -92,11 +95,16 @@ public final class PrivatePipeWire: Sendable {
     }
 
     deinit {
+        for producer in producers.value { producer.close() }
         for process in processes.reversed() {
             process.signal(SIGTERM)
             process.wait(timeout: 5)
         }
         try? FileManager.default.removeItem(atPath: runtimeDirectory)
+    }
+
+    func closeBeforeStopping(_ producer: PipeWireTestProducer) {
+        producers.withLock { $0.append(producer) }
     }
 
     /// A new connection to this PipeWire: a connected socket (the caller owns it).

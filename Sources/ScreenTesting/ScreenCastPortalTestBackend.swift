@@ -19,6 +19,8 @@ public final class ScreenCastPortalTestBackend: Sendable {
 
     private let process: ChildProcess
     private let logPath: String
+    /// Write a node id here (``handOut(node:)``) to have the next grants give that node.
+    private let nodeFile: String
 
     public static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../Tests/Fixtures/screencast-portal-test-backend.py").standardized.path
@@ -36,9 +38,12 @@ public final class ScreenCastPortalTestBackend: Sendable {
 
             """
         try portalFile.write(toFile: pipewire.portalDirectory + "/screenpubtest.portal", atomically: true, encoding: .utf8)
-        logPath = pipewire.runtimeDirectory + "/portal-backend-\(UUID().uuidString.prefix(8)).jsonl"
+        let stamp = UUID().uuidString.prefix(8)
+        logPath = pipewire.runtimeDirectory + "/portal-backend-\(stamp).jsonl"
+        nodeFile = pipewire.runtimeDirectory + "/portal-backend-\(stamp).node"
         var arguments = [
-            Self.script, "--node", String(node), "--answer", answer.rawValue, "--cursor-modes", String(cursorModes), "--log", logPath,
+            Self.script, "--node", String(node), "--node-file", nodeFile, "--answer", answer.rawValue, "--cursor-modes",
+            String(cursorModes), "--log", logPath,
         ]
         if let size { arguments += ["--width", String(size.width), "--height", String(size.height)] }
         process = try ChildProcess("/usr/bin/python3", arguments, environment: pipewire.environment)
@@ -63,6 +68,11 @@ public final class ScreenCastPortalTestBackend: Sendable {
         return text.split(separator: "\n").compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
         }
+    }
+
+    /// From now on, grants give `node` (as a desktop whose screen cast was restarted).
+    public func handOut(node: UInt32) throws {
+        try String(node).write(toFile: nodeFile, atomically: true, encoding: .utf8)
     }
 
     /// The options of each SelectSources call.

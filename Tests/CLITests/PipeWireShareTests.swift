@@ -46,7 +46,7 @@ import Testing
 
     @Test func sharesAPipeWireNodeGivenById() async throws {
         let pipewire = try await PrivatePipeWire(busActivation: false)
-        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 320, height: 200, color: Self.color)
+        let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 200, color: Self.color)
         let node = try await producer.nodeID()
         let (outcome, path) = try share(["--pipewire-node", String(node)], pipewire)
         #expect(outcome.status == 0, "\(outcome.standardError)")
@@ -56,7 +56,7 @@ import Testing
 
     @Test func theFirstStartAsksThePortalAndTheSecondSendsTheSavedGrant() async throws {
         let pipewire = try await PrivatePipeWire()
-        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 256, height: 160, order: .rgbx, color: Self.color)
+        let producer = try PipeWireTestProducer(on: pipewire, width: 256, height: 160, order: .rgbx, color: Self.color)
         let node = try await producer.nodeID()
         let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: node, size: (256, 160))
         let tokenFile = pipewire.runtimeDirectory + "/state/screenpub/portal-restore-token"
@@ -96,7 +96,7 @@ import Testing
 
     @Test func aSavedGrantThePortalRefusesIsReplacedByANewOne() async throws {
         let pipewire = try await PrivatePipeWire()
-        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 128, height: 96, color: Self.color)
+        let producer = try PipeWireTestProducer(on: pipewire, width: 128, height: 96, color: Self.color)
         let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), answer: .failRestored)
         let first = try share(["--backend", "pipewire"], pipewire)
         #expect(first.outcome.status == 0, "\(first.outcome.standardError)")
@@ -112,7 +112,7 @@ import Testing
 
     @Test func aBackendThatCannotEmbedThePointerSendsItAsMetadataWhichIsDrawn() async throws {
         let pipewire = try await PrivatePipeWire()
-        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 320, height: 200, color: Self.color)
+        let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 200, color: Self.color)
         producer.setCursor(x: 100, y: 100)
         let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), cursorModes: 1 | 4)
         let (outcome, path) = try share(["--backend", "pipewire"], pipewire)
@@ -136,9 +136,46 @@ import Testing
         #expect(last.map { $0.inside <= 16 && $0.outside <= 12 } == true, "\(String(describing: last))")
     }
 
+    @Test func aScreenCastThatEndsIsGrantedAgainSilentlyWithCaptureRetry() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let first = try PipeWireTestProducer(on: pipewire, width: 200, height: 120, color: (200, 40, 40))
+        let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await first.nodeID())
+        var environment = pipewire.environment.filter { !$0.key.hasPrefix("SCREENPUB_") }
+        environment["DISPLAY"] = nil
+        let path = pipewire.runtimeDirectory + "/retry.webm"
+        let share = try ChildProcess(
+            Self.screenpub, ["--backend", "pipewire", "--output", path, "--fps", "10", "--capture-retry", "0.5", "--control-socket", pipewire.runtimeDirectory + "/sp.sock"],
+            environment: environment)
+        #expect(try await eventually { share.errorsSoFar.contains("capturing the screen cast granted by the portal") }, "\(share.errorsSoFar)")
+        try await Task.sleep(for: .seconds(1))
+        // The desktop ends the cast (its node goes) and would start a new one on another node.
+        let second = try PipeWireTestProducer(on: pipewire, width: 200, height: 120, color: (40, 200, 40))
+        try backend.handOut(node: try await second.nodeID())
+        first.stop()
+        #expect(try await eventually { share.errorsSoFar.components(separatedBy: "capturing the screen cast granted by the portal").count == 3 }, "\(share.errorsSoFar)")
+        try await Task.sleep(for: .seconds(1))
+        share.signal(SIGTERM)
+        let outcome = share.wait(timeout: 20)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("asking the portal again"), "\(outcome.standardError)")
+        // Asked again with the saved grant: no dialog.
+        let selections = backend.selectSourcesOptions()
+        #expect(selections.count == 2 && selections.last?["restore_data"] != nil, "\(backend.calls())")
+        // One recording across both casts: red first, then green.
+        let frames = try WebMReader(path: path).readAll()
+        let decoder = try VPXDecoder(codec: .vp9)
+        var colors: [Bool] = []
+        for frame in frames {
+            try frame.payload.withUnsafeBytes { bytes in
+                try decoder.decode(bytes) { picture in colors.append(TestPattern.difference(picture, x: 100, y: 60, (40, 200, 40)) <= 12) }
+            }
+        }
+        #expect(colors.first == false && colors.last == true, "\(colors)")
+    }
+
     @Test func aDeclinedDialogExitsWith77() async throws {
         let pipewire = try await PrivatePipeWire()
-        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 64, height: 64, color: Self.color)
+        let producer = try PipeWireTestProducer(on: pipewire, width: 64, height: 64, color: Self.color)
         let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), answer: .cancel)
         let (outcome, path) = try share(["--backend", "pipewire"], pipewire)
         #expect(outcome.status == 77, "\(outcome.standardError)\n\(backend.errors)")

@@ -66,6 +66,7 @@ SESSION_XML = """
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--node", type=int, required=True, help="the PipeWire node id to hand out")
+    parser.add_argument("--node-file", help="if this file exists at Start, hand out the node id it holds instead")
     parser.add_argument("--width", type=int, default=0)
     parser.add_argument("--height", type=int, default=0)
     parser.add_argument(
@@ -119,7 +120,15 @@ def main():
                 stream_properties = {"source_type": GLib.Variant("u", 1)}
                 if arguments.width > 0:
                     stream_properties["size"] = GLib.Variant("(ii)", (arguments.width, arguments.height))
-                results["streams"] = GLib.Variant("a(ua{sv})", [(arguments.node, stream_properties)])
+                node = arguments.node
+                if arguments.node_file:
+                    try:
+                        with open(arguments.node_file) as file:
+                            node = int(file.read().strip())
+                    except (OSError, ValueError):
+                        pass
+                record("Start.node", node=node)
+                results["streams"] = GLib.Variant("a(ua{sv})", [(node, stream_properties)])
                 persist_mode = persist_modes.get(session_handle, 0)
                 if persist_mode:
                     results["persist_mode"] = GLib.Variant("u", persist_mode)

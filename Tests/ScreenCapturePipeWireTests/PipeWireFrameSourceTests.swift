@@ -72,7 +72,7 @@ import Testing
     @Test func framesArriveInOrderWithTheirPixelsAndDecodeBack() async throws {
         let pipewire = try await PrivatePipeWire()
         let color: (r: UInt8, g: UInt8, b: UInt8) = (200, 40, 90)
-        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 320, height: 240, order: .rgbx, color: color)
+        let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 240, order: .rgbx, color: color)
         let node = try await producer.nodeID()
         let observer = Observer(swizzled: true, stopAfter: 8, stop: StopSignal())
         try await capture(pipewire, node: node, observer: observer).value
@@ -103,7 +103,7 @@ import Testing
 
     @Test func aSizeChangeOnTheProducerContinuesAtTheNewSize() async throws {
         let pipewire = try await PrivatePipeWire()
-        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 320, height: 240, order: .bgrx, color: (30, 160, 220))
+        let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 240, order: .bgrx, color: (30, 160, 220))
         let node = try await producer.nodeID()
         let observer = Observer(swizzled: false, stopAfter: 1_000, stop: StopSignal())
         let capturing = capture(pipewire, node: node, observer: observer)
@@ -156,7 +156,7 @@ import Testing
     @Test func cursorMetadataIsDrawnAndMovesWithoutAPicture() async throws {
         let pipewire = try await PrivatePipeWire(busActivation: false)
         let background: (r: UInt8, g: UInt8, b: UInt8) = (20, 60, 200)
-        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 320, height: 240, color: background)
+        let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 240, color: background)
         producer.setCursor(x: 100, y: 100)
         let node = try await producer.nodeID()
         // Inside the cursor at its first and its second place (the bitmap is 16×16 from the hotspot).
@@ -191,7 +191,7 @@ import Testing
 
     @Test func theProducerGoingAwayEndsTheCaptureWithAClearError() async throws {
         let pipewire = try await PrivatePipeWire()
-        let producer = try PipeWireTestProducer(descriptor: try pipewire.connect(), width: 160, height: 120, color: (10, 20, 30))
+        let producer = try PipeWireTestProducer(on: pipewire, width: 160, height: 120, color: (10, 20, 30))
         let node = try await producer.nodeID()
         let observer = Observer(swizzled: false, stopAfter: 1_000, stop: StopSignal())
         let capturing = capture(pipewire, node: node, observer: observer)
