@@ -298,8 +298,12 @@ final class PipeWireStream {
         case PW_STREAM_STATE_ERROR:
             failure = PipeWireCaptureError(.streamFailed, "PipeWire node \(nodeID): \(error ?? "stream error")")
         case PW_STREAM_STATE_UNCONNECTED:
+            let connectionLost = nodeWatch.map { CPipeWireShims_coreError($0) < 0 } ?? false
             failure = PipeWireCaptureError(
-                .streamFailed, wasStreaming ? "PipeWire node \(nodeID) went away" : "PipeWire disconnected before node \(nodeID) streamed")
+                .streamFailed,
+                connectionLost
+                    ? "lost the connection to PipeWire while capturing node \(nodeID) (did the pipewire daemon stop?)"
+                    : wasStreaming ? "PipeWire node \(nodeID) went away" : "PipeWire disconnected before node \(nodeID) streamed")
         case PW_STREAM_STATE_STREAMING:
             wasStreaming = true
             logger.debug("PipeWire node \(nodeID) is streaming")
