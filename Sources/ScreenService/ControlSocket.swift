@@ -120,6 +120,11 @@ public struct ControlServer: Service {
         self.path = path
         self.logger = logger
         self.handle = handle
+        // A directory we cannot create the socket in fails here, before any capture or recording starts.
+        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        if access(directory.isEmpty ? "/" : directory, W_OK | X_OK) != 0 {
+            throw ControlSocketError("cannot create the control socket \(path): \(String(cString: strerror(errno))) (\(directory))")
+        }
         var status = stat()
         if lstat(path, &status) == 0 {
             guard status.st_mode & S_IFMT == S_IFSOCK else {

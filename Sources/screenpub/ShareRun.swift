@@ -188,7 +188,15 @@ func makeFrameSource(
             capture,
             "\(describe(options.target)) of \(capture.displayName) (\(size.width)×\(size.height)) with \(capture.usesSharedMemory ? "MIT-SHM" : "XGetImage")"
         )
-    case .pipeWireNode(let options):
+    case .pipeWireNode(var options):
+        if case .fileDescriptor(let inherited) = options.remote {
+            // The source takes its descriptor over; a copy keeps the inherited one for later restarts (SIGHUP).
+            let copy = fcntl(inherited, F_DUPFD_CLOEXEC, 0)
+            guard copy >= 0 else {
+                throw PipeWireCaptureError(.noDaemon, "--pipewire-remote \(inherited): \(String(cString: strerror(errno)))")
+            }
+            options.remote = .fileDescriptor(copy)
+        }
         let capture = try PipeWireFrameSource(options: options, logger: logger)
         return (capture, "PipeWire node \(options.nodeID) (\(capture.size.width)×\(capture.size.height))")
     case .portal(let request):

@@ -54,6 +54,34 @@ import Testing
         try expectRecordingOfTheProducer(path, width: 320, height: 200)
     }
 
+    @Test func anInheritedPipeWireConnectionServesAReloadToo() async throws {
+        let pipewire = try await PrivatePipeWire(busActivation: false)
+        let producer = try PipeWireTestProducer(on: pipewire, width: 160, height: 96, color: Self.color)
+        let node = try await producer.nodeID()
+        // As a launcher hands one over: a connected socket without close-on-exec, and no default daemon.
+        let connection = try pipewire.connect()
+        let inherited = dup(connection)
+        close(connection)
+        defer { close(inherited) }
+        let config = pipewire.runtimeDirectory + "/config/screenpub/config.toml"
+        try FileManager.default.createDirectory(atPath: (config as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try "fps = 5\n".write(toFile: config, atomically: true, encoding: .utf8)
+        var environment = pipewire.environment.filter { !$0.key.hasPrefix("SCREENPUB_") }
+        environment["PIPEWIRE_REMOTE"] = "no-such-daemon"  // the default connection would fail
+        let path = pipewire.runtimeDirectory + "/inherited.webm"
+        let share = try ChildProcess(
+            Self.screenpub, ["--pipewire-node", String(node), "--pipewire-remote", String(inherited), "--output", path, "--duration", "4"],
+            environment: environment)
+        #expect(try await eventually(10) { share.errorsSoFar.contains("capturing PipeWire node") }, "\(share.errorsSoFar)")
+        try "fps = 10\n".write(toFile: config, atomically: true, encoding: .utf8)
+        share.signal(SIGHUP)
+        let outcome = share.wait(timeout: 30)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("SIGHUP: restarting the capture"), "\(outcome.standardError)")
+        #expect(outcome.standardError.components(separatedBy: "capturing PipeWire node").count == 3, "\(outcome.standardError)")
+        try expectRecordingOfTheProducer(path, width: 160, height: 96)
+    }
+
     @Test func theFirstStartAsksThePortalAndTheSecondSendsTheSavedGrant() async throws {
         let pipewire = try await PrivatePipeWire()
         let producer = try PipeWireTestProducer(on: pipewire, width: 256, height: 160, order: .rgbx, color: Self.color)
