@@ -194,8 +194,8 @@ final class PipeWireStream {
             let reason = String(cString: strerror(errno))
             pw_context_destroy(context)
             pw_loop_destroy(loop)
-            let where_ = if case .fileDescriptor(let descriptor) = options.remote { "file descriptor \(descriptor)" } else { "the default socket ($XDG_RUNTIME_DIR/pipewire-0)" }
-            throw PipeWireCaptureError(.noDaemon, "cannot connect to PipeWire through \(where_): \(reason); is the pipewire daemon running?")
+            let route = if case .fileDescriptor(let descriptor) = options.remote { "file descriptor \(descriptor)" } else { "the default socket ($XDG_RUNTIME_DIR/pipewire-0)" }
+            throw PipeWireCaptureError(.noDaemon, "cannot connect to PipeWire through \(route): \(reason); is the pipewire daemon running?")
         }
         self.loop = loop
         self.context = context
