@@ -84,7 +84,7 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
     public let announcedSize: (width: Int, height: Int)
     /// The ScreenCast interface version of the portal.
     public let portalVersion: UInt32
-    /// Whether a saved restore token was sent with this grant.
+    /// Whether this grant was asked for with a saved restore token (false after falling back to a new one).
     public let usedRestoreToken: Bool
     /// The pointer comes as cursor metadata (the backend cannot embed it), for ``PipeWireFrameSource`` to draw.
     public let cursorAsMetadata: Bool
@@ -101,16 +101,18 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
             logger.info("asking the ScreenCast portal for a \(request.sources.rawValue) to share (the desktop shows a dialog once; the grant is then remembered)")
         }
         var started: OpaquePointer?
+        var sentToken = savedToken != nil
         do {
             started = try Self.start(request, token: savedToken, shouldStop: shouldStop)
         } catch where savedToken != nil && error.kind == .failed {
             logger.warning("the ScreenCast portal refused the saved grant (\(error.message)); asking for a new one")
             if let file = request.restoreTokenFile { try? FileManager.default.removeItem(atPath: file) }
+            sentToken = false
             started = try Self.start(request, token: nil, shouldStop: shouldStop)
         }
         guard let started else { throw ScreenCastPortalError(.failed, "the ScreenCast portal gave no session") }
         session = started
-        usedRestoreToken = savedToken != nil
+        usedRestoreToken = sentToken
         portalVersion = CPortalShims_version(started)
         cursorAsMetadata = CPortalShims_cursorMode(started) == 4
         if request.cursor == .embedded && cursorAsMetadata {
