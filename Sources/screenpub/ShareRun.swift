@@ -218,11 +218,7 @@ final class PortalGrant: Sendable {
     func frameSource(_ request: ScreenCastPortalRequest, stop: StopSignal) throws -> PipeWireFrameSource {
         if let existing = session.value {
             do {
-                return try PipeWireFrameSource(
-                    options: PipeWireCaptureOptions(
-                        remote: .fileDescriptor(try existing.openPipeWireRemote()), nodeID: existing.nodeID,
-                        drawsCursor: request.cursor != .hidden),
-                    logger: logger)
+                return try source(on: existing, request)
             } catch {
                 // The screen cast ended (stopped from the desktop, or the compositor restarted): ask again.
                 logger.info("the screen cast has ended (\(error)); asking the portal again")
@@ -231,9 +227,14 @@ final class PortalGrant: Sendable {
         }
         let granted = try ScreenCastPortalSession(request, logger: logger, shouldStop: { stop.isStopped })
         session.withLock { $0 = granted }
-        return try PipeWireFrameSource(
+        return try source(on: granted, request)
+    }
+
+    /// Captures the grant's node on a new PipeWire connection from the portal.
+    private func source(on grant: ScreenCastPortalSession, _ request: ScreenCastPortalRequest) throws -> PipeWireFrameSource {
+        try PipeWireFrameSource(
             options: PipeWireCaptureOptions(
-                remote: .fileDescriptor(try granted.openPipeWireRemote()), nodeID: granted.nodeID, drawsCursor: request.cursor != .hidden),
+                remote: .fileDescriptor(try grant.openPipeWireRemote()), nodeID: grant.nodeID, drawsCursor: request.cursor != .hidden),
             logger: logger)
     }
 
