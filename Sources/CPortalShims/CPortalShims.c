@@ -192,16 +192,11 @@ uint32_t CPortalShims_streamCount(const CPortalShims_Session *session) {
     return streams == NULL ? 0 : (uint32_t)g_variant_n_children(streams);
 }
 
-uint32_t CPortalShims_streamNode(const CPortalShims_Session *session, uint32_t index, int32_t *width, int32_t *height) {
-    *width = 0;
-    *height = 0;
+uint32_t CPortalShims_streamNode(const CPortalShims_Session *session, uint32_t index) {
     GVariant *streams = xdp_session_get_streams(session->session);
     if (streams == NULL || index >= g_variant_n_children(streams)) return UINT32_MAX;
     uint32_t node = 0;
-    GVariant *properties = NULL;
-    g_variant_get_child(streams, index, "(u@a{sv})", &node, &properties);
-    g_variant_lookup(properties, "size", "(ii)", width, height);
-    g_variant_unref(properties);
+    g_variant_get_child(streams, index, "(u@a{sv})", &node, NULL);
     return node;
 }
 

@@ -371,7 +371,7 @@ final class PipeWireStream {
                 continue
             }
             if drawsCursor && readCursor(spaBuffer) { cursorChanged = true }
-            guard Self.hasPicture(spaBuffer) else {
+            guard Self.carriesPicture(spaBuffer) else {
                 // A cursor-only update (chunk size 0) or a corrupted buffer.
                 pw_stream_queue_buffer(stream, buffer)
                 continue
@@ -426,7 +426,7 @@ final class PipeWireStream {
     }
 
     /// Whether the buffer holds a picture: mapped data, a non-empty chunk, not marked corrupted.
-    private static func hasPicture(_ buffer: UnsafeMutablePointer<spa_buffer>) -> Bool {
+    private static func carriesPicture(_ buffer: UnsafeMutablePointer<spa_buffer>) -> Bool {
         var pts: Int64 = -1, headerFlags: UInt32 = 0
         _ = CPipeWireShims_header(buffer, &pts, &headerFlags)
         guard buffer.pointee.n_datas > 0, let data = buffer.pointee.datas, data.pointee.data != nil,

@@ -80,12 +80,8 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
     private var session: OpaquePointer?
     /// The first stream's PipeWire node.
     public let nodeID: UInt32
-    /// The stream's size as the portal announced it (0×0 when it did not).
-    public let announcedSize: (width: Int, height: Int)
     /// The ScreenCast interface version of the portal.
     public let portalVersion: UInt32
-    /// Whether this grant was asked for with a saved restore token (false after falling back to a new one).
-    public let usedRestoreToken: Bool
     /// The pointer comes as cursor metadata (the backend cannot embed it), for ``PipeWireFrameSource`` to draw.
     public let cursorAsMetadata: Bool
 
@@ -101,26 +97,21 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
             logger.info("asking the ScreenCast portal for a \(request.sources.rawValue) to share (the desktop shows a dialog once; the grant is then remembered)")
         }
         var started: OpaquePointer?
-        var sentToken = savedToken != nil
         do {
             started = try Self.start(request, token: savedToken, shouldStop: shouldStop)
         } catch where savedToken != nil && error.kind == .failed {
             logger.warning("the ScreenCast portal refused the saved grant (\(error.message)); asking for a new one")
             if let file = request.restoreTokenFile { try? FileManager.default.removeItem(atPath: file) }
-            sentToken = false
             started = try Self.start(request, token: nil, shouldStop: shouldStop)
         }
         guard let started else { throw ScreenCastPortalError(.failed, "the ScreenCast portal gave no session") }
         session = started
-        usedRestoreToken = sentToken
         portalVersion = CPortalShims_version(started)
         cursorAsMetadata = CPortalShims_cursorMode(started) == 4
         if request.cursor == .embedded && cursorAsMetadata {
             logger.info("the portal cannot draw the pointer into the frames; screenpub draws it from PipeWire cursor metadata")
         }
-        var width: Int32 = 0, height: Int32 = 0
-        nodeID = CPortalShims_streamNode(started, 0, &width, &height)
-        announcedSize = (Int(width), Int(height))
+        nodeID = CPortalShims_streamNode(started, 0)
         if let file = request.restoreTokenFile {
             if let token = CPortalShims_restoreToken(started) {
                 defer { free(token) }

@@ -38,8 +38,8 @@ uint32_t CPortalShims_version(const CPortalShims_Session *session);
 /// The cursor mode asked for: the requested one, or metadata/hidden when the backend cannot embed.
 uint32_t CPortalShims_cursorMode(const CPortalShims_Session *session);
 uint32_t CPortalShims_streamCount(const CPortalShims_Session *session);
-/// The PipeWire node of stream `index`, and its size when the portal said (else 0×0).
-uint32_t CPortalShims_streamNode(const CPortalShims_Session *session, uint32_t index, int32_t *width, int32_t *height);
+/// The PipeWire node of stream `index` (UINT32_MAX when there is no such stream).
+uint32_t CPortalShims_streamNode(const CPortalShims_Session *session, uint32_t index);
 /// The token to pass next time so that the user is not asked again (malloc'd; NULL when none was given).
 char *CPortalShims_restoreToken(const CPortalShims_Session *session);
 /// A new connection to the PipeWire daemon that serves the session's nodes: a file descriptor, or -1.
