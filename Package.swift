@@ -29,6 +29,9 @@ let package = Package(
         .library(name: "ScreenCodec", targets: ["ScreenCodec"]),
         .library(name: "ScreenRecording", targets: ["ScreenRecording"]),
         .library(name: "ScreenWire", targets: ["ScreenWire"]),
+        .library(name: "ScreenSession", targets: ["ScreenSession"]),
+        // Fixtures for tests and for the benchmarks' package (Benchmarks/Package.swift).
+        .library(name: "ScreenTesting", targets: ["ScreenTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -64,13 +67,15 @@ let package = Package(
         .target(
             name: "CPortalShims", cSettings: [.unsafeFlags(glibIncludes)],
             linkerSettings: ["portal", "gio-2.0", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
-        // C functions for what Swift cannot call directly: macros, variadics, X error handlers.
+        // One shim target per C library, for what Swift cannot call directly (macros, variadics, process-wide
+        // handlers); each links only its own library, so a module links only the C libraries it uses.
         .target(
-            name: "CScreenShims", dependencies: ["CX11", "CVPX", "CAVFormat"],
-            linkerSettings: [
-                .linkedLibrary("X11"), .linkedLibrary("Xext"), .linkedLibrary("vpx"),
-                .linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
-            ]),
+            name: "CX11Shims", dependencies: ["CX11"],
+            linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xext")]),
+        .target(name: "CVPXShims", dependencies: ["CVPX"], linkerSettings: [.linkedLibrary("vpx")]),
+        .target(
+            name: "CAVFormatShims", dependencies: ["CAVFormat"],
+            linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil")]),
 
         .target(
             name: "ScreenMedia",
@@ -78,7 +83,7 @@ let package = Package(
         .target(
             name: "ScreenCaptureX11",
             dependencies: [
-                "ScreenMedia", "CX11", "CScreenShims",
+                "ScreenMedia", "CX11", "CX11Shims",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
@@ -91,11 +96,11 @@ let package = Package(
             swiftSettings: strictSwift + [.unsafeFlags(pipeWireIncludes.flatMap { ["-Xcc", $0] })]),
         .target(
             name: "ScreenCodec",
-            dependencies: ["ScreenMedia", "CVPX", "CYUV", "CScreenShims"],
+            dependencies: ["ScreenMedia", "CVPX", "CYUV", "CVPXShims"],
             swiftSettings: strictSwift),
         .target(
             name: "ScreenRecording",
-            dependencies: ["ScreenMedia", "CAVFormat", "CScreenShims"],
+            dependencies: ["ScreenMedia", "CAVFormat", "CAVFormatShims"],
             swiftSettings: strictSwift),
         .target(
             name: "ScreenWire",
@@ -139,7 +144,7 @@ let package = Package(
         .target(
             name: "ScreenPipeline",
             dependencies: [
-                "ScreenMedia", "ScreenCodec", "CScreenShims", "ScreenRecording", "ScreenCaptureX11",
+                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenCaptureX11",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -147,7 +152,7 @@ let package = Package(
         .target(
             name: "ScreenTesting",
             dependencies: [
-                "ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenPipeline", "CX11", "CScreenShims",
+                "ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenPipeline", "CX11", "CX11Shims",
                 "CPipeWire", "CPipeWireShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -182,24 +187,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
-        .executableTarget(
-            name: "screenbench",
-            dependencies: [
-                "ScreenTesting",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Benchmarks/screenbench",
-            swiftSettings: strictSwift),
-        .executableTarget(
-            name: "relaybench",
-            dependencies: [
-                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenWire",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Benchmarks/relaybench",
-            swiftSettings: strictSwift),
-
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenRelayTests",

@@ -6,14 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 swift build -c release --product screenpub >&2
-swift build -c release --product screenbench >&2
+swift build -c release --package-path Benchmarks --product screenbench >&2
 bin=$(swift build -c release --show-bin-path)
+benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
 work=$(mktemp -d)
 gcc -O2 -shared -fPIC Benchmarks/malloc-count.c -o "$work/malloc-count.so" -ldl
 unset DISPLAY
 source scripts/virtual-display.sh
 start_virtual_display 1920x1080
-"$bin/screenbench" --display "$DISPLAY" --content typing --interval 0.2 & content=$!
+"$benchbin/screenbench" --display "$DISPLAY" --content typing --interval 0.2 & content=$!
 trap 'kill $content 2>/dev/null; stop_virtual_display; rm -rf "$work"' EXIT
 sleep 1
 run() {

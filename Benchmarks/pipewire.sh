@@ -13,8 +13,9 @@ seconds="${BENCH_SECONDS:-20}"
 size="${BENCH_SIZE:-1920x1080}"
 scripts/install-deps.sh --bench
 swift build -c release --product screenpub >&2
-swift build -c release --product screenbench >&2
+swift build -c release --package-path Benchmarks --product screenbench >&2
 bin=$(swift build -c release --show-bin-path)
+benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
 work=$(mktemp -d)
 producer_pid=""
 cleanup() {
@@ -27,7 +28,7 @@ core=$(( $(nproc) > 1 ? 1 : 0 ))
 # start_producer FPS: a private PipeWire with a node sending FPS frames a second; sets runtime and node.
 start_producer() {
   [ -n "$producer_pid" ] && kill "$producer_pid" 2>/dev/null && wait "$producer_pid" 2>/dev/null || true
-  "$bin/screenbench" --pipewire "$size" --producer-fps "$1" >"$work/producer" & producer_pid=$!
+  "$benchbin/screenbench" --pipewire "$size" --producer-fps "$1" >"$work/producer" & producer_pid=$!
   for _ in $(seq 100); do grep -q node= "$work/producer" 2>/dev/null && break; sleep 0.1; done
   runtime=$(sed -n 's/^runtime=\([^ ]*\) .*/\1/p' "$work/producer")
   node=$(sed -n 's/.* node=\([0-9]*\)$/\1/p' "$work/producer")

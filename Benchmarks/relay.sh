@@ -16,8 +16,10 @@ cd "$(dirname "$0")/.."
 seconds="${BENCH_SECONDS:-15}"
 fanout="${BENCH_FANOUT:-1 10 100 500}"
 scripts/install-deps.sh
-for product in screenpub screenrelay screenbench relaybench; do swift build -c release --product "$product" >&2; done
+for product in screenpub screenrelay; do swift build -c release --product "$product" >&2; done
+for product in screenbench relaybench; do swift build -c release --package-path Benchmarks --product "$product" >&2; done
 bin=$(swift build -c release --show-bin-path)
+benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
 work=$(mktemp -d)
 unset DISPLAY
 source scripts/virtual-display.sh
@@ -44,7 +46,7 @@ for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.
 content_pid=""
 start_content() {
   [ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null && wait "$content_pid" 2>/dev/null || true
-  "$bin/screenbench" --display "$DISPLAY" --content "$1" --interval "$2" & content_pid=$!
+  "$benchbin/screenbench" --display "$DISPLAY" --content "$1" --interval "$2" & content_pid=$!
   pids+=("$content_pid")
   sleep 1
 }
@@ -64,7 +66,7 @@ latency() {
     [ -n "$token" ] && break
     sleep 0.1
   done
-  read -r _ frames _ p50 _ p90 _ p99 _ max < <("$bin/relaybench" latency --server "$server" --token "$token" --seconds "$seconds")
+  read -r _ frames _ p50 _ p90 _ p99 _ max < <("$benchbin/relaybench" latency --server "$server" --token "$token" --seconds "$seconds")
   kill -TERM "$pub"; wait "$pub" 2>/dev/null || true
   printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$fps" "${*:-defaults}" "$frames" "$p50" "$p90" "$p99" "$max"
 }
@@ -87,7 +89,7 @@ echo
 echo "| subscribers | relay CPU % of a core | p50 ms | p99 ms | max ms | out Mbit/s | missing frames | relay RSS MB |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in $fanout; do
-  line=$("${subscriber_core[@]}" "$bin/relaybench" fanout --server "$server" --secret "$SCREENRELAY_SECRET" --recording "$work/replay.webm" \
+  line=$("${subscriber_core[@]}" "$benchbin/relaybench" fanout --server "$server" --secret "$SCREENRELAY_SECRET" --recording "$work/replay.webm" \
     --subscribers "$n" --fps 30 --seconds "$seconds" --relay-pid "$relay_pid")
   set -- $line
   # subscribers N connected C sent S received R missing M% p50 A p99 B max X relayCPU Y% outMbit Z relayRSSMB W

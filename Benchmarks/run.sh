@@ -12,8 +12,9 @@ seconds="${BENCH_SECONDS:-20}"
 size="${BENCH_SIZE:-1920x1080}"
 scripts/install-deps.sh
 swift build -c release --product screenpub >&2
-swift build -c release --product screenbench >&2
+swift build -c release --package-path Benchmarks --product screenbench >&2
 bin=$(swift build -c release --show-bin-path)
+benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
 work=$(mktemp -d)
 unset DISPLAY
 source scripts/virtual-display.sh
@@ -29,7 +30,7 @@ core=$(( $(nproc) > 1 ? 1 : 0 ))
 
 start_content() {
   [ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null && wait "$content_pid" 2>/dev/null || true
-  "$bin/screenbench" --display "$DISPLAY" --content "$1" --interval "$2" & content_pid=$!
+  "$benchbin/screenbench" --display "$DISPLAY" --content "$1" --interval "$2" & content_pid=$!
   sleep 1
 }
 

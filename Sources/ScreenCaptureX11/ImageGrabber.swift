@@ -1,4 +1,4 @@
-import CScreenShims
+import CX11Shims
 import CX11
 import Logging
 
@@ -22,7 +22,7 @@ final class ImageGrabber {
                 logger.warning("the X server has no MIT-SHM extension; capturing with XGetImage (slower)")
             } else {
                 var xError: Int32 = 0
-                shared = CScreenShims_shmImageCreate(
+                shared = CX11Shims_shmImageCreate(
                     connection.display, XDefaultVisual(connection.display, connection.screen),
                     XDefaultDepth(connection.display, connection.screen), Int32(width), Int32(height), &xError)
                 if shared == nil {
@@ -34,27 +34,27 @@ final class ImageGrabber {
         sharedImage = shared
         usesSharedMemory = shared != nil
         if let shared {
-            try Self.checkFormat(CScreenShims_shmImageXImage(shared))
+            try Self.checkFormat(CX11Shims_shmImageXImage(shared))
         }
     }
 
     deinit {
-        if let sharedImage { CScreenShims_shmImageDestroy(connection.display, sharedImage) }
-        if let plainImage { CScreenShims_destroyImage(plainImage) }
+        if let sharedImage { CX11Shims_shmImageDestroy(connection.display, sharedImage) }
+        if let plainImage { CX11Shims_destroyImage(plainImage) }
     }
 
     /// Grabs `width × height` pixels of `drawable` at (x, y). Returns the X error code on failure (0 = none).
     func grab(_ drawable: Drawable, x: Int, y: Int) -> Int32 {
         if let sharedImage {
-            return CScreenShims_shmImageGet(connection.display, drawable, sharedImage, Int32(x), Int32(y))
-                ? 0 : max(1, CScreenShims_takeXError())
+            return CX11Shims_shmImageGet(connection.display, drawable, sharedImage, Int32(x), Int32(y))
+                ? 0 : max(1, CX11Shims_takeXError())
         }
-        if let plainImage { CScreenShims_destroyImage(plainImage) }
+        if let plainImage { CX11Shims_destroyImage(plainImage) }
         plainImage = nil
-        _ = CScreenShims_takeXError()
+        _ = CX11Shims_takeXError()
         plainImage = XGetImage(
             connection.display, drawable, Int32(x), Int32(y), UInt32(width), UInt32(height), ~0, ZPixmap)
-        let code = CScreenShims_takeXError()
+        let code = CX11Shims_takeXError()
         if plainImage == nil { return max(code, 1) }
         if (try? Self.checkFormat(plainImage!)) == nil { return 255 }
         return 0
@@ -62,7 +62,7 @@ final class ImageGrabber {
 
     /// Lends the last grabbed pixels (BGRX, 32 bits per pixel) and their row stride.
     func withPixels<Result>(_ body: (UnsafeRawPointer, Int) -> Result) -> Result? {
-        let image = sharedImage.map { CScreenShims_shmImageXImage($0)! } ?? plainImage
+        let image = sharedImage.map { CX11Shims_shmImageXImage($0)! } ?? plainImage
         guard let image, let data = image.pointee.data else { return nil }
         return body(UnsafeRawPointer(data), Int(image.pointee.bytes_per_line))
     }

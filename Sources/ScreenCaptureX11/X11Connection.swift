@@ -1,4 +1,4 @@
-import CScreenShims
+import CX11Shims
 import CX11
 import Glibc
 
@@ -10,7 +10,7 @@ final class X11Connection {
     let root: Window
 
     init(name requestedName: String?) throws(X11CaptureError) {
-        CScreenShims_installXErrorHandlers()
+        CX11Shims_installXErrorHandlers()
         let environmentName = getenv("DISPLAY").map { String(cString: $0) }
         guard let name = requestedName ?? environmentName, !name.isEmpty else {
             throw X11CaptureError(
@@ -23,7 +23,7 @@ final class X11Connection {
                 .cannotOpenDisplay,
                 "cannot open X display \(name): no server is listening there or access is denied (check xauth)")
         }
-        CScreenShims_watchDisplay(display)
+        CX11Shims_watchDisplay(display)
         self.display = display
         self.name = name
         self.screen = XDefaultScreen(display)
@@ -31,11 +31,11 @@ final class X11Connection {
     }
 
     deinit {
-        if !CScreenShims_xConnectionLost(display) { XCloseDisplay(display) }
-        CScreenShims_forgetDisplay(display)
+        if !CX11Shims_xConnectionLost(display) { XCloseDisplay(display) }
+        CX11Shims_forgetDisplay(display)
     }
 
-    var isLost: Bool { CScreenShims_xConnectionLost(display) }
+    var isLost: Bool { CX11Shims_xConnectionLost(display) }
 
     func checkAlive() throws(X11CaptureError) {
         if isLost {
@@ -45,10 +45,10 @@ final class X11Connection {
 
     /// Runs `body`, waits for the server's answer and returns the X error code it caused (0 = none).
     func errorCode(_ body: () -> Void) -> Int32 {
-        _ = CScreenShims_takeXError()
+        _ = CX11Shims_takeXError()
         body()
         XSync(display, 0)
-        return CScreenShims_takeXError()
+        return CX11Shims_takeXError()
     }
 
     func hasExtension(_ name: String) -> Bool {

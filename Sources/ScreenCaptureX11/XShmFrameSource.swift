@@ -1,4 +1,4 @@
-import CScreenShims
+import CX11Shims
 import CX11
 import Glibc
 public import Logging

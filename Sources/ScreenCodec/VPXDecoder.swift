@@ -1,4 +1,4 @@
-import CScreenShims
+import CVPXShims
 import CVPX
 import CYUV
 public import ScreenMedia
@@ -13,7 +13,7 @@ public final class VPXDecoder: VideoDecoder {
         self.codec = codec
         context.initialize(to: vpx_codec_ctx_t())
         let interface = codec == .vp9 ? vpx_codec_vp9_dx() : vpx_codec_vp8_dx()
-        guard CScreenShims_vpxDecoderInit(context, interface, 1) == VPX_CODEC_OK else {
+        guard CVPXShims_vpxDecoderInit(context, interface, 1) == VPX_CODEC_OK else {
             context.deallocate()
             throw CodecError(.unsupportedConfiguration, "libvpx cannot open a \(codec) decoder")
         }

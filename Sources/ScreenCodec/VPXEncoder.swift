@@ -1,4 +1,4 @@
-import CScreenShims
+import CVPXShims
 import CVPX
 public import ScreenMedia
 
@@ -141,7 +141,7 @@ public final class VPXEncoder: VideoEncoder {
         config.kf_mode = VPX_KF_DISABLED
         config.kf_max_dist = 0x7fff_ffff
 
-        guard CScreenShims_vpxEncoderInit(context, interface, &config) == VPX_CODEC_OK else {
+        guard CVPXShims_vpxEncoderInit(context, interface, &config) == VPX_CODEC_OK else {
             throw CodecError(.unsupportedConfiguration, "libvpx refused the \(codec) configuration: \(errorDetail())")
         }
         isOpen = true
@@ -176,10 +176,10 @@ public final class VPXEncoder: VideoEncoder {
         if wholeFrame {
             activeMap?.reset()
             var disabled = vpx_active_map_t(active_map: nil, rows: UInt32(rows), cols: UInt32(columns))
-            status = CScreenShims_vpxControlActiveMap(context, &disabled)
+            status = CVPXShims_vpxControlActiveMap(context, &disabled)
         } else {
             _ = activeMap?.update(changed: frame.changedRects)
-            status = activeMap?.withMap { CScreenShims_vpxControlActiveMap(context, &$0) }
+            status = activeMap?.withMap { CVPXShims_vpxControlActiveMap(context, &$0) }
         }
         guard status == VPX_CODEC_OK else {
             throw CodecError(.encoderFailed, "libvpx refused the active map: \(errorDetail())")
@@ -195,7 +195,7 @@ public final class VPXEncoder: VideoEncoder {
     }
 
     private func control(_ id: Int32, _ value: Int32) throws(CodecError) {
-        guard CScreenShims_vpxControlInt(context, id, value) == VPX_CODEC_OK else {
+        guard CVPXShims_vpxControlInt(context, id, value) == VPX_CODEC_OK else {
             throw CodecError(.unsupportedConfiguration, "libvpx control \(id) = \(value) failed: \(errorDetail())")
         }
     }

@@ -1,5 +1,7 @@
-import CScreenShims
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 public import Logging
 public import ScreenMedia
@@ -166,11 +168,21 @@ public func runOnDedicatedThread<Result: Sendable>(
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
             // Visible in top -H, /proc/PID/task/*/comm and the allocation benchmark (at most 15 bytes).
-            CScreenShims_setThreadName(name)
+            nameCurrentThread(name)
             do { continuation.resume(returning: try body()) } catch { continuation.resume(throwing: error) }
         }
         thread.name = name
         thread.stackSize = 1 << 20
         thread.start()
     }
+}
+
+/// Names the calling thread (the kernel keeps 15 bytes). Glibc's pthread_setname_np and prctl are not
+/// importable into Swift (a _GNU_SOURCE declaration and a variadic), so the name is written where they write it.
+func nameCurrentThread(_ name: String) {
+    let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return }
+    defer { close(descriptor) }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
 }

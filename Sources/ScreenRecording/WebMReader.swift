@@ -1,5 +1,5 @@
 import CAVFormat
-import CScreenShims
+import CAVFormatShims
 import Foundation
 public import ScreenMedia
 
@@ -89,10 +89,10 @@ public final class WebMReader {
         guard let context, let packet else { return nil }
         while true {
             let status = av_read_frame(context, packet)
-            if status == CScreenShims_averrorEOF() { return nil }
+            if status == CAVFormatShims_averrorEOF() { return nil }
             guard status >= 0 else {
                 // A truncated tail reads as an I/O or data error after the last complete frame.
-                if status == -Int32(EIO) || status == CScreenShims_averrorEOF() { return nil }
+                if status == -Int32(EIO) || status == CAVFormatShims_averrorEOF() { return nil }
                 throw RecordingError(.readFailed, "reading \(path) failed: \(avErrorText(status))")
             }
             defer { av_packet_unref(packet) }

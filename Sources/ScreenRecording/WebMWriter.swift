@@ -1,5 +1,5 @@
 import CAVFormat
-import CScreenShims
+import CAVFormatShims
 public import ScreenMedia
 
 /// Writes encoded VP8/VP9 frames and their metadata to a WebM file with libavformat's Matroska muxer.

@@ -1,4 +1,4 @@
-import CScreenShims
+import CX11Shims
 import CX11
 public import ScreenMedia
 
@@ -14,19 +14,19 @@ public final class XPainter {
     }
 
     public init(displayName: String) throws {
-        CScreenShims_installXErrorHandlers()
+        CX11Shims_installXErrorHandlers()
         guard let display = XOpenDisplay(displayName) else {
             throw Failure(description: "cannot open \(displayName)")
         }
-        CScreenShims_watchDisplay(display)
+        CX11Shims_watchDisplay(display)
         self.display = display
         screen = XDefaultScreen(display)
         root = UInt(XRootWindow(display, screen))
     }
 
     deinit {
-        if !CScreenShims_xConnectionLost(display) { XCloseDisplay(display) }
-        CScreenShims_forgetDisplay(display)
+        if !CX11Shims_xConnectionLost(display) { XCloseDisplay(display) }
+        CX11Shims_forgetDisplay(display)
     }
 
     /// Packs 8-bit red, green, blue into a TrueColor pixel value.

@@ -1,13 +1,11 @@
-#include "CScreenShims.h"
+#include "CX11Shims.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/prctl.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
 #include <X11/Xutil.h>
-#include <libavutil/error.h>
 
 // MARK: X11 errors
 
@@ -35,7 +33,7 @@ static int recordIOError(Display *display) {
 }
 
 // Returning from the exit handler (libX11 >= 1.7) keeps the process alive; Xlib calls on the dead
-// display then fail instead of exiting, and the capture loop sees CScreenShims_xConnectionLost.
+// display then fail instead of exiting, and the capture loop sees CX11Shims_xConnectionLost.
 static void ioErrorExit(Display *display, void *userData) {
     (void)userData;
     recordIOError(display);
@@ -53,17 +51,17 @@ static void installHandlersOnce(void) {
     XSetIOErrorHandler(ioErrorHandler);
 }
 
-void CScreenShims_installXErrorHandlers(void) { pthread_once(&handlersOnce, installHandlersOnce); }
+void CX11Shims_installXErrorHandlers(void) { pthread_once(&handlersOnce, installHandlersOnce); }
 
-void CScreenShims_watchDisplay(Display *display) { XSetIOErrorExitHandler(display, ioErrorExit, NULL); }
+void CX11Shims_watchDisplay(Display *display) { XSetIOErrorExitHandler(display, ioErrorExit, NULL); }
 
-int CScreenShims_takeXError(void) {
+int CX11Shims_takeXError(void) {
     int code = lastXError;
     lastXError = 0;
     return code;
 }
 
-bool CScreenShims_xConnectionLost(Display *display) {
+bool CX11Shims_xConnectionLost(Display *display) {
     bool lost = false;
     pthread_mutex_lock(&lostLock);
     for (int i = 0; i < maxTrackedDisplays && lostDisplays[i] != NULL; i++) {
@@ -73,7 +71,7 @@ bool CScreenShims_xConnectionLost(Display *display) {
     return lost;
 }
 
-void CScreenShims_forgetDisplay(Display *display) {
+void CX11Shims_forgetDisplay(Display *display) {
     pthread_mutex_lock(&lostLock);
     int count = 0;
     while (count < maxTrackedDisplays && lostDisplays[count] != NULL) count++;
@@ -89,16 +87,16 @@ void CScreenShims_forgetDisplay(Display *display) {
 
 // MARK: XShm
 
-struct CScreenShims_ShmImage {
+struct CX11Shims_ShmImage {
     XImage *image;
     XShmSegmentInfo segment; // must stay at a fixed heap address while attached
     bool attached;
 };
 
-CScreenShims_ShmImage *CScreenShims_shmImageCreate(Display *display, Visual *visual, int depth,
+CX11Shims_ShmImage *CX11Shims_shmImageCreate(Display *display, Visual *visual, int depth,
                                                    int width, int height, int *xError) {
     *xError = 0;
-    CScreenShims_ShmImage *shm = calloc(1, sizeof(CScreenShims_ShmImage));
+    CX11Shims_ShmImage *shm = calloc(1, sizeof(CX11Shims_ShmImage));
     if (shm == NULL) return NULL;
     shm->segment.shmid = -1;
     shm->image = XShmCreateImage(display, visual, (unsigned)depth, ZPixmap, NULL, &shm->segment,
@@ -110,26 +108,26 @@ CScreenShims_ShmImage *CScreenShims_shmImageCreate(Display *display, Visual *vis
     shm->segment.shmaddr = shm->image->data = shmat(shm->segment.shmid, NULL, 0);
     if (shm->segment.shmaddr == (char *)-1) { shm->segment.shmaddr = NULL; shm->image->data = NULL; goto fail; }
     shm->segment.readOnly = False;
-    CScreenShims_takeXError();
+    CX11Shims_takeXError();
     if (!XShmAttach(display, &shm->segment)) goto fail;
     XSync(display, False); // surfaces BadAccess (remote or sandboxed clients) now, not later
-    *xError = CScreenShims_takeXError();
+    *xError = CX11Shims_takeXError();
     if (*xError != 0) goto fail;
     shm->attached = true;
     // Marked for removal now: the kernel frees the segment when the last attachment goes, even on a crash.
     shmctl(shm->segment.shmid, IPC_RMID, NULL);
     return shm;
 fail:
-    CScreenShims_shmImageDestroy(display, shm);
+    CX11Shims_shmImageDestroy(display, shm);
     return NULL;
 }
 
-void CScreenShims_shmImageDestroy(Display *display, CScreenShims_ShmImage *shm) {
+void CX11Shims_shmImageDestroy(Display *display, CX11Shims_ShmImage *shm) {
     if (shm == NULL) return;
-    if (shm->attached && !CScreenShims_xConnectionLost(display)) {
+    if (shm->attached && !CX11Shims_xConnectionLost(display)) {
         XShmDetach(display, &shm->segment);
         XSync(display, False);
-        CScreenShims_takeXError();
+        CX11Shims_takeXError();
     }
     if (shm->segment.shmaddr != NULL) shmdt(shm->segment.shmaddr);
     if (shm->segment.shmid >= 0) shmctl(shm->segment.shmid, IPC_RMID, NULL);
@@ -140,41 +138,12 @@ void CScreenShims_shmImageDestroy(Display *display, CScreenShims_ShmImage *shm) 
     free(shm);
 }
 
-bool CScreenShims_shmImageGet(Display *display, Drawable drawable, CScreenShims_ShmImage *shm, int x, int y) {
-    CScreenShims_takeXError();
+bool CX11Shims_shmImageGet(Display *display, Drawable drawable, CX11Shims_ShmImage *shm, int x, int y) {
+    CX11Shims_takeXError();
     Status ok = XShmGetImage(display, drawable, shm->image, x, y, AllPlanes);
-    return ok && CScreenShims_takeXError() == 0;
+    return ok && CX11Shims_takeXError() == 0;
 }
 
-XImage *CScreenShims_shmImageXImage(CScreenShims_ShmImage *shm) { return shm->image; }
+XImage *CX11Shims_shmImageXImage(CX11Shims_ShmImage *shm) { return shm->image; }
 
-void CScreenShims_destroyImage(XImage *image) { XDestroyImage(image); }
-
-// MARK: libvpx
-
-vpx_codec_err_t CScreenShims_vpxEncoderInit(vpx_codec_ctx_t *ctx, vpx_codec_iface_t *iface,
-                                            const vpx_codec_enc_cfg_t *cfg) {
-    return vpx_codec_enc_init(ctx, iface, cfg, 0);
-}
-
-vpx_codec_err_t CScreenShims_vpxDecoderInit(vpx_codec_ctx_t *ctx, vpx_codec_iface_t *iface, unsigned int threads) {
-    vpx_codec_dec_cfg_t cfg = {.threads = threads, .w = 0, .h = 0};
-    return vpx_codec_dec_init(ctx, iface, &cfg, 0);
-}
-
-vpx_codec_err_t CScreenShims_vpxControlInt(vpx_codec_ctx_t *ctx, int control, int value) {
-    return vpx_codec_control_(ctx, control, value);
-}
-
-vpx_codec_err_t CScreenShims_vpxControlActiveMap(vpx_codec_ctx_t *ctx, vpx_active_map_t *map) {
-    return vpx_codec_control_(ctx, VP8E_SET_ACTIVEMAP, map);
-}
-
-// MARK: threads
-
-void CScreenShims_setThreadName(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
-
-// MARK: libavformat
-
-int CScreenShims_averrorEAGAIN(void) { return AVERROR(EAGAIN); }
-int CScreenShims_averrorEOF(void) { return AVERROR_EOF; }
+void CX11Shims_destroyImage(XImage *image) { XDestroyImage(image); }

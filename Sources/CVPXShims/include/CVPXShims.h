@@ -1,0 +1,19 @@
+// C helpers for libvpx's function-like macros (codec init and control).
+// Every symbol is prefixed CVPXShims_.
+#ifndef CVPXSHIMS_H
+#define CVPXSHIMS_H
+
+#include <vpx/vpx_encoder.h>
+#include <vpx/vpx_decoder.h>
+#include <vpx/vp8cx.h>
+#include <vpx/vp8dx.h>
+
+// MARK: libvpx
+
+vpx_codec_err_t CVPXShims_vpxEncoderInit(vpx_codec_ctx_t *ctx, vpx_codec_iface_t *iface,
+                                            const vpx_codec_enc_cfg_t *cfg);
+vpx_codec_err_t CVPXShims_vpxDecoderInit(vpx_codec_ctx_t *ctx, vpx_codec_iface_t *iface, unsigned int threads);
+vpx_codec_err_t CVPXShims_vpxControlInt(vpx_codec_ctx_t *ctx, int control, int value);
+vpx_codec_err_t CVPXShims_vpxControlActiveMap(vpx_codec_ctx_t *ctx, vpx_active_map_t *map);
+
+#endif
