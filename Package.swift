@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "ScreenCodec", targets: ["ScreenCodec"]),
         .library(name: "ScreenRecording", targets: ["ScreenRecording"]),
         .library(name: "ScreenWire", targets: ["ScreenWire"]),
+        .library(name: "ScreenTransport", targets: ["ScreenTransport"]),
         .library(name: "ScreenSession", targets: ["ScreenSession"]),
         // Fixtures for tests and for the benchmarks' package (Benchmarks/Package.swift).
         .library(name: "ScreenTesting", targets: ["ScreenTesting"]),
@@ -109,7 +110,7 @@ let package = Package(
         .target(
             name: "ScreenRelay",
             dependencies: [
-                "ScreenMedia", "ScreenWire", "ScreenSession", "ScreenRecording",
+                "ScreenMedia", "ScreenWire", "ScreenTransport", "ScreenRecording",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -132,12 +133,23 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
+        // What both sides of a relay connection share: the transport protocol, its WebSocket and in-process
+        // implementations, and the protocol of the places a screen stream goes (``StreamDestination``).
         .target(
-            name: "ScreenSession",
+            name: "ScreenTransport",
             dependencies: [
                 "ScreenMedia", "ScreenWire",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
+        .target(
+            name: "ScreenSession",
+            dependencies: [
+                "ScreenMedia", "ScreenWire", "ScreenTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
@@ -147,6 +159,17 @@ let package = Package(
                 "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenCaptureX11",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift),
+        // One share from start to stop, as a library: configuration, destinations by URL, control, reload.
+        .target(
+            name: "ScreenShare",
+            dependencies: [
+                "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCapturePipeWire", "ScreenCodec", "ScreenRecording",
+                "ScreenTransport", "ScreenSession", "ScreenRelay", "ScreenWire", "ScreenService",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
         .target(
@@ -162,18 +185,16 @@ let package = Package(
         .executableTarget(
             name: "screenpub",
             dependencies: [
-                "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCapturePipeWire", "ScreenCodec", "ScreenRecording",
-                "ScreenSession", "ScreenRelay", "ScreenWire", "ScreenService",
+                "ScreenMedia", "ScreenCapturePipeWire", "ScreenShare", "ScreenService", "ScreenWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
         .executableTarget(
             name: "screensub",
             dependencies: [
-                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenWire", "ScreenPipeline",
+                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenTransport", "ScreenWire", "ScreenPipeline",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -191,7 +212,7 @@ let package = Package(
         .testTarget(
             name: "ScreenRelayTests",
             dependencies: [
-                "ScreenMedia", "ScreenWire", "ScreenRelay", "ScreenSession", "ScreenCodec", "ScreenTesting", "ScreenRecording",
+                "ScreenMedia", "ScreenWire", "ScreenRelay", "ScreenSession", "ScreenTransport", "ScreenCodec", "ScreenTesting", "ScreenRecording",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSwift),

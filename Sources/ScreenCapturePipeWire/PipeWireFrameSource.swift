@@ -19,6 +19,11 @@ public enum PipeWireCaptureFailure: Sendable, Hashable {
     case noFrames
 }
 
+extension PipeWireCaptureFailure: CaptureFailureKind {
+    /// A daemon or node that is gone may come back (a restarted PipeWire, a new screen cast).
+    public var isTransient: Bool { true }
+}
+
 /// Where the PipeWire daemon is.
 public enum PipeWireRemote: Sendable, Hashable {
     /// `$PIPEWIRE_REMOTE`, else `pipewire-0` in `$PIPEWIRE_RUNTIME_DIR` / `$XDG_RUNTIME_DIR`.

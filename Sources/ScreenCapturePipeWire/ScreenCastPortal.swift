@@ -23,6 +23,11 @@ public enum ScreenCastPortalFailure: Sendable, Hashable {
     case stopped
 }
 
+extension ScreenCastPortalFailure: CaptureFailureKind {
+    /// The portal may come back; a user's answer or our own stop stands.
+    public var isTransient: Bool { ![.cancelled, .stopped].contains(self) }
+}
+
 /// What to ask the portal for.
 public struct ScreenCastPortalRequest: Sendable, Hashable {
     public enum Sources: String, Sendable, Hashable, CaseIterable {

@@ -15,3 +15,13 @@ public enum X11CaptureFailure: Sendable, Hashable {
     case connectionLost
     case captureFailed
 }
+
+extension X11CaptureFailure: CaptureFailureKind {
+    /// The X server may (re)appear; targets that do not exist will not.
+    public var isTransient: Bool {
+        switch self {
+        case .noDisplay, .cannotOpenDisplay, .connectionLost, .captureFailed: true
+        case .missingExtension, .unsupportedVisual, .unknownWindow, .unknownMonitor, .badRegion, .windowClosed: false
+        }
+    }
+}

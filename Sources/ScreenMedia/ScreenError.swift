@@ -13,3 +13,21 @@ public struct ScreenError<Kind: Hashable & Sendable>: Error, Sendable, CustomStr
 
     public var description: String { message }
 }
+
+extension ScreenError: Equatable {}
+
+/// A capture failure that says whether it may pass: a display, PipeWire daemon or portal that is not there
+/// (yet, or any more) may come back; a closed window, a bad region or a user who declined will not. A share
+/// with `--capture-retry` tries again after the transient ones only.
+public protocol CaptureFailure: Error {
+    var isTransient: Bool { get }
+}
+
+/// The kinds of a module's capture failures, each transient or not.
+public protocol CaptureFailureKind: Hashable, Sendable {
+    var isTransient: Bool { get }
+}
+
+extension ScreenError: CaptureFailure where Kind: CaptureFailureKind {
+    public var isTransient: Bool { kind.isTransient }
+}

@@ -62,6 +62,9 @@ public struct CaptureService: Service {
     /// Ends the current capture loop and starts a new one from `setUp` (new settings), keeping the sinks.
     public func restart() { control.restart() }
 
+    /// Ends the capture for good: the sinks are finished and ``run()`` returns.
+    public func stop() { control.stopForGood() }
+
     /// Whether the capture is waiting to try again (see ``Retry``).
     public var isWaitingToRetry: Bool { control.isWaiting }
 

@@ -3,9 +3,9 @@ import Hummingbird
 import HummingbirdWebSocket
 public import Logging
 import NIOWebSocket
-import ScreenSession
+public import ScreenTransport
 public import ServiceLifecycle
-import ScreenWire
+public import ScreenWire
 import ScreenMedia
 
 /// How a relay listens and authenticates.
@@ -114,6 +114,14 @@ public final class RelayServer: Service {
         configuration.publicURL ?? "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(port)"
     }
 
+    /// A transport to this relay inside the same process: the same protocol and session logic as `/ws`,
+    /// without a socket (screenpub's embedded relay publishes through it).
+    public var inProcessTransport: InProcessTransport {
+        InProcessTransport(endpoint: "the relay in this process") { [self] inbound, write, close, logger in
+            await serveConnection(inbound: inbound, write: write, close: close, logger: logger)
+        }
+    }
+
     public func run() async throws {
         let router = Router(context: BasicWebSocketRequestContext.self)
         addHTTPRoutes(router)
@@ -157,14 +165,6 @@ public final class RelayServer: Service {
     // MARK: HTTP
 
     private struct SessionRequest: Decodable { var data: String? }
-    /// A new session's credentials (the seed's credentials endpoint): a publisher token, the WebSocket URL
-    /// and a viewer URL carrying a subscriber token.
-    public struct SessionCreated: Codable, Sendable {
-        public var sessionId: String
-        public var token: String
-        public var relayURL: String
-        public var viewerURL: String
-    }
     private struct TokenRequest: Decodable {
         var role: Role?
         var expiresIn: Double?
@@ -250,7 +250,20 @@ public final class RelayServer: Service {
     }
 
     /// Creates a session (what `POST /session` does, for an embedding process that holds the relay itself).
-    public func createSession(connectionData: String = "") async throws -> SessionCreated {
+    public func createSession(connectionData: String = "") async throws -> SessionCredentials {
+        try await credentials(for: openSession(connectionData: connectionData))
+    }
+
+    /// A session made and its tokens minted, before the relay necessarily listens (its URLs need the port).
+    public struct OpenedSession: Sendable {
+        public let sessionId: String
+        /// The publisher's token.
+        public let token: String
+        let viewerToken: String
+    }
+
+    /// Makes a session and mints its publisher and viewer tokens, without waiting for the relay to listen.
+    public func openSession(connectionData: String = "") async throws -> OpenedSession {
         let hub = await registry.create()
         do {
             try store?.saveSession(hub.sessionId, createdAt: hub.createdAt)
@@ -259,11 +272,17 @@ public final class RelayServer: Service {
         }
         let token = try await mint(sessionId: hub.sessionId, role: .publisher, expiresIn: 24 * 3600, data: connectionData)
         let viewerToken = try await mint(sessionId: hub.sessionId, role: .subscriber, expiresIn: 24 * 3600, data: "")
-        let base = baseURL(port: try await waitUntilListening())
         logger.info("session \(hub.sessionId) created")
-        return SessionCreated(
-            sessionId: hub.sessionId, token: token, relayURL: RelayEndpoint.webSocketURL(server: base),
-            viewerURL: "\(base)/view/\(hub.sessionId)?token=\(viewerToken)")
+        return OpenedSession(sessionId: hub.sessionId, token: token, viewerToken: viewerToken)
+    }
+
+    /// The session's credentials with the URLs clients use, once the relay listens (throws ``StartFailure``
+    /// if it never will).
+    public func credentials(for session: OpenedSession) async throws -> SessionCredentials {
+        let base = baseURL(port: try await waitUntilListening())
+        return SessionCredentials(
+            sessionId: session.sessionId, token: session.token, relayURL: RelayEndpoint.webSocketURL(server: base),
+            viewerURL: "\(base)/view/\(session.sessionId)?token=\(session.viewerToken)")
     }
 
     private func mint(sessionId: String, role: Role, expiresIn: Double, data: String) async throws -> String {
@@ -438,14 +457,14 @@ func constantTimeEqual(_ a: String, _ b: String) -> Bool {
     return difference == 0
 }
 
-/// `SessionCreated` as an HTTP response (a conformance to Hummingbird's protocol stays internal).
+/// ``SessionCredentials`` as an HTTP response (a conformance to Hummingbird's protocol stays internal).
 struct SessionCreatedResponse: ResponseEncodable {
     var sessionId: String
     var token: String
     var relayURL: String
     var viewerURL: String
 
-    init(_ session: RelayServer.SessionCreated) {
+    init(_ session: SessionCredentials) {
         sessionId = session.sessionId
         token = session.token
         relayURL = session.relayURL

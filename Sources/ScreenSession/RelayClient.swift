@@ -1,9 +1,8 @@
-import HummingbirdWSClient
 public import Logging
 public import NIOCore
-import NIOWebSocket
-public import ScreenMedia
+import ScreenMedia
 public import ScreenWire
+public import ScreenTransport
 
 /// What arrives from the relay.
 public enum RelayEvent: Sendable {
@@ -43,18 +42,6 @@ public struct RelayLink: Sendable {
     public func close() async throws {
         try await outbound.close()
     }
-}
-
-/// Failures of a relay connection.
-public typealias RelayClientError = ScreenError<RelayClientFailure>
-
-public enum RelayClientFailure: Sendable, Hashable {
-    /// The relay could not be reached or the WebSocket upgrade failed.
-    case unreachable
-    /// The relay refused us (the error code it sent is in the message).
-    case refused(WireErrorCode)
-    /// The relay closed the connection.
-    case closed
 }
 
 /// What the relay sends, read from the socket only as it is iterated: a client that stops iterating stops
@@ -125,42 +112,3 @@ public enum RelayClient {
     }
 }
 
-/// The relay protocol over a WebSocket (hummingbird-websocket's client), `ws://` or `wss://`.
-public struct WebSocketTransport: RelayTransport {
-    public let url: String
-    public var endpoint: String { url }
-
-    static let maximumMessage = MediaFrameHeader.size + FrameMetadata.maximumSize + MediaFrameHeader.maximumPayload
-
-    public init(url: String) { self.url = url }
-
-    public func open<Result: Sendable>(
-        logger: Logger, _ body: @escaping @Sendable (RelayOutbound, RelayInbound) async throws -> Result
-    ) async throws -> Result {
-        let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
-        do {
-            try await WebSocketClient.connect(
-                url: url, configuration: .init(maxFrameSize: Self.maximumMessage), logger: logger
-            ) { inbound, outbound, _ in
-                let sending = RelayOutbound(
-                    send: { try await outbound.write($0.webSocketFrame) },
-                    close: { try await outbound.close(.normalClosure, reason: nil) })
-                var messages = inbound.messages(maxSize: Self.maximumMessage).makeAsyncIterator()
-                let receiving = RelayInbound { try await messages.next().map(RelayMessage.init) }
-                let result: Swift.Result<Result, any Error>
-                do {
-                    result = .success(try await body(sending, receiving))
-                } catch {
-                    result = .failure(error)
-                }
-                outcome.withLock { $0 = result }
-                try? await outbound.close(.normalClosure, reason: nil)
-            }
-        } catch {
-            if let result = outcome.value { return try result.get() }
-            throw RelayClientError(.unreachable, "cannot connect to the relay at \(url): \(error)")
-        }
-        guard let result = outcome.value else { throw RelayClientError(.closed, "the relay at \(url) closed the connection") }
-        return try result.get()
-    }
-}

@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 public import ScreenMedia
 public import ScreenWire
+public import ScreenTransport
 
 /// Publishes encoded frames to screenrelay as one screen-type stream: an ``EncodedFrameSink`` for the capture
 /// thread and a network side (``run()``) for an async task.
@@ -18,30 +19,9 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     public let keyframeRequests: KeyframeRequestFlag
     private let onSignal: @Sendable (Signal) -> Void
     private let state: Locked<State>
-    public let reconnection: Reconnection
-
-    /// How the publisher comes back after losing the relay: exponential backoff with jitter, bounded.
-    public struct Reconnection: Sendable {
-        /// Whether to reconnect at all (a refused token never is).
-        public var enabled: Bool
-        /// The first delay; each further attempt doubles it, up to ``maximumDelay``; ±20 % jitter.
-        public var initialDelay: Double
-        public var maximumDelay: Double
-
-        public init(enabled: Bool = true, initialDelay: Double = 0.25, maximumDelay: Double = 15) {
-            self.enabled = enabled
-            self.initialDelay = initialDelay
-            self.maximumDelay = maximumDelay
-        }
-
-        /// The delay before attempt `attempt` (1-based), jittered by `jitter` in -1...1.
-        public func delay(attempt: Int, jitter: Double) -> Double {
-            let base = min(maximumDelay, initialDelay * pow(2, Double(max(0, attempt - 1))))
-            return base * (1 + 0.2 * jitter)
-        }
-
-        public static let never = Reconnection(enabled: false)
-    }
+    public let reconnection: ReconnectStateMachine.Policy
+    /// Ends a backoff wait as soon as the stream is finished.
+    private let finishedEvent = OneShotEvent()
 
     /// Frames the network side may fall behind by before it drops them and asks for a keyframe.
     static let queueLimit = 30
@@ -90,7 +70,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
 
     public init(
         transport: any RelayTransport, token: String, streamName: String = "screen", framesPerSecond: Double,
-        keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(), reconnection: Reconnection = Reconnection(),
+        keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(), reconnection: ReconnectStateMachine.Policy = .init(),
         logger: Logger, onSignal: @escaping @Sendable (Signal) -> Void = { _ in }
     ) {
         self.reconnection = reconnection
@@ -170,6 +150,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
             return state.wakeUp
         }
         wakeUp?.yield()
+        finishedEvent.signal()
     }
 
     // MARK: Network
@@ -180,40 +161,38 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     /// bound. Throws when the relay refuses the token or role (the capture thread's next write then throws
     /// too), or on any failure when reconnection is off.
     public func run() async throws {
-        var attempt = 0
+        var machine = ReconnectStateMachine(policy: reconnection)
+        let clock = ContinuousClock()
+        let origin = clock.now
+        func seconds() -> Double { (clock.now - origin) / .seconds(1) }
+        var action = machine.start()
         while true {
-            let connectedAt = ContinuousClock.now
-            let failure: RelayClientError
-            do {
-                try await connectOnce()
+            switch action {
+            case .finish:
                 return
-            } catch let error as RelayClientError {
-                failure = error
-            } catch {
-                failure = RelayClientError(.closed, "the relay connection failed: \(error)")
-            }
-            if state.value.finished { return }
-            state.withLock { $0.connection = ConnectionStatus(lastProblem: failure.message) }
-            guard reconnection.enabled, !Self.isPermanent(failure) else {
+            case .fail(let failure):
                 state.withLock { $0.failure = failure }
                 throw failure
-            }
-            // A connection that lasted starts the backoff over.
-            attempt = ContinuousClock.now - connectedAt > .seconds(10) ? 1 : attempt + 1
-            let delay = reconnection.delay(attempt: attempt, jitter: Double.random(in: -1...1))
-            logger.warning("\(failure.message); reconnecting in \(String(format: "%.1f", delay)) s (attempt \(attempt))")
-            let until = ContinuousClock.now + .milliseconds(Int(delay * 1000))
-            while ContinuousClock.now < until {
+            case .connectAfter(let delay, let attempt):
+                logger.warning("\(state.value.connection.lastProblem ?? "the relay connection ended"); reconnecting in \(String(format: "%.1f", delay)) s (attempt \(attempt))")
+                // Woken early when the stream is finished: nothing is left to send.
+                await finishedEvent.wait(upTo: .milliseconds(Int(delay * 1000)))
                 if state.value.finished { return }
-                try await Task.sleep(for: .milliseconds(50))
+                fallthrough
+            case .connectNow:
+                machine.opening(at: seconds())
+                var failure: RelayClientError?
+                do {
+                    try await connectOnce()
+                } catch let error as RelayClientError {
+                    failure = error
+                } catch {
+                    failure = RelayClientError(.closed, "the relay connection failed: \(error)")
+                }
+                if let failure { state.withLock { $0.connection = ConnectionStatus(lastProblem: failure.message) } }
+                action = machine.ended(with: failure, streamFinished: state.value.finished, at: seconds(), jitter: Double.random(in: -1...1))
             }
         }
-    }
-
-    /// Refusals that another attempt would meet again.
-    static func isPermanent(_ error: RelayClientError) -> Bool {
-        guard case .refused(let code) = error.kind else { return false }
-        return [.invalidToken, .tokenExpired, .wrongSession, .forbidden, .unsupportedVersion].contains(code)
     }
 
     /// One connection: hello, publish at the first frame, send until finished (returns) or lost (throws).
@@ -243,11 +222,13 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                 $0.connection = ConnectionStatus(connected: true, sessionId: sessionId, otherConnections: max(0, connections.count - 1))
             }
             logger.info("connected to \(endpoint), session \(sessionId)")
-            let streamId = Locked<UInt32?>(nil)
+            // The relay's answers to `publish`, from the reader to the sender.
+            let (publishedIds, published) = AsyncStream<UInt32>.makeStream()
             // Sending runs beside reading; when sending is done it closes the link, which ends reading.
-            let sender = Task { try await self.sendFrames(link, streamId: streamId, wakeUps: wakeUps) }
+            let sender = Task { try await self.sendFrames(link, publishedIds: publishedIds, wakeUps: wakeUps) }
             do {
-                try await self.readEvents(events, streamId: streamId)
+                defer { published.finish() }
+                try await self.readEvents(events, published: published)
             } catch {
                 sender.cancel()
                 throw error
@@ -256,12 +237,12 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         }
     }
 
-    private func readEvents(_ events: RelayEvents, streamId: Locked<UInt32?>) async throws {
+    private func readEvents(_ events: RelayEvents, published: AsyncStream<UInt32>.Continuation) async throws {
         while let event = try await events.next() {
             guard case .control(let message) = event else { continue }
             switch message {
             case .published(let stream):
-                streamId.withLock { $0 = stream.streamId }
+                published.yield(stream.streamId)
                 state.withLock { $0.connection.streamId = stream.streamId }
                 logger.info("publishing stream \(stream.streamId) (\(stream.properties.width)×\(stream.properties.height), \(stream.properties.codec))")
             case .requestKeyframe:
@@ -282,7 +263,8 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         if !state.value.finished { throw RelayClientError(.closed, "the relay closed the connection") }
     }
 
-    private func sendFrames(_ link: RelayLink, streamId: Locked<UInt32?>, wakeUps: AsyncStream<Void>) async throws {
+    private func sendFrames(_ link: RelayLink, publishedIds: AsyncStream<UInt32>, wakeUps: AsyncStream<Void>) async throws {
+        var answers = publishedIds.makeAsyncIterator()
         var published: (id: UInt32, properties: StreamProperties, revision: Int)?
         var sequence: UInt64 = 0
         for await _ in wakeUps {
@@ -315,7 +297,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                 if let published {
                     id = published.id
                 } else {
-                    published = try await publish(frame, link: link, streamId: streamId)
+                    published = try await publish(frame, link: link, answers: &answers)
                     id = published!.id
                 }
                 let header = MediaFrameHeader(
@@ -329,9 +311,9 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         }
     }
 
-    /// Sends `publish` and waits for the relay's `published`, which ``readEvents(_:streamId:)`` records.
+    /// Sends `publish` and waits for the relay's `published`, which ``readEvents(_:published:)`` passes on.
     private func publish(
-        _ frame: PendingFrame, link: RelayLink, streamId: Locked<UInt32?>
+        _ frame: PendingFrame, link: RelayLink, answers: inout AsyncStream<UInt32>.Iterator
     ) async throws -> (id: UInt32, properties: StreamProperties, revision: Int) {
         let current = state.value
         let properties = StreamProperties(
@@ -340,9 +322,9 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
             estimatedCaptureDelayMilliseconds: ((current.captureDelayMilliseconds ?? 0) * 10).rounded() / 10,
             hasVideo: current.videoEnabled)
         try await link.send(.publish(name: streamName, properties: properties))
-        while true {
-            if let id = streamId.value { return (id, properties, current.propertiesRevision) }
-            try await Task.sleep(for: .milliseconds(5))
+        guard let id = await answers.next() else {
+            throw RelayClientError(.closed, "the relay closed the connection before accepting the stream")
         }
+        return (id, properties, current.propertiesRevision)
     }
 }

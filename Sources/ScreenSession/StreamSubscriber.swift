@@ -1,6 +1,7 @@
 public import Logging
 public import ScreenMedia
 public import ScreenWire
+public import ScreenTransport
 
 /// What a subscription saw, when it ends.
 public struct SubscriptionSummary: Sendable {

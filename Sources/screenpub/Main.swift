@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ScreenMedia
 import ScreenService
+import ScreenShare
 import ScreenWire
 
 /// Exit codes, documented in `--help` and the README.
@@ -42,9 +43,6 @@ enum ScreenpubMain {
         return arguments.first == "share" ? Array(arguments.dropFirst()) : arguments
     }()
 
-    /// The settings the share started with that only a restart changes (to warn on SIGHUP).
-    static let startupSettings = Locked<[String: String]>([:])
-
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments == ["--help"] || arguments == ["-h"] {
@@ -72,7 +70,6 @@ enum ScreenpubMain {
         } catch {
             ScreenpubCommand.exit(withError: error)
         }
-        startupSettings.withLock { $0 = command.startupSettings }
         do {
             try await command.run()
         } catch {
@@ -152,7 +149,7 @@ struct StatusCommand: AsyncParsableCommand {
         if json {
             printNow(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         } else {
-            printNow(describeStatus(status))
+            printNow(status.description)
         }
     }
 }
@@ -200,28 +197,4 @@ struct StopCommand: AsyncParsableCommand {
         }
         printNow("screenpub stopped")
     }
-}
-
-/// `screenpub status` for people.
-func describeStatus(_ status: ShareStatus) -> String {
-    var lines = ["state:   \(status.state ?? "?") (pid \(status.pid.map(String.init) ?? "?"), up \(formatDuration(status.uptimeSeconds ?? 0)))"]
-    lines.append("capture: \(status.target ?? "?") of \(status.display ?? "?"), \(status.codec ?? "?") at \(format(status.framesPerSecond)) fps, \(status.bitrateKbps.map(String.init) ?? "?") kbit/s target")
-    if let relay = status.relay {
-        let connection = status.connected == true ? "connected" : "not connected\(status.lastProblem.map { ": \($0)" } ?? "")"
-        lines.append("relay:   \(relay) (\(connection))")
-    }
-    if let session = status.sessionId { lines.append("session: \(session)") }
-    if let viewer = status.viewerURL { lines.append("viewer:  \(viewer)") }
-    if let viewers = status.viewers { lines.append("viewers: \(viewers)") }
-    if let output = status.output { lines.append("output:  \(output)") }
-    lines.append("sending: \(format(status.measuredFramesPerSecond)) fps, \(format(status.measuredKbps)) kbit/s; \(status.framesEncoded ?? 0) frames, \(status.bytesEncoded ?? 0) bytes in all")
-    return lines.joined(separator: "\n")
-}
-
-private func format(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "?" }
-
-private func formatDuration(_ seconds: Int) -> String {
-    seconds >= 3600
-        ? String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
-        : String(format: "%d:%02d", seconds / 60, seconds % 60)
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ScreenMedia
 import ScreenSession
+import ScreenTransport
 import ScreenWire
 
 /// `screensub --chat`: the session's text chat on a terminal or in a pipe.

@@ -6,6 +6,7 @@ import ScreenMedia
 import ScreenPipeline
 import ScreenRecording
 import ScreenSession
+import ScreenTransport
 import ScreenWire
 
 @main

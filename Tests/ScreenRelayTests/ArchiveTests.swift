@@ -7,6 +7,7 @@ import ScreenMedia
 import ScreenRecording
 import ScreenRelay
 import ScreenSession
+import ScreenTransport
 import ScreenTesting
 import ScreenWire
 import Testing

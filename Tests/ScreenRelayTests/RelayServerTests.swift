@@ -3,6 +3,7 @@ import ScreenCodec
 import ScreenMedia
 import ScreenRelay
 import ScreenSession
+import ScreenTransport
 import ScreenTesting
 import ScreenWire
 import Testing

@@ -8,6 +8,7 @@ import ScreenTesting
 import ScreenMedia
 import ScreenRelay
 import ScreenSession
+import ScreenTransport
 import ScreenWire
 
 /// A real relay on a free loopback port, for one test.

@@ -2,6 +2,7 @@ import Foundation
 import ScreenMedia
 import ScreenRelay
 import ScreenSession
+import ScreenTransport
 import ScreenWire
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import ScreenMedia
 import ScreenSession
+import ScreenTransport
 import ScreenTesting
 import ScreenWire
 import Testing

@@ -1,20 +1,25 @@
 public import Logging
 import ScreenMedia
-public import ScreenSession
-import ScreenWire
+public import ScreenWire
 
-extension RelayServer {
-    /// A transport to this relay inside the same process: the same protocol and session logic as `/ws`,
-    /// without a socket or WebSocket framing (screenpub's embedded relay publishes through it).
-    public var inProcessTransport: InProcessRelayTransport { InProcessRelayTransport(server: self) }
-}
+/// Connects a client to a server in the same process through two bounded message pipes, one per direction:
+/// the same protocol as over a socket, without a socket or WebSocket framing (screenpub's embedded relay
+/// publishes through it). A full pipe makes its sender wait, exactly as a full socket would: a client that
+/// stops reading holds back only its own writer, and the server's per-connection bounds do the rest.
+public struct InProcessTransport: RelayTransport {
+    /// Serves one connection until it ends: reads `inbound`, answers through `write`, ends it with `close`.
+    public typealias Serve = @Sendable (
+        _ inbound: RelayInbound, _ write: @escaping @Sendable (RelayMessage) async throws -> Void,
+        _ close: @escaping @Sendable (WireErrorCode, String) async throws -> Void, _ logger: Logger
+    ) async -> Void
 
-/// Connects a client to a ``RelayServer`` in the same process through two bounded message pipes, one per
-/// direction. A full pipe makes its sender wait, exactly as a full socket would: a client that stops reading
-/// holds back only its own writer, and the relay's per-subscriber bound does the rest.
-public struct InProcessRelayTransport: RelayTransport {
-    let server: RelayServer
-    public var endpoint: String { "the relay in this process" }
+    public let endpoint: String
+    private let serve: Serve
+
+    public init(endpoint: String, serve: @escaping Serve) {
+        self.endpoint = endpoint
+        self.serve = serve
+    }
 
     /// Messages in flight per direction.
     static let pipeCapacity = 8
@@ -25,13 +30,9 @@ public struct InProcessRelayTransport: RelayTransport {
         let toServer = MessagePipe(capacity: Self.pipeCapacity)
         let toClient = MessagePipe(capacity: Self.pipeCapacity)
         return try await withThrowingTaskGroup(of: InProcessConnectionEnd<Result>.self) { group in
-            group.addTask { [server] in
-                await server.serveConnection(
-                    inbound: RelayInbound { await toServer.receive() },
-                    write: { try await toClient.send($0) },
-                    close: { _, _ in toClient.close() },
-                    logger: logger)
-                // The relay has let the connection go: whatever the client still sends goes nowhere.
+            group.addTask { [serve] in
+                await serve(RelayInbound { await toServer.receive() }, { try await toClient.send($0) }, { _, _ in toClient.close() }, logger)
+                // The server has let the connection go: whatever the client still sends goes nowhere.
                 toServer.close()
                 toClient.close()
                 return .server

@@ -1,7 +1,6 @@
 public import Logging
 public import NIOCore
 import ScreenMedia
-public import HummingbirdWSClient
 
 /// One message of the relay protocol as a transport carries it: a JSON control message or a binary media
 /// frame (docs/protocol.md).
@@ -11,7 +10,7 @@ public enum RelayMessage: Sendable {
 }
 
 /// How a client reaches a relay. ``WebSocketTransport`` goes over the network; a relay in the same process
-/// offers an in-process transport (`RelayServer.inProcessTransport`) with the same protocol and the same
+/// offers an ``InProcessTransport`` (`RelayServer.inProcessTransport`) with the same protocol and the same
 /// backpressure, without sockets.
 public protocol RelayTransport: Sendable {
     /// Where the transport leads, for logs and messages.
@@ -55,19 +54,3 @@ public final class RelayInbound {
 @available(*, unavailable, message: "read a connection from one task")
 extension RelayInbound: Sendable {}
 
-// The relay protocol's two message kinds are a WebSocket's two data frame kinds.
-extension RelayMessage {
-    public init(_ message: WebSocketMessage) {
-        switch message {
-        case .text(let text): self = .text(text)
-        case .binary(let buffer): self = .binary(buffer)
-        }
-    }
-
-    public var webSocketFrame: WebSocketOutboundWriter.OutboundFrame {
-        switch self {
-        case .text(let text): .text(text)
-        case .binary(let buffer): .binary(buffer)
-        }
-    }
-}

@@ -8,9 +8,9 @@ struct ChatNotifier: Sendable {
     let logger: Logger
     let notifySend: String?
 
-    init(logger: Logger, notifies: Bool) {
+    init(logger: Logger, notifies: Bool, environment: [String: String]) {
         self.logger = logger
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let path = environment["PATH"] ?? "/usr/bin:/bin"
         notifySend = notifies
             ? path.split(separator: ":").map { "\($0)/notify-send" }.first { FileManager.default.isExecutableFile(atPath: $0) }
             : nil

@@ -1,0 +1,74 @@
+public import ScreenTransport
+import ScreenWire
+
+/// When a publisher connects again after losing its relay, as a pure state machine: it is told what happened
+/// and at what time, and answers what to do. No clock, no sockets: ``RelayPublisher`` carries the actions out,
+/// tests drive it with made-up times.
+public struct ReconnectStateMachine: Sendable {
+    /// How to come back: exponential backoff with jitter, bounded.
+    public struct Policy: Sendable, Equatable {
+        /// Whether to reconnect at all (a refused token never is).
+        public var enabled: Bool
+        /// The first delay; each further attempt doubles it, up to ``maximumDelay``; ±20 % jitter.
+        public var initialDelay: Double
+        public var maximumDelay: Double
+        /// A connection that lasted this long starts the backoff over.
+        public var stableAfter: Double
+
+        public init(enabled: Bool = true, initialDelay: Double = 0.25, maximumDelay: Double = 15, stableAfter: Double = 10) {
+            self.enabled = enabled
+            self.initialDelay = initialDelay
+            self.maximumDelay = maximumDelay
+            self.stableAfter = stableAfter
+        }
+
+        public static let never = Policy(enabled: false)
+
+        /// The delay before attempt `attempt` (1-based), jittered by `jitter` in -1...1.
+        public func delay(attempt: Int, jitter: Double) -> Double {
+            let base = min(maximumDelay, initialDelay * Double(1 << min(max(0, attempt - 1), 30)))
+            return base * (1 + 0.2 * max(-1, min(1, jitter)))
+        }
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// Open a connection now.
+        case connectNow
+        /// Wait this many seconds (or until the stream is finished), then open a connection.
+        case connectAfter(seconds: Double, attempt: Int)
+        /// The stream is over: stop without an error.
+        case finish
+        /// Stop with this failure.
+        case fail(RelayClientError)
+    }
+
+    public let policy: Policy
+    /// Failed attempts since the last connection that lasted.
+    public private(set) var attempt = 0
+    private var openedAt: Double?
+
+    public init(policy: Policy) { self.policy = policy }
+
+    /// The first action: connect.
+    public mutating func start() -> Action { .connectNow }
+
+    /// A connection is being opened at `time` (seconds on any monotonic clock).
+    public mutating func opening(at time: Double) { openedAt = time }
+
+    /// The connection ended at `time`: cleanly with the stream finished (`failure` nil), or with `failure`.
+    /// `jitter` in -1...1 spreads the reconnections of many publishers.
+    public mutating func ended(with failure: RelayClientError?, streamFinished: Bool, at time: Double, jitter: Double) -> Action {
+        if streamFinished || failure == nil { return .finish }
+        guard let failure else { return .finish }
+        guard policy.enabled, !Self.isPermanent(failure) else { return .fail(failure) }
+        if let openedAt, time - openedAt >= policy.stableAfter { attempt = 0 }
+        attempt += 1
+        return .connectAfter(seconds: policy.delay(attempt: attempt, jitter: jitter), attempt: attempt)
+    }
+
+    /// Refusals that another attempt would meet again.
+    public static func isPermanent(_ error: RelayClientError) -> Bool {
+        guard case .refused(let code) = error.kind else { return false }
+        return [.invalidToken, .tokenExpired, .wrongSession, .forbidden, .unsupportedVersion].contains(code)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+public import ScreenMedia
+import ScreenPipeline
+public import ScreenTransport
+
+/// A WebM recording (`file:PATH`, `file:///PATH` or a plain path): VP9/VP8 as encoded, with every frame's
+/// metadata on a timed metadata track. An existing recording is never replaced without `overwrite`.
+public struct FileDestination: StreamDestination {
+    public let path: String
+    let framesPerSecond: Double
+
+    public static let kind = DestinationKind(schemes: ["file"]) { url, context in
+        let path = Self.path(of: url)
+        // Fail before capturing if the file cannot be created, not at the first frame.
+        try probeWritable(path, overwrite: context.options.overwrite)
+        return FileDestination(path: path, framesPerSecond: context.framesPerSecond)
+    }
+
+    public var endpoint: String { path }
+
+    public func makeSink() throws -> any EncodedFrameSink { RecordingSink(path: path, framesPerSecond: framesPerSecond) }
+
+    public var status: DestinationStatus { DestinationStatus(kind: "file", endpoint: path) }
+
+    /// The path a `file:` URL names (percent-escapes decoded), or the plain path.
+    static func path(of url: String) -> String {
+        guard url.lowercased().hasPrefix("file:") else { return url }
+        let rest = String(url.dropFirst(5))
+        let path = rest.hasPrefix("//") ? String(rest.dropFirst(2)) : rest
+        return path.removingPercentEncoding ?? path
+    }
+}
+
+/// Creates the output file to prove it can be written, refusing to replace a recording unless told to.
+func probeWritable(_ path: String, overwrite: Bool) throws(ShareError) {
+    if !overwrite, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 {
+        throw ShareError(.cannotStart, "\(path) exists (\(size) bytes); pass --overwrite to replace it")
+    }
+    guard FileManager.default.createFile(atPath: path, contents: nil) else {
+        throw ShareError(.cannotStart, "cannot create \(path): check that its directory exists and is writable")
+    }
+}

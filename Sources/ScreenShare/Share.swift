@@ -1,0 +1,280 @@
+import Foundation
+public import Logging
+import ScreenCapturePipeWire
+import ScreenCodec
+import ScreenMedia
+public import ScreenPipeline
+import ScreenService
+public import ScreenTransport
+public import ServiceLifecycle
+import UnixSignals
+
+/// One share from start to stop: its destinations (a relay started here or given, files, whatever a URL
+/// names), the capture service, the control socket, SIGHUP reloads and the progress line. ``prepare()``
+/// makes what can fail before capturing and returns the services for one ServiceGroup, in the order they
+/// must start (they stop in reverse: the embedded relay last). ``handle(_:)`` is the control entry point.
+public final class Share: Sendable {
+    public let configuration: ShareConfiguration
+    let logger: Logger
+    let sourceFactory: FrameSourceFactory
+    let destinationKinds: [DestinationKind]
+    let output: @Sendable (String) -> Void
+    let statistics = PipelineStatistics()
+    let started = StartupReport()
+    let pause = PauseSwitch()
+    let keyframeRequests = KeyframeRequestFlag()
+    let control: Locked<ShareControl>
+    let destinations = Locked<[any StreamDestination]>([])
+    let startTime = ContinuousClock.now
+    let reporter: StatusReporter
+    /// The reload that SIGHUP asks for: the settings read again.
+    let rereadSettings: @Sendable () -> Result<ShareConfiguration, ShareConfigurationError>
+    private let capture: Locked<CaptureService?> = Locked(nil)
+
+    /// - Parameters:
+    ///   - sources: how frames are captured (the system's X11/PipeWire/portal; a test pattern in tests).
+    ///   - destinationKinds: the URL schemes destinations are made from.
+    ///   - rereadSettings: reads the settings again on SIGHUP.
+    ///   - output: where the session's URLs are printed (standard output).
+    public init(
+        configuration: ShareConfiguration, logger: Logger, sources: FrameSourceFactory? = nil,
+        destinationKinds: [DestinationKind] = ShareDestinations.all, interactive: Bool = false,
+        rereadSettings: @escaping @Sendable () -> Result<ShareConfiguration, ShareConfigurationError> = { .failure(ShareConfigurationError("nothing to read them from")) },
+        output: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        sourceFactory = sources ?? .system(logger: logger)
+        self.destinationKinds = destinationKinds
+        self.rereadSettings = rereadSettings
+        self.output = output
+        control = Locked(ShareControl(configuration: configuration))
+        reporter = StatusReporter(statistics: statistics, logger: logger, interactive: interactive)
+    }
+
+    /// Makes the destinations (a relay session, a file, the embedded relay) and the control socket, and
+    /// returns the services to run in one group, in order. Throws before anything is captured.
+    public func prepare() async throws(ShareError) -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        let context = DestinationContext(
+            keyframeRequests: keyframeRequests, framesPerSecond: configuration.capture.framesPerSecond,
+            options: configuration.destinationOptions, environment: configuration.environment,
+            onSignal: ChatNotifier(logger: logger, notifies: configuration.notifyChat, environment: configuration.environment).receive,
+            logger: logger)
+        var made: [any StreamDestination] = []
+        if let embedded = configuration.embeddedRelay {
+            let relay = try await EmbeddedRelay(embedded, environment: configuration.environment, logger: logger)
+            // First: it stops last, after the stream has ended.
+            services.append(.init(service: relay))
+            made.append(try await relay.destination(context: context))
+        }
+        for url in configuration.destinations {
+            guard let kind = ShareDestinations.kind(for: url, among: destinationKinds) else {
+                throw ShareError(.cannotStart, "\(url): not a destination screenpub knows")
+            }
+            do {
+                made.append(try await kind.make(url, context))
+            } catch let error as ShareError {
+                throw error
+            } catch {
+                throw ShareError(.cannotStart, "\(url): \(error)")
+            }
+        }
+        destinations.withLock { $0 = made }
+        // Before the capture in the list, so shut down after it: `screenpub stop` waits for the socket to go.
+        if let path = configuration.controlSocket {
+            do {
+                services.append(.init(service: try ControlServer(path: path, logger: logger) { [self] in await controlReply($0) }))
+            } catch {
+                throw ShareError(.cannotStart, error.description)
+            }
+        }
+        for destination in made {
+            services.append(.init(service: DestinationService(destination: destination), successTerminationBehavior: .ignore))
+        }
+        let capture = makeCaptureService()
+        self.capture.withLock { $0 = capture }
+        services += [
+            .init(service: capture, successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(service: reporter),
+            .init(service: StartupAnnouncer(share: self)),
+            .init(service: ReloadOnHangup(logger: logger) { [self] in reload(rereadSettings()) }),
+        ]
+        return services
+    }
+
+    // MARK: Control
+
+    /// Carries out one control command and answers with the status (or the refusal).
+    @discardableResult
+    public func handle(_ command: ShareControl.Command) -> ShareStatus {
+        let effects = control.withLock { $0.handle(command) }
+        var reply: ShareStatus?
+        for effect in effects {
+            switch effect {
+            case .setPaused(let paused): pause.set(paused: paused)
+            case .announce(let announcement): for destination in destinations.value { destination.announce(announcement) }
+            case .restartCapture: capture.value?.restart()
+            case .stopShare: capture.value?.stop()
+            case .log(.info, let message): logger.info("\(message)")
+            case .log(.warning, let message): logger.warning("\(message)")
+            case .log(.error, let message): logger.error("\(message)")
+            case .reply(.status): reply = status
+            case .reply(.refused(let message)): reply = .failure(message)
+            }
+        }
+        return reply ?? status
+    }
+
+    /// Applies settings read again (SIGHUP): what can change at once does, the rest is logged.
+    public func reload(_ settings: Result<ShareConfiguration, ShareConfigurationError>) {
+        handle(.reload(settings))
+    }
+
+    private func controlReply(_ command: String) async -> ControlServer.Reply {
+        let status = handle(ShareControl.Command(command))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return ControlServer.Reply(json: (try? encoder.encode(status)) ?? Data(#"{"ok":false}"#.utf8))
+    }
+
+    /// The share now, as `screenpub status` shows it.
+    public var status: ShareStatus {
+        let control = self.control.value
+        let current = control.capture
+        let totals = statistics.snapshot()
+        let rates = reporter.rates.value
+        let all = destinations.value.map(\.status)
+        let relay = all.first { $0.kind == "relay" }
+        var status = ShareStatus(ok: true)
+        status.state =
+            switch control.state {
+            case .stopping: "stopping"
+            case .paused: "paused"
+            case .sharing where capture.value?.isWaitingToRetry == true: "waitingForDisplay"
+            case .sharing where relay?.connected == false: relay?.lastProblem == nil ? "connecting" : "reconnecting"
+            case .sharing: "sharing"
+            }
+        status.pid = Int(getpid())
+        status.target = current.source.targetDescription
+        status.display = current.source.displayDescription(environment: configuration.environment)
+        status.relay = relay?.endpoint
+        status.connected = relay?.connected
+        status.lastProblem = relay?.lastProblem
+        status.sessionId = relay?.sessionId
+        status.streamId = relay?.streamId
+        status.viewerURL = relay?.viewerURL
+        status.viewers = relay?.viewers
+        status.output = all.first { $0.kind == "file" }?.endpoint
+        status.destinations = all
+        status.framesPerSecond = current.framesPerSecond
+        status.codec = current.encoder.codec.rawValue
+        status.bitrateKbps = current.encoder.bitrateKbps
+        status.measuredFramesPerSecond = rates.encodedPerSecond
+        status.measuredKbps = rates.kilobitsPerSecond
+        status.framesEncoded = totals.framesEncoded
+        status.bytesEncoded = totals.bytesEncoded
+        status.uptimeSeconds = Int((ContinuousClock.now - startTime) / .seconds(1))
+        return status
+    }
+
+    /// Counters of the frames captured, skipped and sent so far.
+    public var totals: PipelineStatistics.Snapshot { statistics.snapshot() }
+
+    // MARK: End
+
+    /// What the share's group ending with `error` (nil: it finished) means: nil, or the failure to report.
+    /// Closes the portal's grant and clears the progress line.
+    public func finish(_ error: (any Error)?) -> ShareError? {
+        sourceFactory.close()
+        reporter.clearLine()
+        guard let error else {
+            let totals = statistics.snapshot()
+            let places = destinations.value.map { $0.status.kind == "file" ? "wrote \($0.endpoint)" : "published to \($0.endpoint)" }
+            logger.info(
+                "\(places.joined(separator: " and ")): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed, \(totals.pausedTicks) paused"
+            )
+            return nil
+        }
+        let reason = started.failure ?? error
+        if let failure = reason as? ShareError { return failure }
+        if let portal = reason as? ScreenCastPortalError, portal.kind == .cancelled { return ShareError(.declined, portal.message) }
+        return ShareError(started.didStart ? .failed : .cannotStart, String(describing: reason))
+    }
+
+    // MARK: Capture
+
+    private func makeCaptureService() -> CaptureService {
+        let retry = configuration.captureRetry.map { delay in
+            CaptureService.Retry(delay: delay) { ($0 as? any CaptureFailure)?.isTransient ?? false }
+        }
+        return CaptureService(logger: logger, retry: retry) { [self] sinks, stop in
+            let current = control.value.capture
+            let isFirst = sinks == nil
+            let made: (source: any FrameSource, description: String)
+            var outputs = sinks ?? []
+            do {
+                made = try sourceFactory.make(current.source, stop)
+                if isFirst { outputs = try destinations.value.map { try $0.makeSink() } }
+            } catch {
+                started.fail(error)
+                throw error
+            }
+            logger.info(
+                "capturing \(made.description) at \(current.framesPerSecond) fps, \(current.encoder.codec) \(current.encoder.bitrateKbps) kbit/s → \(destinations.value.map(\.endpoint).joined(separator: " and "))"
+            )
+            let pipeline = CapturePipeline(
+                configuration: CapturePipeline.Configuration(
+                    metadata: current.metadata, keepaliveInterval: current.keepaliveInterval, duration: current.duration,
+                    keyframeRequests: keyframeRequests, pause: pause),
+                encoder: VPXEncoder(configuration: current.encoder), sinks: outputs, stop: stop, statistics: statistics)
+            if isFirst { started.succeed() }
+            return .init(source: made.source, pipeline: pipeline, sinks: outputs, framesPerSecond: current.framesPerSecond)
+        }
+    }
+
+    /// Prints the destinations' startup lines (a session's URLs) once capture has started.
+    func printStartupMessages() async throws {
+        for destination in destinations.value {
+            if let message = try await destination.startupMessage() { output(message) }
+        }
+    }
+}
+
+/// Runs a destination's own work as a service. It returns when the capture has finished the destination's
+/// sink; the service then waits for the group's shutdown to reach it, as ServiceLifecycle expects.
+struct DestinationService: Service {
+    let destination: any StreamDestination
+    func run() async throws {
+        try await destination.run()
+        try? await gracefulShutdown()
+    }
+}
+
+/// Waits for the capture to start, then prints what scripts read (the session's URLs) once.
+struct StartupAnnouncer: Service {
+    let share: Share
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            guard await share.started.waitUntilStarted() else { return }
+            try await share.printStartupMessages()
+        }
+        try? await gracefulShutdown()
+    }
+}
+
+/// Reloads the settings on each SIGHUP until the group shuts down.
+struct ReloadOnHangup: Service {
+    let logger: Logger
+    let reload: @Sendable () -> Void
+
+    func run() async throws {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        await cancelWhenGracefulShutdown {
+            for await _ in hangups {
+                logger.info("SIGHUP: reading the settings again")
+                reload()
+            }
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+public import ScreenCapturePipeWire
+public import ScreenCaptureX11
+public import ScreenCodec
+import ScreenMedia
+public import ScreenPipeline
+public import ScreenTransport
+import ScreenService
+
+/// One share, checked and resolved from ``ShareSettings`` and the environment it runs in (passed in, never
+/// read from the process): what to capture and how to encode it, where the stream goes, and how it runs.
+public struct ShareConfiguration: Sendable, Equatable {
+    /// What the capture thread uses; a reload swaps it while the stream goes on.
+    public var capture: CaptureSettings
+    /// Where the stream goes, by URL, in order (`--output`, `--server`, then each `--to`).
+    public var destinations: [String]
+    public var destinationOptions: DestinationOptions
+    /// A relay inside screenpub when no destination is given: where it listens and keeps archives.
+    public var embeddedRelay: EmbeddedRelaySettings?
+    /// The control socket's path; nil: none.
+    public var controlSocket: String?
+    /// Seconds between capture attempts after a transient failure; nil: fail at once.
+    public var captureRetry: Double?
+    public var notifyChat: Bool
+    public var environment: [String: String]
+    /// Settings only a restart changes (a reload warns when they differ).
+    public var startupSettings: [String: String]
+
+    public struct EmbeddedRelaySettings: Sendable, Equatable {
+        public var port: Int
+        public var dataDirectory: String?
+    }
+
+    /// Checks `settings` and resolves them; throws ``ShareConfigurationError`` naming the option and what is wrong.
+    public init(_ settings: ShareSettings, environment: [String: String]) throws(ShareConfigurationError) {
+        try Self.check(settings)
+        self.environment = environment
+        let backend = Self.resolvedBackend(settings, environment: environment)
+        let source: CaptureSource
+        if backend == .pipewire {
+            if let node = settings.pipewireNode {
+                source = .pipeWireNode(
+                    PipeWireCaptureOptions(remote: settings.pipewireRemote.map { .fileDescriptor($0) } ?? .default, nodeID: node, drawsCursor: settings.cursor))
+            } else {
+                source = .portal(
+                    ScreenCastPortalRequest(
+                        sources: settings.portalSource, cursor: settings.cursor ? .embedded : .hidden,
+                        restoreTokenFile: ScreenCastPortalRequest.defaultRestoreTokenFile(environment: environment), timeout: settings.portalTimeout))
+            }
+        } else {
+            let target: X11CaptureTarget =
+                if let monitor = settings.monitor { .monitor(monitor) } else if let window = settings.window { .window(parseWindowID(window)!) } else if let region = settings.region {
+                    .region(PixelRect(parsing: region)!)
+                } else { .rootWindow }
+            source = .x11(X11CaptureOptions(displayName: settings.display, target: target, drawsCursor: settings.cursor, usesSharedMemory: settings.shm))
+        }
+        destinations = [settings.output, settings.server].compactMap { $0 } + settings.to
+        // A recording only: a gap in a file is idle time. Live viewers need to see that the stream is alive.
+        let keepalive = settings.keepalive ?? (destinations.allSatisfy { DestinationKind.scheme(of: $0) == "file" } && !destinations.isEmpty ? 0 : 5)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        capture = CaptureSettings(
+            framesPerSecond: settings.fps, source: source,
+            encoder: VPXEncoderConfiguration(
+                codec: settings.codec, bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
+                threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed),
+            metadata: (try? MetadataPolicy(option: settings.metadata)) ?? .captureTime,
+            keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
+        destinationOptions = DestinationOptions(token: settings.token, reconnect: settings.reconnect, overwrite: settings.overwrite)
+        embeddedRelay = destinations.isEmpty
+            ? EmbeddedRelaySettings(
+                port: settings.port,
+                // A random port's archives could not be found again.
+                dataDirectory: settings.dataDir ?? (settings.port == 0 ? nil : Self.stateDirectory(environment) + "/relay-\(settings.port)"))
+            : nil
+        controlSocket = settings.controlSocket ?? ControlSocket.defaultPath(application: "screenpub", environment: environment)
+        captureRetry = settings.captureRetry > 0 ? settings.captureRetry : nil
+        notifyChat = settings.notifyChat
+        startupSettings = [
+            "codec": settings.codec.rawValue, "output": settings.output ?? "", "server": settings.server ?? "",
+            "to": settings.to.joined(separator: " "), "token": settings.token ?? "", "port": String(settings.port),
+            "reconnect": String(settings.reconnect), "data-dir": settings.dataDir ?? "", "control-socket": settings.controlSocket ?? "",
+            "log-format": settings.logFormat, "notify-chat": String(settings.notifyChat), "overwrite": String(settings.overwrite),
+            "capture-retry": String(settings.captureRetry), "pipewire-remote": settings.pipewireRemote.map(String.init) ?? "",
+        ]
+    }
+
+    /// `--backend auto` decided: PipeWire on a Wayland session (unless an X display or target was asked for),
+    /// or when a node is given; X11 otherwise.
+    static func resolvedBackend(_ settings: ShareSettings, environment: [String: String]) -> CaptureBackend {
+        switch settings.backend {
+        case .x11, .pipewire: return settings.backend
+        case .auto:
+            if settings.pipewireNode != nil { return .pipewire }
+            if settings.display != nil || settings.monitor != nil || settings.window != nil || settings.region != nil { return .x11 }
+            let wayland = !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty || environment["XDG_SESSION_TYPE"] == "wayland"
+            return wayland ? .pipewire : .x11
+        }
+    }
+
+    /// `$XDG_STATE_HOME/screenpub`, else `~/.local/state/screenpub`.
+    static func stateDirectory(_ environment: [String: String]) -> String {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/screenpub" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/screenpub"
+    }
+
+    private static func check(_ settings: ShareSettings) throws(ShareConfigurationError) {
+        func require(_ condition: Bool, _ message: @autoclosure () -> String) throws(ShareConfigurationError) {
+            if !condition { throw ShareConfigurationError(message()) }
+        }
+        let s = settings
+        try require(LogFormat(rawValue: s.logFormat) != nil, "--log-format must be text or json, got '\(s.logFormat)'")
+        try require(s.fps > 0 && s.fps <= 120, "--fps must be between 0 and 120, got \(s.fps)")
+        try require((50...100_000).contains(s.bitrate), "--bitrate must be between 50 and 100000 kbit/s, got \(s.bitrate)")
+        if let threads = s.threads { try require((1...16).contains(threads), "--threads must be between 1 and 16") }
+        if let speed = s.speed {
+            let range = s.codec == .vp9 ? 5...9 : 4...16
+            try require(range.contains(speed), "--speed for \(s.codec) must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        if let duration = s.duration { try require(duration > 0, "--duration must be positive") }
+        if let keepalive = s.keepalive { try require(keepalive >= 0, "--keepalive must not be negative") }
+        try require(s.captureRetry >= 0, "--capture-retry must not be negative")
+        try require(s.portalTimeout > 0, "--portal-timeout must be positive")
+        try require(s.pipewireRemote == nil || s.pipewireNode != nil, "--pipewire-remote needs --pipewire-node")
+        if let remote = s.pipewireRemote {
+            try require(fcntl(remote, F_GETFD) >= 0, "--pipewire-remote \(remote) is not an open file descriptor")
+        }
+        try require(s.pipewireNode == nil || s.backend != .x11, "--pipewire-node needs --backend pipewire (or auto)")
+        if resolvedBackend(s, environment: [:]) == .pipewire || s.backend == .pipewire {
+            for (given, name) in [(s.monitor != nil, "--monitor"), (s.window != nil, "--window"), (s.region != nil, "--region"), (s.display != nil, "--display")] {
+                try require(!given, "\(name) is for X11 capture; with PipeWire the portal's dialog picks what is shared (--portal-source)")
+            }
+        }
+        try require([s.monitor != nil, s.window != nil, s.region != nil].filter { $0 }.count <= 1, "give at most one of --monitor, --window and --region")
+        if let region = s.region {
+            try require(PixelRect(parsing: region) != nil, "--region must be X,Y,WIDTH,HEIGHT with non-negative numbers, got '\(region)'")
+        }
+        if let window = s.window { try require(parseWindowID(window) != nil, "--window must be a window id in decimal or 0x hex, got '\(window)'") }
+        do { _ = try MetadataPolicy(option: s.metadata) } catch { throw ShareConfigurationError("--metadata: \(error)") }
+        try require(s.token == nil || s.server != nil || !s.to.isEmpty, "--token needs --server")
+        if let server = s.server {
+            try require(server.hasPrefix("http://") || server.hasPrefix("https://"), "--server must be an http:// or https:// URL, got '\(server)'")
+        }
+        for url in s.to {
+            try require(ShareDestinations.kind(for: url) != nil, "--to \(url): not a destination screenpub knows (\(ShareDestinations.schemes.joined(separator: ", ")), or a file path)")
+        }
+        try require((0...65535).contains(s.port), "--port must be between 0 and 65535")
+    }
+}
+
+/// An invalid setting: the message names the option and what it takes.
+public struct ShareConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The capture side's settings: source, encoder, metadata, timing.
+public struct CaptureSettings: Sendable, Equatable {
+    public var framesPerSecond: Double
+    public var source: CaptureSource
+    public var encoder: VPXEncoderConfiguration
+    public var metadata: MetadataPolicy
+    public var keepaliveInterval: Double?
+    public var duration: Double?
+}
+
+/// Where frames come from.
+public enum CaptureSource: Sendable, Equatable {
+    case x11(X11CaptureOptions)
+    /// A PipeWire node given by id (no portal).
+    case pipeWireNode(PipeWireCaptureOptions)
+    /// What the ScreenCast portal grants.
+    case portal(ScreenCastPortalRequest)
+
+    /// For logs and `screenpub status`: what is captured.
+    public var targetDescription: String {
+        switch self {
+        case .x11(let options): describe(options.target)
+        case .pipeWireNode(let options): "PipeWire node \(options.nodeID)"
+        case .portal(let request): "the \(request.sources == .any ? "monitor or window" : request.sources.rawValue) granted by the ScreenCast portal"
+        }
+    }
+
+    /// For `screenpub status`: the X display, or "pipewire".
+    public func displayDescription(environment: [String: String]) -> String? {
+        switch self {
+        case .x11(let options): options.displayName ?? environment["DISPLAY"]
+        case .pipeWireNode, .portal: "pipewire"
+        }
+    }
+}
+
+func describe(_ target: X11CaptureTarget) -> String {
+    switch target {
+    case .rootWindow: "the screen"
+    case .monitor(let index): "monitor \(index)"
+    case .window(let id): "window 0x\(String(id, radix: 16))"
+    case .region(let rect): "region \(rect)"
+    }
+}
+
+/// Parses a window id as xwininfo prints it: decimal or 0x-prefixed hex.
+func parseWindowID(_ text: String) -> UInt? {
+    let value = text.lowercased().hasPrefix("0x") ? UInt(text.dropFirst(2), radix: 16) : UInt(text)
+    return value.flatMap { $0 == 0 ? nil : $0 }
+}

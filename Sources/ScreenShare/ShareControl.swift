@@ -1,0 +1,183 @@
+import Foundation
+public import ScreenTransport
+
+/// What `screenpub status|pause|resume|stop` and a SIGHUP reload do to a running share, as a pure state
+/// machine: it is handed a command and answers with effects for the share to carry out. No sockets, no
+/// threads: tests drive it directly.
+public struct ShareControl: Sendable {
+    public enum Command: Sendable, Equatable {
+        case status, pause, resume, stop
+        /// The settings read again (SIGHUP), or why they could not be.
+        case reload(Result<ShareConfiguration, ShareConfigurationError>)
+        /// A control socket command screenpub does not know.
+        case unknown(String)
+
+        /// A control socket command by its name.
+        public init(_ name: String) {
+            switch name {
+            case "status": self = .status
+            case "pause": self = .pause
+            case "resume": self = .resume
+            case "stop": self = .stop
+            default: self = .unknown(name)
+            }
+        }
+    }
+
+    public enum Effect: Sendable, Equatable {
+        /// Stop (true) or restart (false) encoding; the first frame after a pause is a keyframe.
+        case setPaused(Bool)
+        /// Tell every destination (viewers see a paused badge, or the new frame rate).
+        case announce(StreamAnnouncement)
+        /// Capture with these settings from now on: the capture restarts, the stream goes on.
+        case restartCapture(CaptureSettings)
+        /// End the share cleanly (the stream is ended, files finished).
+        case stopShare
+        case log(LogLevel, String)
+        /// Answer the control socket with the share's status, or with a refusal.
+        case reply(Reply)
+    }
+
+    public enum LogLevel: Sendable, Equatable { case info, warning, error }
+
+    public enum Reply: Sendable, Equatable {
+        case status
+        case refused(String)
+    }
+
+    public enum State: String, Sendable, Equatable {
+        case sharing, paused, stopping
+    }
+
+    public private(set) var state = State.sharing
+    /// The capture settings in force (a reload changes them).
+    public private(set) var capture: CaptureSettings
+    private let startupSettings: [String: String]
+
+    public init(configuration: ShareConfiguration) {
+        capture = configuration.capture
+        startupSettings = configuration.startupSettings
+    }
+
+    public mutating func handle(_ command: Command) -> [Effect] {
+        switch (command, state) {
+        case (.status, _):
+            return [.reply(.status)]
+        case (.unknown(let name), _):
+            return [.reply(.refused("unknown command '\(name)' (status, pause, resume, stop)"))]
+        case (.pause, .stopping), (.resume, .stopping):
+            return [.reply(.refused("screenpub is stopping"))]
+        case (.pause, .paused), (.resume, .sharing):
+            return [.reply(.status)]
+        case (.pause, .sharing):
+            state = .paused
+            return [
+                .setPaused(true), .announce(announcement), .log(.info, "paused: no video is sent until `screenpub resume`"), .reply(.status),
+            ]
+        case (.resume, .paused):
+            state = .sharing
+            return [.setPaused(false), .announce(announcement), .log(.info, "resumed"), .reply(.status)]
+        case (.stop, .stopping):
+            return [.reply(.status)]
+        case (.stop, _):
+            state = .stopping
+            return [.log(.info, "stopping (screenpub stop)"), .reply(.status), .stopShare]
+        case (.reload, .stopping):
+            return []
+        case (.reload(.failure(let error)), _):
+            return [.log(.error, "SIGHUP: the settings were not changed: \(error)")]
+        case (.reload(.success(let next)), _):
+            return reload(next)
+        }
+    }
+
+    /// What the destinations announce now.
+    public var announcement: StreamAnnouncement {
+        StreamAnnouncement(hasVideo: state != .paused, framesPerSecond: capture.framesPerSecond)
+    }
+
+    private mutating func reload(_ configuration: ShareConfiguration) -> [Effect] {
+        var effects: [Effect] = []
+        for (key, value) in configuration.startupSettings.sorted(by: { $0.key < $1.key }) where startupSettings[key] != value {
+            effects.append(.log(.warning, "SIGHUP: \(key) changed; it takes effect at the next start"))
+        }
+        var next = configuration.capture
+        // The codec of a running stream (and of a recording) stays (see the warning above), and with it the
+        // speed, whose range is the codec's.
+        if next.encoder.codec != capture.encoder.codec {
+            next.encoder.codec = capture.encoder.codec
+            next.encoder.speed = capture.encoder.speed
+        }
+        guard next != capture else { return effects + [.log(.info, "SIGHUP: the capture settings are unchanged")] }
+        let rateChanged = next.framesPerSecond != capture.framesPerSecond
+        capture = next
+        effects.append(.log(.info, "SIGHUP: restarting the capture with the new settings (\(next.framesPerSecond) fps, \(next.encoder.bitrateKbps) kbit/s)"))
+        if rateChanged { effects.append(.announce(announcement)) }
+        effects.append(.restartCapture(next))
+        return effects
+    }
+}
+
+/// The reply to every control command (docs/protocol.md, "Control socket").
+public struct ShareStatus: Codable, Sendable, Equatable {
+    public var ok: Bool
+    /// sharing, paused, waitingForDisplay, connecting, reconnecting, stopping.
+    public var state: String?
+    public var pid: Int?
+    public var target: String?
+    public var display: String?
+    /// The first relay destination's endpoint and connection (what most people share to).
+    public var relay: String?
+    public var connected: Bool?
+    public var lastProblem: String?
+    public var sessionId: String?
+    public var streamId: Int?
+    public var viewerURL: String?
+    /// Other connections in the relay session (browser viewers, screensub).
+    public var viewers: Int?
+    /// The first file destination.
+    public var output: String?
+    /// Every destination.
+    public var destinations: [DestinationStatus]?
+    public var framesPerSecond: Double?
+    public var codec: String?
+    public var bitrateKbps: Int?
+    /// Encoded frames per second and kbit/s over the last few seconds.
+    public var measuredFramesPerSecond: Double?
+    public var measuredKbps: Double?
+    public var framesEncoded: Int?
+    public var bytesEncoded: Int?
+    public var uptimeSeconds: Int?
+    public var error: String?
+
+    public init(ok: Bool) { self.ok = ok }
+
+    public static func failure(_ message: String) -> ShareStatus {
+        var status = ShareStatus(ok: false)
+        status.error = message
+        return status
+    }
+
+    /// `screenpub status` for people.
+    public var description: String {
+        func format(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "?" }
+        let seconds = uptimeSeconds ?? 0
+        let uptime = seconds >= 3600
+            ? String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+            : String(format: "%d:%02d", seconds / 60, seconds % 60)
+        var lines = ["state:   \(state ?? "?") (pid \(pid.map(String.init) ?? "?"), up \(uptime))"]
+        lines.append("capture: \(target ?? "?") of \(display ?? "?"), \(codec ?? "?") at \(format(framesPerSecond)) fps, \(bitrateKbps.map(String.init) ?? "?") kbit/s target")
+        for destination in destinations ?? [] {
+            let label = (destination.kind == "file" ? "output" : destination.kind) + ":"
+            let connection = destination.connected.map { connected in
+                connected ? " (connected)" : " (not connected\(destination.lastProblem.map { ": \($0)" } ?? ""))"
+            }
+            lines.append(label.padding(toLength: max(9, label.count + 1), withPad: " ", startingAt: 0) + destination.endpoint + (connection ?? ""))
+        }
+        if let sessionId { lines.append("session: \(sessionId)") }
+        if let viewerURL { lines.append("viewer:  \(viewerURL)") }
+        if let viewers { lines.append("viewers: \(viewers)") }
+        lines.append("sending: \(format(measuredFramesPerSecond)) fps, \(format(measuredKbps)) kbit/s; \(framesEncoded ?? 0) frames, \(bytesEncoded ?? 0) bytes in all")
+        return lines.joined(separator: "\n")
+    }
+}

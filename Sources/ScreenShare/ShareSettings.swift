@@ -1,0 +1,46 @@
+public import ScreenCapturePipeWire
+public import ScreenMedia
+
+/// A share's settings as the user gives them (command line, `SCREENPUB_*`, config.toml), before they are
+/// checked and resolved into a ``ShareConfiguration``. Every field is the option of the same long name.
+public struct ShareSettings: Sendable, Equatable {
+    public var fps = 5.0
+    public var backend = CaptureBackend.auto
+    public var pipewireNode: UInt32?
+    public var pipewireRemote: Int32?
+    public var portalSource = ScreenCastPortalRequest.Sources.monitor
+    public var portalTimeout = 300.0
+    public var display: String?
+    public var monitor: Int?
+    public var window: String?
+    public var region: String?
+    public var codec = VideoCodec.vp9
+    public var bitrate = 1500
+    public var metadata: String?
+    public var output: String?
+    public var server: String?
+    /// More destinations by URL (`--to`): relays (`http(s)://`, `ws(s)://`) and files (`file:` or a path).
+    public var to: [String] = []
+    public var token: String?
+    public var port = 8090
+    public var reconnect = true
+    public var dataDir: String?
+    public var overwrite = false
+    public var duration: Double?
+    public var keepalive: Double?
+    public var threads: Int?
+    public var speed: Int?
+    public var notifyChat = false
+    public var cursor = true
+    public var shm = true
+    public var captureRetry = 0.0
+    public var controlSocket: String?
+    public var logFormat = "text"
+
+    public init() {}
+}
+
+/// `--backend`.
+public enum CaptureBackend: String, CaseIterable, Sendable {
+    case auto, x11, pipewire
+}

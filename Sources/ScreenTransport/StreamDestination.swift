@@ -1,0 +1,145 @@
+public import Logging
+public import ScreenMedia
+public import ScreenWire
+
+/// A place a screen stream goes: a relay (over a WebSocket or in this process), a WebM file, and whatever
+/// comes next (WHIP into an SFU, HLS push). A share sends to several at once.
+///
+/// The capture thread writes encoded frames into the destination's ``makeSink()``; anything slow (a network
+/// connection) runs in ``run()`` on a task of its own and must never make the sink's `write` wait.
+public protocol StreamDestination: Sendable {
+    /// Where the stream goes, for logs and `screenpub status` (a URL or a path).
+    var endpoint: String { get }
+
+    /// The sink the capture thread writes into. Called on the capture thread, once, when the share starts;
+    /// throws (with a message a user can act on) when the destination cannot take the stream.
+    func makeSink() throws -> any EncodedFrameSink
+
+    /// The destination's own work (a connection to keep up) until the sink is finished; returns then.
+    /// Throws when the destination fails for good (a refused token); the share then ends.
+    func run() async throws
+
+    /// The share was paused or resumed, or its frame rate changed: tell the viewers.
+    func announce(_ announcement: StreamAnnouncement)
+
+    /// What `screenpub status` shows of this destination.
+    var status: DestinationStatus { get }
+
+    /// Lines printed on standard output once the share has started (a session's URLs, which scripts read);
+    /// may wait until the destination knows them.
+    func startupMessage() async throws -> String?
+}
+
+extension StreamDestination {
+    public func run() async throws {}
+    public func announce(_ announcement: StreamAnnouncement) {}
+    public func startupMessage() async throws -> String? { nil }
+}
+
+/// What a share tells its destinations about the stream besides its frames.
+public struct StreamAnnouncement: Sendable, Equatable {
+    /// False while the share is paused (viewers keep the last picture and show that it is paused).
+    public var hasVideo: Bool
+    public var framesPerSecond: Double
+
+    public init(hasVideo: Bool, framesPerSecond: Double) {
+        self.hasVideo = hasVideo
+        self.framesPerSecond = framesPerSecond
+    }
+}
+
+/// One destination's state, as `screenpub status --json` reports it (docs/protocol.md, "Control socket").
+public struct DestinationStatus: Codable, Sendable, Equatable {
+    /// `relay`, `file`, or a new destination's own word.
+    public var kind: String
+    public var endpoint: String
+    /// For connections: connected now.
+    public var connected: Bool?
+    /// The last connection problem, cleared on connecting.
+    public var lastProblem: String?
+    public var sessionId: String?
+    public var streamId: Int?
+    public var viewerURL: String?
+    /// Other connections in the session (viewers, screensub, moderators).
+    public var viewers: Int?
+
+    public init(
+        kind: String, endpoint: String, connected: Bool? = nil, lastProblem: String? = nil, sessionId: String? = nil,
+        streamId: Int? = nil, viewerURL: String? = nil, viewers: Int? = nil
+    ) {
+        self.kind = kind
+        self.endpoint = endpoint
+        self.connected = connected
+        self.lastProblem = lastProblem
+        self.sessionId = sessionId
+        self.streamId = streamId
+        self.viewerURL = viewerURL
+        self.viewers = viewers
+    }
+}
+
+/// What every destination is made with: the share's shared keyframe flag (any destination may ask the
+/// encoder for a keyframe through it), its settings and its log.
+public struct DestinationContext: Sendable {
+    /// Set by a destination whose receivers need a picture to start from; the encoder serves it next tick.
+    public var keyframeRequests: KeyframeRequestFlag
+    public var framesPerSecond: Double
+    /// Options the command line gives every destination; each reads those it understands.
+    public var options: DestinationOptions
+    /// The environment the share runs in (a relay secret is read from it, never from the process globally).
+    public var environment: [String: String]
+    /// Signals (chat) from a destination's receivers.
+    public var onSignal: @Sendable (Signal) -> Void
+    public var logger: Logger
+
+    public init(
+        keyframeRequests: KeyframeRequestFlag, framesPerSecond: Double, options: DestinationOptions = DestinationOptions(),
+        environment: [String: String] = [:], onSignal: @escaping @Sendable (Signal) -> Void = { _ in }, logger: Logger
+    ) {
+        self.keyframeRequests = keyframeRequests
+        self.framesPerSecond = framesPerSecond
+        self.options = options
+        self.environment = environment
+        self.onSignal = onSignal
+        self.logger = logger
+    }
+}
+
+/// The command line's options for destinations.
+public struct DestinationOptions: Sendable, Equatable {
+    /// A publisher token for a relay (else a session is made with the relay secret).
+    public var token: String?
+    /// Reconnect to a relay with backoff when it cannot be reached or the connection drops.
+    public var reconnect: Bool
+    /// Replace an existing file.
+    public var overwrite: Bool
+
+    public init(token: String? = nil, reconnect: Bool = true, overwrite: Bool = false) {
+        self.token = token
+        self.reconnect = reconnect
+        self.overwrite = overwrite
+    }
+}
+
+/// How one kind of destination is made from its URL: a new kind is one such value in the share's list.
+public struct DestinationKind: Sendable {
+    /// The URL schemes it takes (`ws`, `file`); a plain path counts as `file`.
+    public var schemes: [String]
+    /// Makes the destination; may talk to the network (to make a session). Throws a message a user can act on.
+    public var make: @Sendable (_ url: String, _ context: DestinationContext) async throws -> any StreamDestination
+
+    public init(
+        schemes: [String], make: @escaping @Sendable (_ url: String, _ context: DestinationContext) async throws -> any StreamDestination
+    ) {
+        self.schemes = schemes
+        self.make = make
+    }
+
+    /// The scheme of `url` (`file` for a path without one), lowercased.
+    public static func scheme(of url: String) -> String {
+        guard let colon = url.firstIndex(of: ":"), url[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }),
+            url[..<colon].first?.isLetter == true, url[..<colon].count > 1
+        else { return "file" }
+        return url[..<colon].lowercased()
+    }
+}
