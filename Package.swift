@@ -216,6 +216,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenShareTests",
+            dependencies: [
+                "ScreenMedia", "ScreenShare", "ScreenTransport", "ScreenSession", "ScreenWire", "ScreenCodec", "ScreenRecording",
+                "ScreenCaptureX11", "ScreenTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift),
+        .testTarget(name: "ScreenSessionTests", dependencies: ["ScreenSession", "ScreenTransport"], swiftSettings: strictSwift),
         .testTarget(name: "ScreenWireTests", dependencies: ["ScreenMedia", "ScreenWire"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenCodecTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenTesting"],

@@ -29,11 +29,19 @@ public struct ShareConfiguration: Sendable, Equatable {
     public struct EmbeddedRelaySettings: Sendable, Equatable {
         public var port: Int
         public var dataDirectory: String?
+
+        public init(port: Int, dataDirectory: String?) {
+            self.port = port
+            self.dataDirectory = dataDirectory
+        }
     }
 
     /// Checks `settings` and resolves them; throws ``ShareConfigurationError`` naming the option and what is wrong.
-    public init(_ settings: ShareSettings, environment: [String: String]) throws(ShareConfigurationError) {
-        try Self.check(settings)
+    /// `destinationKinds` are the URL schemes `--to` may name.
+    public init(
+        _ settings: ShareSettings, environment: [String: String], destinationKinds: [DestinationKind] = ShareDestinations.all
+    ) throws(ShareConfigurationError) {
+        try Self.check(settings, destinationKinds: destinationKinds)
         self.environment = environment
         let backend = Self.resolvedBackend(settings, environment: environment)
         let source: CaptureSource
@@ -103,7 +111,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/screenpub"
     }
 
-    private static func check(_ settings: ShareSettings) throws(ShareConfigurationError) {
+    private static func check(_ settings: ShareSettings, destinationKinds: [DestinationKind]) throws(ShareConfigurationError) {
         func require(_ condition: Bool, _ message: @autoclosure () -> String) throws(ShareConfigurationError) {
             if !condition { throw ShareConfigurationError(message()) }
         }
@@ -141,7 +149,7 @@ public struct ShareConfiguration: Sendable, Equatable {
             try require(server.hasPrefix("http://") || server.hasPrefix("https://"), "--server must be an http:// or https:// URL, got '\(server)'")
         }
         for url in s.to {
-            try require(ShareDestinations.kind(for: url) != nil, "--to \(url): not a destination screenpub knows (\(ShareDestinations.schemes.joined(separator: ", ")), or a file path)")
+            try require(ShareDestinations.kind(for: url, among: destinationKinds) != nil, "--to \(url): not a destination screenpub knows (\(ShareDestinations.schemes(among: destinationKinds).joined(separator: ", ")), or a file path)")
         }
         try require((0...65535).contains(s.port), "--port must be between 0 and 65535")
     }

@@ -9,7 +9,7 @@ public enum ShareDestinations {
     ]
 
     /// Every scheme some kind takes, for messages.
-    public static var schemes: [String] { all.flatMap { $0.schemes.map { $0 + "://" } } }
+    public static func schemes(among kinds: [DestinationKind] = all) -> [String] { kinds.flatMap { $0.schemes.map { $0 + "://" } } }
 
     /// The kind that takes `url`, if any.
     public static func kind(for url: String, among kinds: [DestinationKind] = all) -> DestinationKind? {

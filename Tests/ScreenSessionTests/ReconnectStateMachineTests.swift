@@ -1,0 +1,52 @@
+import ScreenSession
+import ScreenTransport
+import Testing
+
+/// Reconnection decided with made-up times: no clock, no sockets.
+@Suite struct ReconnectStateMachineTests {
+    let lost = RelayClientError(.unreachable, "cannot connect to the relay")
+
+    @Test func backoffDoublesUpToTheMaximumAndJitterStaysWithinTwentyPercent() {
+        var machine = ReconnectStateMachine(policy: .init())
+        #expect(machine.start() == .connectNow)
+        var delays: [Double] = []
+        for attempt in 1...10 {
+            machine.opening(at: Double(attempt))
+            guard case .connectAfter(let delay, let number) = machine.ended(with: lost, streamFinished: false, at: Double(attempt) + 0.1, jitter: 0) else {
+                Issue.record("expected a reconnection")
+                return
+            }
+            #expect(number == attempt)
+            delays.append(delay)
+        }
+        #expect(delays == [0.25, 0.5, 1, 2, 4, 8, 15, 15, 15, 15])
+        #expect(ReconnectStateMachine.Policy().delay(attempt: 3, jitter: 1) == 1.2)
+        #expect(ReconnectStateMachine.Policy().delay(attempt: 3, jitter: -5) == 0.8)
+    }
+
+    @Test func aConnectionThatLastedStartsTheBackoffOver() {
+        var machine = ReconnectStateMachine(policy: .init())
+        machine.opening(at: 0)
+        _ = machine.ended(with: lost, streamFinished: false, at: 0.1, jitter: 0)
+        machine.opening(at: 1)
+        _ = machine.ended(with: lost, streamFinished: false, at: 1.1, jitter: 0)
+        #expect(machine.attempt == 2)
+        machine.opening(at: 2)
+        #expect(machine.ended(with: lost, streamFinished: false, at: 30, jitter: 0) == .connectAfter(seconds: 0.25, attempt: 1))
+    }
+
+    @Test func refusedTokensFailAtOnceAndAFinishedStreamEnds() {
+        var machine = ReconnectStateMachine(policy: .init())
+        let refused = RelayClientError(.refused(.tokenExpired), "the token has expired")
+        #expect(machine.ended(with: refused, streamFinished: false, at: 0, jitter: 0) == .fail(refused))
+        #expect(machine.ended(with: lost, streamFinished: true, at: 0, jitter: 0) == .finish)
+        #expect(machine.ended(with: nil, streamFinished: false, at: 0, jitter: 0) == .finish)
+        // A transient failure is retried; a refusal the relay would repeat is not.
+        #expect(machine.ended(with: RelayClientError(.refused(.internalError), "oops"), streamFinished: false, at: 0, jitter: 0) != .fail(lost))
+    }
+
+    @Test func withoutReconnectionAnyFailureIsFinal() {
+        var machine = ReconnectStateMachine(policy: .never)
+        #expect(machine.ended(with: lost, streamFinished: false, at: 0, jitter: 0) == .fail(lost))
+    }
+}

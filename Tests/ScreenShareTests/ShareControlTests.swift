@@ -1,0 +1,118 @@
+import ScreenMedia
+import ScreenShare
+import ScreenTransport
+import Testing
+
+/// The control state machine alone: commands in, effects out.
+@Suite struct ShareControlTests {
+    let configuration = try! ShareConfiguration(.testing(to: ["collect:a"], fps: 5), environment: [:], destinationKinds: testKinds)
+
+    @Test func pauseAndResumeAnnounceAndToggleOnce() {
+        var control = ShareControl(configuration: configuration)
+        #expect(control.handle(.pause) == [
+            .setPaused(true), .announce(StreamAnnouncement(hasVideo: false, framesPerSecond: 5)),
+            .log(.info, "paused: no video is sent until `screenpub resume`"), .reply(.status),
+        ])
+        #expect(control.state == .paused)
+        #expect(control.handle(.pause) == [.reply(.status)])
+        #expect(control.handle(.resume) == [
+            .setPaused(false), .announce(StreamAnnouncement(hasVideo: true, framesPerSecond: 5)), .log(.info, "resumed"), .reply(.status),
+        ])
+        #expect(control.handle(.resume) == [.reply(.status)])
+    }
+
+    @Test func stopIsFinalAndRefusesPause() {
+        var control = ShareControl(configuration: configuration)
+        #expect(control.handle(.stop) == [.log(.info, "stopping (screenpub stop)"), .reply(.status), .stopShare])
+        #expect(control.handle(.stop) == [.reply(.status)])
+        #expect(control.handle(.pause) == [.reply(.refused("screenpub is stopping"))])
+        #expect(control.handle(.reload(.success(configuration))) == [])
+        #expect(control.state == .stopping)
+    }
+
+    @Test func unknownCommandsAreRefusedByName() {
+        var control = ShareControl(configuration: configuration)
+        #expect(ShareControl.Command("status") == .status)
+        #expect(control.handle(ShareControl.Command("dance")) == [.reply(.refused("unknown command 'dance' (status, pause, resume, stop)"))])
+    }
+
+    @Test func reloadAppliesCaptureSettingsKeepsTheCodecAndWarnsAboutTheRest() throws {
+        var control = ShareControl(configuration: configuration)
+        var settings = ShareSettings.testing(to: ["collect:b"], fps: 10)
+        settings.codec = .vp8
+        settings.speed = 12
+        let next = try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds)
+        let effects = control.handle(.reload(.success(next)))
+        #expect(effects.contains(.log(.warning, "SIGHUP: codec changed; it takes effect at the next start")))
+        #expect(effects.contains(.log(.warning, "SIGHUP: to changed; it takes effect at the next start")))
+        #expect(effects.contains(.announce(StreamAnnouncement(hasVideo: true, framesPerSecond: 10))))
+        guard case .restartCapture(let capture)? = effects.last else {
+            Issue.record("no restart in \(effects)")
+            return
+        }
+        #expect(capture.framesPerSecond == 10 && capture.encoder.codec == .vp9 && capture.encoder.speed == nil)
+        #expect(control.capture == capture)
+        // The same settings again: nothing restarts.
+        #expect(!control.handle(.reload(.success(next))).contains { if case .restartCapture = $0 { true } else { false } })
+        #expect(control.handle(.reload(.failure(ShareConfigurationError("bad")))) == [.log(.error, "SIGHUP: the settings were not changed: bad")])
+    }
+}
+
+/// Settings checked and resolved.
+@Suite struct ShareConfigurationTests {
+    @Test func destinationsComeFromOutputServerAndToInOrder() throws {
+        var settings = ShareSettings()
+        settings.output = "/tmp/a.webm"
+        settings.server = "http://relay:8090"
+        settings.to = ["file:/tmp/b.webm"]
+        let configuration = try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds)
+        #expect(configuration.destinations == ["/tmp/a.webm", "http://relay:8090", "file:/tmp/b.webm"])
+        #expect(configuration.embeddedRelay == nil)
+        #expect(configuration.capture.keepaliveInterval == 5)  // live viewers
+    }
+
+    @Test func noDestinationMeansTheEmbeddedRelayAndARecordingOnlyNeedsNoKeepalive() throws {
+        let embedded = try ShareConfiguration(ShareSettings(), environment: ["XDG_STATE_HOME": "/state"])
+        #expect(embedded.embeddedRelay == .init(port: 8090, dataDirectory: "/state/screenpub/relay-8090"))
+        var recording = ShareSettings()
+        recording.output = "/tmp/a.webm"
+        #expect(try ShareConfiguration(recording, environment: [:], destinationKinds: testKinds).capture.keepaliveInterval == nil)
+    }
+
+    @Test func theEnvironmentGivenDecidesTheBackendAndTheControlSocket() throws {
+        let wayland = try ShareConfiguration(ShareSettings(), environment: ["WAYLAND_DISPLAY": "wayland-0", "XDG_RUNTIME_DIR": "/run/user/7"])
+        guard case .portal = wayland.capture.source else {
+            Issue.record("expected the portal, got \(wayland.capture.source)")
+            return
+        }
+        #expect(wayland.controlSocket == "/run/user/7/screenpub.sock")
+        let x11 = try ShareConfiguration(ShareSettings(), environment: [:])
+        guard case .x11 = x11.capture.source else {
+            Issue.record("expected X11, got \(x11.capture.source)")
+            return
+        }
+        #expect(x11.controlSocket == nil)
+    }
+
+    static func changed(_ change: (inout ShareSettings) -> Void) -> ShareSettings {
+        var settings = ShareSettings()
+        change(&settings)
+        return settings
+    }
+
+    @Test(arguments: [
+        (changed { $0.fps = 0 }, "--fps must be between 0 and 120, got 0.0"),
+        (changed { $0.to = ["gopher://x"] }, "--to gopher://x: not a destination screenpub knows"),
+        (changed { $0.server = "relay:8090" }, "--server must be an http:// or https:// URL, got 'relay:8090'"),
+        (changed { $0.monitor = 0; $0.window = "0x1" }, "give at most one of --monitor, --window and --region"),
+        (changed { $0.metadata = String(repeating: "x", count: 33) }, "--metadata:"),
+        (changed { $0.token = "t" }, "--token needs --server"),
+    ])
+    func badSettingsAreRefusedWithTheOptionsName(settings: ShareSettings, message: String) {
+        #expect {
+            _ = try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds)
+        } throws: { error in
+            (error as? ShareConfigurationError)?.description.hasPrefix(message) == true
+        }
+    }
+}
