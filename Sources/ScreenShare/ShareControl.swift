@@ -1,4 +1,5 @@
-import Foundation
+public import Foundation
+import ScreenService
 public import ScreenTransport
 
 /// What `screenpub status|pause|resume|stop` and a SIGHUP reload do to a running share, as a pure state
@@ -179,5 +180,30 @@ public struct ShareStatus: Codable, Sendable, Equatable {
         if let viewers { lines.append("viewers: \(viewers)") }
         lines.append("sending: \(format(measuredFramesPerSecond)) fps, \(format(measuredKbps)) kbit/s; \(framesEncoded ?? 0) frames, \(bytesEncoded ?? 0) bytes in all")
         return lines.joined(separator: "\n")
+    }
+}
+
+/// The control socket's client side: what `screenpub status|pause|resume|stop` send to a running share.
+public enum ShareControlClient {
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// No screenpub answers at the socket.
+        public let isNotRunning: Bool
+        public let description: String
+    }
+
+    /// Sends `command` and returns the decoded reply and its JSON; throws when no screenpub answers, when it
+    /// answers something else than a status, or when it refuses.
+    public static func send(_ command: String, to path: String) async throws(Failure) -> (status: ShareStatus, json: Data) {
+        let json: Data
+        do {
+            json = try await ControlSocket.send(command, to: path)
+        } catch {
+            throw Failure(isNotRunning: true, description: "\(error)")
+        }
+        guard let status = try? JSONDecoder().decode(ShareStatus.self, from: json) else {
+            throw Failure(isNotRunning: false, description: "the control socket answered something else than a status")
+        }
+        guard status.ok else { throw Failure(isNotRunning: false, description: status.error ?? "refused") }
+        return (status, json)
     }
 }

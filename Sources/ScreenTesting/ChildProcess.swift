@@ -71,13 +71,25 @@ public final class ChildProcess: Sendable {
     }
 
     /// Waits for the program to end (killing it after `timeout` seconds) and returns its status and output.
+    /// Waits with `Task.sleep`: a test waiting for its child never holds one of the few threads of the
+    /// concurrency pool, which the relays and shares of tests running beside it need.
     @discardableResult
-    public func wait(timeout: Double = 60) -> Outcome {
+    public func wait(timeout: Double = 60) async -> Outcome {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !hasExited, Date() < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return waitSynchronously(timeout: 0)
+    }
+
+    /// ``wait(timeout:)`` blocking the calling thread: only where awaiting is impossible (a `defer`).
+    @discardableResult
+    public func waitSynchronously(timeout: Double = 60) -> Outcome {
         if let done = outcome.withLock({ $0 }) { return done }
         var status: Int32 = 0
         let deadline = Date().addingTimeInterval(timeout)
         while waitpid(processID, &status, WNOHANG) == 0 {
-            if Date() > deadline {
+            if Date() >= deadline {
                 kill(processID, SIGKILL)
                 waitpid(processID, &status, 0)
                 break
@@ -96,8 +108,8 @@ public final class ChildProcess: Sendable {
     }
 
     /// Runs a program to completion.
-    public static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 60) throws -> Outcome {
-        try ChildProcess(path, arguments, environment: environment).wait(timeout: timeout)
+    public static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 60) async throws -> Outcome {
+        try await ChildProcess(path, arguments, environment: environment).wait(timeout: timeout)
     }
 
     /// The directory holding the package's built executables (beside the running test bundle), or

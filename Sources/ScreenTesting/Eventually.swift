@@ -9,3 +9,13 @@ public func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async th
     }
     return condition()
 }
+
+/// ``eventually(_:_:)`` for a condition that has to wait itself (a program run to ask something).
+public func eventually(_ seconds: Double = 20, _ condition: () async -> Bool) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if await condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return await condition()
+}

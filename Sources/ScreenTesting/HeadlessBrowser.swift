@@ -53,7 +53,7 @@ public final class HeadlessBrowser: Sendable {
             }
             if endpoint != nil { break }
             if Date() > deadline {
-                let outcome = process.wait(timeout: 1)
+                let outcome = await process.wait(timeout: 1)
                 try? FileManager.default.removeItem(atPath: profileDirectory)
                 throw Failure(description: "Chromium did not open DevTools within \(timeout) s: \(outcome.standardError.suffix(2000))")
             }
@@ -103,7 +103,7 @@ public final class HeadlessBrowser: Sendable {
     /// Ends Chromium and removes its profile.
     public func close() {
         process.signal(SIGTERM)
-        process.wait(timeout: 5)
+        process.waitSynchronously(timeout: 5)
         try? FileManager.default.removeItem(atPath: profileDirectory)
     }
 

@@ -50,7 +50,7 @@ public final class PrivatePipeWire: Sendable {
         busAddress = "unix:path=\(directory)/bus"
         var started: [ChildProcess] = []
         func fail(_ message: String) -> Failure {
-            for process in started { process.signal(SIGKILL); process.wait(timeout: 5) }
+            for process in started { process.signal(SIGKILL); process.waitSynchronously(timeout: 5) }
             try? FileManager.default.removeItem(atPath: directory)
             return Failure(description: message)
         }
@@ -87,7 +87,7 @@ public final class PrivatePipeWire: Sendable {
         started.append(try ChildProcess("/usr/bin/wireplumber", [], environment: environment))
         // Ready when wireplumber is a client of pipewire (it then links new streams to their targets).
         let ready = try await eventually(10) {
-            ((try? ChildProcess.run("/usr/bin/pw-cli", ["ls", "Client"], environment: environment, timeout: 5))?.standardOutput ?? "")
+            ((try? await ChildProcess.run("/usr/bin/pw-cli", ["ls", "Client"], environment: environment, timeout: 5))?.standardOutput ?? "")
                 .contains("WirePlumber")
         }
         guard ready else { throw fail("wireplumber did not start: \(started[2].errorsSoFar)") }
@@ -98,7 +98,7 @@ public final class PrivatePipeWire: Sendable {
         for producer in producers.value { producer.close() }
         for process in processes.reversed() {
             process.signal(SIGTERM)
-            process.wait(timeout: 5)
+            process.waitSynchronously(timeout: 5)
         }
         try? FileManager.default.removeItem(atPath: runtimeDirectory)
     }

@@ -58,7 +58,7 @@ public final class ScreenCastPortalTestBackend: Sendable {
 
     deinit {
         process.signal(SIGTERM)
-        process.wait(timeout: 5)
+        process.waitSynchronously(timeout: 5)
     }
 
     /// Every call the portal made to the backend, in order: `method` (CreateSession, SelectSources, Start,

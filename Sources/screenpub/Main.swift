@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import ScreenMedia
 import ScreenService
 import ScreenShare
 import ScreenWire
@@ -114,22 +113,12 @@ struct ControlOptions: ParsableArguments {
 
     /// Sends `command` and returns the decoded reply; exits 3 when no screenpub answers, 1 when it refuses.
     func send(_ command: String) async throws -> (status: ShareStatus, json: Data) {
-        let json: Data
         do {
-            json = try await ControlSocket.send(command, to: resolvedPath!)
+            return try await ShareControlClient.send(command, to: resolvedPath!)
         } catch {
             FileHandle.standardError.write(Data("screenpub: \(error)\n".utf8))
-            throw ExitCode(ExitStatus.notRunning)
+            throw ExitCode(error.isNotRunning ? ExitStatus.notRunning : ExitStatus.runtimeFailure)
         }
-        guard let status = try? JSONDecoder().decode(ShareStatus.self, from: json) else {
-            FileHandle.standardError.write(Data("screenpub: the control socket answered something else than a status\n".utf8))
-            throw ExitCode(ExitStatus.runtimeFailure)
-        }
-        if !status.ok {
-            FileHandle.standardError.write(Data("screenpub: \(status.error ?? "refused")\n".utf8))
-            throw ExitCode(ExitStatus.runtimeFailure)
-        }
-        return (status, json)
     }
 }
 

@@ -55,13 +55,13 @@ final class RunningShare {
     }
 
     /// Runs `screenpub COMMAND…` against this share (through the default socket of its runtime directory).
-    func control(_ arguments: [String]) throws -> ChildProcess.Outcome {
-        try ChildProcess.run(Self.screenpub, arguments, environment: Self.environment(home: home), timeout: 30)
+    func control(_ arguments: [String]) async throws -> ChildProcess.Outcome {
+        try await ChildProcess.run(Self.screenpub, arguments, environment: Self.environment(home: home), timeout: 30)
     }
 
     /// `screenpub status --json`, decoded.
-    func status() throws -> [String: Any] {
-        let result = try control(["status", "--json"])
+    func status() async throws -> [String: Any] {
+        let result = try await control(["status", "--json"])
         #expect(result.status == 0, "\(result.standardError)")
         return (try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]) ?? [:]
     }

@@ -13,7 +13,7 @@ import Testing
     static let color: (r: UInt8, g: UInt8, b: UInt8) = (40, 170, 90)
 
     /// Runs screenpub to the end, recording to a file, with the private session's environment.
-    func share(_ arguments: [String], _ pipewire: PrivatePipeWire, extra: [String: String] = [:], timeout: Double = 60) throws
+    func share(_ arguments: [String], _ pipewire: PrivatePipeWire, extra: [String: String] = [:], timeout: Double = 60) async throws
         -> (outcome: ChildProcess.Outcome, path: String)
     {
         let path = pipewire.runtimeDirectory + "/share-\(UUID().uuidString.prefix(8)).webm"
@@ -21,7 +21,7 @@ import Testing
         environment["DISPLAY"] = nil
         environment["WAYLAND_DISPLAY"] = nil
         environment.merge(extra) { $1 }
-        let outcome = try ChildProcess.run(
+        let outcome = try await ChildProcess.run(
             Self.screenpub, ["--output", path, "--duration", "1.5", "--fps", "10"] + arguments, environment: environment, timeout: timeout)
         return (outcome, path)
     }
@@ -48,7 +48,7 @@ import Testing
         let pipewire = try await PrivatePipeWire(busActivation: false)
         let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 200, color: Self.color)
         let node = try await producer.nodeID()
-        let (outcome, path) = try share(["--pipewire-node", String(node)], pipewire)
+        let (outcome, path) = try await share(["--pipewire-node", String(node)], pipewire)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("PipeWire node \(node) (320×200)"), "\(outcome.standardError)")
         try expectRecordingOfTheProducer(path, width: 320, height: 200)
@@ -75,7 +75,7 @@ import Testing
         #expect(try await eventually(10) { share.errorsSoFar.contains("capturing PipeWire node") }, "\(share.errorsSoFar)")
         try "fps = 10\n".write(toFile: config, atomically: true, encoding: .utf8)
         share.signal(SIGHUP)
-        let outcome = share.wait(timeout: 30)
+        let outcome = await share.wait(timeout: 30)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("SIGHUP: restarting the capture"), "\(outcome.standardError)")
         #expect(outcome.standardError.components(separatedBy: "capturing PipeWire node").count == 3, "\(outcome.standardError)")
@@ -90,7 +90,7 @@ import Testing
         let tokenFile = pipewire.runtimeDirectory + "/state/screenpub/portal-restore-token"
 
         // A Wayland session: --backend auto picks the portal.
-        let first = try share([], pipewire, extra: ["WAYLAND_DISPLAY": "wayland-0"])
+        let first = try await share([], pipewire, extra: ["WAYLAND_DISPLAY": "wayland-0"])
         #expect(first.outcome.status == 0, "\(first.outcome.standardError)\n\(backend.errors)")
         #expect(first.outcome.standardError.contains("asking the ScreenCast portal for a monitor"), "\(first.outcome.standardError)")
         try expectRecordingOfTheProducer(first.path, width: 256, height: 160)
@@ -99,7 +99,7 @@ import Testing
         let mode = try #require(FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? Int)
         #expect(mode == 0o600)
 
-        let second = try share(["--backend", "pipewire"], pipewire)
+        let second = try await share(["--backend", "pipewire"], pipewire)
         #expect(second.outcome.status == 0, "\(second.outcome.standardError)")
         #expect(second.outcome.standardError.contains("with the grant saved in \(tokenFile)"), "\(second.outcome.standardError)")
         try expectRecordingOfTheProducer(second.path, width: 256, height: 160)
@@ -126,9 +126,9 @@ import Testing
         let pipewire = try await PrivatePipeWire()
         let producer = try PipeWireTestProducer(on: pipewire, width: 128, height: 96, color: Self.color)
         let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), answer: .failRestored)
-        let first = try share(["--backend", "pipewire"], pipewire)
+        let first = try await share(["--backend", "pipewire"], pipewire)
         #expect(first.outcome.status == 0, "\(first.outcome.standardError)")
-        let second = try share(["--backend", "pipewire"], pipewire)
+        let second = try await share(["--backend", "pipewire"], pipewire)
         #expect(second.outcome.status == 0, "\(second.outcome.standardError)")
         #expect(second.outcome.standardError.contains("refused the saved grant"), "\(second.outcome.standardError)")
         try expectRecordingOfTheProducer(second.path, width: 128, height: 96)
@@ -143,7 +143,7 @@ import Testing
         let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 200, color: Self.color)
         producer.setCursor(x: 100, y: 100)
         let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), cursorModes: 1 | 4)
-        let (outcome, path) = try share(["--backend", "pipewire"], pipewire)
+        let (outcome, path) = try await share(["--backend", "pipewire"], pipewire)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("draws it from PipeWire cursor metadata"), "\(outcome.standardError)")
         #expect(backend.selectSourcesOptions().first?["cursor_mode"] as? Int == 4, "\(backend.calls())")
@@ -183,7 +183,7 @@ import Testing
         #expect(try await eventually { share.errorsSoFar.components(separatedBy: "capturing the screen cast granted by the portal").count == 3 }, "\(share.errorsSoFar)")
         try await Task.sleep(for: .seconds(1))
         share.signal(SIGTERM)
-        let outcome = share.wait(timeout: 20)
+        let outcome = await share.wait(timeout: 20)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("asking the portal again"), "\(outcome.standardError)")
         // Asked again with the saved grant: no dialog.
@@ -205,7 +205,7 @@ import Testing
         let pipewire = try await PrivatePipeWire()
         let producer = try PipeWireTestProducer(on: pipewire, width: 64, height: 64, color: Self.color)
         let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), answer: .cancel)
-        let (outcome, path) = try share(["--backend", "pipewire"], pipewire)
+        let (outcome, path) = try await share(["--backend", "pipewire"], pipewire)
         #expect(outcome.status == 77, "\(outcome.standardError)\n\(backend.errors)")
         #expect(outcome.standardError.contains("screen sharing was declined"), "\(outcome.standardError)")
         #expect(!FileManager.default.fileExists(atPath: pipewire.runtimeDirectory + "/state/screenpub/portal-restore-token"))
@@ -215,7 +215,7 @@ import Testing
     @Test func aPortalWithoutScreenCastIsNamed() async throws {
         // xdg-desktop-portal runs, but no backend for this desktop offers ScreenCast.
         let pipewire = try await PrivatePipeWire()
-        let (outcome, _) = try share(["--backend", "pipewire"], pipewire)
+        let (outcome, _) = try await share(["--backend", "pipewire"], pipewire)
         #expect(outcome.status == 2, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("the desktop portal offers no ScreenCast"), "\(outcome.standardError)")
     }
@@ -224,7 +224,7 @@ import Testing
         // A session bus on which nothing provides org.freedesktop.portal.Desktop.
         let pipewire = try await PrivatePipeWire(busActivation: false)
         let started = Date()
-        let (outcome, _) = try share(["--backend", "pipewire"], pipewire)
+        let (outcome, _) = try await share(["--backend", "pipewire"], pipewire)
         #expect(outcome.status == 2, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("no desktop portal answers on the session bus"), "\(outcome.standardError)")
         #expect(Date().timeIntervalSince(started) < 20)
@@ -239,14 +239,14 @@ import Testing
         environment["PIPEWIRE_RUNTIME_DIR"] = empty
         environment["PIPEWIRE_REMOTE"] = nil
         environment["XDG_CONFIG_HOME"] = empty
-        let outcome = try ChildProcess.run(
+        let outcome = try await ChildProcess.run(
             Self.screenpub, ["--pipewire-node", "42", "--output", empty + "/x.webm", "--duration", "1"], environment: environment, timeout: 30)
         #expect(outcome.status == 2, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("is the pipewire daemon running?"), "\(outcome.standardError)")
     }
 
-    @Test func x11OnlyOptionsAreRefusedWithPipeWire() throws {
-        let outcome = try ChildProcess.run(Self.screenpub, ["--backend", "pipewire", "--monitor", "0"], timeout: 30)
+    @Test func x11OnlyOptionsAreRefusedWithPipeWire() async throws {
+        let outcome = try await ChildProcess.run(Self.screenpub, ["--backend", "pipewire", "--monitor", "0"], timeout: 30)
         #expect(outcome.status == 64)
         #expect(outcome.standardError.contains("--monitor is for X11 capture"), "\(outcome.standardError)")
     }

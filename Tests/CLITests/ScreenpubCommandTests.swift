@@ -24,8 +24,8 @@ import Testing
         return environment
     }
 
-    private func ffprobeVideoFrames(_ path: String) throws -> (codec: String, frames: Int) {
-        let result = try ChildProcess.run(
+    private func ffprobeVideoFrames(_ path: String) async throws -> (codec: String, frames: Int) {
+        let result = try await ChildProcess.run(
             "/usr/bin/ffprobe",
             ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", path])
         let fields = result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
@@ -35,16 +35,16 @@ import Testing
     @Test func recordsAWebMWhoseMetadataScreensubPrintsBack() async throws {
         let display = try VirtualDisplay(width: 640, height: 360)
         let path = temporaryPath("share.webm")
-        let result = try ChildProcess.run(
+        let result = try await ChildProcess.run(
             screenpub,
             ["--display", display.name, "--output", path, "--duration", "2", "--fps", "10", "--keepalive", "0.4", "--metadata", "hello screenpub"],
             environment: environmentWithoutDisplay)
         #expect(result.status == 0, "\(result.standardError)")
-        let probe = try ffprobeVideoFrames(path)
+        let probe = try await ffprobeVideoFrames(path)
         #expect(probe.codec == "vp9")
         #expect(probe.frames >= 4)  // the first frame and keepalives every 0.4 s for 2 s
 
-        let listing = try ChildProcess.run(screensub, ["--input", path, "--print-metadata", "--json"])
+        let listing = try await ChildProcess.run(screensub, ["--input", path, "--print-metadata", "--json"])
         #expect(listing.status == 0, "\(listing.standardError)")
         let lines = listing.standardOutput.split(separator: "\n")
         #expect(lines.count == probe.frames)
@@ -58,10 +58,10 @@ import Testing
     @Test func theDefaultMetadataIsTheISO8601CaptureTime() async throws {
         let display = try VirtualDisplay(width: 320, height: 240)
         let path = temporaryPath("time.webm")
-        let result = try ChildProcess.run(
+        let result = try await ChildProcess.run(
             screenpub, ["--display", display.name, "--output", path, "--duration", "1", "--codec", "vp8"])
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(try ffprobeVideoFrames(path).codec == "vp8")
+        await #expect(try ffprobeVideoFrames(path).codec == "vp8")
         let frames = try WebMReader(path: path).readAll()
         let first = try #require(frames.first?.cue)
         let text = try #require(first.metadata.text)
@@ -81,13 +81,13 @@ import Testing
             painter.fill(PixelRect(x: index * 40, y: 0, width: 40, height: 40), color: 0xFFFFFF)
         }
         child.signal(SIGTERM)
-        let result = child.wait(timeout: 10)
+        let result = await child.wait(timeout: 10)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.contains("wrote \(path)"))
         let frames = try WebMReader(path: path).readAll()
         #expect(frames.count >= 4)
         // A finished file has its seek index (Cues), so ffprobe knows the duration without reading it all.
-        let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
+        let probe = try await ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
         #expect((Double(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 1)
     }
 
@@ -102,22 +102,22 @@ import Testing
         }
         try await Task.sleep(for: .milliseconds(300))
         child.signal(SIGKILL)
-        #expect(child.wait().status == 128 + SIGKILL)
+        #expect(await child.wait().status == 128 + SIGKILL)
         let frames = try WebMReader(path: path).readAll()
         #expect(frames.count == 6)  // the first frame and one per change
         #expect(frames.allSatisfy { $0.cue != nil })
-        let listing = try ChildProcess.run(screensub, ["--input", path])
+        let listing = try await ChildProcess.run(screensub, ["--input", path])
         #expect(listing.status == 0)
         #expect(listing.standardOutput.contains("6 frames, 1 keyframes, 6 decoded"))
     }
 
-    @Test func withoutADisplayItSaysSoAndExitsTwo() throws {
-        let result = try ChildProcess.run(screenpub, ["--output", temporaryPath("x.webm")], environment: environmentWithoutDisplay)
+    @Test func withoutADisplayItSaysSoAndExitsTwo() async throws {
+        let result = try await ChildProcess.run(screenpub, ["--output", temporaryPath("x.webm")], environment: environmentWithoutDisplay)
         #expect(result.status == 2)
         #expect(result.standardError.contains("no X display"))
     }
 
-    @Test func anEmbeddedRelayOnATakenPortIsAClearErrorAndExitsTwo() throws {
+    @Test func anEmbeddedRelayOnATakenPortIsAClearErrorAndExitsTwo() async throws {
         // Hold a loopback port, as another program would.
         let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(holder) }
@@ -131,14 +131,14 @@ import Testing
         #expect(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))
         let display = try VirtualDisplay(width: 320, height: 240)
-        let result = try ChildProcess.run(screenpub, ["--display", display.name, "--port", "\(port)", "--duration", "5"], timeout: 30)
+        let result = try await ChildProcess.run(screenpub, ["--display", display.name, "--port", "\(port)", "--duration", "5"], timeout: 30)
         #expect(result.status == 2)
         #expect(result.standardError.contains("cannot start the relay on 127.0.0.1:\(port)"), "\(result.standardError)")
         #expect(result.standardError.contains("Address already in use"))
         #expect(!result.standardOutput.contains("viewer:"), "no URL is printed for a relay that is not there")
     }
 
-    @Test func badTargetsAreClearErrors() throws {
+    @Test func badTargetsAreClearErrors() async throws {
         let display = try VirtualDisplay(width: 320, height: 240)
         let output = temporaryPath("x.webm")
         let existing = temporaryPath("existing.webm")
@@ -158,15 +158,15 @@ import Testing
         for testCase in cases {
             var arguments = testCase.arguments
             if !arguments.contains("--output") { arguments += ["--output", output] }
-            let result = try ChildProcess.run(screenpub, arguments, timeout: 20)
+            let result = try await ChildProcess.run(screenpub, arguments, timeout: 20)
             #expect(result.status == testCase.status, "\(arguments): \(result.standardError)")
             #expect(result.standardError.contains(testCase.message), "\(arguments): \(result.standardError)")
         }
         #expect(try String(contentsOfFile: existing, encoding: .utf8) == "keep!", "an existing recording is never lost")
     }
 
-    @Test func helpAndVersion() throws {
-        let help = try ChildProcess.run(screenpub, ["--help"])
+    @Test func helpAndVersion() async throws {
+        let help = try await ChildProcess.run(screenpub, ["--help"])
         #expect(help.status == 0)
         for option in [
             "--fps", "--display", "--monitor", "--window", "--region", "--codec", "--bitrate", "--metadata", "--output", "--duration",
@@ -174,14 +174,14 @@ import Testing
         ] {
             #expect(help.standardOutput.contains(option), "help mentions \(option)")
         }
-        let version = try ChildProcess.run(screenpub, ["--version"])
+        let version = try await ChildProcess.run(screenpub, ["--version"])
         #expect(version.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
-        let subHelp = try ChildProcess.run(screensub, ["--help"])
+        let subHelp = try await ChildProcess.run(screensub, ["--help"])
         #expect(subHelp.standardOutput.contains("--print-metadata"))
     }
 
-    @Test func screensubReportsAnUnreadableFile() throws {
-        let result = try ChildProcess.run(screensub, ["--input", "/nonexistent.webm"])
+    @Test func screensubReportsAnUnreadableFile() async throws {
+        let result = try await ChildProcess.run(screensub, ["--input", "/nonexistent.webm"])
         #expect(result.status == 1)
         #expect(result.standardError.contains("cannot open /nonexistent.webm"))
     }
@@ -214,7 +214,7 @@ import Testing
         // Once the first frame has arrived, a change on screen makes the second: the top-left quadrant turns white.
         for _ in 0..<400 where !subscribing.outputSoFar.contains("\n") { try await Task.sleep(for: .milliseconds(50)) }
         painter.fill(window: windows[0], PixelRect(x: 0, y: 0, width: 320, height: 180), color: XPainter.pixel(red: 240, green: 240, blue: 240))
-        let subscriber = subscribing.wait(timeout: 30)
+        let subscriber = await subscribing.wait(timeout: 30)
         #expect(subscriber.status == 0, "\(subscriber.standardError)")
         let lines = subscriber.standardOutput.split(separator: "\n")
         #expect(lines.count == 2)
@@ -245,7 +245,7 @@ import Testing
         for (index, topLeft) in [(1, colors[0]), (2, (r: UInt8(240), g: UInt8(240), b: UInt8(240)))] {
             let png = "\(pictures)/frame-00000\(index).png"
             let raw = png + ".rgb"
-            let converted = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+            let converted = try await ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
             #expect(converted.status == 0, "\(converted.standardError)")
             let rgb = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
             #expect(rgb.count == 640 * 360 * 3)
@@ -260,14 +260,14 @@ import Testing
         let chatInput = FileManager.default.temporaryDirectory.appendingPathComponent("chat-\(UUID().uuidString).txt").path
         try "hello from the terminal\n".write(toFile: chatInput, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: chatInput) }
-        let chatting = try ChildProcess(screensub, ["--server", server, "--token", viewerToken, "--chat"], standardInput: chatInput)
+        let chatting = try await ChildProcess(screensub, ["--server", server, "--token", viewerToken, "--chat"], standardInput: chatInput)
             .wait(timeout: 30)
         #expect(chatting.status == 0, "\(chatting.standardError)")
         #expect(chatting.standardOutput.contains("> hello from the terminal"), "\(chatting.standardOutput)")
-        #expect(try ChildProcess.run(screensub, ["--server", server, "--token", viewerToken, "--to", "x"]).status == 64)
+        #expect(try await ChildProcess.run(screensub, ["--server", server, "--token", viewerToken, "--to", "x"]).status == 64)
         // SIGTERM ends the share cleanly: the stream is unpublished and the relay shut down.
         publisher.signal(SIGTERM)
-        let published = publisher.wait(timeout: 20)
+        let published = await publisher.wait(timeout: 20)
         #expect(published.status == 0, "\(published.standardError)")
         #expect(published.standardError.contains("hello from the terminal"), "screenpub logs the chat line")
     }
@@ -278,7 +278,7 @@ import Testing
     /// packaging/, found from this source file.
     static let packaging = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../packaging").standardized.path
 
-    @Test func theSystemdUserUnitsVerifyClean() throws {
+    @Test func theSystemdUserUnitsVerifyClean() async throws {
         // systemd-analyze checks that ExecStart= exists: point the units at the binaries just built.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("units-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory + "/runtime", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -293,7 +293,7 @@ import Testing
         }
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = directory + "/runtime"
-        let result = try ChildProcess.run("/usr/bin/systemd-analyze", ["verify", "--man=no", "--user"] + units, environment: environment)
+        let result = try await ChildProcess.run("/usr/bin/systemd-analyze", ["verify", "--man=no", "--user"] + units, environment: environment)
         #expect(result.status == 0)
         // systemd-analyze reports bad settings on standard error but still exits 0: nothing may be said.
         #expect(result.standardError.isEmpty, "\(result.standardError)")
@@ -301,10 +301,10 @@ import Testing
     }
 
     /// The package `make deb` built (the Makefile's test target builds it before the tests run).
-    static func builtPackage() throws -> String {
-        let version = try ChildProcess.run(ChildProcess.productsDirectory + "/screenpub", ["--version"]).standardOutput
+    static func builtPackage() async throws -> String {
+        let version = try await ChildProcess.run(ChildProcess.productsDirectory + "/screenpub", ["--version"]).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let arch = try ChildProcess.run("/usr/bin/dpkg", ["--print-architecture"]).standardOutput
+        let arch = try await ChildProcess.run("/usr/bin/dpkg", ["--print-architecture"]).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let path = "\(packaging)/../out/screenpub_\(version)_\(arch).deb"
         guard FileManager.default.fileExists(atPath: path) else {
@@ -313,9 +313,9 @@ import Testing
         return URL(fileURLWithPath: path).standardized.path
     }
 
-    @Test func theDebHoldsBinariesUnitsManPagesCompletionsAndTheViewer() throws {
-        let package = try Self.builtPackage()
-        let contents = try ChildProcess.run("/usr/bin/dpkg-deb", ["--contents", package])
+    @Test func theDebHoldsBinariesUnitsManPagesCompletionsAndTheViewer() async throws {
+        let package = try await Self.builtPackage()
+        let contents = try await ChildProcess.run("/usr/bin/dpkg-deb", ["--contents", package])
         #expect(contents.status == 0)
         for path in [
             "./usr/bin/screenpub", "./usr/bin/screenrelay", "./usr/bin/screensub",
@@ -328,28 +328,28 @@ import Testing
         ] {
             #expect(contents.standardOutput.contains(" \(path)\n"), "the package holds \(path)")
         }
-        let depends = try ChildProcess.run("/usr/bin/dpkg-deb", ["--field", package, "Depends"]).standardOutput
+        let depends = try await ChildProcess.run("/usr/bin/dpkg-deb", ["--field", package, "Depends"]).standardOutput
         for library in ["libx11-6", "libxext6", "libxdamage1", "libxfixes3", "libxrandr2", "libvpx7", "libyuv0", "libavformat59", "libsqlite3-0", "libpipewire-0.3-0", "libportal1"] {
             #expect(depends.contains(library), "Depends: names \(library): \(depends)")
         }
         #expect(!depends.contains("swift"), "the Swift runtime is linked in: \(depends)")
         // lintian: no errors and no warnings (as root it says so on standard error; that is not a finding).
-        let lint = try ChildProcess.run("/usr/bin/lintian", [package], timeout: 300)
+        let lint = try await ChildProcess.run("/usr/bin/lintian", [package], timeout: 300)
         let findings = lint.standardOutput.split(separator: "\n").filter { $0.hasPrefix("E:") || $0.hasPrefix("W:") }
         #expect(lint.status == 0 && findings.isEmpty, "lintian: \(lint.standardOutput)\(lint.standardError)")
     }
 
     @Test func theDebsBinariesRunFromTheUnpackedTreeAndTheRelayFindsItsViewer() async throws {
-        let package = try Self.builtPackage()
+        let package = try await Self.builtPackage()
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("deb-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: root) }
-        #expect(try ChildProcess.run("/usr/bin/dpkg-deb", ["-x", package, root]).status == 0)
+        #expect(try await ChildProcess.run("/usr/bin/dpkg-deb", ["-x", package, root]).status == 0)
         for command in ["screenpub", "screenrelay", "screensub"] {
-            let version = try ChildProcess.run("\(root)/usr/bin/\(command)", ["--version"])
+            let version = try await ChildProcess.run("\(root)/usr/bin/\(command)", ["--version"])
             #expect(version.status == 0 && !version.standardOutput.isEmpty, "\(command): \(version.standardError)")
         }
         // The man page renders.
-        let manual = try ChildProcess.run("/usr/bin/man", ["-l", "\(root)/usr/share/man/man1/screenpub.1.gz"], environment: ["MANWIDTH": "100", "PATH": "/usr/bin:/bin"])
+        let manual = try await ChildProcess.run("/usr/bin/man", ["-l", "\(root)/usr/share/man/man1/screenpub.1.gz"], environment: ["MANWIDTH": "100", "PATH": "/usr/bin:/bin"])
         #expect(manual.standardOutput.contains("control socket"), "\(manual.standardError)")
         // The relay from the package serves the viewer from ../share/screenpub/viewer beside its binary.
         var environment = ProcessInfo.processInfo.environment
@@ -357,33 +357,33 @@ import Testing
         environment["SCREENRELAY_VIEWER_DIR"] = nil
         environment["XDG_CONFIG_HOME"] = root + "/config"
         let relay = try ChildProcess("\(root)/usr/bin/screenrelay", ["--port", "0", "--data-dir", root + "/state"], environment: environment)
-        defer { relay.signal(SIGTERM); relay.wait(timeout: 10) }
+        defer { relay.signal(SIGTERM); relay.waitSynchronously(timeout: 10) }
         var port: String?
         for _ in 0..<100 where port == nil {
             try await Task.sleep(for: .milliseconds(50))
             port = relay.errorsSoFar.firstMatch(of: /listening on port (\d+)/).map { String($0.output.1) }
         }
-        let served = try ChildProcess.run("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(port ?? "0")/viewer/viewer.js"])
+        let served = try await ChildProcess.run("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(port ?? "0")/viewer/viewer.js"])
         #expect(served.status == 0 && served.standardOutput.contains("WebCodecs"), "relay said: \(relay.errorsSoFar)")
     }
 
-    @Test func theAutostartEntryValidates() throws {
-        let result = try ChildProcess.run("/usr/bin/desktop-file-validate", ["\(Self.packaging)/autostart/screenpub.desktop"])
+    @Test func theAutostartEntryValidates() async throws {
+        let result = try await ChildProcess.run("/usr/bin/desktop-file-validate", ["\(Self.packaging)/autostart/screenpub.desktop"])
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
         #expect(result.standardOutput.isEmpty, "\(result.standardOutput)")
     }
 
-    @Test func theExampleConfigurationsAreAccepted() throws {
+    @Test func theExampleConfigurationsAreAccepted() async throws {
         // No display and no secret: each stops at that (exit 2), after its settings were read without complaint (not 78).
         var environment = ProcessInfo.processInfo.environment
         environment["DISPLAY"] = nil
         environment["SCREENRELAY_SECRET"] = nil
         environment["XDG_CONFIG_HOME"] = "/nonexistent"
-        let share = try ChildProcess.run(
+        let share = try await ChildProcess.run(
             ChildProcess.productsDirectory + "/screenpub", ["--config", "\(Self.packaging)/examples/screenpub.toml", "--control-socket", "/nonexistent/s"],
             environment: environment)
         #expect(share.status == 2, "\(share.standardError)")
-        let relay = try ChildProcess.run(
+        let relay = try await ChildProcess.run(
             ChildProcess.productsDirectory + "/screenrelay", ["--config", "\(Self.packaging)/examples/screenrelay.toml", "--port", "0"],
             environment: environment)
         #expect(relay.status == 2, "\(relay.standardError)")

@@ -16,14 +16,14 @@ import Testing
         let frames = { jsonLines(subscriber).filter { $0["index"] != nil } }
         #expect(try await eventually { frames().count >= 1 }, "\(subscriber.errorsSoFar)")
 
-        var status = try share.status()
+        var status = try await share.status()
         #expect(status["state"] as? String == "sharing")
         #expect(status["sessionId"] as? String == share.sessionId)
         #expect(status["viewers"] as? Int == 1)
         #expect(status["framesPerSecond"] as? Double == 10)
 
         // Paused: the subscriber is told, and no frame comes while the screen changes (keepalives neither).
-        let paused = try share.control(["pause"])
+        let paused = try await share.control(["pause"])
         #expect(paused.status == 0, "\(paused.standardError)")
         let pausedEvent = { jsonLines(subscriber).contains { $0["event"] as? String == "streamPropertyChanged" && $0["hasVideo"] as? Bool == false } }
         #expect(try await eventually(20, pausedEvent))
@@ -35,11 +35,11 @@ import Testing
             try await Task.sleep(for: .milliseconds(200))
         }
         #expect(frames().count == framesWhenPaused)
-        status = try share.status()
+        status = try await share.status()
         #expect(status["state"] as? String == "paused")
 
         // Resumed: told, and the first frame after it is a keyframe showing what changed meanwhile.
-        let resumed = try share.control(["resume"])
+        let resumed = try await share.control(["resume"])
         #expect(resumed.status == 0, "\(resumed.standardError)")
         #expect(try await eventually { frames().count > framesWhenPaused })
         let lines = jsonLines(subscriber)
@@ -50,14 +50,14 @@ import Testing
         }
 
         // Stopped: the command waits for screenpub to end; it exits 0 and the subscriber sees the stream end.
-        let stopped = try share.control(["stop"])
+        let stopped = try await share.control(["stop"])
         #expect(stopped.status == 0, "\(stopped.standardError)")
-        let outcome = share.process.wait(timeout: 10)
+        let outcome = await share.process.wait(timeout: 10)
         #expect(outcome.status == 0, "\(outcome.standardError)")
-        let watched = subscriber.wait(timeout: 10)
+        let watched = await subscriber.wait(timeout: 10)
         #expect(watched.status == 0)
         #expect(!FileManager.default.fileExists(atPath: share.controlSocket))
-        let afterwards = try share.control(["status"])
+        let afterwards = try await share.control(["status"])
         #expect(afterwards.status == 3)
         #expect(afterwards.standardError.contains("no screenpub is running"))
     }
@@ -87,7 +87,7 @@ import Testing
         let slow = try await rate(over: 3)
         try "fps = 10\nkeepalive = 0\n".write(toFile: share.configFile, atomically: true, encoding: .utf8)
         share.process.signal(SIGHUP)
-        #expect(try await eventually { (try? share.status())?["framesPerSecond"] as? Double == 10 })
+        #expect(try await eventually { (try? await share.status())?["framesPerSecond"] as? Double == 10 })
         // Subscribers hear the new rate, on the same stream.
         #expect(try await eventually {
             jsonLines(subscriber).contains { $0["event"] as? String == "streamPropertyChanged" && $0["estimatedFramesPerSecond"] as? Double == 10 }
@@ -101,7 +101,7 @@ import Testing
         // The stream went on: still subscribed, no end seen.
         #expect(!subscriber.outputSoFar.contains("ended"))
         share.process.signal(SIGTERM)
-        #expect(share.process.wait(timeout: 10).status == 0)
+        await #expect(share.process.wait(timeout: 10).status == 0)
     }
 
     @Test func theCommandLineWinsOverTheEnvironmentWhichWinsOverTheFile() async throws {
@@ -109,14 +109,14 @@ import Testing
         let share = try await RunningShare(
             ["--display", display.name, "--fps", "4"], config: "fps = 2\nbitrate = 800\nspeed = 7\n",
             environment: ["SCREENPUB_FPS": "3", "SCREENPUB_SPEED": "9", "SCREENPUB_BITRATE": "900"])
-        let status = try share.status()
+        let status = try await share.status()
         #expect(status["framesPerSecond"] as? Double == 4)
         #expect(status["bitrateKbps"] as? Int == 900)
-        let stopped = try share.control(["stop"])
+        let stopped = try await share.control(["stop"])
         #expect(stopped.status == 0)
     }
 
-    @Test func aBadConfigFileOrVariableNamesWhereAndExits78() throws {
+    @Test func aBadConfigFileOrVariableNamesWhereAndExits78() async throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: home) }
         try FileManager.default.createDirectory(atPath: home + "/config/screenpub", withIntermediateDirectories: true)
@@ -130,27 +130,27 @@ import Testing
         ]
         for (file, expected) in cases {
             try file.write(toFile: home + "/config/screenpub/config.toml", atomically: true, encoding: .utf8)
-            let result = try ChildProcess.run(RunningShare.screenpub, ["--duration", "1"], environment: environment)
+            let result = try await ChildProcess.run(RunningShare.screenpub, ["--duration", "1"], environment: environment)
             #expect(result.status == 78, "\(file)")
             #expect(result.standardError.contains(expected), "\(result.standardError)")
         }
         try "".write(toFile: home + "/config/screenpub/config.toml", atomically: true, encoding: .utf8)
         var withVariable = environment
         withVariable["SCREENPUB_FPS"] = "fast"
-        let variable = try ChildProcess.run(RunningShare.screenpub, ["--duration", "1"], environment: withVariable)
+        let variable = try await ChildProcess.run(RunningShare.screenpub, ["--duration", "1"], environment: withVariable)
         #expect(variable.status == 78)
         #expect(variable.standardError.contains("$SCREENPUB_FPS"), "\(variable.standardError)")
         // A file named on the command line must exist.
-        let missing = try ChildProcess.run(RunningShare.screenpub, ["--config", home + "/nothing.toml"], environment: environment)
+        let missing = try await ChildProcess.run(RunningShare.screenpub, ["--config", home + "/nothing.toml"], environment: environment)
         #expect(missing.status == 78)
         #expect(missing.standardError.contains("nothing.toml"))
 
         try "port = 8090\nhost = \"127.0.0.1\"\nport = 1\n".write(toFile: home + "/config/screenrelay/config.toml", atomically: true, encoding: .utf8)
-        let relay = try ChildProcess.run(ChildProcess.productsDirectory + "/screenrelay", [], environment: environment)
+        let relay = try await ChildProcess.run(ChildProcess.productsDirectory + "/screenrelay", [], environment: environment)
         #expect(relay.status == 78)
         #expect(relay.standardError.contains("config.toml line 3"), "\(relay.standardError)")
         try "port = 70000\n".write(toFile: home + "/config/screenrelay/config.toml", atomically: true, encoding: .utf8)
-        let badPort = try ChildProcess.run(ChildProcess.productsDirectory + "/screenrelay", [], environment: environment)
+        let badPort = try await ChildProcess.run(ChildProcess.productsDirectory + "/screenrelay", [], environment: environment)
         #expect(badPort.status == 78)
         #expect(badPort.standardError.contains("config.toml line 1 (port = 70000): --port must be between 0 and 65535"), "\(badPort.standardError)")
     }
@@ -158,14 +158,14 @@ import Testing
     @Test func aSecondShareRefusesASocketInUseAndControlCommandsNeedARunningShare() async throws {
         let display = try VirtualDisplay(width: 320, height: 240)
         let share = try await RunningShare(["--display", display.name])
-        let second = try ChildProcess.run(
+        let second = try await ChildProcess.run(
             RunningShare.screenpub, ["--display", display.name, "--port", "0"], environment: RunningShare.environment(home: share.home))
         #expect(second.status == 2)
         #expect(second.standardError.contains("already running"), "\(second.standardError)")
         // The first is unharmed.
-        #expect(try share.status()["state"] as? String == "sharing")
-        #expect(try share.control(["stop"]).status == 0)
-        #expect(share.process.wait(timeout: 10).status == 0)
+        await #expect(try share.status()["state"] as? String == "sharing")
+        await #expect(try share.control(["stop"]).status == 0)
+        await #expect(share.process.wait(timeout: 10).status == 0)
     }
 
     @Test func withCaptureRetryAVanishedDisplayIsWaitedForAndTheStreamGoesOn() async throws {
@@ -179,7 +179,7 @@ import Testing
         // The X server dies: screenpub waits instead of exiting, and says so.
         display!.stop()
         display = nil
-        #expect(try await eventually { (try? share.status())?["state"] as? String == "waitingForDisplay" })
+        #expect(try await eventually { (try? await share.status())?["state"] as? String == "waitingForDisplay" })
         #expect(!share.process.hasExited, "screenpub exited: \(share.process.errorsSoFar)")
         let framesBefore = frames().count
 
@@ -191,10 +191,10 @@ import Testing
         let first = frames()[framesBefore]
         #expect(first["keyframe"] as? Bool == true)
         #expect(first["width"] as? Int == 400)
-        #expect(try share.status()["state"] as? String == "sharing")
+        await #expect(try share.status()["state"] as? String == "sharing")
         #expect(share.process.errorsSoFar.contains("trying again in 0.3 s"))
-        #expect(try share.control(["stop"]).status == 0)
-        #expect(share.process.wait(timeout: 10).status == 0)
+        await #expect(try share.control(["stop"]).status == 0)
+        await #expect(share.process.wait(timeout: 10).status == 0)
         _ = returned
     }
 }

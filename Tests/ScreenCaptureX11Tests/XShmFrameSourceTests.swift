@@ -148,7 +148,7 @@ import Testing
         let capture = try LiveCapture(options: .init(displayName: display.name, drawsCursor: false), framesPerSecond: 20)
         #expect(await capture.wait { capture.sink.frames.count >= 1 })
         // A RandR resize of the root window, as `xrandr --fb` does when a monitor changes mode.
-        let resize = try ChildProcess.run("/usr/bin/xrandr", ["-d", display.name, "--fb", "480x270"])
+        let resize = try await ChildProcess.run("/usr/bin/xrandr", ["-d", display.name, "--fb", "480x270"])
         #expect(resize.status == 0 || resize.standardError.contains("not large enough"), "\(resize.standardError)")
         #expect(await capture.wait { capture.sink.frames.contains { $0.width == 480 } })
         try await capture.stop()
@@ -164,10 +164,10 @@ import Testing
         paintQuadrants(painter, width: 640, height: 360)
         // Two RandR monitors side by side: the left and right halves of the screen.
         for (name, geometry) in [("left", "320/0x360/0+0+0"), ("right", "320/0x360/0+320+0")] {
-            let result = try ChildProcess.run("/usr/bin/xrandr", ["-d", display.name, "--setmonitor", name, geometry, "none"])
+            let result = try await ChildProcess.run("/usr/bin/xrandr", ["-d", display.name, "--setmonitor", name, geometry, "none"])
             #expect(result.status == 0, "\(result.standardError)")
         }
-        let listing = try ChildProcess.run("/usr/bin/xrandr", ["-d", display.name, "--listmonitors"])
+        let listing = try await ChildProcess.run("/usr/bin/xrandr", ["-d", display.name, "--listmonitors"])
         let rightIndex = try #require(
             listing.standardOutput.split(separator: "\n").compactMap { line -> Int? in
                 guard line.contains("right") else { return nil }

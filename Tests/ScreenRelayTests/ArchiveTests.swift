@@ -21,8 +21,8 @@ import Testing
     static func json(_ data: Data) -> [String: Any] { (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:] }
 
     /// ffprobe's frame count and duration of a WebM.
-    static func probe(_ path: String) throws -> (frames: Int, duration: Double) {
-        let outcome = try ChildProcess.run("/usr/bin/ffprobe", [
+    static func probe(_ path: String) async throws -> (frames: Int, duration: Double) {
+        let outcome = try await ChildProcess.run("/usr/bin/ffprobe", [
             "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames:format=duration",
             "-of", "default=nw=1", path,
         ])
@@ -120,7 +120,7 @@ import Testing
         let path = Self.temporaryDirectory() + ".webm"
         try file.write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let probed = try Self.probe(path)
+        let probed = try await Self.probe(path)
         #expect(probed.frames == 20)
         #expect(abs(probed.duration - 4.0) < 0.25, "ffprobe duration \(probed.duration)")
         // The cues are what the publisher sent, frame by frame.
@@ -257,7 +257,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         relay.signal(SIGKILL)
-        throw TestFailure("screenrelay did not start: \(relay.wait(timeout: 5).standardError)")
+        throw TestFailure("screenrelay did not start: \(await relay.wait(timeout: 5).standardError)")
     }
 
     func call(_ method: String, _ url: String, json: [String: Any]? = nil) async throws -> (Int, Data) {
@@ -299,11 +299,11 @@ import Testing
         }
         let recorded = try #require(id)
         relay.signal(SIGKILL)
-        #expect(relay.wait(timeout: 10).status == 128 + SIGKILL)
+        #expect(await relay.wait(timeout: 10).status == 128 + SIGKILL)
         _ = await publishing.result
 
         let (restarted, newBase) = try await startRelay(dataDirectory: directory)
-        defer { restarted.signal(SIGTERM); restarted.wait(timeout: 10) }
+        defer { restarted.signal(SIGTERM); restarted.waitSynchronously(timeout: 10) }
         let archive = ArchiveTests.json(try await call("GET", newBase + "/archive/\(recorded)").1)
         #expect(archive["status"] as? String == "stopped", "\(archive)")
         #expect((archive["reason"] as? String)?.contains("relay stopped while recording") == true)
@@ -311,7 +311,7 @@ import Testing
         #expect(status == 200)
         let path = directory + "/downloaded.webm"
         try file.write(to: URL(fileURLWithPath: path))
-        #expect(try ArchiveTests.probe(path).frames == 10, "every frame written before the kill plays")
+        await #expect(try ArchiveTests.probe(path).frames == 10, "every frame written before the kill plays")
         #expect(try WebMReader(path: path).readAll().compactMap { $0.cue?.metadata.text } == (0..<10).map { "frame \($0)" })
     }
 }
@@ -352,14 +352,14 @@ import Testing
         let publisher = try ChildProcess(screenpub, [
             "--display", display.name, "--server", base, "--token", token, "--fps", "10", "--keepalive", "0.2", "--duration", "50",
         ])
-        defer { publisher.signal(SIGKILL); publisher.wait(timeout: 5) }
+        defer { publisher.signal(SIGKILL); publisher.waitSynchronously(timeout: 5) }
         #expect(try await framesArrive(base, token: viewerToken, count: 3) == 3)
 
         relay.signal(SIGKILL)
-        #expect(relay.wait(timeout: 10).status == 128 + SIGKILL)
+        #expect(await relay.wait(timeout: 10).status == 128 + SIGKILL)
         try await Task.sleep(for: .seconds(1))
         let (restarted, _) = try await recovery.startRelay(dataDirectory: directory, port: port)
-        defer { restarted.signal(SIGTERM); restarted.wait(timeout: 10) }
+        defer { restarted.signal(SIGTERM); restarted.waitSynchronously(timeout: 10) }
         let restartedAt = ContinuousClock.now
         // The session is known again (restored from the data directory) and the publisher is back.
         #expect(try await framesArrive(base, token: viewerToken, count: 3) == 3)
@@ -400,7 +400,7 @@ import Testing
             _ = try await URLSession.shared.data(for: request)
         }
         relay.signal(SIGTERM)
-        let outcome = relay.wait(timeout: 20)
+        let outcome = await relay.wait(timeout: 20)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("session "), "the session was logged")
         #expect(!outcome.standardError.contains(secret), "the secret appeared in the log")

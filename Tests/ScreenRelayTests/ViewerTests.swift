@@ -80,7 +80,7 @@ import Testing
         let windows = Self.paintQuadrants(painter, width: 640, height: 360)
         let publisher = try ChildProcess(
             screenpub, ["--display", display.name, "--port", "0", "--duration", "90", "--metadata", "viewer check", "--no-cursor"])
-        defer { publisher.signal(SIGTERM); publisher.wait(timeout: 20) }
+        defer { publisher.signal(SIGTERM); publisher.waitSynchronously(timeout: 20) }
         var viewerURL = ""
         for _ in 0..<200 where viewerURL.isEmpty {
             try await Task.sleep(for: .milliseconds(50))
@@ -137,21 +137,21 @@ import Testing
         let firstStream = try #require(watching.currentStreamId)
 
         // `screenpub pause` shows as a badge over the last picture; `resume` takes it away.
-        #expect(try ChildProcess.run(screenpub, ["pause", "--control-socket", controlSocket]).status == 0)
+        #expect(try await ChildProcess.run(screenpub, ["pause", "--control-socket", controlSocket]).status == 0)
         let paused = try await waitForViewer(browser) { $0.pausedBadgeShown }
         #expect(paused.paused && paused.pausedBadgeShown && paused.currentStreamId == firstStream, "viewer: \(paused)")
-        #expect(try ChildProcess.run(screenpub, ["resume", "--control-socket", controlSocket]).status == 0)
+        #expect(try await ChildProcess.run(screenpub, ["resume", "--control-socket", controlSocket]).status == 0)
         let resumed = try await waitForViewer(browser) { !$0.pausedBadgeShown }
         #expect(!resumed.paused && !resumed.pausedBadgeShown, "viewer: \(resumed)")
 
         first.signal(SIGTERM)
-        #expect(first.wait(timeout: 20).status == 0)
+        #expect(await first.wait(timeout: 20).status == 0)
         let ended = try await waitForViewer(browser) { $0.currentStreamId == nil }
         #expect(ended.status.contains("ended"), "viewer: \(ended)")
         #expect(ended.streamsText.contains("screen"))
 
         let second = try publish("second run")
-        defer { second.signal(SIGTERM); second.wait(timeout: 20) }
+        defer { second.signal(SIGTERM); second.waitSynchronously(timeout: 20) }
         let republished = try await waitForViewer(browser) { $0.lastMetadata == "second run" }
         #expect(republished.lastMetadata == "second run", "viewer: \(republished)")
         #expect(republished.currentStreamId != nil && republished.currentStreamId != firstStream)

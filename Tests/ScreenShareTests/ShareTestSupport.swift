@@ -75,6 +75,28 @@ struct RunningShare {
     }
 }
 
+extension RunningShare {
+    /// Runs `body` with a started share and stops the share afterwards, also when `body` throws, so that a
+    /// failed expectation never leaves a share running. Returns how the share ended.
+    @discardableResult
+    static func with(
+        _ settings: ShareSettings, environment: [String: String] = [:], sources: FrameSourceFactory = testPatternSources().0,
+        reread: (@Sendable () -> Result<ShareConfiguration, ShareConfigurationError>)? = nil,
+        _ body: (RunningShare) async throws -> Void
+    ) async throws -> ShareError? {
+        let running = try await start(settings, environment: environment, sources: sources, reread: reread)
+        do {
+            try await body(running)
+        } catch {
+            running.share.handle(.stop)
+            _ = await running.ended.value
+            throw error
+        }
+        running.share.handle(.stop)
+        return await running.ended.value
+    }
+}
+
 /// Lines a share printed for scripts.
 final class PrintedLines: Sendable {
     private let storage = Mutex<[String]>([])

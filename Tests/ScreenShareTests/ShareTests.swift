@@ -14,12 +14,15 @@ import Testing
 /// Whole shares, as screenpub runs them, with the test pattern instead of a display: no X server.
 @Suite struct ShareTests {
     @Test func aShareSendsKeyframeFirstWithMetadataAndStopFinishesEveryDestination() async throws {
-        let running = try await RunningShare.start(.testing(to: ["collect:a", "collect:b"]))
-        let (a, b) = (try #require(running.collected["collect:a"]), try #require(running.collected["collect:b"]))
-        #expect(try await eventually(10) { a.sink.frames.count >= 3 && b.sink.frames.count >= 3 })
-        let status = running.share.handle(.stop)
-        #expect(status.state == "stopping")
-        #expect(await running.ended.value == nil)
+        var destinations: (a: CollectingDestination, b: CollectingDestination)?
+        let ending = try await RunningShare.with(.testing(to: ["collect:a", "collect:b"])) { running in
+            let (a, b) = (try #require(running.collected["collect:a"]), try #require(running.collected["collect:b"]))
+            destinations = (a, b)
+            #expect(try await eventually(10) { a.sink.frames.count >= 3 && b.sink.frames.count >= 3 })
+            #expect(running.share.handle(.stop).state == "stopping")
+        }
+        #expect(ending == nil)
+        let (a, b) = try #require(destinations)
         #expect(a.sink.isFinished && b.sink.isFinished)
         let frames = a.sink.frames
         #expect(frames.first?.isKeyframe == true)
@@ -28,26 +31,26 @@ import Testing
     }
 
     @Test func pauseStopsFramesAndTellsDestinationsAndResumeStartsWithAKeyframe() async throws {
-        let running = try await RunningShare.start(.testing(to: ["collect:a"]))
-        let a = try #require(running.collected["collect:a"])
-        #expect(try await eventually(10) { a.sink.frames.count >= 2 })
-        #expect(running.share.handle(.pause).state == "paused")
-        #expect(a.announced.last == StreamAnnouncement(hasVideo: false, framesPerSecond: 20))
-        try await Task.sleep(for: .milliseconds(200))  // a frame being encoded when pausing may still arrive
-        let whilePaused = a.sink.frames.count
-        try await Task.sleep(for: .milliseconds(600))
-        #expect(a.sink.frames.count == whilePaused)
-        #expect(running.share.totals.pausedTicks > 0)
-        // Pausing twice changes nothing.
-        #expect(running.share.handle(.pause).state == "paused")
-        #expect(a.announced.count == 1)
+        let ending = try await RunningShare.with(.testing(to: ["collect:a"])) { running in
+            let a = try #require(running.collected["collect:a"])
+            #expect(try await eventually(10) { a.sink.frames.count >= 2 })
+            #expect(running.share.handle(.pause).state == "paused")
+            #expect(a.announced.last == StreamAnnouncement(hasVideo: false, framesPerSecond: 20))
+            try await Task.sleep(for: .milliseconds(200))  // a frame being encoded when pausing may still arrive
+            let whilePaused = a.sink.frames.count
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(a.sink.frames.count == whilePaused)
+            #expect(running.share.totals.pausedTicks > 0)
+            // Pausing twice changes nothing.
+            #expect(running.share.handle(.pause).state == "paused")
+            #expect(a.announced.count == 1)
 
-        #expect(running.share.handle(.resume).state == "sharing")
-        #expect(a.announced.last == StreamAnnouncement(hasVideo: true, framesPerSecond: 20))
-        #expect(try await eventually(10) { a.sink.frames.count > whilePaused })
-        #expect(a.sink.frames[whilePaused].isKeyframe)
-        running.share.handle(.stop)
-        #expect(await running.ended.value == nil)
+            #expect(running.share.handle(.resume).state == "sharing")
+            #expect(a.announced.last == StreamAnnouncement(hasVideo: true, framesPerSecond: 20))
+            #expect(try await eventually(10) { a.sink.frames.count > whilePaused })
+            #expect(a.sink.frames[whilePaused].isKeyframe)
+        }
+        #expect(ending == nil)
     }
 
     @Test func reloadRestartsTheCaptureWithNewSettingsOnTheSameDestinations() async throws {
@@ -56,67 +59,67 @@ import Testing
         changed.codec = .vp8  // only at the next start: the running stream keeps VP9
         let reread = changed
         let (sources, made) = testPatternSources()
-        let running = try await RunningShare.start(
-            .testing(to: ["collect:a"]), sources: sources, reread: { Result { try ShareConfiguration(reread, environment: [:], destinationKinds: testKinds) }.mapError { $0 as! ShareConfigurationError } })
-        let a = try #require(running.collected["collect:a"])
-        #expect(try await eventually(10) { a.sink.frames.count >= 2 })
+        let ending = try await RunningShare.with(
+            .testing(to: ["collect:a"]), sources: sources, reread: { Result { try ShareConfiguration(reread, environment: [:], destinationKinds: testKinds) }.mapError { $0 as! ShareConfigurationError } }) { running in
+            let a = try #require(running.collected["collect:a"])
+            #expect(try await eventually(10) { a.sink.frames.count >= 2 })
 
-        let beforeReload = a.sink.frames.count
-        running.share.reload(.success(try ShareConfiguration(changed, environment: [:], destinationKinds: testKinds)))
-        #expect(try await eventually(10) { made.count == 2 })
-        let status = running.share.status
-        #expect(status.framesPerSecond == 10 && status.bitrateKbps == 800 && status.codec == "vp9")
-        #expect(a.announced.last == StreamAnnouncement(hasVideo: true, framesPerSecond: 10))
-        let before = a.sink.frames.count
-        #expect(try await eventually(10) { a.sink.frames.count > before + 1 })
-        #expect(!a.sink.isFinished)
-        #expect(a.sink.frames[beforeReload...].contains { $0.isKeyframe })  // the new encoder starts with one
-        #expect(a.sink.frames.allSatisfy { $0.codec == .vp9 })
+            let beforeReload = a.sink.frames.count
+            running.share.reload(.success(try ShareConfiguration(changed, environment: [:], destinationKinds: testKinds)))
+            #expect(try await eventually(10) { made.count == 2 })
+            let status = running.share.status
+            #expect(status.framesPerSecond == 10 && status.bitrateKbps == 800 && status.codec == "vp9")
+            #expect(a.announced.last == StreamAnnouncement(hasVideo: true, framesPerSecond: 10))
+            let before = a.sink.frames.count
+            #expect(try await eventually(10) { a.sink.frames.count > before + 1 })
+            #expect(!a.sink.isFinished)
+            #expect(a.sink.frames[beforeReload...].contains { $0.isKeyframe })  // the new encoder starts with one
+            #expect(a.sink.frames.allSatisfy { $0.codec == .vp9 })
 
-        // Unchanged or unreadable settings restart nothing.
-        running.share.reload(.success(try ShareConfiguration(changed, environment: [:], destinationKinds: testKinds)))
-        running.share.reload(.failure(ShareConfigurationError("config.toml line 1: bad")))
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(made.count == 2)
-        running.share.handle(.stop)
-        #expect(await running.ended.value == nil)
+            // Unchanged or unreadable settings restart nothing.
+            running.share.reload(.success(try ShareConfiguration(changed, environment: [:], destinationKinds: testKinds)))
+            running.share.reload(.failure(ShareConfigurationError("config.toml line 1: bad")))
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(made.count == 2)
+        }
+        #expect(ending == nil)
     }
 
     @Test func statusNamesEveryDestinationAndTheEmbeddedRelaysSessionWhichViewersCanWatch() async throws {
         var settings = ShareSettings.testing(to: [])
         settings.port = 0
-        let running = try await RunningShare.start(settings)
-        #expect(try await eventually(10) { running.printed.lines.count == 1 })
-        let printed = try #require(running.printed.lines.first)
-        #expect(printed.hasPrefix("session: ") && printed.contains("\nviewer:  http://127.0.0.1:"))
-        let status = running.share.status
-        #expect(status.ok && status.destinations?.count == 1)
-        #expect(status.relay?.hasPrefix("ws://127.0.0.1:") == true)
-        let viewerURL = try #require(status.viewerURL)
-        let token = try #require(URLComponents(string: viewerURL)?.queryItems?.first { $0.name == "token" }?.value)
-        #expect(try await eventually(10) { running.share.status.connected == true && running.share.status.streamId != nil })
+        let ending = try await RunningShare.with(settings) { running in
+            #expect(try await eventually(10) { running.printed.lines.count == 1 })
+            let printed = try #require(running.printed.lines.first)
+            #expect(printed.hasPrefix("session: ") && printed.contains("\nviewer:  http://127.0.0.1:"))
+            let status = running.share.status
+            #expect(status.ok && status.destinations?.count == 1)
+            #expect(status.relay?.hasPrefix("ws://127.0.0.1:") == true)
+            let viewerURL = try #require(status.viewerURL)
+            let token = try #require(URLComponents(string: viewerURL)?.queryItems?.first { $0.name == "token" }?.value)
+            #expect(try await eventually(10) { running.share.status.connected == true && running.share.status.streamId != nil })
 
-        // A viewer on the relay's WebSocket sees the pattern, decoded.
-        let subscriber = StreamSubscriber(transport: WebSocketTransport(url: try #require(status.relay)), token: token, logger: Logger(label: "test.viewer"))
-        let summary = try await subscriber.run(frameLimit: 3, makeDecoder: { try VPXDecoder(codec: $0) })
-        #expect(summary.framesReceived == 3 && summary.framesRendered >= 1)
-        #expect(summary.stream?.properties.videoType == .screen)
-        #expect(try await eventually(10) { running.share.status.viewers == 0 })
+            // A viewer on the relay's WebSocket sees the pattern, decoded.
+            let subscriber = StreamSubscriber(transport: WebSocketTransport(url: try #require(status.relay)), token: token, logger: Logger(label: "test.viewer"))
+            let summary = try await subscriber.run(frameLimit: 3, makeDecoder: { try VPXDecoder(codec: $0) })
+            #expect(summary.framesReceived == 3 && summary.framesRendered >= 1)
+            #expect(summary.stream?.properties.videoType == .screen)
+            #expect(try await eventually(10) { running.share.status.viewers == 0 })
 
-        running.share.handle(.stop)
-        #expect(await running.ended.value == nil)
+        }
+        #expect(ending == nil)
     }
 
     @Test func aTransientCaptureFailureIsRetriedWithCaptureRetry() async throws {
         var settings = ShareSettings.testing(to: ["collect:a"])
         settings.captureRetry = 0.05
         let (sources, made) = testPatternSources(failFirst: 2, with: X11CaptureError(.connectionLost, "the X server went away"))
-        let running = try await RunningShare.start(settings, sources: sources)
-        let a = try #require(running.collected["collect:a"])
-        #expect(try await eventually(10) { a.sink.frames.count >= 2 })
-        #expect(made.count == 3)
-        running.share.handle(.stop)
-        #expect(await running.ended.value == nil)
+        let ending = try await RunningShare.with(settings, sources: sources) { running in
+            let a = try #require(running.collected["collect:a"])
+            #expect(try await eventually(10) { a.sink.frames.count >= 2 })
+            #expect(made.count == 3)
+        }
+        #expect(ending == nil)
     }
 
     @Test(arguments: [
