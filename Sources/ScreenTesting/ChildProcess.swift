@@ -107,6 +107,16 @@ public final class ChildProcess: Sendable {
         return result
     }
 
+    /// Sends `signal` and lets a thread of its own reap the program (killing it after `timeout` seconds), so
+    /// that a `defer` or `deinit` on a concurrency-pool thread never waits for a program to exit.
+    public func endInBackground(signal number: Int32? = nil, timeout: Double = 10, then cleanUp: @escaping @Sendable () -> Void = {}) {
+        signal(number ?? SIGTERM)
+        Thread { [self] in
+            waitSynchronously(timeout: timeout)
+            cleanUp()
+        }.start()
+    }
+
     /// Runs a program to completion.
     public static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 60) async throws -> Outcome {
         try await ChildProcess(path, arguments, environment: environment).wait(timeout: timeout)

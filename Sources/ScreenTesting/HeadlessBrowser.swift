@@ -102,9 +102,8 @@ public final class HeadlessBrowser: Sendable {
 
     /// Ends Chromium and removes its profile.
     public func close() {
-        process.signal(SIGTERM)
-        process.waitSynchronously(timeout: 5)
-        try? FileManager.default.removeItem(atPath: profileDirectory)
+        let profile = profileDirectory
+        process.endInBackground(timeout: 5) { try? FileManager.default.removeItem(atPath: profile) }
     }
 
     /// Evaluates `expression` in the page (promises awaited) and returns its value as JSON text.

@@ -96,11 +96,16 @@ public final class PrivatePipeWire: Sendable {
 
     deinit {
         for producer in producers.value { producer.close() }
-        for process in processes.reversed() {
-            process.signal(SIGTERM)
-            process.waitSynchronously(timeout: 5)
-        }
-        try? FileManager.default.removeItem(atPath: runtimeDirectory)
+        // Stopped in order (wireplumber, pipewire, the bus) on a thread of their own: a deinit runs on a
+        // concurrency-pool thread, which must not wait for programs to exit.
+        let (processes, directory) = (self.processes, runtimeDirectory)
+        Thread {
+            for process in processes.reversed() {
+                process.signal(SIGTERM)
+                process.waitSynchronously(timeout: 5)
+            }
+            try? FileManager.default.removeItem(atPath: directory)
+        }.start()
     }
 
     func closeBeforeStopping(_ producer: PipeWireTestProducer) {

@@ -57,8 +57,7 @@ public final class ScreenCastPortalTestBackend: Sendable {
     }
 
     deinit {
-        process.signal(SIGTERM)
-        process.waitSynchronously(timeout: 5)
+        process.endInBackground(timeout: 5)
     }
 
     /// Every call the portal made to the backend, in order: `method` (CreateSession, SelectSources, Start,

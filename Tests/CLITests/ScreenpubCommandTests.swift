@@ -357,7 +357,7 @@ import Testing
         environment["SCREENRELAY_VIEWER_DIR"] = nil
         environment["XDG_CONFIG_HOME"] = root + "/config"
         let relay = try ChildProcess("\(root)/usr/bin/screenrelay", ["--port", "0", "--data-dir", root + "/state"], environment: environment)
-        defer { relay.signal(SIGTERM); relay.waitSynchronously(timeout: 10) }
+        defer { relay.endInBackground(signal: SIGTERM, timeout: 10) }
         var port: String?
         for _ in 0..<100 where port == nil {
             try await Task.sleep(for: .milliseconds(50))

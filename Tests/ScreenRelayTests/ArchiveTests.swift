@@ -303,7 +303,7 @@ import Testing
         _ = await publishing.result
 
         let (restarted, newBase) = try await startRelay(dataDirectory: directory)
-        defer { restarted.signal(SIGTERM); restarted.waitSynchronously(timeout: 10) }
+        defer { restarted.endInBackground(signal: SIGTERM, timeout: 10) }
         let archive = ArchiveTests.json(try await call("GET", newBase + "/archive/\(recorded)").1)
         #expect(archive["status"] as? String == "stopped", "\(archive)")
         #expect((archive["reason"] as? String)?.contains("relay stopped while recording") == true)
@@ -352,14 +352,14 @@ import Testing
         let publisher = try ChildProcess(screenpub, [
             "--display", display.name, "--server", base, "--token", token, "--fps", "10", "--keepalive", "0.2", "--duration", "50",
         ])
-        defer { publisher.signal(SIGKILL); publisher.waitSynchronously(timeout: 5) }
+        defer { publisher.endInBackground(signal: SIGKILL, timeout: 5) }
         #expect(try await framesArrive(base, token: viewerToken, count: 3) == 3)
 
         relay.signal(SIGKILL)
         #expect(await relay.wait(timeout: 10).status == 128 + SIGKILL)
         try await Task.sleep(for: .seconds(1))
         let (restarted, _) = try await recovery.startRelay(dataDirectory: directory, port: port)
-        defer { restarted.signal(SIGTERM); restarted.waitSynchronously(timeout: 10) }
+        defer { restarted.endInBackground(signal: SIGTERM, timeout: 10) }
         let restartedAt = ContinuousClock.now
         // The session is known again (restored from the data directory) and the publisher is back.
         #expect(try await framesArrive(base, token: viewerToken, count: 3) == 3)

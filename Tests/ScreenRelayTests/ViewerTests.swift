@@ -80,7 +80,7 @@ import Testing
         let windows = Self.paintQuadrants(painter, width: 640, height: 360)
         let publisher = try ChildProcess(
             screenpub, ["--display", display.name, "--port", "0", "--duration", "90", "--metadata", "viewer check", "--no-cursor"])
-        defer { publisher.signal(SIGTERM); publisher.waitSynchronously(timeout: 20) }
+        defer { publisher.endInBackground(signal: SIGTERM, timeout: 20) }
         var viewerURL = ""
         for _ in 0..<200 where viewerURL.isEmpty {
             try await Task.sleep(for: .milliseconds(50))
@@ -151,7 +151,7 @@ import Testing
         #expect(ended.streamsText.contains("screen"))
 
         let second = try publish("second run")
-        defer { second.signal(SIGTERM); second.waitSynchronously(timeout: 20) }
+        defer { second.endInBackground(signal: SIGTERM, timeout: 20) }
         let republished = try await waitForViewer(browser) { $0.lastMetadata == "second run" }
         #expect(republished.lastMetadata == "second run", "viewer: \(republished)")
         #expect(republished.currentStreamId != nil && republished.currentStreamId != firstStream)
