@@ -2,7 +2,7 @@ import Foundation
 public import Logging
 import ScreenCapturePipeWire
 import ScreenCodec
-import ScreenMedia
+public import ScreenMedia
 public import ScreenPipeline
 import ScreenService
 public import ScreenTransport

@@ -1,6 +1,6 @@
 import Foundation
 public import Logging
-import ScreenMedia
+public import ScreenMedia
 import ScreenRelay
 public import ScreenTransport
 import ScreenWire
