@@ -108,14 +108,23 @@ public final class Share: Sendable {
     /// Carries out one control command and answers with the status (or the refusal).
     @discardableResult
     public func handle(_ command: ShareControl.Command) -> ShareStatus {
+        let (reply, stops) = perform(command)
+        if stops { capture.value?.stop() }
+        return reply
+    }
+
+    /// Carries out a command's effects but the share's end, which it returns for the caller to do once it
+    /// has answered (the control socket replies before the share goes).
+    private func perform(_ command: ShareControl.Command) -> (reply: ShareStatus, stops: Bool) {
         let effects = control.withLock { $0.handle(command) }
         var reply: ShareStatus?
+        var stops = false
         for effect in effects {
             switch effect {
             case .setPaused(let paused): pause.set(paused: paused)
             case .announce(let announcement): for destination in destinations.value { destination.announce(announcement) }
             case .restartCapture: capture.value?.restart()
-            case .stopShare: capture.value?.stop()
+            case .stopShare: stops = true
             case .log(.info, let message): logger.info("\(message)")
             case .log(.warning, let message): logger.warning("\(message)")
             case .log(.error, let message): logger.error("\(message)")
@@ -123,7 +132,7 @@ public final class Share: Sendable {
             case .reply(.refused(let message)): reply = .failure(message)
             }
         }
-        return reply ?? status
+        return (reply ?? status, stops)
     }
 
     /// Applies settings read again (SIGHUP): what can change at once does, the rest is logged.
@@ -132,10 +141,12 @@ public final class Share: Sendable {
     }
 
     private func controlReply(_ command: String) async -> ControlServer.Reply {
-        let status = handle(ShareControl.Command(command))
+        let (status, stops) = perform(ShareControl.Command(command))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return ControlServer.Reply(json: (try? encoder.encode(status)) ?? Data(#"{"ok":false}"#.utf8))
+        return ControlServer.Reply(
+            json: (try? encoder.encode(status)) ?? Data(#"{"ok":false}"#.utf8),
+            afterwards: stops ? { @Sendable [capture] in capture.value?.stop() } : nil)
     }
 
     /// The share now, as `screenpub status` shows it.
