@@ -125,6 +125,7 @@ let package = Package(
         .target(
             name: "ScreenService",
             dependencies: [
+                "ScreenMedia",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),

@@ -11,12 +11,6 @@ actor ArchiveManager {
     /// Recordings in progress: archive id → its session.
     private var active: [String: SessionHub] = [:]
 
-    struct Failure: Error, CustomStringConvertible {
-        enum Kind { case notFound, conflict, badRequest, storage }
-        let kind: Kind
-        let description: String
-    }
-
     init(store: RelayStore, registry: SessionRegistry, logger: Logger) throws {
         self.store = store
         self.registry = registry
@@ -27,10 +21,10 @@ actor ArchiveManager {
     }
 
     func start(sessionId: String, name: String?) async throws -> Archive {
-        guard let hub = await registry.hub(sessionId) else { throw Failure(kind: .notFound, description: "there is no session \(sessionId)") }
-        guard await hub.recorder == nil else { throw Failure(kind: .conflict, description: "session \(sessionId) is already being recorded") }
+        guard let hub = await registry.hub(sessionId) else { throw RelayError(.notFound, "there is no session \(sessionId)") }
+        guard await hub.recorder == nil else { throw RelayError(.conflict, "session \(sessionId) is already being recorded") }
         let name = name ?? ""
-        guard name.count <= 200 else { throw Failure(kind: .badRequest, description: "an archive name may hold at most 200 characters") }
+        guard name.count <= 200 else { throw RelayError(.badRequest, "an archive name may hold at most 200 characters") }
         let id = SessionRegistry.newIdentifier()
         var archive = Archive(
             id: id, sessionId: sessionId, name: name, status: .started, reason: "", createdAt: Date(), duration: 0, size: 0,
@@ -38,7 +32,7 @@ actor ArchiveManager {
         do {
             try store.insert(archive)
         } catch {
-            throw Failure(kind: .storage, description: "cannot write the archive index: \(error)")
+            throw RelayError(.storage, "cannot write the archive index: \(error)")
         }
         let recorder: ArchiveRecorder
         do {
@@ -62,7 +56,7 @@ actor ArchiveManager {
 
     /// Stops a recording (or returns the archive as it is when it is not recording).
     func stop(_ id: String, reason: String = "") async throws -> Archive {
-        guard var archive = try store.archive(id) else { throw Failure(kind: .notFound, description: "there is no archive \(id)") }
+        guard var archive = try store.archive(id) else { throw RelayError(.notFound, "there is no archive \(id)") }
         guard let hub = active.removeValue(forKey: id), let recorder = await hub.recorder, recorder.archiveId == id else { return archive }
         let summary = await recorder.finish()
         archive.duration = summary.duration

@@ -71,12 +71,12 @@ extension RelayServer {
     }
 
     private static func translate(_ error: any Error) -> any Error {
-        guard let failure = error as? ArchiveManager.Failure else { return error }
+        guard let failure = error as? RelayError else { return error }
         switch failure.kind {
-        case .notFound: return HTTPError(.notFound, message: failure.description)
-        case .conflict: return HTTPError(.conflict, message: failure.description)
-        case .badRequest: return HTTPError(.badRequest, message: failure.description)
-        case .storage: return HTTPError(.internalServerError, message: failure.description)
+        case .notFound: return HTTPError(.notFound, message: failure.message)
+        case .conflict: return HTTPError(.conflict, message: failure.message)
+        case .badRequest: return HTTPError(.badRequest, message: failure.message)
+        case .storage, .dataDirectoryInUse, .cannotListen: return HTTPError(.internalServerError, message: failure.message)
         }
     }
 

@@ -91,17 +91,12 @@ public final class RelayServer: Service {
         }
     }
 
-    /// The relay could not start listening (the port is taken, the address is not this machine's).
-    public struct StartFailure: Error, CustomStringConvertible {
-        public let description: String
-    }
-
-    /// The port the relay listens on, once it does; throws ``StartFailure`` if it never will.
+    /// The port the relay listens on, once it does; throws ``RelayError`` (`.cannotListen`) if it never will.
     public func waitUntilListening() async throws -> Int {
         try await withCheckedThrowingContinuation { continuation in
-            let known = listening.withLock { state -> Result<Int, StartFailure>? in
+            let known = listening.withLock { state -> Result<Int, RelayError>? in
                 if let port = state.port { return .success(port) }
-                if let failure = state.failure { return .failure(StartFailure(description: failure)) }
+                if let failure = state.failure { return .failure(RelayError(.cannotListen, failure)) }
                 state.waiters.append(continuation)
                 return nil
             }
@@ -148,9 +143,9 @@ public final class RelayServer: Service {
             try await app.run()
         } catch {
             // Whoever waits for the port learns that it will not come.
-            let failure = StartFailure(description: "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+            let failure = RelayError(.cannotListen, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
             let waiters = listening.withLock { state in
-                if state.port == nil { state.failure = failure.description }
+                if state.port == nil { state.failure = failure.message }
                 defer { state.waiters = [] }
                 return state.waiters
             }
@@ -276,7 +271,7 @@ public final class RelayServer: Service {
         return OpenedSession(sessionId: hub.sessionId, token: token, viewerToken: viewerToken)
     }
 
-    /// The session's credentials with the URLs clients use, once the relay listens (throws ``StartFailure``
+    /// The session's credentials with the URLs clients use, once the relay listens (throws ``RelayError``
     /// if it never will).
     public func credentials(for session: OpenedSession) async throws -> SessionCredentials {
         let base = baseURL(port: try await waitUntilListening())

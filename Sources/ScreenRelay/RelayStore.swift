@@ -45,11 +45,6 @@ final class RelayStore: Sendable {
     /// Held for the store's life: one relay per data directory (another would mark our recordings interrupted).
     private let lockDescriptor: Int32
 
-    struct InUse: Error, CustomStringConvertible {
-        let directory: String
-        var description: String { "another relay is using the data directory \(directory)" }
-    }
-
     init(dataDirectory: String) throws {
         let root = URL(fileURLWithPath: dataDirectory, isDirectory: true)
         directory = root.appendingPathComponent("archives", isDirectory: true)
@@ -57,7 +52,7 @@ final class RelayStore: Sendable {
         lockDescriptor = open(root.appendingPathComponent("lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lockDescriptor >= 0, flock(lockDescriptor, LOCK_EX | LOCK_NB) == 0 else {
             if lockDescriptor >= 0 { close(lockDescriptor) }
-            throw InUse(directory: dataDirectory)
+            throw RelayError(.dataDirectoryInUse, "another relay is using the data directory \(dataDirectory)")
         }
         do {
             database = try DatabaseQueue(path: root.appendingPathComponent("archives.sqlite").path)

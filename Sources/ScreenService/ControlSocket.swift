@@ -18,10 +18,10 @@ public enum ControlSocket {
     /// The largest request or reply accepted.
     static let maximumMessage = 64 * 1024
 
-    /// Sends `command` and returns the reply's JSON bytes. Throws ``ControlSocketError`` when nothing answers.
+    /// Sends `command` and returns the reply's JSON bytes. Throws ``ServiceError`` (`.controlSocket`) when nothing answers.
     public static func send(_ command: String, to path: String, timeout: Duration = .seconds(10)) async throws -> Data {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw ControlSocketError("no screenpub is running (no control socket at \(path))")
+            throw ServiceError(.controlSocket, "no screenpub is running (no control socket at \(path))")
         }
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
@@ -32,7 +32,7 @@ public enum ControlSocket {
                     }
                 }
         } catch {
-            throw ControlSocketError("no screenpub answers at \(path) (\(error)); it may have stopped")
+            throw ServiceError(.controlSocket, "no screenpub answers at \(path) (\(error)); it may have stopped")
         }
         let request = try JSONEncoder().encode(["command": command]) + Data("\n".utf8)
         return try await withThrowingTaskGroup(of: Data.self) { group in
@@ -42,16 +42,16 @@ public enum ControlSocket {
                     var reply = Data()
                     for try await chunk in inbound {
                         reply.append(contentsOf: chunk.readableBytesView)
-                        if reply.count > maximumMessage { throw ControlSocketError("the reply is too large") }
+                        if reply.count > maximumMessage { throw ServiceError(.controlSocket, "the reply is too large") }
                         if reply.last == UInt8(ascii: "\n") { break }
                     }
-                    guard !reply.isEmpty else { throw ControlSocketError("the service closed the control connection without answering") }
+                    guard !reply.isEmpty else { throw ServiceError(.controlSocket, "the service closed the control connection without answering") }
                     return reply
                 }
             }
             group.addTask {
                 try await Task.sleep(for: timeout)
-                throw ControlSocketError("no answer on \(path) within \(timeout)")
+                throw ServiceError(.controlSocket, "no answer on \(path) within \(timeout)")
             }
             let reply = try await group.next()!
             group.cancelAll()
@@ -91,11 +91,6 @@ public enum ControlSocket {
     }
 }
 
-public struct ControlSocketError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
-}
-
 /// Serves the control socket until the service group shuts down; removes the socket file when it ends.
 public struct ControlServer: Service {
     /// What the service answers to a command, and what it does once the answer is sent (`stop` shuts down).
@@ -116,22 +111,22 @@ public struct ControlServer: Service {
 
     /// Claims `path` (removing a stale socket left by a process that died; refusing one that still answers),
     /// so that problems show before the service starts.
-    public init(path: String, logger: Logger, handle: @escaping Handler) throws(ControlSocketError) {
+    public init(path: String, logger: Logger, handle: @escaping Handler) throws(ServiceError) {
         self.path = path
         self.logger = logger
         self.handle = handle
         // A directory we cannot create the socket in fails here, before any capture or recording starts.
         let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         if access(directory.isEmpty ? "/" : directory, W_OK | X_OK) != 0 {
-            throw ControlSocketError("cannot create the control socket \(path): \(String(cString: strerror(errno))) (\(directory))")
+            throw ServiceError(.controlSocket, "cannot create the control socket \(path): \(String(cString: strerror(errno))) (\(directory))")
         }
         var status = stat()
         if lstat(path, &status) == 0 {
             guard status.st_mode & S_IFMT == S_IFSOCK else {
-                throw ControlSocketError("\(path) exists and is not a socket; remove it or choose another --control-socket")
+                throw ServiceError(.controlSocket, "\(path) exists and is not a socket; remove it or choose another --control-socket")
             }
             if ControlSocket.isAnswering(path) {
-                throw ControlSocketError("another screenpub is already running with the control socket \(path)")
+                throw ServiceError(.controlSocket, "another screenpub is already running with the control socket \(path)")
             }
             unlink(path)
         }
@@ -151,7 +146,7 @@ public struct ControlServer: Service {
             umask(previousMask)
         } catch {
             umask(previousMask)
-            throw ControlSocketError("cannot listen on the control socket \(path): \(error)")
+            throw ServiceError(.controlSocket, "cannot listen on the control socket \(path): \(error)")
         }
         chmod(path, 0o600)
         logger.debug("control socket at \(path)")

@@ -23,7 +23,7 @@ public struct LayeredArguments: Sendable {
     public init(
         command: any ParsableArguments.Type, commandLine: [String], file: String?, fileRequired: Bool,
         environment: [String: String], environmentPrefix: String
-    ) throws(ConfigurationError) {
+    ) throws(ServiceError) {
         let options = OptionTable(command)
         var layered: [String] = []
         var origins: [String: String] = [:]
@@ -32,7 +32,7 @@ public struct LayeredArguments: Sendable {
             if let contents = FileManager.default.contents(atPath: file) {
                 text = String(decoding: contents, as: UTF8.self)
             } else if fileRequired || FileManager.default.fileExists(atPath: file) {
-                throw ConfigurationError("cannot read the configuration file \(file)")
+                throw ServiceError(.badConfiguration, "cannot read the configuration file \(file)")
             } else {
                 text = ""
             }
@@ -53,7 +53,7 @@ public struct LayeredArguments: Sendable {
                 arguments = ["--\(key)", value]
             case .flag(let on, let off):
                 guard let enabled = Self.boolean(value) else {
-                    throw ConfigurationError("$\(name) must be true or false (1/0, yes/no), got '\(value)'")
+                    throw ServiceError(.badConfiguration, "$\(name) must be true or false (1/0, yes/no), got '\(value)'")
                 }
                 guard let flag = enabled ? on : off else { continue }
                 arguments = ["--\(flag)"]
@@ -85,7 +85,7 @@ public struct LayeredArguments: Sendable {
     /// missing), and the `APPLICATION_*` variables of this process's environment.
     public static func read(
         command: any ParsableArguments.Type, application: String, commandLine: [String]
-    ) throws(ConfigurationError) -> LayeredArguments {
+    ) throws(ServiceError) -> LayeredArguments {
         let environment = ProcessInfo.processInfo.environment
         let explicitFile = configOption(in: commandLine)
         return try LayeredArguments(
@@ -119,14 +119,14 @@ public struct LayeredArguments: Sendable {
         var origin: String
     }
 
-    private static func settings(inFile file: String, text: String, options: OptionTable) throws(ConfigurationError) -> [Setting] {
+    private static func settings(inFile file: String, text: String, options: OptionTable) throws(ServiceError) -> [Setting] {
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw ConfigurationError("\(file) line \(error.source.begin.line): \(error.description)")
+            throw ServiceError(.badConfiguration, "\(file) line \(error.source.begin.line): \(error.description)")
         } catch {
-            throw ConfigurationError("\(file): \(error)")
+            throw ServiceError(.badConfiguration, "\(file): \(error)")
         }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         var settings: [Setting] = []
@@ -136,7 +136,7 @@ public struct LayeredArguments: Sendable {
             let key = rawKey.replacingOccurrences(of: "_", with: "-")
             guard let option = options.byKey[key], let value = table[rawKey]?.tomlValue else {
                 let known = options.byKey.keys.sorted().joined(separator: ", ")
-                throw ConfigurationError("\(place): unknown key '\(rawKey)' (known keys: \(known))")
+                throw ServiceError(.badConfiguration, "\(place): unknown key '\(rawKey)' (known keys: \(known))")
             }
             let written = "\(rawKey) = \(value.debugDescription)"
             switch (option.kind, value.type) {
@@ -146,14 +146,22 @@ public struct LayeredArguments: Sendable {
                 settings.append(Setting(option: key, arguments: ["--\(key)", String(value.int ?? 0)], origin: "\(place) (\(written))"))
             case (.value, .double):
                 settings.append(Setting(option: key, arguments: ["--\(key)", String(value.double ?? 0)], origin: "\(place) (\(written))"))
+            case (.value, .array):
+                // A repeatable option (`to = ["file:/a.webm", "http://relay:8090"]`): once per element.
+                let elements = value.array.map { Array($0) } ?? []
+                let strings = elements.compactMap(\.string)
+                guard strings.count == elements.count else {
+                    throw ServiceError(.badConfiguration, "\(place): '\(rawKey)' must be a list of strings, got \(value.debugDescription)")
+                }
+                settings.append(Setting(option: key, arguments: strings.flatMap { ["--\(key)", $0] }, origin: "\(place) (\(written))"))
             case (.flag(let on, let off), .bool):
                 if let flag = (value.bool ?? false) ? on : off {
                     settings.append(Setting(option: key, arguments: ["--\(flag)"], origin: "\(place) (\(written))"))
                 }
             case (.flag, _):
-                throw ConfigurationError("\(place): '\(rawKey)' must be true or false, got \(value.debugDescription)")
+                throw ServiceError(.badConfiguration, "\(place): '\(rawKey)' must be true or false, got \(value.debugDescription)")
             case (.value, _):
-                throw ConfigurationError("\(place): '\(rawKey)' must be a string or a number, got \(value.debugDescription)")
+                throw ServiceError(.badConfiguration, "\(place): '\(rawKey)' must be a string or a number, got \(value.debugDescription)")
             }
         }
         return settings.sorted { $0.origin < $1.origin }
@@ -179,11 +187,6 @@ public struct LayeredArguments: Sendable {
     }
 }
 
-/// A configuration file or environment variable that cannot be used; the message names where and why.
-public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
-}
 
 /// The command's long options, read from ArgumentParser's own description of it, so that the file accepts
 /// exactly what the command line does.

@@ -177,9 +177,10 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
                 logger.warning("\(state.value.connection.lastProblem ?? "the relay connection ended"); reconnecting in \(String(format: "%.1f", delay)) s (attempt \(attempt))")
                 // Woken early when the stream is finished: nothing is left to send.
                 await finishedEvent.wait(upTo: .milliseconds(Int(delay * 1000)))
-                if state.value.finished { return }
+                if state.value.finished || Task.isCancelled { return }
                 fallthrough
             case .connectNow:
+                if Task.isCancelled { return }
                 machine.opening(at: seconds())
                 var failure: RelayClientError?
                 do {

@@ -28,7 +28,7 @@ public final class Share: Sendable {
     let startTime = ContinuousClock.now
     let reporter: StatusReporter
     /// The reload that SIGHUP asks for: the settings read again.
-    let rereadSettings: @Sendable () -> Result<ShareConfiguration, ShareConfigurationError>
+    let rereadSettings: @Sendable () -> Result<ShareConfiguration, ShareError>
     private let capture: Locked<CaptureService?> = Locked(nil)
 
     /// - Parameters:
@@ -39,7 +39,7 @@ public final class Share: Sendable {
     public init(
         configuration: ShareConfiguration, logger: Logger, sources: FrameSourceFactory? = nil,
         destinationKinds: [DestinationKind] = ShareDestinations.all, interactive: Bool = false,
-        rereadSettings: @escaping @Sendable () -> Result<ShareConfiguration, ShareConfigurationError> = { .failure(ShareConfigurationError("nothing to read them from")) },
+        rereadSettings: @escaping @Sendable () -> Result<ShareConfiguration, ShareError> = { .failure(ShareError(.invalidSettings, "nothing to read them from")) },
         output: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.configuration = configuration
@@ -136,7 +136,7 @@ public final class Share: Sendable {
     }
 
     /// Applies settings read again (SIGHUP): what can change at once does, the rest is logged.
-    public func reload(_ settings: Result<ShareConfiguration, ShareConfigurationError>) {
+    public func reload(_ settings: Result<ShareConfiguration, ShareError>) {
         handle(.reload(settings))
     }
 

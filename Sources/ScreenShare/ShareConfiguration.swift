@@ -2,7 +2,7 @@ import Foundation
 public import ScreenCapturePipeWire
 public import ScreenCaptureX11
 public import ScreenCodec
-import ScreenMedia
+public import ScreenMedia
 public import ScreenPipeline
 public import ScreenTransport
 import ScreenService
@@ -36,11 +36,11 @@ public struct ShareConfiguration: Sendable, Equatable {
         }
     }
 
-    /// Checks `settings` and resolves them; throws ``ShareConfigurationError`` naming the option and what is wrong.
+    /// Checks `settings` and resolves them; throws a ``ShareError`` (`.invalidSettings`) naming the option and what is wrong.
     /// `destinationKinds` are the URL schemes `--to` may name.
     public init(
         _ settings: ShareSettings, environment: [String: String], destinationKinds: [DestinationKind] = ShareDestinations.all
-    ) throws(ShareConfigurationError) {
+    ) throws(ShareError) {
         try Self.check(settings, destinationKinds: destinationKinds)
         self.environment = environment
         let backend = Self.resolvedBackend(settings, environment: environment)
@@ -111,9 +111,9 @@ public struct ShareConfiguration: Sendable, Equatable {
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/screenpub"
     }
 
-    private static func check(_ settings: ShareSettings, destinationKinds: [DestinationKind]) throws(ShareConfigurationError) {
-        func require(_ condition: Bool, _ message: @autoclosure () -> String) throws(ShareConfigurationError) {
-            if !condition { throw ShareConfigurationError(message()) }
+    private static func check(_ settings: ShareSettings, destinationKinds: [DestinationKind]) throws(ShareError) {
+        func require(_ condition: Bool, _ message: @autoclosure () -> String) throws(ShareError) {
+            if !condition { throw ShareError(.invalidSettings, message()) }
         }
         let s = settings
         try require(LogFormat(rawValue: s.logFormat) != nil, "--log-format must be text or json, got '\(s.logFormat)'")
@@ -143,7 +143,7 @@ public struct ShareConfiguration: Sendable, Equatable {
             try require(PixelRect(parsing: region) != nil, "--region must be X,Y,WIDTH,HEIGHT with non-negative numbers, got '\(region)'")
         }
         if let window = s.window { try require(parseWindowID(window) != nil, "--window must be a window id in decimal or 0x hex, got '\(window)'") }
-        do { _ = try MetadataPolicy(option: s.metadata) } catch { throw ShareConfigurationError("--metadata: \(error)") }
+        do { _ = try MetadataPolicy(option: s.metadata) } catch { throw ShareError(.invalidSettings, "--metadata: \(error)") }
         try require(s.token == nil || s.server != nil || !s.to.isEmpty, "--token needs --server")
         if let server = s.server {
             try require(server.hasPrefix("http://") || server.hasPrefix("https://"), "--server must be an http:// or https:// URL, got '\(server)'")
@@ -153,12 +153,6 @@ public struct ShareConfiguration: Sendable, Equatable {
         }
         try require((0...65535).contains(s.port), "--port must be between 0 and 65535")
     }
-}
-
-/// An invalid setting: the message names the option and what it takes.
-public struct ShareConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
 }
 
 /// The capture side's settings: source, encoder, metadata, timing.

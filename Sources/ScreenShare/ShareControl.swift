@@ -1,4 +1,5 @@
 public import Foundation
+public import ScreenMedia
 import ScreenService
 public import ScreenTransport
 
@@ -9,7 +10,7 @@ public struct ShareControl: Sendable {
     public enum Command: Sendable, Equatable {
         case status, pause, resume, stop
         /// The settings read again (SIGHUP), or why they could not be.
-        case reload(Result<ShareConfiguration, ShareConfigurationError>)
+        case reload(Result<ShareConfiguration, ShareError>)
         /// A control socket command screenpub does not know.
         case unknown(String)
 

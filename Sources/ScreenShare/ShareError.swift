@@ -4,6 +4,8 @@ public import ScreenMedia
 public typealias ShareError = ScreenError<ShareFailure>
 
 public enum ShareFailure: Sendable, Hashable {
+    /// A setting is invalid: the message names the option and what it takes.
+    case invalidSettings
     /// Nothing was shared: no display, a bad target, an unwritable output, a relay that cannot be reached.
     case cannotStart
     /// The share started and then failed (display lost, disk full, token refused).

@@ -19,9 +19,24 @@ public final class VirtualDisplay: Sendable {
     }
 
     /// Starts Xvfb on a free display number, or on `displayNumber` (to bring a display back after `stop()`).
+    /// Xvfbs started at once by tests running in parallel can race for the same free number, and the loser
+    /// exits: it is started again (three attempts).
     public init(width: Int = 1280, height: Int = 720, displayNumber: Int? = nil) throws {
         self.width = width
         self.height = height
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                (processID, name) = try Self.spawn(width: width, height: height, displayNumber: displayNumber)
+                return
+            } catch where attempt < 3 {
+                usleep(UInt32.random(in: 50_000...250_000))
+            }
+        }
+    }
+
+    private static func spawn(width: Int, height: Int, displayNumber: Int?) throws -> (pid_t, String) {
         guard let xvfb = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].first(where: { (path: String) in access(path, X_OK) == 0 }) else {
             throw Failure(description: "Xvfb is not installed (apt-get install xvfb)")
         }
@@ -35,14 +50,15 @@ public final class VirtualDisplay: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addclose(&actions, readEnd)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("xvfb-\(UUID().uuidString).err").path
+        defer { unlink(errors) }
+        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let status = posix_spawn(&pid, xvfb, &actions, nil, argv, environ)
         close(writeEnd)
         guard status == 0 else { throw Failure(description: "cannot start Xvfb: errno \(status)") }
-        processID = pid
 
         // Xvfb writes its display number and a newline once it accepts connections.
         var number = ""
@@ -55,9 +71,10 @@ public final class VirtualDisplay: Sendable {
             kill(pid, SIGKILL)
             var exitStatus: Int32 = 0
             waitpid(pid, &exitStatus, 0)
-            throw Failure(description: "Xvfb did not start")
+            let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            throw Failure(description: "Xvfb did not start: \(said.suffix(600))")
         }
-        name = ":\(number)"
+        return (pid, ":\(number)")
     }
 
     /// Stops the server (as if it crashed, for tests of a vanished display) and waits for it to exit.
@@ -72,6 +89,10 @@ public final class VirtualDisplay: Sendable {
         kill(processID, SIGKILL)
         var exitStatus: Int32 = 0
         waitpid(processID, &exitStatus, 0)
+        // A killed Xvfb leaves its lock and socket; other Xvfbs looking for a free number would trip on them.
+        let number = name.dropFirst()
+        unlink("/tmp/.X\(number)-lock")
+        unlink("/tmp/.X11-unix/X\(number)")
     }
 
     deinit { stop() }

@@ -64,10 +64,6 @@ enum InProcessConnectionEnd<Result: Sendable>: Sendable {
 /// `receive` waits while it is empty and returns nil once it is closed and drained. Closing wakes everyone;
 /// a send after close throws. Cancelling a waiting task closes the pipe (its connection is over).
 final class MessagePipe: Sendable {
-    struct Closed: Error, CustomStringConvertible {
-        var description: String { "the in-process relay connection is closed" }
-    }
-
     private struct State {
         var buffer: [RelayMessage] = []
         var head = 0
@@ -84,8 +80,8 @@ final class MessagePipe: Sendable {
 
     func send(_ message: RelayMessage) async throws {
         while true {
-            let outcome: Result<Bool, Closed> = state.withLock { state in
-                if state.closed { return .failure(Closed()) }
+            let outcome: Result<Bool, RelayClientError> = state.withLock { state in
+                if state.closed { return .failure(RelayClientError(.closed, "the in-process relay connection is closed")) }
                 guard state.count < capacity else { return .success(false) }
                 if let receiver = state.receiver {
                     state.receiver = nil

@@ -63,7 +63,7 @@ enum ScreenpubMain {
         var command: ShareCommand
         do {
             command = try parseShareCommand(commandLine: shareCommandLine)
-        } catch let error as ConfigurationError {
+        } catch let error as ServiceError where error.kind == .badConfiguration {
             FileHandle.standardError.write(Data("screenpub: \(error)\n".utf8))
             exit(ExitStatus.badConfiguration)
         } catch {
@@ -77,7 +77,7 @@ enum ScreenpubMain {
     }
 
     /// The share command from the configuration file, the environment and `commandLine`. Throws
-    /// ``ConfigurationError`` (naming the file and line, or the variable) when a value from the file or the
+    /// ``ServiceError`` (`.badConfiguration`) (naming the file and line, or the variable) when a value from the file or the
     /// environment is wrong, and ArgumentParser's errors when the command line is.
     static func parseShareCommand(commandLine: [String]) throws -> ShareCommand {
         let layers = try LayeredArguments.read(command: ShareCommand.self, application: "screenpub", commandLine: commandLine)
@@ -88,7 +88,7 @@ enum ScreenpubMain {
             }
             return share
         } catch {
-            if let explained = layers.explain(ScreenpubCommand.message(for: error)) { throw ConfigurationError(explained) }
+            if let explained = layers.explain(ScreenpubCommand.message(for: error)) { throw ServiceError(.badConfiguration, explained) }
             throw error
         }
     }

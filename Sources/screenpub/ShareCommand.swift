@@ -21,9 +21,9 @@ struct ShareCommand: AsyncParsableCommand {
             track keeps every frame's metadata.
 
             Where it goes: with --server, to that relay (with --token, or a new session made with the relay \
-            secret from $SCREENRELAY_SECRET); with --output, to a file; with neither, to a relay started \
-            inside screenpub on 127.0.0.1 (--port), whose session and viewer URLs are printed (its HTTP API takes \
-            $SCREENRELAY_SECRET when set, else a random secret).
+            secret from $SCREENRELAY_SECRET); with --output, to a file; with --to URL, to each (relays, files); \
+            with none of these, to a relay started inside screenpub on 127.0.0.1 (--port), whose session and \
+            viewer URLs are printed (its HTTP API takes $SCREENRELAY_SECRET when set, else a random secret).
 
             Settings: every option can also be set in $XDG_CONFIG_HOME/screenpub/config.toml (or --config FILE) \
             as `name = value` with the option's long name (`fps = 5`, `server = "http://relay:8090"`, \
@@ -172,9 +172,10 @@ struct ShareCommand: AsyncParsableCommand {
             configuration: try ShareConfiguration(settings, environment: environment), logger: logger,
             interactive: isatty(STDERR_FILENO) == 1,
             rereadSettings: {
-                Result { try ScreenpubMain.parseShareCommand(commandLine: ScreenpubMain.shareCommandLine) }
-                    .mapError { ShareConfigurationError("\($0)") }
-                    .flatMap { command in Result { try ShareConfiguration(command.settings, environment: environment) }.mapError { $0 as! ShareConfigurationError } }
+                do {
+                    let command = try ScreenpubMain.parseShareCommand(commandLine: ScreenpubMain.shareCommandLine)
+                    return .success(try ShareConfiguration(command.settings, environment: environment))
+                } catch { return .failure(error as? ShareError ?? ShareError(.invalidSettings, "\(error)")) }
             },
             output: printNow)
         var failure: (any Error)?
@@ -191,7 +192,7 @@ struct ShareCommand: AsyncParsableCommand {
         guard let problem = share.finish(failure) else { return }
         logger.error("\(problem.message)")
         switch problem.kind {
-        case .cannotStart: throw ExitCode(ExitStatus.cannotStart)
+        case .cannotStart, .invalidSettings: throw ExitCode(ExitStatus.cannotStart)
         case .failed: throw ExitCode(ExitStatus.runtimeFailure)
         case .declined: throw ExitCode(ExitStatus.declined)
         }

@@ -21,7 +21,7 @@ enum ScreenrelayMain {
             do {
                 command = try ScreenrelayCommand.parse(layers.arguments)
             } catch {
-                if let explained = layers.explain(ScreenrelayCommand.message(for: error)) { throw ConfigurationError(explained) }
+                if let explained = layers.explain(ScreenrelayCommand.message(for: error)) { throw ServiceError(.badConfiguration, explained) }
                 ScreenrelayCommand.exit(withError: error)
             }
         } catch {

@@ -194,7 +194,8 @@ import Testing
         await #expect(try share.status()["state"] as? String == "sharing")
         #expect(share.process.errorsSoFar.contains("trying again in 0.3 s"))
         await #expect(try share.control(["stop"]).status == 0)
-        await #expect(share.process.wait(timeout: 10).status == 0)
+        let outcome = await share.process.wait(timeout: 10)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
         _ = returned
     }
 }

@@ -54,7 +54,7 @@ import Testing
         #expect(control.capture == capture)
         // The same settings again: nothing restarts.
         #expect(!control.handle(.reload(.success(next))).contains { if case .restartCapture = $0 { true } else { false } })
-        #expect(control.handle(.reload(.failure(ShareConfigurationError("bad")))) == [.log(.error, "SIGHUP: the settings were not changed: bad")])
+        #expect(control.handle(.reload(.failure(ShareError(.invalidSettings, "bad")))) == [.log(.error, "SIGHUP: the settings were not changed: bad")])
     }
 }
 
@@ -112,7 +112,7 @@ import Testing
         #expect {
             _ = try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds)
         } throws: { error in
-            (error as? ShareConfigurationError)?.description.hasPrefix(message) == true
+            (error as? ShareError)?.description.hasPrefix(message) == true
         }
     }
 }

@@ -47,7 +47,7 @@ struct RunningShare {
 
     static func start(
         _ settings: ShareSettings, environment: [String: String] = [:], sources: FrameSourceFactory = testPatternSources().0,
-        reread: (@Sendable () -> Result<ShareConfiguration, ShareConfigurationError>)? = nil
+        reread: (@Sendable () -> Result<ShareConfiguration, ShareError>)? = nil
     ) async throws -> RunningShare {
         let made = Mutex<[String: CollectingDestination]>([:])
         let kind = DestinationKind(schemes: ["collect"]) { url, context in
@@ -59,7 +59,7 @@ struct RunningShare {
         let share = Share(
             configuration: try ShareConfiguration(settings, environment: environment, destinationKinds: testKinds), logger: Logger(label: "test.share"),
             sources: sources, destinationKinds: ShareDestinations.all + [kind],
-            rereadSettings: reread ?? { .failure(ShareConfigurationError("no settings to read")) },
+            rereadSettings: reread ?? { .failure(ShareError(.invalidSettings, "no settings to read")) },
             output: { printedBox.append($0) })
         let services = try await share.prepare()
         let ended = Task<ShareError?, Never> {
@@ -81,7 +81,7 @@ extension RunningShare {
     @discardableResult
     static func with(
         _ settings: ShareSettings, environment: [String: String] = [:], sources: FrameSourceFactory = testPatternSources().0,
-        reread: (@Sendable () -> Result<ShareConfiguration, ShareConfigurationError>)? = nil,
+        reread: (@Sendable () -> Result<ShareConfiguration, ShareError>)? = nil,
         _ body: (RunningShare) async throws -> Void
     ) async throws -> ShareError? {
         let running = try await start(settings, environment: environment, sources: sources, reread: reread)

@@ -60,7 +60,7 @@ import Testing
         let reread = changed
         let (sources, made) = testPatternSources()
         let ending = try await RunningShare.with(
-            .testing(to: ["collect:a"]), sources: sources, reread: { Result { try ShareConfiguration(reread, environment: [:], destinationKinds: testKinds) }.mapError { $0 as! ShareConfigurationError } }) { running in
+            .testing(to: ["collect:a"]), sources: sources, reread: { Result { () throws(ShareError) in try ShareConfiguration(reread, environment: [:], destinationKinds: testKinds) } }) { running in
             let a = try #require(running.collected["collect:a"])
             #expect(try await eventually(10) { a.sink.frames.count >= 2 })
 
@@ -78,7 +78,7 @@ import Testing
 
             // Unchanged or unreadable settings restart nothing.
             running.share.reload(.success(try ShareConfiguration(changed, environment: [:], destinationKinds: testKinds)))
-            running.share.reload(.failure(ShareConfigurationError("config.toml line 1: bad")))
+            running.share.reload(.failure(ShareError(.invalidSettings, "config.toml line 1: bad")))
             try await Task.sleep(for: .milliseconds(300))
             #expect(made.count == 2)
         }
@@ -157,7 +157,8 @@ import Testing
         let reader = try WebMReader(path: path)
         var count = 0
         while try reader.nextFrame() != nil { count += 1 }
-        #expect(count >= 3)
+        // Every frame encoded is in the file (how many the 0.5 s held depends on the machine's load).
+        #expect(count >= 1 && count == running.share.totals.framesEncoded)
 
         await #expect(throws: ShareError.self) { _ = try await RunningShare.start(.testing(to: [path])) }
     }

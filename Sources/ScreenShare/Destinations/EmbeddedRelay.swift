@@ -43,7 +43,7 @@ public struct EmbeddedRelay: Service {
     public func destination(context: DestinationContext) async throws(ShareError) -> any StreamDestination {
         do {
             let session = try await relay.openSession(connectionData: "screenpub")
-            return EmbeddedRelayDestination(relay: relay, session: session, context: context)
+            return EmbeddedRelayDestination(relay: relay, port: port, session: session, context: context)
         } catch {
             throw ShareError(.cannotStart, "the relay in screenpub could not make a session: \(error)")
         }
@@ -63,12 +63,14 @@ public struct EmbeddedRelay: Service {
 /// session URLs are known once the relay listens.
 struct EmbeddedRelayDestination: StreamDestination {
     let relay: RelayServer
+    let port: Int
     let session: RelayServer.OpenedSession
     let inner: RelayDestination
     private let credentials = Locked<SessionCredentials?>(nil)
 
-    init(relay: RelayServer, session: RelayServer.OpenedSession, context: DestinationContext) {
+    init(relay: RelayServer, port: Int, session: RelayServer.OpenedSession, context: DestinationContext) {
         self.relay = relay
+        self.port = port
         self.session = session
         inner = RelayDestination(transport: relay.inProcessTransport, token: session.token, session: nil, context: context)
     }
@@ -87,7 +89,8 @@ struct EmbeddedRelayDestination: StreamDestination {
     }
 
     func startupMessage() async throws -> String? {
-        let known = try await relay.credentials(for: session)
+        // A relay that cannot listen prints nothing: its own service ends the share with the reason.
+        guard let known = try? await relay.credentials(for: session) else { return nil }
         credentials.withLock { $0 = known }
         return known.announcement
     }

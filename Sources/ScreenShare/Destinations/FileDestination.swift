@@ -31,12 +31,20 @@ public struct FileDestination: StreamDestination {
     }
 }
 
-/// Creates the output file to prove it can be written, refusing to replace a recording unless told to.
+/// Checks that the recording can be written, without leaving a file behind if the share then cannot start:
+/// an existing recording is refused unless `overwrite`, and the file or its directory must be writable.
 func probeWritable(_ path: String, overwrite: Bool) throws(ShareError) {
-    if !overwrite, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 {
-        throw ShareError(.cannotStart, "\(path) exists (\(size) bytes); pass --overwrite to replace it")
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+        guard !isDirectory.boolValue else { throw ShareError(.cannotStart, "\(path) is a directory: give a file name") }
+        if !overwrite, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 {
+            throw ShareError(.cannotStart, "\(path) exists (\(size) bytes); pass --overwrite to replace it")
+        }
+        guard access(path, W_OK) == 0 else { throw ShareError(.cannotStart, "cannot write \(path): check its permissions") }
+        return
     }
-    guard FileManager.default.createFile(atPath: path, contents: nil) else {
+    let directory = (path as NSString).deletingLastPathComponent
+    guard access(directory.isEmpty ? "." : directory, W_OK) == 0 else {
         throw ShareError(.cannotStart, "cannot create \(path): check that its directory exists and is writable")
     }
 }

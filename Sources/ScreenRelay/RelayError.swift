@@ -1,0 +1,19 @@
+public import ScreenMedia
+
+/// Why the relay refused an archive call or could not start, in words the caller can act on.
+public typealias RelayError = ScreenError<RelayFailure>
+
+public enum RelayFailure: Sendable, Hashable {
+    /// No such session or archive (HTTP 404).
+    case notFound
+    /// The session is already being recorded (HTTP 409).
+    case conflict
+    /// The request is wrong (HTTP 400).
+    case badRequest
+    /// The archive index or files cannot be written (HTTP 500).
+    case storage
+    /// Another relay owns the data directory.
+    case dataDirectoryInUse
+    /// The relay cannot listen (the port is taken, the address is not this machine's).
+    case cannotListen
+}
