@@ -33,6 +33,7 @@ let package = Package(
                 .product(name: "ScreenCodec", package: "screenpub"),
                 .product(name: "ScreenRecording", package: "screenpub"),
                 .product(name: "ScreenSession", package: "screenpub"),
+                .product(name: "ScreenTransport", package: "screenpub"),
                 .product(name: "ScreenWire", package: "screenpub"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

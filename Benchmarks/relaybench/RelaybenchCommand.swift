@@ -8,6 +8,7 @@ import ScreenCodec
 import ScreenMedia
 import ScreenRecording
 import ScreenSession
+import ScreenTransport
 import ScreenWire
 
 /// Measures the relay: capture-to-decoded latency of a live screenpub stream, and fan-out to many subscribers.

@@ -40,13 +40,13 @@ struct ScreenbenchCommand: AsyncParsableCommand {
     func run() async throws {
         if let pipewire { return try await producePipeWire(size: pipewire) }
         guard let display else { throw ValidationError("give --display or --pipewire") }
-        try draw(on: display)
+        try draw(on: display, size: try await screenSize(of: display))
     }
 
     /// Draws `content` on `display` forever (blocking this thread).
-    private func draw(on display: String) throws {
+    private func draw(on display: String, size: (width: Int, height: Int)) throws {
         let painter = try XPainter(displayName: display)
-        let (width, height) = try screenSize(of: display)
+        let (width, height) = size
         let background = XPainter.pixel(red: 24, green: 24, blue: 32)
         let foreground = XPainter.pixel(red: 220, green: 220, blue: 210)
         let window = painter.createWindow(PixelRect(x: 0, y: 0, width: width, height: height), color: background)
@@ -95,11 +95,11 @@ struct ScreenbenchCommand: AsyncParsableCommand {
             termination.setEventHandler { done.resume() }
             termination.resume()
         }
-        withExtendedLifetime((pipewire, producer)) {}
+        withExtendedLifetime(producer) { pipewire.stop() }
     }
 
-    private func screenSize(of display: String) throws -> (Int, Int) {
-        let output = try ChildProcess.run("/usr/bin/xdpyinfo", ["-display", display])
+    private func screenSize(of display: String) async throws -> (Int, Int) {
+        let output = try await ChildProcess.run("/usr/bin/xdpyinfo", ["-display", display])
         guard let match = output.standardOutput.firstMatch(of: /dimensions:\s+(\d+)x(\d+)/),
             let width = Int(match.1), let height = Int(match.2)
         else { throw ValidationError("cannot read the size of \(display)") }

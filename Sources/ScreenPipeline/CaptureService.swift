@@ -115,19 +115,27 @@ public struct CaptureService: Service {
 
 /// The stop signal of the current capture loop, and whether its end is a restart or the end.
 private final class LoopControl: Sendable {
-    private let state = Mutex<(current: StopSignal, restart: Bool, finished: Bool, waiting: Bool)>((StopSignal(), false, false, false))
+    private struct State {
+        var current = StopSignal()
+        var restart = false
+        var finished = false
+        /// Wakes the capture thread from a retry wait (a stop or a restart) without it polling.
+        var waking: DispatchSemaphore?
+    }
+    private let state = Mutex(State())
 
     var current: StopSignal { state.withLock { $0.current } }
     var isFinished: Bool { state.withLock { $0.finished } }
-    var isWaiting: Bool { state.withLock { $0.waiting } }
+    var isWaiting: Bool { state.withLock { $0.waking != nil } }
 
     /// Sleeps on the capture thread for up to `seconds`, waking early on a stop or restart.
     func wait(seconds: Double) {
         let signal = begin()
-        state.withLock { $0.waiting = true }
-        defer { state.withLock { $0.waiting = false } }
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while !signal.isStopped, ContinuousClock.now < deadline { usleep(50_000) }
+        let waking = DispatchSemaphore(value: 0)
+        state.withLock { $0.waking = waking }
+        defer { state.withLock { $0.waking = nil } }
+        guard !signal.isStopped else { return }
+        _ = waking.wait(timeout: .now() + .milliseconds(Int(seconds * 1000)))
     }
 
     /// A fresh stop signal for a new loop (already stopped if the service is shutting down).
@@ -146,6 +154,7 @@ private final class LoopControl: Sendable {
             guard !state.finished else { return }
             state.restart = true
             state.current.stop()
+            state.waking?.signal()
         }
     }
 
@@ -160,6 +169,7 @@ private final class LoopControl: Sendable {
         state.withLock { state in
             state.finished = true
             state.current.stop()
+            state.waking?.signal()
         }
     }
 }

@@ -15,6 +15,7 @@ public final class PrivatePipeWire: Sendable {
     /// The session bus address of the private dbus-daemon.
     public let busAddress: String
     private let processes: [ChildProcess]
+    private let stopped = Locked(false)
     /// Test producers to close before the daemons stop.
     private let producers = Locked<[PipeWireTestProducer]>([])
 
@@ -94,18 +95,37 @@ public final class PrivatePipeWire: Sendable {
         processes = started
     }
 
+    /// Stops the producers and the daemons (wireplumber, pipewire, the bus, in that order) and waits for them:
+    /// for a program about to exit. Tests let deinit do it without waiting.
+    public func stop() {
+        for process in takeForStopping() {
+            process.signal(SIGTERM)
+            process.waitSynchronously(timeout: 5)
+        }
+        try? FileManager.default.removeItem(atPath: runtimeDirectory)
+    }
+
     deinit {
-        for producer in producers.value { producer.close() }
-        // Stopped in order (wireplumber, pipewire, the bus) on a thread of their own: a deinit runs on a
-        // concurrency-pool thread, which must not wait for programs to exit.
-        let (processes, directory) = (self.processes, runtimeDirectory)
+        // On a thread of its own: a deinit runs on a concurrency-pool thread, which must not wait for
+        // programs to exit.
+        let (processes, directory) = (takeForStopping(), runtimeDirectory)
+        guard !processes.isEmpty else { return }
         Thread {
-            for process in processes.reversed() {
+            for process in processes {
                 process.signal(SIGTERM)
                 process.waitSynchronously(timeout: 5)
             }
             try? FileManager.default.removeItem(atPath: directory)
         }.start()
+    }
+
+    /// Closes the producers and hands out the daemons to stop, in stopping order, once.
+    private func takeForStopping() -> [ChildProcess] {
+        for producer in producers.withLock({ producers in defer { producers = [] }; return producers }) { producer.close() }
+        return stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped ? [] : processes.reversed()
+        }
     }
 
     func closeBeforeStopping(_ producer: PipeWireTestProducer) {
