@@ -29,8 +29,11 @@ extension RelayServer {
     }
 
     func archiveCaller(_ request: Request) async throws -> ArchiveCaller {
-        let presented = bearer(request) ?? request.uri.queryParameters["token"].map(String.init) ?? ""
-        if constantTimeEqual(presented, configuration.secret) { return .server }
+        // The secret only ever as `Authorization: Bearer` (a URL ends up in logs and histories); a moderator
+        // token may also come as `?token=` (the archive page's video element cannot set headers).
+        let header = bearer(request)
+        if let header, constantTimeEqual(header, configuration.secret) { return .server }
+        let presented = header ?? request.uri.queryParameters["token"].map(String.init) ?? ""
         guard !presented.isEmpty else {
             throw HTTPError(.unauthorized, message: "archives need the relay secret or a moderator token: Authorization: Bearer <secret or token>")
         }
@@ -68,6 +71,20 @@ extension RelayServer {
         return Response(
             status: status, headers: [.contentType: "application/json"],
             body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    /// `Content-Disposition: attachment` for any name (RFC 6266): a plain-ASCII `filename` with quotes,
+    /// backslashes and what is not printable ASCII replaced, and the exact name as `filename*` (RFC 8187).
+    static func attachment(filename: String) -> String {
+        let fallback = String(filename.unicodeScalars.map { scalar -> Character in
+            (0x20..<0x7F).contains(scalar.value) && scalar != "\"" && scalar != "\\" ? Character(scalar) : "_"
+        })
+        let exact = filename.utf8.map { byte -> String in
+            let unreserved = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || "-._~".utf8.contains(byte)
+            return unreserved ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
+        }.joined()
+        return "attachment; filename=\"\(fallback)\"; filename*=UTF-8''\(exact)"
     }
 
     private static func translate(_ error: any Error) -> any Error {
@@ -145,7 +162,7 @@ extension RelayServer {
         let size = RelayStore.size(of: [files[index]])
         var headers: HTTPFields = [
             .contentType: "video/webm", .acceptRanges: "bytes",
-            .contentDisposition: "attachment; filename=\"\(archive.name.isEmpty ? archive.id : archive.name)-\(index).webm\"",
+            .contentDisposition: Self.attachment(filename: "\(archive.name.isEmpty ? archive.id : archive.name)-\(index).webm"),
         ]
         let fileIO = FileIO()
         if let range = request.headers[.range].flatMap({ Self.byteRange($0, size: size) }) {

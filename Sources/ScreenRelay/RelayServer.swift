@@ -288,9 +288,10 @@ public final class RelayServer: Service {
         }
     }
 
-    /// What `Authorization: Bearer …` presents (the header's value as it is without the `Bearer ` prefix).
+    /// What `Authorization: Bearer …` presents; nil without that header in that form.
     func bearer(_ request: Request) -> String? {
-        request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : $0 }
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
+        return String(header.dropFirst(7))
     }
 
     /// The session API needs the relay secret: `Authorization: Bearer <secret>`.

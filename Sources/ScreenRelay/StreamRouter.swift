@@ -222,6 +222,9 @@ public struct StreamRouter<Frame> {
         guard var stream = streams[streamId] else {
             return [.sendControl(.error(code: .notFound, message: "there is no stream \(streamId)"), to: connectionId)]
         }
+        // Already subscribed: nothing to do. Replaying the cached pictures would let one connection make
+        // the relay queue them again and again, past the per-subscriber bound.
+        guard stream.subscribers[connectionId] == nil else { return [] }
         var actions: [Action] = [.sendControl(.subscribed(streamId: streamId), to: connectionId)]
         var subscription = Subscription()
         if let cache = stream.cache, cache.count <= limits.maximumQueuedFrames {

@@ -18,12 +18,13 @@ struct ChatNotifier: Sendable {
     }
 
     func receive(_ signal: Signal) {
-        let sender = signal.senderName
+        // Remote text: escaped, so that it cannot forge log lines.
+        let sender = signal.senderName.escapingControlCharacters
         guard signal.type == "chat" else {
-            logger.info("signal \(signal.type) from \(sender): \(signal.data)")
+            logger.info("signal \(signal.type) from \(sender): \(signal.data.escapingControlCharacters)")
             return
         }
-        logger.info("chat <\(sender)> \(signal.data)")
+        logger.info("chat <\(sender)> \(signal.data.escapingControlCharacters)")
         guard let notifySend else { return }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: notifySend)

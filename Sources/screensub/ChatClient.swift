@@ -81,9 +81,10 @@ struct ChatClient {
                 emit(String(decoding: data, as: UTF8.self))
             }
         } else if signal.type == "chat" {
-            emit("<\(sender)> \(signal.data)")
+            // Escaped: a chat line cannot move the terminal's cursor or pass for another line.
+            emit("<\(sender.escapingControlCharacters)> \(signal.data.escapingControlCharacters)")
         } else {
-            emit("[\(signal.type) from \(sender)] \(signal.data)")
+            emit("[\(signal.type) from \(sender.escapingControlCharacters)] \(signal.data.escapingControlCharacters)")
         }
     }
 

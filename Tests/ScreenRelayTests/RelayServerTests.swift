@@ -1,7 +1,10 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import ScreenCodec
 import ScreenMedia
-import ScreenRelay
+@testable import ScreenRelay
 import ScreenSession
 import ScreenTransport
 import ScreenTesting
@@ -32,6 +35,24 @@ import Testing
         #expect(try await relay.post("/session/nope/token", json: ["role": "subscriber"]).0 == 404)
         #expect(try await relay.post("/session/\(session.sessionId)/token", json: ["role": "subscriber", "expiresIn": 40 * 24 * 3600]).0 == 400)
         #expect(try await relay.post("/session/\(session.sessionId)/token", json: ["role": "subscriber", "data": String(repeating: "d", count: 1001)]).0 == 400)
+    }
+
+    @Test func theSecretCountsOnlyAsABearerHeader() async throws {
+        let relay = try await RunningRelay()
+        // The bare secret as the header, and the secret in the URL (logs, browser histories), are refused.
+        var bare = URLRequest(url: URL(string: relay.base + "/session")!)
+        bare.httpMethod = "POST"
+        bare.setValue(RunningRelay.secret, forHTTPHeaderField: "Authorization")
+        let (_, response) = try await URLSession.shared.data(for: bare)
+        #expect((response as? HTTPURLResponse)?.statusCode == 401)
+        #expect(try await relay.request("GET", "/archive?token=\(RunningRelay.secret)", secret: nil).0 == 401)
+        #expect(try await relay.request("GET", "/archive").0 != 401)
+    }
+
+    @Test func downloadNamesSurviveQuotesAndAnyAlphabet() {
+        #expect(RelayServer.attachment(filename: "plain-0.webm") == "attachment; filename=\"plain-0.webm\"; filename*=UTF-8''plain-0.webm")
+        #expect(RelayServer.attachment(filename: "a\"b\\c\r\nd-0.webm") == "attachment; filename=\"a_b_c__d-0.webm\"; filename*=UTF-8''a%22b%5Cc%0D%0Ad-0.webm")
+        #expect(RelayServer.attachment(filename: "réunion-0.webm") == "attachment; filename=\"r_union-0.webm\"; filename*=UTF-8''r%C3%A9union-0.webm")
     }
 
     @Test(arguments: TransportKind.allCases)

@@ -54,6 +54,16 @@ import Testing
         #expect(router.streamInfos.isEmpty)
     }
 
+    @Test func aRepeatedSubscribeIsANoOpAndReplaysNothing() {
+        var router = sessionWithStream(subscribers: ["v"])
+        _ = router.frame("k0", header: header(1, 0, key: true), size: 10, from: "p", now: 0)
+        _ = router.frame("d1", header: header(1, 1, key: false), size: 10, from: "p", now: 0)
+        let first = router.handle(.subscribe(streamId: 1), from: "v", now: 0)
+        #expect(frames(first, to: "v") == ["k0", "d1"])
+        for _ in 0..<100 { #expect(router.handle(.subscribe(streamId: 1), from: "v", now: 0).isEmpty) }
+        #expect(router.queuedFrames(for: "v", streamId: 1) == 2)
+    }
+
     @Test func aSubscriberCannotPublish() {
         var router = sessionWithStream(subscribers: ["v"])
         let actions = router.handle(.publish(name: "x", properties: Self.properties), from: "v", now: 0)

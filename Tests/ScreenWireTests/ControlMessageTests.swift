@@ -98,4 +98,10 @@ import Testing
         #expect(RelayEndpoint.webSocketURL(server: "http://127.0.0.1:8090") == "ws://127.0.0.1:8090/ws")
         #expect(RelayEndpoint.webSocketURL(server: "https://relay.example/") == "wss://relay.example/ws")
     }
+
+    @Test func remoteTextIsEscapedForLogsAndTerminals() {
+        #expect("hello".escapingControlCharacters == "hello")
+        #expect("a\nscreenpub: forged".escapingControlCharacters == "a\\nscreenpub: forged")
+        #expect("\u{1B}[2J\t\\ é \u{202E}".escapingControlCharacters == "\\u{1b}[2J\\t\\\\ é \\u{202e}")
+    }
 }
