@@ -97,7 +97,7 @@ extension RelayServer {
         }
     }
 
-    func addArchiveRoutes(_ router: Router<BasicWebSocketRequestContext>) {
+    func addArchiveRoutes(_ router: Router<RelayRequestContext>) {
         router.post("/archive") { [self] request, context -> Response in
             let caller = try await archiveCaller(request)
             let body: StartRequest
@@ -154,7 +154,7 @@ extension RelayServer {
     }
 
     /// One stream's WebM (`?stream=N`, default the first), with single byte ranges for players that seek.
-    private func download(_ archive: Archive, request: Request, context: BasicWebSocketRequestContext) async throws -> Response {
+    private func download(_ archive: Archive, request: Request, context: RelayRequestContext) async throws -> Response {
         let files = try manager().store.files(of: archive.id)
         let index = request.uri.queryParameters["stream"].flatMap { Int($0) } ?? 0
         guard files.indices.contains(index) else { throw HTTPError(.notFound, message: "archive \(archive.id) has no stream \(index)") }

@@ -29,6 +29,7 @@ public final class RelayMetrics: Sendable {
         case protocolErrors = "screenrelay_protocol_errors_total"
         case rejectedTokens = "screenrelay_rejected_tokens_total"
         case signals = "screenrelay_signals_total"
+        case overflowCloses = "screenrelay_connections_closed_unread_total"
 
         var help: String {
             switch self {
@@ -44,6 +45,7 @@ public final class RelayMetrics: Sendable {
             case .keyframeRequests: "Keyframe requests sent to publishers."
             case .protocolErrors: "Connections closed for malformed or unexpected messages."
             case .rejectedTokens: "Hello messages refused for their token."
+            case .overflowCloses: "Connections closed because they let their queue of control messages overflow (they do not read)."
             }
         }
 

@@ -26,6 +26,13 @@ public struct RelayConfiguration: Sendable {
     public var dataDirectory: String?
     /// Seconds a recorded session may have no stream before its archive stops by itself.
     public var archiveGraceSeconds: Double
+    /// Control messages (signals, announcements) one connection may have waiting to be written; past this,
+    /// or past ``maximumQueuedControlBytes``, it is closed: it does not read what it is sent.
+    public var maximumQueuedControlMessages = 1024
+    public var maximumQueuedControlBytes = 4 << 20
+    /// Signals one connection may send per second on average, and in a burst; past them they are refused.
+    public var signalsPerSecond = 20.0
+    public var signalBurst = 40.0
 
     public init(
         host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil, publishersMaySignal: Bool = true,
@@ -72,7 +79,9 @@ public final class RelayServer: Service {
         self.configuration = configuration
         self.logger = logger
         self.registry = SessionRegistry(
-            metrics: metrics, publishersMaySignal: configuration.publishersMaySignal,
+            metrics: metrics,
+            limits: .init(signalsPerSecond: configuration.signalsPerSecond, signalBurst: configuration.signalBurst),
+            publishersMaySignal: configuration.publishersMaySignal,
             archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)))
         self.tokens = try await TokenAuthority(secret: configuration.secret)
         if let dataDirectory = configuration.dataDirectory {
@@ -118,7 +127,7 @@ public final class RelayServer: Service {
     }
 
     public func run() async throws {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+        let router = Router(context: RelayRequestContext.self)
         addHTTPRoutes(router)
         addArchiveRoutes(router)
         addWebSocketRoute(router)
@@ -172,7 +181,7 @@ public final class RelayServer: Service {
         var expiresAt: String
     }
 
-    private func addHTTPRoutes(_ router: Router<BasicWebSocketRequestContext>) {
+    private func addHTTPRoutes(_ router: Router<RelayRequestContext>) {
         router.get("/healthz") { _, _ in "ok\n" }
         // The viewer page: the token in its query string decides what it may see, so the page itself is public.
         // It is sent with no-referrer so that the token does not leak to other sites.
@@ -304,13 +313,15 @@ public final class RelayServer: Service {
 
     // MARK: WebSocket
 
-    private func addWebSocketRoute(_ router: Router<BasicWebSocketRequestContext>) {
+    private func addWebSocketRoute(_ router: Router<RelayRequestContext>) {
         router.ws(RouterPath(RelayEndpoint.webSocketPath)) { [self] inbound, outbound, context in
             var messages = inbound.messages(maxSize: Self.maximumMessageSize).makeAsyncIterator()
+            let channel = context.requestContext.channel
             await serveConnection(
                 inbound: RelayInbound { try await messages.next().map(RelayMessage.init) },
                 write: { try await outbound.write($0.webSocketFrame) },
                 close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
+                drop: { channel.close(promise: nil) },
                 logger: context.logger)
         }
     }
@@ -320,10 +331,12 @@ public final class RelayServer: Service {
     /// order, with the transport's backpressure. Returns when the connection has ended.
     func serveConnection(
         inbound: RelayInbound, write: @escaping @Sendable (RelayMessage) async throws -> Void,
-        close: @escaping @Sendable (WireErrorCode, String) async throws -> Void, logger connectionLogger: Logger
+        close: @escaping @Sendable (WireErrorCode, String) async throws -> Void,
+        drop: @escaping @Sendable () -> Void = {}, logger connectionLogger: Logger
     ) async {
         let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
-        let (queue, outlet) = AsyncStream<Outgoing>.makeStream()
+        let (queue, outlet) = ConnectionOutlet.make(
+            limits: .init(messages: configuration.maximumQueuedControlMessages, bytes: configuration.maximumQueuedControlBytes))
         let joined = Locked<SessionHub?>(nil)
         let helloTimer = Task {
             try? await Task.sleep(for: .seconds(Self.helloTimeout))
@@ -333,44 +346,54 @@ public final class RelayServer: Service {
             }
         }
         defer { helloTimer.cancel() }
-        await withTaskGroup(of: Void.self) { group in
-            // The writer: everything this client is sent, in order, with backpressure from the transport.
-            // It is not cancelled: it drains the queue (an error and a close included) and then ends.
-            group.addTask {
-                do {
-                    for await item in queue {
-                        switch item {
-                        case .frame(let buffer, let streamId):
-                            try await write(.binary(buffer))
-                            await joined.value?.delivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
-                        case .control(let text):
-                            try await write(.text(text))
-                        case .close(let code, let reason):
-                            try await close(code, reason)
-                            return
-                        }
-                    }
-                } catch {
-                    connectionLogger.debug("writing to \(connectionId) failed: \(error)")
-                }
-            }
+        // The writer: everything this client is sent, in order, with backpressure from the transport. It drains
+        // the queue (an error and a close included) and then ends. It is cancelled only when the client let its
+        // queue overflow: its socket may never take another byte, and what was queued for it is dropped.
+        let writer = Task {
             do {
-                while let message = try await inbound.next() {
-                    let keepGoing = try await handle(message, connectionId: connectionId, joined: joined, outlet: outlet)
-                    if !keepGoing { break }
+                for await item in queue {
+                    defer { outlet.sent(item) }
+                    switch item {
+                    case .frame(let buffer, let streamId):
+                        try await write(.binary(buffer))
+                        await joined.value?.delivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
+                    case .control(let text):
+                        try await write(.text(text))
+                    case .close(let code, let reason):
+                        try await close(code, reason)
+                        return
+                    }
                 }
             } catch {
-                connectionLogger.debug("connection \(connectionId) ended: \(error)")
+                connectionLogger.debug("writing to \(connectionId) failed: \(error)")
             }
-            if let hub = joined.value { await hub.leave(connectionId) }
-            outlet.finish()
         }
+        outlet.onOverflow { [metrics, configuration] in
+            metrics.add(.overflowCloses)
+            connectionLogger.info(
+                "closing \(connectionId): it does not read what it is sent (more than \(configuration.maximumQueuedControlMessages) messages or \(configuration.maximumQueuedControlBytes) bytes queued)")
+            writer.cancel()
+            drop()
+        }
+        do {
+            while let message = try await inbound.next() {
+                let keepGoing = try await handle(message, connectionId: connectionId, joined: joined, outlet: outlet)
+                if !keepGoing || outlet.overflowed { break }
+            }
+        } catch {
+            connectionLogger.debug("connection \(connectionId) ended: \(error)")
+        }
+        if let hub = joined.value { await hub.leave(connectionId) }
+        outlet.finish()
+        // A client that let its queue overflow may never read again: its connection is dropped now (the
+        // transport closes it when this returns), not after a write that may never complete.
+        if !outlet.overflowed { await writer.value }
     }
 
     /// Handles one inbound message; false when the connection must close.
     private func handle(
         _ message: RelayMessage, connectionId: String, joined: Locked<SessionHub?>,
-        outlet: AsyncStream<Outgoing>.Continuation
+        outlet: ConnectionOutlet
     ) async throws -> Bool {
         func refuse(_ error: WireError) -> Bool {
             metrics.add(.protocolErrors)

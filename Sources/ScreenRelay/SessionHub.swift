@@ -3,13 +3,6 @@ import Hummingbird
 import Logging
 import ScreenWire
 
-/// What a connection's writer task sends, in order.
-enum Outgoing: Sendable {
-    case frame(ByteBuffer, streamId: UInt32)
-    case control(String)
-    case close(WireErrorCode, String)
-}
-
 /// One session: its ``StreamRouter`` and the outgoing queues of its connections, behind an actor so that
 /// every event is applied in order. Frames are forwarded as the same `ByteBuffer` (reference-counted, never
 /// copied); each connection's writer drains its own queue, so a slow socket only fills its own queue, whose
@@ -18,7 +11,7 @@ actor SessionHub {
     let sessionId: String
     let createdAt = Date()
     private var router: StreamRouter<ByteBuffer>
-    private var outlets: [String: AsyncStream<Outgoing>.Continuation] = [:]
+    private var outlets: [String: ConnectionOutlet] = [:]
     private let metrics: RelayMetrics
     private var reportedDrops = 0
     private var reportedRequests = 0
@@ -43,7 +36,7 @@ actor SessionHub {
 
     var isEmpty: Bool { router.isEmpty }
 
-    func join(_ connection: ConnectionInfo, outlet: AsyncStream<Outgoing>.Continuation) {
+    func join(_ connection: ConnectionInfo, outlet: ConnectionOutlet) {
         outlets[connection.connectionId] = outlet
         metrics.add(.connections)
         perform(router.connect(connection))
@@ -169,16 +162,21 @@ actor SessionRegistry {
     private let metrics: RelayMetrics
     private let publishersMaySignal: Bool
     private let archiveGrace: Duration
+    private let limits: StreamRouter<ByteBuffer>.Limits
 
-    init(metrics: RelayMetrics, publishersMaySignal: Bool = true, archiveGrace: Duration = .seconds(10)) {
+    init(
+        metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true,
+        archiveGrace: Duration = .seconds(10)
+    ) {
         self.metrics = metrics
+        self.limits = limits
         self.publishersMaySignal = publishersMaySignal
         self.archiveGrace = archiveGrace
     }
 
     /// A new session, or (`id` given) one the relay knew before a restart.
     func create(id: String = SessionRegistry.newIdentifier()) -> SessionHub {
-        let hub = SessionHub(sessionId: id, metrics: metrics, publishersMaySignal: publishersMaySignal, archiveGrace: archiveGrace)
+        let hub = SessionHub(sessionId: id, metrics: metrics, limits: limits, publishersMaySignal: publishersMaySignal, archiveGrace: archiveGrace)
         hubs[id] = hub
         metrics.set(.sessions, hubs.count)
         return hub

@@ -22,11 +22,20 @@ public struct StreamRouter<Frame> {
         /// The cached group of pictures is dropped past this many bytes (and a keyframe is asked for the next
         /// subscriber instead), which bounds the relay's memory per stream.
         public var maximumCachedBytes: Int
+        /// Signals one connection may send per second, on average, and at once: past them a signal is refused
+        /// (`invalidSignal`), so that one client cannot flood everyone's queue through the session.
+        public var signalsPerSecond: Double
+        public var signalBurst: Double
 
-        public init(maximumQueuedFrames: Int = 16, keyframeRequestInterval: Double = 0.5, maximumCachedBytes: Int = 8 << 20) {
+        public init(
+            maximumQueuedFrames: Int = 16, keyframeRequestInterval: Double = 0.5, maximumCachedBytes: Int = 8 << 20,
+            signalsPerSecond: Double = 20, signalBurst: Double = 40
+        ) {
             self.maximumQueuedFrames = maximumQueuedFrames
             self.keyframeRequestInterval = keyframeRequestInterval
             self.maximumCachedBytes = maximumCachedBytes
+            self.signalsPerSecond = signalsPerSecond
+            self.signalBurst = signalBurst
         }
     }
 
@@ -63,6 +72,8 @@ public struct StreamRouter<Frame> {
     /// Keyframe requests sent to publishers.
     public private(set) var keyframeRequestsSent = 0
     private var connections: [String: ConnectionInfo] = [:]
+    /// Each connection's signal allowance (a token bucket): tokens left, and when it was last filled.
+    private var signalAllowance: [String: (tokens: Double, at: Double)] = [:]
     /// Order of joining, so announcements list connections the same way every time.
     private var connectionOrder: [String] = []
     private var streams: [UInt32: Stream] = [:]
@@ -108,6 +119,7 @@ public struct StreamRouter<Frame> {
     public mutating func disconnect(_ connectionId: String) -> [Action] {
         guard connections.removeValue(forKey: connectionId) != nil else { return [] }
         connectionOrder.removeAll { $0 == connectionId }
+        signalAllowance[connectionId] = nil
         var actions: [Action] = []
         for streamId in streams.keys.sorted() {
             if streams[streamId]?.info.connectionId == connectionId {
@@ -170,6 +182,9 @@ public struct StreamRouter<Frame> {
             if connection.role == .publisher && !publishersMaySignal {
                 return [.sendControl(.error(code: .forbidden, message: "this relay does not let publisher tokens send signals"), to: connectionId)]
             }
+            guard takeSignalAllowance(connectionId, now: now) else {
+                return [.sendControl(.error(code: .invalidSignal, message: "too many signals: at most \(Int(limits.signalsPerSecond)) a second"), to: connectionId)]
+            }
             signal.from = connectionId
             signal.fromData = connection.data
             return deliver(signal, replyingTo: connectionId)
@@ -187,6 +202,17 @@ public struct StreamRouter<Frame> {
     }
 
     // MARK: Signals
+
+    /// Spends one of the connection's signals, refilled at ``Limits/signalsPerSecond`` up to the burst.
+    private mutating func takeSignalAllowance(_ connectionId: String, now: Double) -> Bool {
+        var allowance = signalAllowance[connectionId] ?? (limits.signalBurst, now)
+        allowance.tokens = min(limits.signalBurst, allowance.tokens + (now - allowance.at) * limits.signalsPerSecond)
+        allowance.at = now
+        let allowed = allowance.tokens >= 1
+        if allowed { allowance.tokens -= 1 }
+        signalAllowance[connectionId] = allowance
+        return allowed
+    }
 
     /// A signal from the server itself (its HTTP API): to one connection or everyone. Throws `invalidSignal`
     /// or `notFound`.

@@ -18,14 +18,14 @@ final class RunningRelay: Sendable {
     let port: Int
     private let task: Task<Void, any Error>
 
-    init(dataDirectory: String? = nil, archiveGraceSeconds: Double = 10) async throws {
+    init(dataDirectory: String? = nil, archiveGraceSeconds: Double = 10, configure: (inout RelayConfiguration) -> Void = { _ in }) async throws {
         var logger = Logger(label: "relay-test")
         // Tests end by cancelling the relay, which Hummingbird reports as an error; only crashes matter here.
         logger.logLevel = .critical
-        let server = try await RelayServer(
-            configuration: .init(
-                host: "127.0.0.1", port: 0, secret: Self.secret, dataDirectory: dataDirectory, archiveGraceSeconds: archiveGraceSeconds),
-            logger: logger)
+        var configuration = RelayConfiguration(
+            host: "127.0.0.1", port: 0, secret: Self.secret, dataDirectory: dataDirectory, archiveGraceSeconds: archiveGraceSeconds)
+        configure(&configuration)
+        let server = try await RelayServer(configuration: configuration, logger: logger)
         self.server = server
         task = Task { try await server.run() }
         port = try await server.waitUntilListening()

@@ -1,0 +1,98 @@
+import Foundation
+import ScreenMedia
+import ScreenRelay
+import ScreenSession
+import ScreenTesting
+import ScreenTransport
+import ScreenWire
+import Testing
+
+/// Attacks on a real relay on loopback: the attacker is closed with the documented reason or throttled, what
+/// the relay holds for it stays bounded, and an honest subscriber keeps receiving.
+@Suite struct HostileClientTests {
+    /// A publisher with a stream and an honest subscriber counting what it receives, around `attack`.
+    func withHonestSession<Result: Sendable>(
+        on relay: RunningRelay, _ attack: @escaping @Sendable (_ session: String) async throws -> Result
+    ) async throws -> (result: Result, honestChats: Int, honestStillReceives: Bool) {
+        let session = try await relay.createSession()
+        let honestToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let frames = try TestMedia.encodedFrames(count: 10)
+        let honest = Locked((frames: 0, chats: 0))
+        return try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { publisher, events in
+            _ = try await events.nextControl()
+            let stream = try await publisher.publishTestStream(events)
+            let subscriber = Task {
+                try await RelayClient.connect(url: relay.webSocketURL, token: honestToken, logger: quietLogger) { link, events in
+                    try await link.send(.subscribe(streamId: stream.streamId))
+                    while let event = try await events.next() {
+                        switch event {
+                        case .media: honest.withLock { $0.frames += 1 }
+                        case .control(.signal): honest.withLock { $0.chats += 1 }
+                        case .control(.streamDestroyed): return
+                        default: continue
+                        }
+                    }
+                }
+            }
+            try await relay.waitForConnections(2)
+            let result = try await attack(session.sessionId)
+            let before = honest.value.frames
+            try await publisher.send(frames, streamId: stream.streamId)
+            let stillReceives = try await eventually(20) { honest.value.frames >= before + 10 }
+            try await publisher.send(.unpublish(streamId: stream.streamId))
+            try await subscriber.value
+            return (result, honest.value.chats, stillReceives)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: TransportKind.allCases)
+    func aClientThatDoesNotReadWhatItIsSentIsClosed(transport: TransportKind) async throws {
+        // Signals unthrottled, so that only the queue bound stands between this client and the relay's memory.
+        let relay = try await RunningRelay { $0.signalsPerSecond = 1e9; $0.signalBurst = 1e9 }
+        let outcome = try await withHonestSession(on: relay) { session in
+            let token = try await relay.token(session: session, role: .subscriber)
+            // It reads nothing after hello and sends itself 8 KB lines: they pile up for it, at the relay.
+            return try await RelayClient.connect(transport: transport.to(relay), token: token, logger: quietLogger) { link, events in
+                guard case .welcome(let me, _, _, _, _)? = try await events.nextControl() else { return false }
+                let line = String(repeating: "x", count: Signal.maximumDataSize)
+                var sent = 0
+                do {
+                    // Until the relay has closed it (a client that does not read may not notice at once).
+                    while sent < 4_000, relay.server.metrics.value(.overflowCloses) == 0 {  // 32 MB: several times the bound and socket buffers
+                        try await link.send(.signal(Signal(type: "chat", data: line, to: me)))
+                        sent += 1
+                    }
+                } catch {}
+                // Closed by the relay: it has left its session, where the publisher and the honest one remain.
+                return try await eventually(20) {
+                    relay.server.metrics.value(.overflowCloses) == 1 && relay.server.metrics.value(.connections) == 2
+                }
+            }
+        }
+        #expect(outcome.result, "the relay did not close the client that does not read")
+        #expect(outcome.honestChats == 0)
+        #expect(outcome.honestStillReceives)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aChatFloodIsThrottledForEveryoneElse() async throws {
+        let relay = try await RunningRelay()
+        let clock = ContinuousClock()
+        let started = clock.now
+        let outcome = try await withHonestSession(on: relay) { session in
+            let token = try await relay.token(session: session, role: .subscriber)
+            return try await RelayClient.connect(url: relay.webSocketURL, token: token, logger: quietLogger) { link, events in
+                _ = try await events.nextControl()
+                for _ in 0..<2_000 { try await link.send(.signal(Signal(type: "chat", data: "spam"))) }
+                // The refusals say why.
+                let refusal = try await events.nextControl { if case .error(.invalidSignal, _) = $0 { true } else { false } }
+                return refusal
+            }
+        }
+        let seconds = (clock.now - started) / .seconds(1)
+        #expect(outcome.result == .error(code: .invalidSignal, message: "too many signals: at most 20 a second"))
+        // The burst, then 20 a second: not the 2,000 sent.
+        #expect(outcome.honestChats <= 40 + Int(20 * seconds) + 1, "\(outcome.honestChats) chat lines in \(seconds) s")
+        #expect(outcome.honestStillReceives)
+    }
+}
