@@ -48,7 +48,10 @@ public final class ChildProcess: Sendable {
         sigfillset(&allSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        // Its own process group: a program that signals its whole group when it ends (some do, to take their
+        // helpers down) must not take the test runner with it, which would vanish without a summary.
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         var pid: pid_t = 0
         let status = posix_spawn(&pid, path, &actions, &attributes, argv, environmentStrings)
         guard status == 0 else { throw Failure(description: "cannot start \(path): errno \(status)") }

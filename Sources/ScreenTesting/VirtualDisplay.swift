@@ -56,7 +56,13 @@ public final class VirtualDisplay: Sendable {
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        let status = posix_spawn(&pid, xvfb, &actions, nil, argv, environ)
+        // In a process group of its own, as ChildProcess does.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        let status = posix_spawn(&pid, xvfb, &actions, &attributes, argv, environ)
         close(writeEnd)
         guard status == 0 else { throw Failure(description: "cannot start Xvfb: errno \(status)") }
 
