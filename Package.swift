@@ -158,7 +158,7 @@ let package = Package(
         .target(
             name: "ScreenPipeline",
             dependencies: [
-                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenCaptureX11",
+                "ScreenMedia", "ScreenRecording",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
