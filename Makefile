@@ -23,11 +23,13 @@ demo:
 
 # The whole test suite: real Xvfb, real libvpx/libyuv, real libavformat, ffprobe, relays and headless Chromium;
 # the .deb is built first, and the packaging tests check it (contents, lintian, that its binaries run).
-# In parallel; Swift Testing only (there are no XCTest tests), so the log ends with its summary line.
+# In parallel; Swift Testing only (there are no XCTest tests). The test bundle is run directly, as `swift test`
+# runs it, because `swift test` relays its output through a pipe and was seen to lose the last lines (the
+# summary) on a loaded machine; this way the log ends with Swift Testing's own summary line.
 test: deps
 	$(SWIFT) build --build-tests
 	packaging/deb/build.sh
-	$(SWIFT) test --skip-build --disable-xctest
+	NO_COLOR=1 "$$($(SWIFT) build --show-bin-path)/screenpubPackageTests.xctest" --testing-library swift-testing
 
 # screenpub and ffmpeg x11grab on the same Xvfb content (table with ratios), allocations per frame, then
 # latency and fan-out through screenrelay.
