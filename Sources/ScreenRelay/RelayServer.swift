@@ -345,7 +345,12 @@ public final class RelayServer: Service {
                 outlet.yield(.close(.badState, "no hello"))
             }
         }
-        defer { helloTimer.cancel() }
+        // Ends the connection when its token expires (a token is checked at hello; this keeps it true after).
+        let expiry = Locked<Task<Void, Never>?>(nil)
+        defer {
+            helloTimer.cancel()
+            expiry.value?.cancel()
+        }
         // The writer: everything this client is sent, in order, with backpressure from the transport. It drains
         // the queue (an error and a close included) and then ends. It is cancelled only when the client let its
         // queue overflow: its socket may never take another byte, and what was queued for it is dropped.
@@ -377,7 +382,7 @@ public final class RelayServer: Service {
         }
         do {
             while let message = try await inbound.next() {
-                let keepGoing = try await handle(message, connectionId: connectionId, joined: joined, outlet: outlet)
+                let keepGoing = try await handle(message, connectionId: connectionId, joined: joined, expiry: expiry, outlet: outlet)
                 if !keepGoing || outlet.overflowed { break }
             }
         } catch {
@@ -392,7 +397,7 @@ public final class RelayServer: Service {
 
     /// Handles one inbound message; false when the connection must close.
     private func handle(
-        _ message: RelayMessage, connectionId: String, joined: Locked<SessionHub?>,
+        _ message: RelayMessage, connectionId: String, joined: Locked<SessionHub?>, expiry: Locked<Task<Void, Never>?>,
         outlet: ConnectionOutlet
     ) async throws -> Bool {
         func refuse(_ error: WireError) -> Bool {
@@ -422,6 +427,9 @@ public final class RelayServer: Service {
                     return refuse(WireError(.wrongSession, "the token's session no longer exists"))
                 }
                 joined.withLock { $0 = sessionHub }
+                // Viewers and moderators are cut off when their token expires. A publisher is not: its stream
+                // (a share running for days) would end mid-way; it shows a valid token again on reconnecting.
+                if grant.role != .publisher { expiry.withLock { $0 = Self.closeWhenExpired(grant, outlet: outlet) } }
                 await sessionHub.join(ConnectionInfo(connectionId: connectionId, role: grant.role, data: grant.connectionData), outlet: outlet)
                 return true
             }
@@ -439,6 +447,18 @@ public final class RelayServer: Service {
             case .failure(let error):
                 return refuse(error)
             }
+        }
+    }
+
+    /// At the token's expiry: `tokenExpired`, then the connection closes (cancel the task to keep it).
+    static func closeWhenExpired(_ grant: SessionGrant, outlet: ConnectionOutlet) -> Task<Void, Never> {
+        Task {
+            let left = max(0, grant.expiresAt.timeIntervalSinceNow)
+            try? await Task.sleep(for: .milliseconds(Int(min(left, TokenAuthority.maximumLifetime) * 1000)))
+            guard !Task.isCancelled else { return }
+            let message = "the token expired at \(ISO8601DateFormatter().string(from: grant.expiresAt)); connect again with a new one"
+            outlet.yield(.control(ControlMessage.error(code: .tokenExpired, message: message).encoded()))
+            outlet.yield(.close(.tokenExpired, "the token expired"))
         }
     }
 

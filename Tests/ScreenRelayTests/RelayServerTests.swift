@@ -37,6 +37,26 @@ import Testing
         #expect(try await relay.post("/session/\(session.sessionId)/token", json: ["role": "subscriber", "data": String(repeating: "d", count: 1001)]).0 == 400)
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aConnectionEndsWhenItsTokenExpires() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let token = try await relay.token(session: session.sessionId, role: .subscriber, expiresIn: 2)
+        let ending = try await RelayClient.connect(url: relay.webSocketURL, token: token, logger: quietLogger) { _, events in
+            var last: ControlMessage?
+            while let event = try await events.next() {
+                if case .control(let message) = event { last = message }
+            }
+            return last
+        }
+        guard case .error(.tokenExpired, let message)? = ending else {
+            Issue.record("the connection ended with \(String(describing: ending)), not tokenExpired")
+            return
+        }
+        #expect(message.contains("connect again with a new one"))
+        #expect(try await eventually(10) { relay.server.metrics.value(.connections) == 0 })
+    }
+
     @Test func theSecretCountsOnlyAsABearerHeader() async throws {
         let relay = try await RunningRelay()
         // The bare secret as the header, and the secret in the URL (logs, browser histories), are refused.
