@@ -96,9 +96,15 @@ public final class VirtualDisplay: Sendable {
         var exitStatus: Int32 = 0
         waitpid(processID, &exitStatus, 0)
         // A killed Xvfb leaves its lock and socket; other Xvfbs looking for a free number would trip on them.
+        // Removed only while the lock is still this server's: another Xvfb may already have taken the number
+        // over (Xvfb replaces a dead server's lock), and removing its lock would let a third one collide with it.
         let number = name.dropFirst()
-        unlink("/tmp/.X\(number)-lock")
-        unlink("/tmp/.X11-unix/X\(number)")
+        let lock = "/tmp/.X\(number)-lock"
+        let owner = (try? String(contentsOfFile: lock, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if owner == String(processID) {
+            unlink("/tmp/.X11-unix/X\(number)")
+            unlink(lock)
+        }
     }
 
     deinit { stop() }
