@@ -134,6 +134,11 @@ import Testing
         #expect(await capture.wait { capture.sink.frames.count >= 1 })
         painter.resize(window: window, width: 300, height: 150, color: pixel(Self.green))
         #expect(await capture.wait { capture.sink.frames.contains { $0.width == 300 } })
+        // The new area is painted after the resize: wait for the capture of that paint too (a loaded machine
+        // may capture the resized window before it).
+        _ = await capture.wait {
+            (try? capture.decodeLast()).map { $0.width == 300 && TestPattern.difference($0, x: 250, y: 120, Self.green) <= 12 } ?? false
+        }
         try await capture.stop()
         let resized = try #require(capture.sink.frames.first { $0.width == 300 })
         #expect(resized.isKeyframe)
