@@ -1,11 +1,13 @@
 import Synchronization
 
 /// Something that happens once (a stream finished), awaited by tasks that must not poll for it.
-final class OneShotEvent: Sendable {
+public final class OneShotEvent: Sendable {
     private let state = Mutex<(happened: Bool, waiters: [UInt64: CheckedContinuation<Void, Never>], nextId: UInt64)>((false, [:], 0))
 
+    public init() {}
+
     /// Marks it happened and wakes every waiter; later waits return at once.
-    func signal() {
+    public func signal() {
         let waiters = state.withLock { state in
             state.happened = true
             defer { state.waiters = [:] }
@@ -15,7 +17,7 @@ final class OneShotEvent: Sendable {
     }
 
     /// Returns when it has happened, after `timeout`, or when the task is cancelled, whichever comes first.
-    func wait(upTo timeout: Duration) async {
+    public func wait(upTo timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(for: timeout) }
             group.addTask { await self.wait() }
@@ -25,7 +27,7 @@ final class OneShotEvent: Sendable {
     }
 
     /// Returns when it has happened or the task is cancelled.
-    func wait() async {
+    public func wait() async {
         let id = state.withLock { state in
             defer { state.nextId += 1 }
             return state.nextId

@@ -47,9 +47,10 @@ public struct RelayConfiguration: Sendable {
         self.archiveGraceSeconds = archiveGraceSeconds
     }
 
-    /// `$XDG_STATE_HOME/NAME`, else `~/.local/state/NAME` (the XDG base directory rules).
-    public static func defaultDataDirectory(application: String) -> String {
-        let environment = ProcessInfo.processInfo.environment
+    /// `$XDG_STATE_HOME/NAME`, else `~/.local/state/NAME` (the XDG base directory rules), in `environment`
+    /// (default: this process's).
+    public static func defaultDataDirectory(application: String, environment: [String: String]? = nil) -> String {
+        let environment = environment ?? ProcessInfo.processInfo.environment
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/" + application }
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/" + application
     }

@@ -5,6 +5,7 @@ public import ScreenCodec
 public import ScreenMedia
 public import ScreenPipeline
 public import ScreenTransport
+import ScreenRelay
 import ScreenService
 
 /// One share, checked and resolved from ``ShareSettings`` and the environment it runs in (passed in, never
@@ -78,7 +79,7 @@ public struct ShareConfiguration: Sendable, Equatable {
             ? EmbeddedRelaySettings(
                 port: settings.port,
                 // A random port's archives could not be found again.
-                dataDirectory: settings.dataDir ?? (settings.port == 0 ? nil : Self.stateDirectory(environment) + "/relay-\(settings.port)"))
+                dataDirectory: settings.dataDir ?? (settings.port == 0 ? nil : RelayConfiguration.defaultDataDirectory(application: "screenpub", environment: environment) + "/relay-\(settings.port)"))
             : nil
         controlSocket = settings.controlSocket ?? ControlSocket.defaultPath(application: "screenpub", environment: environment)
         captureRetry = settings.captureRetry > 0 ? settings.captureRetry : nil
@@ -103,12 +104,6 @@ public struct ShareConfiguration: Sendable, Equatable {
             let wayland = !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty || environment["XDG_SESSION_TYPE"] == "wayland"
             return wayland ? .pipewire : .x11
         }
-    }
-
-    /// `$XDG_STATE_HOME/screenpub`, else `~/.local/state/screenpub`.
-    static func stateDirectory(_ environment: [String: String]) -> String {
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/screenpub" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/screenpub"
     }
 
     private static func check(_ settings: ShareSettings, destinationKinds: [DestinationKind]) throws(ShareError) {

@@ -7,18 +7,13 @@ import Synchronization
 
 /// Whether the capture thread got as far as capturing, and the error that stopped it otherwise.
 final class StartupReport: Sendable {
-    private let state = Mutex<(started: Bool, failure: (any Error)?, waiters: [UInt64: CheckedContinuation<Bool, Never>], nextWaiter: UInt64)>(
-        (false, nil, [:], 0))
+    private let state = Mutex<(started: Bool, failure: (any Error)?)>((false, nil))
+    private let startedEvent = OneShotEvent()
 
     /// Capture started (perhaps after earlier failures, with `--capture-retry`, which no longer matter).
     func succeed() {
-        let waiters = state.withLock { state in
-            state.started = true
-            state.failure = nil
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
-        }
-        for waiter in waiters { waiter.resume(returning: true) }
+        state.withLock { $0 = (true, nil) }
+        startedEvent.signal()
     }
     func fail(_ error: any Error) { state.withLock { $0.failure = error } }
     var didStart: Bool { state.withLock { $0.started } }
@@ -26,23 +21,8 @@ final class StartupReport: Sendable {
 
     /// True once capture has started; false if the task is cancelled first.
     func waitUntilStarted() async -> Bool {
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let answer: Bool? = state.withLock { state in
-                    if state.started { return true }
-                    if Task.isCancelled { return false }
-                    state.waiters[id] = continuation
-                    return nil
-                }
-                if let answer { continuation.resume(returning: answer) }
-            }
-        } onCancel: {
-            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(returning: false)
-        }
+        await startedEvent.wait()
+        return didStart
     }
 }
 
