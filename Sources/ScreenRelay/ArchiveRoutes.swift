@@ -93,7 +93,7 @@ extension RelayServer {
         case .notFound: return HTTPError(.notFound, message: failure.message)
         case .conflict: return HTTPError(.conflict, message: failure.message)
         case .badRequest: return HTTPError(.badRequest, message: failure.message)
-        case .storage, .dataDirectoryInUse, .cannotListen: return HTTPError(.internalServerError, message: failure.message)
+        case .storage, .dataDirectoryInUse, .cannotListen, .badCertificate: return HTTPError(.internalServerError, message: failure.message)
         }
     }
 

@@ -16,4 +16,6 @@ public enum RelayFailure: Sendable, Hashable {
     case dataDirectoryInUse
     /// The relay cannot listen (the port is taken, the address is not this machine's).
     case cannotListen
+    /// The TLS certificate or key cannot be used (unreadable, not PEM, expired, not a pair).
+    case badCertificate
 }

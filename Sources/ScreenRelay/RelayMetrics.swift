@@ -16,6 +16,30 @@ public final class RelayMetrics: Sendable {
 
     public func value(_ name: Name) -> Int { counters.withLock { $0[name.rawValue] ?? 0 } }
 
+    /// Counts one thing a limit refused (`screenrelay_refused_total{limit="…"}`).
+    func refused(_ limit: Limit, _ count: Int = 1) {
+        counters.withLock { $0[Self.refusedName + limit.rawValue, default: 0] += count }
+    }
+
+    public func value(_ limit: Limit) -> Int { counters.withLock { $0[Self.refusedName + limit.rawValue] ?? 0 } }
+
+    private static let refusedName = "screenrelay_refused_total:"
+
+    /// The limits a client can meet (docs/protocol.md, "Limits a connection meets").
+    public enum Limit: String, CaseIterable, Sendable {
+        case totalConnections = "connections"
+        case connectionsPerAddress = "connections_per_address"
+        case requestHeadTimeout = "request_head_timeout"
+        case idleTimeout = "idle_timeout"
+        case messageSize = "message_size"
+        case messageDeadline = "message_deadline"
+        case sessionCap = "sessions"
+        case streamsPerConnection = "streams_per_connection"
+        case streamName = "stream_name"
+        case signalRate = "signal_rate"
+        case metricsToken = "metrics_token"
+    }
+
     public enum Name: String, CaseIterable, Sendable {
         case sessions = "screenrelay_sessions"
         case connections = "screenrelay_connections"
@@ -60,6 +84,11 @@ public final class RelayMetrics: Sendable {
             text += "# HELP \(name.rawValue) \(name.help)\n"
             text += "# TYPE \(name.rawValue) \(name.isGauge ? "gauge" : "counter")\n"
             text += "\(name.rawValue) \(values[name.rawValue] ?? 0)\n"
+        }
+        text += "# HELP screenrelay_refused_total What each limit refused: connections, requests, messages, sessions, streams.\n"
+        text += "# TYPE screenrelay_refused_total counter\n"
+        for limit in Limit.allCases {
+            text += "screenrelay_refused_total{limit=\"\(limit.rawValue)\"} \(values[Self.refusedName + limit.rawValue] ?? 0)\n"
         }
         return text
     }

@@ -1,12 +1,14 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 public import Logging
+import NIOCore
 import NIOWebSocket
 public import ScreenTransport
 public import ServiceLifecycle
 public import ScreenWire
-import ScreenMedia
+public import ScreenMedia
 
 /// How a relay listens and authenticates.
 public struct RelayConfiguration: Sendable {
@@ -33,6 +35,30 @@ public struct RelayConfiguration: Sendable {
     /// Signals one connection may send per second on average, and in a burst; past them they are refused.
     public var signalsPerSecond = 20.0
     public var signalBurst = 40.0
+    /// PEM certificate chain and key: the relay serves HTTPS and WSS; nil: plain HTTP and WS.
+    public var tls: RelayTLSFiles?
+    /// TCP connections the relay keeps open at once (kept below its descriptor limit), and from one address
+    /// (loopback, where a reverse proxy connects from, has no per-address cap).
+    public var maximumConnections = 10_000
+    public var maximumConnectionsPerAddress = 64
+    /// Seconds a new connection has to send its first request's head (TLS handshake included).
+    public var requestHeadTimeoutSeconds = 10.0
+    /// Seconds an HTTP connection may sit between requests; a WebSocket is pinged every half of it and
+    /// closed when a ping goes unanswered.
+    public var idleTimeoutSeconds = 60.0
+    /// Largest message before hello, and from a subscriber or moderator (they send only control messages).
+    public var maximumControlMessageSize = 64 << 10
+    /// Seconds a message split across frames may take to arrive whole.
+    public var messageDeadlineSeconds = 30.0
+    /// Sessions that may exist at once; a session with no client and no recording for
+    /// ``emptySessionExpirySeconds`` is removed.
+    public var maximumSessions = 1000
+    public var emptySessionExpirySeconds = 6 * 3600.0
+    /// Streams one connection may publish at once, and the longest stream name in bytes.
+    public var maximumStreamsPerConnection = 16
+    public var maximumStreamNameBytes = 256
+    /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
+    public var metricsToken: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil, publishersMaySignal: Bool = true,
@@ -69,10 +95,12 @@ public final class RelayServer: Service {
     let archives: ArchiveManager?
     /// Sessions and archives across restarts; nil without a data directory.
     let store: RelayStore?
+    /// The certificate new connections get; nil: plain HTTP.
+    private let tlsContext: ServerTLSContext?
     private let listening = Locked<(port: Int?, failure: String?, waiters: [CheckedContinuation<Int, any Error>])>((nil, nil, []))
 
-    /// Largest WebSocket message accepted: a media frame's header, metadata and maximum payload.
-    static let maximumMessageSize = MediaFrameHeader.size + 32 + MediaFrameHeader.maximumPayload
+    /// Largest WebSocket message accepted from a publisher: a media frame's header, metadata and maximum payload.
+    static let maximumMessageSize = WebSocketLimits.maximumMessageSize
     /// Seconds a new WebSocket has to send `hello`.
     static let helloTimeout: Double = 10
 
@@ -81,10 +109,14 @@ public final class RelayServer: Service {
         self.logger = logger
         self.registry = SessionRegistry(
             metrics: metrics,
-            limits: .init(signalsPerSecond: configuration.signalsPerSecond, signalBurst: configuration.signalBurst),
+            limits: .init(
+                signalsPerSecond: configuration.signalsPerSecond, signalBurst: configuration.signalBurst,
+                maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
+                maximumStreamNameBytes: configuration.maximumStreamNameBytes),
             publishersMaySignal: configuration.publishersMaySignal,
             archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)))
         self.tokens = try await TokenAuthority(secret: configuration.secret)
+        tlsContext = try configuration.tls.map { files throws(RelayError) in try ServerTLSContext(files: files) }
         if let dataDirectory = configuration.dataDirectory {
             let store = try RelayStore(dataDirectory: dataDirectory)
             self.store = store
@@ -114,10 +146,37 @@ public final class RelayServer: Service {
         }
     }
 
-    /// `http://host:port` as clients should use it.
-    public func baseURL(port: Int) -> String {
-        configuration.publicURL ?? "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(port)"
+    /// Reads the TLS certificate and key again (SIGHUP): connections from now on get the renewed certificate,
+    /// open ones keep theirs. Returns what to log; a failure keeps the certificate in use.
+    public func reloadCertificate() -> Result<String, RelayError> {
+        guard let tlsContext else { return .success("no TLS certificate to reload (the relay serves plain HTTP)") }
+        do throws(RelayError) {
+            try tlsContext.reload()
+            return .success("TLS certificate reloaded from \(tlsContext.files.certificateChain)")
+        } catch {
+            return .failure(error)
+        }
     }
+
+    /// `http(s)://host:port` as clients should use it: the public URL, else the address the relay listens
+    /// on — but never a wildcard address, which no client can connect to: then this machine's address on
+    /// the network (see ``ReachableAddress``).
+    public func baseURL(port: Int) -> String {
+        if let publicURL = configuration.publicURL { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
+        let host = ReachableAddress.replacingWildcard(configuration.host)
+        return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
+
+    /// The base URL for links in an answer to a request: the public URL, else the `Host` the client used
+    /// (the name it reached us by works for it and for whoever it shares the link with).
+    func baseURL(for request: Request, port: Int) -> String {
+        if configuration.publicURL == nil, let host = request.head.authority, ReachableAddress.isValidHost(host) {
+            return "\(scheme)://\(host)"
+        }
+        return baseURL(port: port)
+    }
+
+    var scheme: String { tlsContext == nil ? "http" : "https" }
 
     /// A transport to this relay inside the same process: the same protocol and session logic as `/ws`,
     /// without a socket (screenpub's embedded relay publishes through it).
@@ -134,10 +193,13 @@ public final class RelayServer: Service {
         addWebSocketRoute(router)
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: Self.maximumMessageSize))),
+            server: serverBuilder(webSocketRouter: router),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "screenrelay"),
-            services: [KeyframeTicker(registry: registry)],
+            services: [
+                SessionHousekeeping(
+                    registry: registry, emptySessionExpiry: .milliseconds(Int(configuration.emptySessionExpirySeconds * 1000)), store: store,
+                    logger: logger)
+            ],
             onServerRunning: { [listening, logger] channel in
                 let port = channel.localAddress?.port ?? 0
                 logger.info("screenrelay listening on port \(port)")
@@ -167,6 +229,30 @@ public final class RelayServer: Service {
         await archives?.stopAll()
     }
 
+    /// HTTP/1.1 with the WebSocket upgrade, behind the connection gate, TLS when configured, and the
+    /// request-head deadline (``RelayChildChannel``).
+    private func serverBuilder(webSocketRouter: Router<RelayRequestContext>) -> HTTPServerBuilder {
+        let total = ConnectionGate.affordableConnections(configuration.maximumConnections)
+        if total < configuration.maximumConnections {
+            logger.notice("at most \(total) connections at once: the descriptor limit allows no more (max-connections is \(configuration.maximumConnections))")
+        }
+        let gate = ConnectionGate(limits: .init(total: total, perAddress: configuration.maximumConnectionsPerAddress))
+        let idle = Duration.milliseconds(Int(configuration.idleTimeoutSeconds * 1000))
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))),
+            ws: .init(
+                maxFrameSize: WebSocketLimits.maximumFrameSize, autoPing: .enabled(timePeriod: idle / 2), closeTimeout: .seconds(10),
+                validateUTF8: true))
+        let webSocketResponder = webSocketRouter.buildResponder()
+        let headTimeout = TimeAmount.milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000))
+        let refusalLog = RateLimitedLog(logger: logger)
+        return HTTPServerBuilder { [tlsContext, metrics] responder in
+            RelayChildChannel(
+                base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
+                gate: gate, tls: tlsContext, requestHeadTimeout: headTimeout, metrics: metrics, refusalLog: refusalLog)
+        }
+    }
+
     // MARK: HTTP
 
     private struct SessionRequest: Decodable { var data: String? }
@@ -189,15 +275,21 @@ public final class RelayServer: Service {
         router.get("/view/{session}") { [self] _, _ in try viewerResponse("index.html") }
         router.get("/archive/{id}/view") { [self] _, _ in try viewerResponse("archive.html") }
         router.get("/viewer/{file}") { [self] _, context in try viewerResponse(try context.parameters.require("file")) }
-        router.get("/metrics") { [metrics] _, _ in
-            Response(
+        router.get("/metrics") { [self, metrics] request, _ in
+            if let token = configuration.metricsToken, !constantTimeEqual(bearer(request) ?? "", token) {
+                metrics.refused(.metricsToken)
+                throw HTTPError(.unauthorized, message: "/metrics needs its token: Authorization: Bearer <metrics token>")
+            }
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
         router.post("/session") { [self] request, context -> SessionCreatedResponse in
             try authorize(request)
             let body = try? await request.decode(as: SessionRequest.self, context: context)
-            return SessionCreatedResponse(try await createSession(connectionData: body?.data ?? ""))
+            let session = try await openSession(connectionData: body?.data ?? "")
+            return SessionCreatedResponse(
+                try await credentials(for: session, base: baseURL(for: request, port: waitUntilListening())))
         }
         // A signal from the server side to one connection or the whole session.
         router.post("/session/{id}/signal") { [self] request, context -> Response in
@@ -269,7 +361,12 @@ public final class RelayServer: Service {
 
     /// Makes a session and mints its publisher and viewer tokens, without waiting for the relay to listen.
     public func openSession(connectionData: String = "") async throws -> OpenedSession {
-        let hub = await registry.create()
+        guard let hub = await registry.create(limit: configuration.maximumSessions) else {
+            metrics.refused(.sessionCap)
+            throw HTTPError(
+                .serviceUnavailable,
+                message: "this relay has \(configuration.maximumSessions) sessions, the most it keeps (max-sessions); empty ones expire after \(Int(configuration.emptySessionExpirySeconds)) s")
+        }
         do {
             try store?.saveSession(hub.sessionId, createdAt: hub.createdAt)
         } catch {
@@ -283,8 +380,9 @@ public final class RelayServer: Service {
 
     /// The session's credentials with the URLs clients use, once the relay listens (throws ``RelayError``
     /// if it never will).
-    public func credentials(for session: OpenedSession) async throws -> SessionCredentials {
-        let base = baseURL(port: try await waitUntilListening())
+    public func credentials(for session: OpenedSession, base: String? = nil) async throws -> SessionCredentials {
+        let port = try await waitUntilListening()
+        let base = base ?? baseURL(port: port)
         return SessionCredentials(
             sessionId: session.sessionId, token: session.token, relayURL: RelayEndpoint.webSocketURL(server: base),
             viewerURL: "\(base)/view/\(session.sessionId)?token=\(session.viewerToken)")
@@ -315,14 +413,33 @@ public final class RelayServer: Service {
     // MARK: WebSocket
 
     private func addWebSocketRoute(_ router: Router<RelayRequestContext>) {
-        router.ws(RouterPath(RelayEndpoint.webSocketPath)) { [self] inbound, outbound, context in
-            var messages = inbound.messages(maxSize: Self.maximumMessageSize).makeAsyncIterator()
+        router.ws(RouterPath(RelayEndpoint.webSocketPath)) { [self, metrics, configuration] inbound, outbound, context in
             let channel = context.requestContext.channel
+            let deadline = configuration.messageDeadlineSeconds
+            var reader = WebSocketMessageReader(
+                inbound, channel: channel,
+                limits: .init(
+                    controlMessageSize: configuration.maximumControlMessageSize,
+                    deadline: .milliseconds(Int64(deadline * 1000)))
+            ) {
+                metrics.refused(.messageDeadline)
+                Task { try? await outbound.close(.policyViolation, reason: "a message took longer than \(Int(deadline)) s to arrive") }
+            }
+            let binaryLimit = reader.binaryLimit
             await serveConnection(
-                inbound: RelayInbound { try await messages.next().map(RelayMessage.init) },
-                write: { try await outbound.write($0.webSocketFrame) },
+                inbound: RelayInbound {
+                    do {
+                        return try await reader.next()
+                    } catch let violation as WebSocketMessageReader.Violation {
+                        if let limit = violation.limit { metrics.refused(limit) } else { metrics.add(.protocolErrors) }
+                        try? await outbound.close(violation.code, reason: violation.reason)
+                        return nil
+                    }
+                },
+                write: { try await outbound.write($0) },
                 close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
                 drop: { channel.close(promise: nil) },
+                joinedAs: { role in if role.mayPublish { binaryLimit.withLock { $0 = Self.maximumMessageSize } } },
                 logger: context.logger)
         }
     }
@@ -333,7 +450,8 @@ public final class RelayServer: Service {
     func serveConnection(
         inbound: RelayInbound, write: @escaping @Sendable (RelayMessage) async throws -> Void,
         close: @escaping @Sendable (WireErrorCode, String) async throws -> Void,
-        drop: @escaping @Sendable () -> Void = {}, logger connectionLogger: Logger
+        drop: @escaping @Sendable () -> Void = {}, joinedAs: @escaping @Sendable (Role) -> Void = { _ in },
+        logger connectionLogger: Logger
     ) async {
         let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
         let (queue, outlet) = ConnectionOutlet.make(
@@ -383,7 +501,8 @@ public final class RelayServer: Service {
         }
         do {
             while let message = try await inbound.next() {
-                let keepGoing = try await handle(message, connectionId: connectionId, joined: joined, expiry: expiry, outlet: outlet)
+                let keepGoing = try await handle(
+                    message, connectionId: connectionId, joined: joined, expiry: expiry, outlet: outlet, joinedAs: joinedAs)
                 if !keepGoing || outlet.overflowed { break }
             }
         } catch {
@@ -399,7 +518,7 @@ public final class RelayServer: Service {
     /// Handles one inbound message; false when the connection must close.
     private func handle(
         _ message: RelayMessage, connectionId: String, joined: Locked<SessionHub?>, expiry: Locked<Task<Void, Never>?>,
-        outlet: ConnectionOutlet
+        outlet: ConnectionOutlet, joinedAs: @Sendable (Role) -> Void
     ) async throws -> Bool {
         func refuse(_ error: WireError) -> Bool {
             metrics.add(.protocolErrors)
@@ -428,6 +547,7 @@ public final class RelayServer: Service {
                     return refuse(WireError(.wrongSession, "the token's session no longer exists"))
                 }
                 joined.withLock { $0 = sessionHub }
+                joinedAs(grant.role)
                 // Viewers and moderators are cut off when their token expires. A publisher is not: its stream
                 // (a share running for days) would end mid-way; it shows a valid token again on reconnecting.
                 if grant.role != .publisher { expiry.withLock { $0 = Self.closeWhenExpired(grant, outlet: outlet) } }
@@ -473,15 +593,27 @@ public final class RelayServer: Service {
     }
 }
 
-/// Sends keyframe requests the router held back for its throttle, every 100 ms.
-private struct KeyframeTicker: Service {
+/// Sends keyframe requests the router held back for its throttle, every 100 ms, and removes the sessions
+/// that have been empty too long, every minute at most.
+private struct SessionHousekeeping: Service {
     let registry: SessionRegistry
+    let emptySessionExpiry: Duration
+    let store: RelayStore?
+    let logger: Logger
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
+            let sweepEvery = min(Duration.seconds(60), max(Duration.milliseconds(100), emptySessionExpiry / 4))
+            var lastSweep = ContinuousClock.now
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(100))
                 for hub in await registry.all { await hub.tick() }
+                guard ContinuousClock.now - lastSweep >= sweepEvery else { continue }
+                lastSweep = .now
+                let removed = await registry.removeIdle(for: emptySessionExpiry)
+                guard !removed.isEmpty else { continue }
+                logger.info("\(removed.count) session(s) removed after \(emptySessionExpiry) without a client: \(removed.joined(separator: ", "))")
+                do { try store?.deleteSessions(removed) } catch { logger.error("the removed sessions stay in the index: \(error)") }
             }
         }
     }

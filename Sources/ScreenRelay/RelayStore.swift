@@ -132,6 +132,13 @@ final class RelayStore: Sendable {
         try database.write { try $0.execute(sql: "INSERT OR REPLACE INTO session (id, createdAt) VALUES (?, ?)", arguments: [id, createdAt]) }
     }
 
+    /// Forgets sessions (they expired, empty).
+    func deleteSessions(_ ids: [String]) throws {
+        try database.write { db in
+            for id in ids { try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id]) }
+        }
+    }
+
     /// Sessions created after `date` (older ones have no valid token left: tokens live 30 days at most);
     /// older ones are forgotten.
     func sessions(createdAfter date: Date) throws -> [String] {

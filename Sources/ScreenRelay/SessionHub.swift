@@ -15,6 +15,7 @@ actor SessionHub {
     private let metrics: RelayMetrics
     private var reportedDrops = 0
     private var reportedRequests = 0
+    private var reportedRefusals: [RelayMetrics.Limit: Int] = [:]
     private var reportedStreams = 0
     /// The recording in progress, if any.
     private(set) var recorder: ArchiveRecorder?
@@ -23,6 +24,8 @@ actor SessionHub {
     private var onIdle: (@Sendable () async -> Void)?
     private var idleTimer: Task<Void, Never>?
     private let archiveGrace: Duration
+    /// Since when no client is connected (a new session has none yet); nil while one is.
+    private var emptySince: ContinuousClock.Instant? = .now
 
     init(
         sessionId: String, metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true,
@@ -36,8 +39,15 @@ actor SessionHub {
 
     var isEmpty: Bool { router.isEmpty }
 
+    /// No client and no recording for `duration`: the session can go.
+    func hasBeenIdle(for duration: Duration) -> Bool {
+        guard recorder == nil, outlets.isEmpty, let emptySince else { return false }
+        return ContinuousClock.now - emptySince >= duration
+    }
+
     func join(_ connection: ConnectionInfo, outlet: ConnectionOutlet) {
         outlets[connection.connectionId] = outlet
+        emptySince = nil
         metrics.add(.connections)
         perform(router.connect(connection))
         // A late joiner learns that the session is being recorded, as the others did.
@@ -48,6 +58,7 @@ actor SessionHub {
 
     func leave(_ connectionId: String) {
         guard outlets.removeValue(forKey: connectionId) != nil else { return }
+        if outlets.isEmpty { emptySince = .now }
         metrics.add(.connections, -1)
         perform(router.disconnect(connectionId))
     }
@@ -145,6 +156,10 @@ actor SessionHub {
         reportedDrops = router.droppedFrames
         metrics.add(.keyframeRequests, router.keyframeRequestsSent - reportedRequests)
         reportedRequests = router.keyframeRequestsSent
+        for (limit, count) in router.refused where count != reportedRefusals[limit, default: 0] {
+            metrics.refused(limit, count - reportedRefusals[limit, default: 0])
+            reportedRefusals[limit] = count
+        }
         let streams = router.streamCount
         metrics.add(.streams, streams - reportedStreams)
         if streams != reportedStreams { watchIdleness() }
@@ -180,6 +195,22 @@ actor SessionRegistry {
         hubs[id] = hub
         metrics.set(.sessions, hubs.count)
         return hub
+    }
+
+    /// A new session, unless `limit` sessions exist.
+    func create(limit: Int) -> SessionHub? {
+        hubs.count < limit ? create() : nil
+    }
+
+    /// Removes the sessions that have had no client and no recording for `duration`; returns their ids.
+    func removeIdle(for duration: Duration) async -> [String] {
+        var removed: [String] = []
+        for (id, hub) in hubs where await hub.hasBeenIdle(for: duration) {
+            hubs[id] = nil
+            removed.append(id)
+        }
+        metrics.set(.sessions, hubs.count)
+        return removed
     }
 
     func hub(_ id: String) -> SessionHub? { hubs[id] }

@@ -26,16 +26,23 @@ public struct StreamRouter<Frame> {
         /// (`invalidSignal`), so that one client cannot flood everyone's queue through the session.
         public var signalsPerSecond: Double
         public var signalBurst: Double
+        /// Streams one connection may publish at once, and the longest name (bytes): what every joiner's
+        /// welcome carries stays small.
+        public var maximumStreamsPerConnection: Int
+        public var maximumStreamNameBytes: Int
 
         public init(
             maximumQueuedFrames: Int = 16, keyframeRequestInterval: Double = 0.5, maximumCachedBytes: Int = 8 << 20,
-            signalsPerSecond: Double = 20, signalBurst: Double = 40
+            signalsPerSecond: Double = 20, signalBurst: Double = 40, maximumStreamsPerConnection: Int = 16,
+            maximumStreamNameBytes: Int = 256
         ) {
             self.maximumQueuedFrames = maximumQueuedFrames
             self.keyframeRequestInterval = keyframeRequestInterval
             self.maximumCachedBytes = maximumCachedBytes
             self.signalsPerSecond = signalsPerSecond
             self.signalBurst = signalBurst
+            self.maximumStreamsPerConnection = maximumStreamsPerConnection
+            self.maximumStreamNameBytes = maximumStreamNameBytes
         }
     }
 
@@ -69,6 +76,9 @@ public struct StreamRouter<Frame> {
     public let publishersMaySignal: Bool
     /// Frames not sent to a subscriber because it was too far behind or waiting for a keyframe.
     public private(set) var droppedFrames = 0
+    /// What the router's limits refused, by limit (the relay folds them into its metrics).
+    public private(set) var refused: [RelayMetrics.Limit: Int] = [:]
+
     /// Keyframe requests sent to publishers.
     public private(set) var keyframeRequestsSent = 0
     private var connections: [String: ConnectionInfo] = [:]
@@ -146,6 +156,14 @@ public struct StreamRouter<Frame> {
             guard connection.role.mayPublish else {
                 return [.sendControl(.error(code: .forbidden, message: "a \(connection.role.rawValue) token cannot publish"), to: connectionId)]
             }
+            guard name.utf8.count <= limits.maximumStreamNameBytes else {
+                refused[.streamName, default: 0] += 1
+                return [.sendControl(.error(code: .malformed, message: "a stream name is at most \(limits.maximumStreamNameBytes) bytes"), to: connectionId)]
+            }
+            guard streams.values.count(where: { $0.info.connectionId == connectionId }) < limits.maximumStreamsPerConnection else {
+                refused[.streamsPerConnection, default: 0] += 1
+                return [.sendControl(.error(code: .forbidden, message: "a connection publishes at most \(limits.maximumStreamsPerConnection) streams at once"), to: connectionId)]
+            }
             let info = StreamInfo(streamId: nextStreamId, connectionId: connectionId, name: name, properties: properties)
             nextStreamId &+= 1
             streams[info.streamId] = Stream(info: info)
@@ -183,6 +201,7 @@ public struct StreamRouter<Frame> {
                 return [.sendControl(.error(code: .forbidden, message: "this relay does not let publisher tokens send signals"), to: connectionId)]
             }
             guard takeSignalAllowance(connectionId, now: now) else {
+                refused[.signalRate, default: 0] += 1
                 return [.sendControl(.error(code: .invalidSignal, message: "too many signals: at most \(Int(limits.signalsPerSecond)) a second"), to: connectionId)]
             }
             signal.from = connectionId

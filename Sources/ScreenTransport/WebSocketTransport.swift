@@ -9,8 +9,6 @@ public struct WebSocketTransport: RelayTransport {
     public let url: String
     public var endpoint: String { url }
 
-    static let maximumMessage = MediaFrameHeader.size + FrameMetadata.maximumSize + MediaFrameHeader.maximumPayload
-
     public init(url: String) { self.url = url }
 
     public func open<Result: Sendable>(
@@ -19,12 +17,14 @@ public struct WebSocketTransport: RelayTransport {
         let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
         do {
             try await WebSocketClient.connect(
-                url: url, configuration: .init(maxFrameSize: Self.maximumMessage), logger: logger
+                url: url, configuration: .init(maxFrameSize: WebSocketLimits.maximumFrameSize), logger: logger
             ) { inbound, outbound, _ in
+                // One message at a time: the fragments of a long one must not interleave with another's.
+                let writing = AsyncMutex()
                 let sending = RelayOutbound(
-                    send: { try await outbound.write($0.webSocketFrame) },
+                    send: { message in try await writing.withLock { try await outbound.write(message) } },
                     close: { try await outbound.close(.normalClosure, reason: nil) })
-                var messages = inbound.messages(maxSize: Self.maximumMessage).makeAsyncIterator()
+                var messages = inbound.messages(maxSize: WebSocketLimits.maximumMessageSize).makeAsyncIterator()
                 let receiving = RelayInbound { try await messages.next().map(RelayMessage.init) }
                 let result: Swift.Result<Result, any Error>
                 do {
@@ -44,6 +44,15 @@ public struct WebSocketTransport: RelayTransport {
     }
 }
 
+/// Sizes both ends of a relay WebSocket keep to.
+public enum WebSocketLimits {
+    /// The largest WebSocket frame: a longer message is sent in fragments of this size, so that a relay can
+    /// refuse an oversized message after one fragment instead of buffering all of it.
+    public static let maximumFrameSize = 64 << 10
+    /// The largest message: a media frame's header, its metadata and the largest payload.
+    public static let maximumMessageSize = MediaFrameHeader.size + FrameMetadata.maximumSize + MediaFrameHeader.maximumPayload
+}
+
 // The relay protocol's two message kinds are a WebSocket's two data frame kinds.
 extension RelayMessage {
     public init(_ message: WebSocketMessage) {
@@ -52,11 +61,14 @@ extension RelayMessage {
         case .binary(let buffer): self = .binary(buffer)
         }
     }
+}
 
-    public var webSocketFrame: WebSocketOutboundWriter.OutboundFrame {
-        switch self {
-        case .text(let text): .text(text)
-        case .binary(let buffer): .binary(buffer)
+extension WebSocketOutboundWriter {
+    /// Writes one relay message, in fragments of ``WebSocketLimits/maximumFrameSize`` when it is longer.
+    public func write(_ message: RelayMessage) async throws {
+        switch message {
+        case .text(let text): try await writeTextMessage(text)
+        case .binary(let buffer): try await writeBinaryMessage(buffer)
         }
     }
 }

@@ -1,0 +1,105 @@
+import Foundation
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOSSL
+import ScreenMedia
+
+/// The PEM files of a relay that serves HTTPS and WSS: the certificate chain (leaf first) and its private key.
+public struct RelayTLSFiles: Sendable, Equatable {
+    public var certificateChain: String
+    public var privateKey: String
+
+    public init(certificateChain: String, privateKey: String) {
+        self.certificateChain = certificateChain
+        self.privateKey = privateKey
+    }
+}
+
+/// The TLS context each new connection starts with. ``reload()`` reads the files again: a renewed certificate
+/// serves the connections that come after it, while those already open keep theirs (no viewer is dropped).
+final class ServerTLSContext: Sendable {
+    let files: RelayTLSFiles
+    private let current: Locked<NIOSSLContext>
+
+    init(files: RelayTLSFiles) throws(RelayError) {
+        self.files = files
+        current = Locked(try Self.load(files))
+    }
+
+    var context: NIOSSLContext { current.value }
+
+    /// Reads the files again; on failure the context in use stays.
+    func reload() throws(RelayError) {
+        let fresh = try Self.load(files)
+        current.withLock { $0 = fresh }
+    }
+
+    static func load(_ files: RelayTLSFiles) throws(RelayError) -> NIOSSLContext {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(files.certificateChain)
+        } catch {
+            throw RelayError(.badCertificate, "cannot read a PEM certificate from \(files.certificateChain): \(Self.reason(error, path: files.certificateChain))")
+        }
+        guard let leaf = chain.first else {
+            throw RelayError(.badCertificate, "\(files.certificateChain) holds no PEM certificate")
+        }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: files.privateKey, format: .pem)
+        } catch {
+            throw RelayError(.badCertificate, "cannot read a PEM private key from \(files.privateKey): \(Self.reason(error, path: files.privateKey))")
+        }
+        if let expiry = leaf.notValidAfterDate, expiry < Date() {
+            throw RelayError(.badCertificate, "the certificate in \(files.certificateChain) expired on \(ISO8601DateFormatter().string(from: expiry))")
+        }
+        let configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        do {
+            return try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw RelayError(.badCertificate, "the key in \(files.privateKey) does not belong to the certificate in \(files.certificateChain)")
+        }
+    }
+
+    private static func reason(_ error: any Error, path: String) -> String {
+        if !FileManager.default.isReadableFile(atPath: path) {
+            return FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions)" : "no such file"
+        }
+        return "it is not in PEM form"
+    }
+}
+
+extension NIOSSLCertificate {
+    /// The end of the certificate's validity.
+    var notValidAfterDate: Date? {
+        Date(timeIntervalSince1970: TimeInterval(notValidAfter))
+    }
+}
+
+/// A server connection that speaks TLS before its base protocol, with the context current when it was accepted.
+struct ReloadableTLSChannel<BaseChannel: ServerChildChannel>: ServerChildChannel {
+    typealias Value = BaseChannel.Value
+    let base: BaseChannel
+    let tls: ServerTLSContext
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+        }.flatMap {
+            base.setup(channel: channel, logger: logger)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
+    }
+}
+
+extension ServerChildChannel {
+    /// This connection behind TLS (``ReloadableTLSChannel``).
+    func withTLS(_ tls: ServerTLSContext) -> any ServerChildChannel {
+        ReloadableTLSChannel(base: self, tls: tls)
+    }
+}
