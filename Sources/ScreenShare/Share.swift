@@ -62,8 +62,10 @@ public final class Share: Sendable {
             onSignal: ChatNotifier(logger: logger, notifies: configuration.notifyChat, environment: configuration.environment).receive,
             logger: logger)
         var made: [any StreamDestination] = []
+        var embeddedRelay: EmbeddedRelay?
         if let embedded = configuration.embeddedRelay {
             let relay = try await EmbeddedRelay(embedded, environment: configuration.environment, logger: logger)
+            embeddedRelay = relay
             // First: it stops last, after the stream has ended.
             services.append(.init(service: relay))
             made.append(try await relay.destination(context: context))
@@ -98,7 +100,16 @@ public final class Share: Sendable {
             .init(service: capture, successTerminationBehavior: .gracefullyShutdownGroup),
             .init(service: reporter),
             .init(service: StartupAnnouncer(share: self)),
-            .init(service: ReloadOnHangup(logger: logger) { [self] in reload(rereadSettings()) }),
+            .init(
+                service: ReloadOnHangup(logger: logger, announcement: "SIGHUP: reading the settings again") { [self, embeddedRelay] in
+                    reload(rereadSettings())
+                    // A renewed certificate serves new viewers; those watching keep their connections.
+                    switch embeddedRelay?.reloadCertificate() {
+                    case .success(let message)? where configuration.embeddedRelay?.tls != nil: logger.info("\(message)")
+                    case .failure(let error)?: logger.error("the TLS certificate stays as it was: \(error.message)")
+                    default: break
+                    }
+                }),
         ]
         return services
     }
@@ -271,21 +282,5 @@ struct StartupAnnouncer: Service {
             try await share.printStartupMessages()
         }
         try? await gracefulShutdown()
-    }
-}
-
-/// Reloads the settings on each SIGHUP until the group shuts down.
-struct ReloadOnHangup: Service {
-    let logger: Logger
-    let reload: @Sendable () -> Void
-
-    func run() async throws {
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
-        await cancelWhenGracefulShutdown {
-            for await _ in hangups {
-                logger.info("SIGHUP: reading the settings again")
-                reload()
-            }
-        }
     }
 }

@@ -5,7 +5,7 @@ public import ScreenCodec
 public import ScreenMedia
 public import ScreenPipeline
 public import ScreenTransport
-import ScreenRelay
+public import ScreenRelay
 import ScreenService
 
 /// One share, checked and resolved from ``ShareSettings`` and the environment it runs in (passed in, never
@@ -30,10 +30,16 @@ public struct ShareConfiguration: Sendable, Equatable {
     public struct EmbeddedRelaySettings: Sendable, Equatable {
         public var port: Int
         public var dataDirectory: String?
+        public var host: String
+        public var publicURL: String?
+        public var tls: RelayTLSFiles?
 
-        public init(port: Int, dataDirectory: String?) {
+        public init(port: Int, dataDirectory: String?, host: String = "127.0.0.1", publicURL: String? = nil, tls: RelayTLSFiles? = nil) {
             self.port = port
             self.dataDirectory = dataDirectory
+            self.host = host
+            self.publicURL = publicURL
+            self.tls = tls
         }
     }
 
@@ -74,12 +80,15 @@ public struct ShareConfiguration: Sendable, Equatable {
                 threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed),
             metadata: (try? MetadataPolicy(option: settings.metadata)) ?? .captureTime,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
-        destinationOptions = DestinationOptions(token: settings.token, reconnect: settings.reconnect, overwrite: settings.overwrite)
+        destinationOptions = DestinationOptions(
+            token: settings.token, reconnect: settings.reconnect, overwrite: settings.overwrite, trust: ClientTrust(caFile: settings.caFile))
         embeddedRelay = destinations.isEmpty
             ? EmbeddedRelaySettings(
                 port: settings.port,
                 // A random port's archives could not be found again.
-                dataDirectory: settings.dataDir ?? (settings.port == 0 ? nil : RelayConfiguration.defaultDataDirectory(application: "screenpub", environment: environment) + "/relay-\(settings.port)"))
+                dataDirectory: settings.dataDir ?? (settings.port == 0 ? nil : RelayConfiguration.defaultDataDirectory(application: "screenpub", environment: environment) + "/relay-\(settings.port)"),
+                host: settings.host, publicURL: settings.publicURL,
+                tls: settings.tlsCert.map { RelayTLSFiles(certificateChain: $0, privateKey: settings.tlsKey ?? "") })
             : nil
         controlSocket = settings.controlSocket ?? ControlSocket.defaultPath(application: "screenpub", environment: environment)
         captureRetry = settings.captureRetry > 0 ? settings.captureRetry : nil
@@ -90,6 +99,8 @@ public struct ShareConfiguration: Sendable, Equatable {
             "reconnect": String(settings.reconnect), "data-dir": settings.dataDir ?? "", "control-socket": settings.controlSocket ?? "",
             "log-format": settings.logFormat, "notify-chat": String(settings.notifyChat), "overwrite": String(settings.overwrite),
             "capture-retry": String(settings.captureRetry), "pipewire-remote": settings.pipewireRemote.map(String.init) ?? "",
+            "host": settings.host, "public-url": settings.publicURL ?? "", "tls-cert": settings.tlsCert ?? "", "tls-key": settings.tlsKey ?? "",
+            "ca-file": settings.caFile ?? "",
         ]
     }
 
@@ -147,6 +158,17 @@ public struct ShareConfiguration: Sendable, Equatable {
             try require(ShareDestinations.kind(for: url, among: destinationKinds) != nil, "--to \(url): not a destination screenpub knows (\(ShareDestinations.schemes(among: destinationKinds).joined(separator: ", ")), or a file path)")
         }
         try require((0...65535).contains(s.port), "--port must be between 0 and 65535")
+        try require((s.tlsCert == nil) == (s.tlsKey == nil), "--tls-cert and --tls-key go together: the certificate and its private key")
+        let publishesElsewhere = s.output != nil || s.server != nil || !s.to.isEmpty
+        for (given, name) in [(s.tlsCert != nil, "--tls-cert"), (s.host != "127.0.0.1", "--host"), (s.publicURL != nil, "--public-url")] {
+            try require(!given || !publishesElsewhere, "\(name) is for the relay inside screenpub, which runs only without --server, --output and --to")
+        }
+        if let publicURL = s.publicURL {
+            try require(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://"), "--public-url must be an http:// or https:// URL, got '\(publicURL)'")
+        }
+        if s.caFile != nil {
+            do { try ClientTrust(caFile: s.caFile).validate() } catch { throw ShareError(.invalidSettings, "--ca-file: \(error.message)") }
+        }
     }
 }
 

@@ -23,6 +23,13 @@ public struct ShareSettings: Sendable, Equatable {
     public var to: [String] = []
     public var token: String?
     public var port = 8090
+    /// The embedded relay's listening address, its public URL, and its TLS certificate and key.
+    public var host = "127.0.0.1"
+    public var publicURL: String?
+    public var tlsCert: String?
+    public var tlsKey: String?
+    /// A PEM file of CA certificates to trust for an https:// or wss:// relay (default: the system's).
+    public var caFile: String?
     public var reconnect = true
     public var dataDir: String?
     public var overwrite = false

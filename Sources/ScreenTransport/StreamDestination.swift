@@ -113,11 +113,14 @@ public struct DestinationOptions: Sendable, Equatable {
     public var reconnect: Bool
     /// Replace an existing file.
     public var overwrite: Bool
+    /// Whom to trust for an `https://` or `wss://` relay's certificate.
+    public var trust: ClientTrust
 
-    public init(token: String? = nil, reconnect: Bool = true, overwrite: Bool = false) {
+    public init(token: String? = nil, reconnect: Bool = true, overwrite: Bool = false, trust: ClientTrust = .system) {
         self.token = token
         self.reconnect = reconnect
         self.overwrite = overwrite
+        self.trust = trust
     }
 }
 

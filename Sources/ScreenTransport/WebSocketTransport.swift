@@ -9,15 +9,22 @@ public struct WebSocketTransport: RelayTransport {
     public let url: String
     public var endpoint: String { url }
 
-    public init(url: String) { self.url = url }
+    /// Whom to trust for a `wss://` relay's certificate.
+    public let trust: ClientTrust
+
+    public init(url: String, trust: ClientTrust = .system) {
+        self.url = url
+        self.trust = trust
+    }
 
     public func open<Result: Sendable>(
         logger: Logger, _ body: @escaping @Sendable (RelayOutbound, RelayInbound) async throws -> Result
     ) async throws -> Result {
         let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
+        let tls = url.lowercased().hasPrefix("wss:") ? try trust.tlsConfiguration() : nil
         do {
             try await WebSocketClient.connect(
-                url: url, configuration: .init(maxFrameSize: WebSocketLimits.maximumFrameSize), logger: logger
+                url: url, configuration: .init(maxFrameSize: WebSocketLimits.maximumFrameSize), tlsConfiguration: tls, logger: logger
             ) { inbound, outbound, _ in
                 // One message at a time: the fragments of a long one must not interleave with another's.
                 let writing = AsyncMutex()
@@ -37,7 +44,7 @@ public struct WebSocketTransport: RelayTransport {
             }
         } catch {
             if let result = outcome.value { return try result.get() }
-            throw RelayClientError(.unreachable, "cannot connect to the relay at \(url): \(error)")
+            throw RelayClientError(.unreachable, "cannot connect to the relay at \(url): \(trust.explain(error, url: url))")
         }
         guard let result = outcome.value else { throw RelayClientError(.closed, "the relay at \(url) closed the connection") }
         return try result.get()

@@ -100,6 +100,21 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: "Port of the relay started inside screenpub when neither --server nor --output is given (0: any free port).")
     var port: Int = 8090
 
+    @Option(help: "Address the relay inside screenpub listens on: 0.0.0.0 (or ::) lets other machines watch — with --tls-cert, as browsers offer WebCodecs only on secure pages.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The URL viewers use to reach the relay inside screenpub, if not its own address (e.g. behind a TLS proxy).")
+    var publicURL: String?
+
+    @Option(help: "PEM certificate chain: the relay inside screenpub serves HTTPS and WSS (with --tls-key; SIGHUP reads both again).")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key of --tls-cert.")
+    var tlsKey: String?
+
+    @Option(help: "Trust the CA certificates in this PEM file for an https:// or wss:// relay, instead of the system's.")
+    var caFile: String?
+
     @Flag(
         inversion: .prefixedNo,
         help: "With --server: when the relay cannot be reached or the connection drops, reconnect with backoff (0.25 s doubling to 15 s, ±20 % jitter); --no-reconnect exits instead.")
@@ -155,6 +170,7 @@ struct ShareCommand: AsyncParsableCommand {
         (s.output, s.server, s.to, s.token, s.port, s.reconnect, s.dataDir, s.overwrite) = (output, server, to, token, port, reconnect, dataDir, overwrite)
         (s.duration, s.keepalive, s.threads, s.speed, s.notifyChat, s.cursor, s.shm) = (duration, keepalive, threads, speed, notifyChat, cursor, shm)
         (s.captureRetry, s.controlSocket, s.logFormat) = (captureRetry, controlSocket, logFormat)
+        (s.host, s.publicURL, s.tlsCert, s.tlsKey, s.caFile) = (host, publicURL, tlsCert, tlsKey, caFile)
         return s
     }
 

@@ -50,8 +50,12 @@ struct ScreenrelayCommand: AsyncParsableCommand {
             `publisher-signals = false`), or in the environment as SCREENRELAY_NAME (SCREENRELAY_PORT=8090). \
             The command line wins over the environment, which wins over the file.
 
+            With --tls-cert and --tls-key it serves HTTPS and WSS, which browsers need to offer the viewer's \
+            WebCodecs to other machines; SIGHUP reads the files again (a renewed certificate), without dropping \
+            anyone. Behind a TLS proxy instead, see packaging/examples (nginx, Caddy) and give --public-url.
+
             Exit status: 0 stopped by SIGINT/SIGTERM; 1 the server failed; 2 could not start (no or short \
-            secret, port in use); 64 invalid command line; 78 invalid configuration file or SCREENRELAY_* \
+            secret, port in use, unusable certificate); 64 invalid command line; 78 invalid configuration file or SCREENRELAY_* \
             variable.
             """,
         version: ScreenpubVersion.current)
@@ -65,8 +69,32 @@ struct ScreenrelayCommand: AsyncParsableCommand {
     @Option(help: "File holding the relay secret (default: $SCREENRELAY_SECRET, else $XDG_CONFIG_HOME/screenrelay/secret if it exists).")
     var secretFile: String?
 
-    @Option(help: "The URL clients use to reach this relay, if not http://HOST:PORT (e.g. behind a TLS proxy).")
+    @Option(help: "The URL clients use to reach this relay (e.g. behind a TLS proxy); else links use the Host a client asked for, or this machine's address when listening on 0.0.0.0.")
     var publicURL: String?
+
+    @Option(help: "PEM certificate chain: serve HTTPS and WSS (with --tls-key). SIGHUP reads both again; open connections keep theirs.")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key of --tls-cert.")
+    var tlsKey: String?
+
+    @Option(help: "Connections kept open at once (kept below the descriptor limit); past it new ones are closed at once.")
+    var maxConnections = 10_000
+
+    @Option(help: "Connections kept open from one IP address (loopback — a reverse proxy on this machine — has no cap).")
+    var maxConnectionsPerAddress = 64
+
+    @Option(help: "Sessions that may exist at once; POST /session answers 503 past it.")
+    var maxSessions = 1000
+
+    @Option(help: "Seconds a session may have no client and no recording before it is removed.")
+    var emptySessionExpiry: Double = 6 * 3600
+
+    @Option(help: "Seconds an HTTP connection may sit idle between requests; WebSockets are pinged every half of it and closed when a ping goes unanswered.")
+    var idleTimeout: Double = 60
+
+    @Option(help: "Require `Authorization: Bearer TOKEN` for /metrics (also $SCREENRELAY_METRICS_TOKEN or metrics-token in the config file, which keep it out of the process list).")
+    var metricsToken: String?
 
     @Flag(
         inversion: .prefixedNo,
@@ -92,6 +120,16 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be text or json, got '\(logFormat)'") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, got \(port)") }
         guard archiveGrace >= 0 else { throw ValidationError("--archive-grace must not be negative") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together: the certificate and its private key") }
+        guard maxConnections > 0, maxConnectionsPerAddress > 0, maxSessions > 0 else {
+            throw ValidationError("--max-connections, --max-connections-per-address and --max-sessions must be positive")
+        }
+        guard emptySessionExpiry > 0, idleTimeout >= 2 else {
+            throw ValidationError("--empty-session-expiry must be positive and --idle-timeout at least 2 seconds")
+        }
+        if let publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
+            throw ValidationError("--public-url must be an http:// or https:// URL, got '\(publicURL)'")
+        }
     }
 
     func run() async throws {
@@ -115,19 +153,32 @@ struct ScreenrelayCommand: AsyncParsableCommand {
             secret = environment["SCREENRELAY_SECRET"] ?? ""
         }
         let dataDirectory = dataDir ?? RelayConfiguration.defaultDataDirectory(application: "screenrelay")
+        var configuration = RelayConfiguration(
+            host: host, port: port, secret: secret, publicURL: publicURL, publishersMaySignal: publisherSignals,
+            dataDirectory: dataDirectory, archiveGraceSeconds: archiveGrace)
+        configuration.tls = tlsCert.map { RelayTLSFiles(certificateChain: $0, privateKey: tlsKey ?? "") }
+        (configuration.maximumConnections, configuration.maximumConnectionsPerAddress) = (maxConnections, maxConnectionsPerAddress)
+        (configuration.maximumSessions, configuration.emptySessionExpirySeconds) = (maxSessions, emptySessionExpiry)
+        configuration.idleTimeoutSeconds = idleTimeout
+        configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         let server: RelayServer
         do {
-            server = try await RelayServer(
-                configuration: RelayConfiguration(
-                    host: host, port: port, secret: secret, publicURL: publicURL, publishersMaySignal: publisherSignals,
-                    dataDirectory: dataDirectory, archiveGraceSeconds: archiveGrace),
-                logger: logger)
+            server = try await RelayServer(configuration: configuration, logger: logger)
+        } catch let error as RelayError where error.kind == .badCertificate {
+            logger.error("cannot serve HTTPS: \(error.message)")
+            throw ExitCode(2)
         } catch {
             logger.error("cannot start: \(String(describing: error)) (secret from --secret-file, $SCREENRELAY_SECRET or \(defaultSecretFile); data directory \(dataDirectory))")
             throw ExitCode(2)
         }
+        let reload = ReloadOnHangup(logger: logger, announcement: "SIGHUP: reading the TLS certificate again") { [logger] in
+            switch server.reloadCertificate() {
+            case .success(let message): logger.info("\(message)")
+            case .failure(let error): logger.error("the TLS certificate stays as it was: \(error.message)")
+            }
+        }
         let group = ServiceGroup(
-            configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: [server, reload], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch {

@@ -12,6 +12,7 @@ struct ChatClient {
     let token: String
     let to: String?
     let json: Bool
+    let trust: ClientTrust
 
     func run() async throws {
         var logger = Logger(label: "screensub")
@@ -20,7 +21,7 @@ struct ChatClient {
         let (to, json) = (self.to, self.json)
         do {
             try await RelayClient.connect(
-                transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server)), token: token,
+                transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server), trust: trust), token: token,
                 client: "screensub/\(ScreenpubVersion.current)", logger: logger
             ) { link, events in
                 guard case .welcome(let me, let sessionId, _, _, let connections)? = try await events.nextControl() else {

@@ -33,6 +33,9 @@ struct ScreensubCommand: AsyncParsableCommand {
     @Option(help: "Subscribe on the screenrelay at this URL (http://host:port).")
     var server: String?
 
+    @Option(help: "Trust the CA certificates in this PEM file for an https:// relay, instead of the system's.")
+    var caFile: String?
+
     @Option(help: "A subscriber token for --server.")
     var token: String?
 
@@ -72,12 +75,16 @@ struct ScreensubCommand: AsyncParsableCommand {
         if let count, count <= 0 { throw ValidationError("--count must be positive") }
         if frames != nil && noDecode { throw ValidationError("--frames needs decoding; drop --no-decode") }
         if chat && server == nil { throw ValidationError("--chat goes with --server") }
+        if caFile != nil {
+            if server == nil { throw ValidationError("--ca-file goes with --server") }
+            do { try ClientTrust(caFile: caFile).validate() } catch { throw ValidationError("--ca-file: \(error.message)") }
+        }
         if to != nil && !chat { throw ValidationError("--to goes with --chat") }
     }
 
     func run() async throws {
         if let server, let token, chat {
-            try await ChatClient(server: server, token: token, to: to, json: json).run()
+            try await ChatClient(server: server, token: token, to: to, json: json, trust: ClientTrust(caFile: caFile)).run()
             return
         }
         if let server, let token {
@@ -153,7 +160,7 @@ struct ScreensubCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let (printing, asJSON, outputPath, directory) = (printMetadata, json, output, frames)
         let subscriber = StreamSubscriber(
-            transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server)), token: token, streamId: stream,
+            transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server), trust: ClientTrust(caFile: caFile)), token: token, streamId: stream,
             client: "screensub/\(ScreenpubVersion.current)", logger: logger)
         let makeRenderer: (@Sendable (StreamInfo) throws -> any VideoRenderer)? =
             if let directory { { _ in try PNGSequence(directory: directory) } } else { nil }

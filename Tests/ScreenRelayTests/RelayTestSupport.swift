@@ -33,7 +33,8 @@ final class RunningRelay: Sendable {
 
     deinit { task.cancel() }
 
-    var base: String { "http://127.0.0.1:\(port)" }
+    var base: String { "\(scheme)://127.0.0.1:\(port)" }
+    var scheme: String { server.configuration.tls == nil ? "http" : "https" }
 
     /// Waits until `count` clients have joined sessions (said hello and were welcomed), however busy the machine.
     func waitForConnections(_ count: Int, timeout: Duration = .seconds(30)) async throws {
@@ -43,7 +44,7 @@ final class RunningRelay: Sendable {
             try await Task.sleep(for: .milliseconds(10))
         }
     }
-    var webSocketURL: String { "ws://127.0.0.1:\(port)/ws" }
+    var webSocketURL: String { "\(scheme == "https" ? "wss" : "ws")://127.0.0.1:\(port)/ws" }
 
     struct SessionCreated: Decodable { var sessionId: String; var token: String; var relayURL: String; var viewerURL: String }
     struct TokenMinted: Decodable { var token: String }

@@ -1,32 +1,38 @@
 import Foundation
 public import Logging
 public import ScreenMedia
-import ScreenRelay
+public import ScreenRelay
 public import ScreenTransport
 import ScreenWire
 public import ServiceLifecycle
 
-/// The relay screenpub runs itself when no destination is given: it listens on 127.0.0.1 and the share
-/// publishes to it in process (the same protocol, no socket). It is a service of the share's group, the
-/// first, so that it stops last, after the stream has ended.
+/// The relay screenpub runs itself when no destination is given: it listens on 127.0.0.1 (or `--host`, with
+/// HTTPS given `--tls-cert`) and the share publishes to it in process (the same protocol, no socket). It is a
+/// service of the share's group, the first, so that it stops last, after the stream has ended.
 public struct EmbeddedRelay: Service {
     let relay: RelayServer
     let port: Int
+    let address: String
 
     /// Makes the relay: it keeps archives in `dataDirectory`, or relays without them if that cannot be used.
     public init(_ settings: ShareConfiguration.EmbeddedRelaySettings, environment: [String: String], logger: Logger) async throws(ShareError) {
         var configuration = RelayConfiguration(
-            host: "127.0.0.1", port: settings.port, secret: Self.secret(environment), dataDirectory: settings.dataDirectory)
+            host: settings.host, port: settings.port, secret: Self.secret(environment), publicURL: settings.publicURL,
+            dataDirectory: settings.dataDirectory)
+        configuration.tls = settings.tls
         port = settings.port
+        address = "\(settings.host):\(settings.port)"
         do {
             relay = try await RelayServer(configuration: configuration, logger: logger)
+        } catch let error as RelayError where error.kind == .badCertificate {
+            throw ShareError(.cannotStart, "cannot serve HTTPS: \(error.message)")
         } catch {
             logger.warning("archives are off: \(configuration.dataDirectory ?? ""): \(error)")
             configuration.dataDirectory = nil
             do {
                 relay = try await RelayServer(configuration: configuration, logger: logger)
             } catch {
-                throw ShareError(.cannotStart, "cannot start the relay on 127.0.0.1:\(settings.port): \(error)")
+                throw ShareError(.cannotStart, "cannot start the relay on \(settings.host):\(settings.port): \(error)")
             }
         }
     }
@@ -35,9 +41,12 @@ public struct EmbeddedRelay: Service {
         do {
             try await relay.run()
         } catch {
-            throw ShareError(.cannotStart, "cannot start the relay on 127.0.0.1:\(port): \(error)")
+            throw ShareError(.cannotStart, "cannot start the relay on \(address): \(error)")
         }
     }
+
+    /// Reads its TLS certificate again (SIGHUP); what to log.
+    public func reloadCertificate() -> Result<String, RelayError> { relay.reloadCertificate() }
 
     /// A session on this relay and a destination that publishes to it in process.
     public func destination(context: DestinationContext) async throws(ShareError) -> any StreamDestination {

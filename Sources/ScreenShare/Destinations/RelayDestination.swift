@@ -21,10 +21,10 @@ public struct RelayDestination: StreamDestination {
         } else if isWebSocket {
             throw ShareError(.cannotStart, "\(url) needs --token (or give the relay's http:// address and the secret in $SCREENRELAY_SECRET)")
         } else {
-            let made = try await SessionAPIClient(server: base, environment: context.environment).createSession()
+            let made = try await SessionAPIClient(server: base, environment: context.environment, trust: context.options.trust).createSession()
             (endpoint, token, session) = (made.relayURL, made.token, made)
         }
-        return RelayDestination(transport: WebSocketTransport(url: endpoint), token: token, session: session, context: context)
+        return RelayDestination(transport: WebSocketTransport(url: endpoint, trust: context.options.trust), token: token, session: session, context: context)
     }
 
     public init(transport: any RelayTransport, token: String, session: SessionCredentials?, context: DestinationContext) {

@@ -1,0 +1,130 @@
+public import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+public import ScreenMedia
+
+/// One HTTP request to a relay's API (`http://` or `https://`, verified with ``ClientTrust``), on a connection
+/// of its own, with a deadline. The relay's answers are small: a body past 1 MiB is refused.
+public struct RelayHTTPClient: Sendable {
+    public let trust: ClientTrust
+    /// Seconds the whole exchange may take, connecting included.
+    public var timeoutSeconds: Double = 30
+
+    public struct Response: Sendable {
+        public var status: Int
+        public var body: Data
+    }
+
+    static let maximumBody = 1 << 20
+
+    public init(trust: ClientTrust = .system) {
+        self.trust = trust
+    }
+
+    /// Sends `method url` with `Authorization: Bearer bearer` and a JSON body, and returns the answer, whatever
+    /// its status. Throws ``RelayClientError`` (`.unreachable`) when there is no answer.
+    public func send(_ method: String, _ url: String, bearer: String? = nil, json: Data? = nil) async throws(RelayClientError) -> Response {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = components.host, !host.isEmpty
+        else {
+            throw RelayClientError(.unreachable, "\(url) is not an http:// or https:// URL")
+        }
+        let secure = scheme == "https"
+        let port = components.port ?? (secure ? 443 : 80)
+        let tlsContext: NIOSSLContext?
+        if secure {
+            do {
+                tlsContext = try NIOSSLContext(configuration: trust.tlsConfiguration())
+            } catch let error as RelayClientError {
+                throw error
+            } catch {
+                throw RelayClientError(.unreachable, "cannot set up TLS: \(error)")
+            }
+        } else {
+            tlsContext = nil
+        }
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: Self.target(components))
+        head.headers.add(name: "Host", value: components.port.map { "\(Self.bracketed(host)):\($0)" } ?? Self.bracketed(host))
+        head.headers.add(name: "Connection", value: "close")
+        head.headers.add(name: "User-Agent", value: "screenpub")
+        if let bearer { head.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        if let json {
+            head.headers.add(name: "Content-Type", value: "application/json")
+            head.headers.add(name: "Content-Length", value: String(json.count))
+        } else if method != "GET" {
+            head.headers.add(name: "Content-Length", value: "0")
+        }
+        let request = head
+        do {
+            return try await withThrowingTaskGroup(of: Response.self) { group in
+                group.addTask {
+                    try await Self.exchange(host: host, port: port, tls: tlsContext, head: request, body: json)
+                }
+                group.addTask { [timeoutSeconds] in
+                    try await Task.sleep(for: .milliseconds(Int(timeoutSeconds * 1000)))
+                    throw RelayClientError(.unreachable, "no answer within \(Int(timeoutSeconds)) s")
+                }
+                defer { group.cancelAll() }
+                guard let response = try await group.next() else { throw CancellationError() }
+                return response
+            }
+        } catch let error as RelayClientError {
+            throw RelayClientError(.unreachable, "cannot reach the relay at \(url): \(error.message)")
+        } catch {
+            throw RelayClientError(.unreachable, "cannot reach the relay at \(url): \(trust.explain(error, url: url))")
+        }
+    }
+
+    private static func exchange(host: String, port: Int, tls: NIOSSLContext?, head: HTTPRequestHead, body: Data?) async throws -> Response {
+        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(10))
+            .connect(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        // A name is checked against the certificate (and sent as SNI); an address is checked as an address.
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: tls, serverHostname: isAddress ? nil : host))
+                    }
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            do {
+                try await outbound.write(.head(head))
+                if let body { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+                try await outbound.write(.end(nil))
+            } catch {
+                // A failed TLS handshake closes the channel under the writes; its reason arrives inbound.
+                for try await _ in inbound {}
+                throw error
+            }
+            var status = 0
+            var received = ByteBuffer()
+            for try await part in inbound {
+                switch part {
+                case .head(let responseHead):
+                    status = Int(responseHead.status.code)
+                case .body(var chunk):
+                    guard received.readableBytes + chunk.readableBytes <= maximumBody else {
+                        throw RelayClientError(.unreachable, "its answer is larger than \(maximumBody) bytes")
+                    }
+                    received.writeBuffer(&chunk)
+                case .end:
+                    return Response(status: status, body: Data(received.readableBytesView))
+                }
+            }
+            throw RelayClientError(.unreachable, "the connection closed before the answer was complete")
+        }
+    }
+
+    private static func target(_ components: URLComponents) -> String {
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        return components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
+    }
+
+    private static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+}
