@@ -93,6 +93,33 @@ struct ScreenrelayCommand: AsyncParsableCommand {
     @Option(help: "Seconds an HTTP connection may sit idle between requests; WebSockets are pinged every half of it and closed when a ping goes unanswered.")
     var idleTimeout: Double = 60
 
+    @Option(help: "Seconds a new connection has to send its first request's head (TLS handshake included); slower ones are closed.")
+    var requestTimeout: Double = 10
+
+    @Option(help: "Seconds a WebSocket message sent in fragments may take to arrive whole; slower ones close the connection (1008).")
+    var messageDeadline: Double = 30
+
+    @Option(help: "Largest message (bytes) before hello, and from viewers and moderators (they send only control messages); larger ones close the connection (1009).")
+    var maxControlMessage = 64 << 10
+
+    @Option(help: "Control messages and bytes that may wait to be written to one connection; past either it is closed (it does not read).")
+    var maxQueuedMessages = 1024
+
+    @Option(help: "See --max-queued-messages.")
+    var maxQueuedBytes = 4 << 20
+
+    @Option(help: "Signals (chat) one connection may send per second on average…")
+    var signalsPerSecond: Double = 20
+
+    @Option(help: "…and at once; past them a signal is refused (invalidSignal).")
+    var signalBurst: Double = 40
+
+    @Option(help: "Streams one connection may publish at once.")
+    var maxStreamsPerConnection = 16
+
+    @Option(help: "Longest stream name, in bytes.")
+    var maxStreamName = 256
+
     @Option(help: "Require `Authorization: Bearer TOKEN` for /metrics (also $SCREENRELAY_METRICS_TOKEN or metrics-token in the config file, which keep it out of the process list).")
     var metricsToken: String?
 
@@ -123,6 +150,11 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together: the certificate and its private key") }
         guard maxConnections > 0, maxConnectionsPerAddress > 0, maxSessions > 0 else {
             throw ValidationError("--max-connections, --max-connections-per-address and --max-sessions must be positive")
+        }
+        guard requestTimeout > 0, messageDeadline > 0, maxControlMessage >= 1024, maxQueuedMessages > 0, maxQueuedBytes >= 65536,
+            signalsPerSecond > 0, signalBurst >= 1, maxStreamsPerConnection > 0, maxStreamName > 0
+        else {
+            throw ValidationError("the limits must be positive (--max-control-message at least 1024, --max-queued-bytes at least 65536)")
         }
         guard emptySessionExpiry > 0, idleTimeout >= 2 else {
             throw ValidationError("--empty-session-expiry must be positive and --idle-timeout at least 2 seconds")
@@ -160,6 +192,11 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         (configuration.maximumConnections, configuration.maximumConnectionsPerAddress) = (maxConnections, maxConnectionsPerAddress)
         (configuration.maximumSessions, configuration.emptySessionExpirySeconds) = (maxSessions, emptySessionExpiry)
         configuration.idleTimeoutSeconds = idleTimeout
+        (configuration.requestHeadTimeoutSeconds, configuration.messageDeadlineSeconds) = (requestTimeout, messageDeadline)
+        configuration.maximumControlMessageSize = maxControlMessage
+        (configuration.maximumQueuedControlMessages, configuration.maximumQueuedControlBytes) = (maxQueuedMessages, maxQueuedBytes)
+        (configuration.signalsPerSecond, configuration.signalBurst) = (signalsPerSecond, signalBurst)
+        (configuration.maximumStreamsPerConnection, configuration.maximumStreamNameBytes) = (maxStreamsPerConnection, maxStreamName)
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         let server: RelayServer
         do {

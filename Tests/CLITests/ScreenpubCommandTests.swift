@@ -96,11 +96,13 @@ import Testing
         let painter = try XPainter(displayName: display.name)
         let path = temporaryPath("killed.webm")
         let child = try ChildProcess(screenpub, ["--display", display.name, "--output", path, "--fps", "10"])
+        // Each paint once the file has the frame before it: however slow the machine, one frame per change.
+        func framesWritten() -> Int { (try? WebMReader(path: path).readAll().count) ?? 0 }
         for index in 0..<5 {
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await eventually(20) { framesWritten() >= index + 1 })
             painter.fill(PixelRect(x: index * 40, y: 100, width: 40, height: 40), color: 0xFF0000)
         }
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await eventually(20) { framesWritten() >= 6 })
         child.signal(SIGKILL)
         #expect(await child.wait().status == 128 + SIGKILL)
         let frames = try WebMReader(path: path).readAll()

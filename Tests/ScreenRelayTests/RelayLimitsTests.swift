@@ -1,0 +1,207 @@
+import Foundation
+import ScreenMedia
+import ScreenRelay
+import ScreenSession
+import ScreenTesting
+import ScreenTransport
+import ScreenWire
+import Testing
+
+/// Each limit of docs/protocol.md ("Limits a connection meets") met by a raw client on loopback: it is closed
+/// (or refused) with the documented reason, the refusal is counted at /metrics, and the relay goes on serving.
+@Suite struct RelayLimitsTests {
+    /// A raw WebSocket on `relay` that has said hello with a token of `role` and read its welcome.
+    private func helloSocket(_ relay: RunningRelay, role: Role, session: RunningRelay.SessionCreated? = nil) async throws -> RawSocket {
+        let session = if let session { session } else { try await relay.createSession() }
+        let token = role == .publisher ? session.token : try await relay.token(session: session.sessionId, role: role)
+        let socket = try RawSocket(port: relay.port)
+        #expect(await socket.upgradeToWebSocket().contains("101"))
+        await socket.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(ControlMessage.hello(token: token, client: "raw").encoded().utf8)))
+        guard let welcome = await socket.receiveWebSocketFrame(), String(decoding: welcome.payload, as: UTF8.self).contains("welcome") else {
+            throw TestFailure("no welcome")
+        }
+        return socket
+    }
+
+    @Test func anOversizedMessageBeforeHelloIsRefusedAfterItsFirstFrame() async throws {
+        let relay = try await RunningRelay()
+        // A frame that claims 8 MiB: refused on its header, nothing of it is buffered.
+        let claims = try RawSocket(port: relay.port)
+        #expect(await claims.upgradeToWebSocket().contains("101"))
+        await claims.send(RawSocket.webSocketFrame(opcode: 2, payload: [UInt8](repeating: 1, count: 1000), declaredLength: 8 << 20))
+        let code = await claims.receiveCloseCode()
+        let closed = await claims.isClosedByPeer(within: 5)
+        #expect(code == 1009 || closed)
+        // Fragments that add up past 64 KiB before hello: closed with 1009 (message too big).
+        let fragments = try RawSocket(port: relay.port)
+        #expect(await fragments.upgradeToWebSocket().contains("101"))
+        await fragments.send(RawSocket.webSocketFrame(opcode: 1, fin: false, payload: [UInt8](repeating: 0x61, count: 60_000)))
+        await fragments.send(RawSocket.webSocketFrame(opcode: 0, fin: false, payload: [UInt8](repeating: 0x61, count: 60_000)))
+        #expect(await fragments.receiveCloseCode() == 1009)
+        #expect(relay.server.metrics.value(.messageSize) >= 1)
+        #expect(try await relay.get("/healthz").0 == 200)
+    }
+
+    @Test func aViewerCannotSendMegabytes() async throws {
+        let relay = try await RunningRelay()
+        let viewer = try await helloSocket(relay, role: .subscriber)
+        await viewer.send(RawSocket.webSocketFrame(opcode: 2, fin: false, payload: [UInt8](repeating: 0, count: 65_000)))
+        await viewer.send(RawSocket.webSocketFrame(opcode: 0, payload: [UInt8](repeating: 0, count: 65_000)))
+        #expect(await viewer.receiveCloseCode() == 1009)
+        // A publisher may: its media frames are larger (here 200 KB, a bad header after that: malformed, 1002).
+        let publisher = try await helloSocket(relay, role: .publisher)
+        await publisher.send(RawSocket.webSocketFrame(opcode: 2, fin: false, payload: [UInt8](repeating: 0, count: 65_536)))
+        await publisher.send(RawSocket.webSocketFrame(opcode: 0, fin: false, payload: [UInt8](repeating: 0, count: 65_536)))
+        await publisher.send(RawSocket.webSocketFrame(opcode: 0, payload: [UInt8](repeating: 0, count: 65_536)))
+        #expect(await publisher.receiveCloseCode() == 1002)
+    }
+
+    @Test func aMessageThatTricklesInIsClosedAtItsDeadline() async throws {
+        let relay = try await RunningRelay { $0.messageDeadlineSeconds = 1 }
+        let publisher = try await helloSocket(relay, role: .publisher)
+        let started = ContinuousClock.now
+        await publisher.send(RawSocket.webSocketFrame(opcode: 2, fin: false, payload: [UInt8](repeating: 0, count: 100)))
+        // Pongs keep it alive, but the message never completes.
+        #expect(await publisher.receiveCloseCode() == 1008)
+        #expect(ContinuousClock.now - started < .seconds(15))
+        #expect(relay.server.metrics.value(.messageDeadline) == 1)
+    }
+
+    @Test func textThatIsNotUTF8ClosesWith1007() async throws {
+        let relay = try await RunningRelay()
+        let viewer = try await helloSocket(relay, role: .subscriber)
+        await viewer.send(RawSocket.webSocketFrame(opcode: 1, payload: [0x7B, 0xC3, 0x28, 0x7D]))
+        #expect(await viewer.receiveCloseCode() == 1007)
+    }
+
+    @Test func headersThatTrickleInAreCutOffAndHonestRequestsAreServed() async throws {
+        let relay = try await RunningRelay { $0.requestHeadTimeoutSeconds = 1 }
+        let slow = try RawSocket(port: relay.port)
+        await slow.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        let trickling = Task {
+            for _ in 0..<30 {
+                guard await slow.send("X-A: b\r\n") else { return }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        let silent = try RawSocket(port: relay.port)
+        #expect(await silent.isClosedByPeer(within: 10))
+        #expect(await slow.isClosedByPeer(within: 10))
+        trickling.cancel()
+        #expect(relay.server.metrics.value(.requestHeadTimeout) >= 2)
+        // A request whose head is complete is served, on a kept-alive connection too, however long its answer takes.
+        let honest = try RawSocket(port: relay.port)
+        await honest.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(String(decoding: await honest.receive(), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        try await Task.sleep(for: .milliseconds(1500))
+        await honest.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(String(decoding: await honest.receive(), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+    }
+
+    @Test func idleConnectionsAreClosed() async throws {
+        let relay = try await RunningRelay { $0.idleTimeoutSeconds = 2 }
+        // Kept alive after a request, then silent: closed after the idle timeout.
+        let keptAlive = try RawSocket(port: relay.port)
+        await keptAlive.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(String(decoding: await keptAlive.receive(), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        #expect(await keptAlive.isClosedByPeer(within: 10))
+        // A WebSocket that never answers the relay's pings: closed.
+        let deaf = try await helloSocket(relay, role: .subscriber)
+        #expect(await deaf.isClosedByPeer(within: 15))
+    }
+
+    @Test func connectionsPastTheCapAreClosedAtOnceAndCounted() async throws {
+        // Held connections stay (no request-head deadline within the test), whatever the machine's load.
+        let relay = try await RunningRelay { $0.maximumConnections = 20; $0.requestHeadTimeoutSeconds = 600 }
+        var held: [RawSocket] = []
+        for _ in 0..<20 { held.append(try RawSocket(port: relay.port)) }
+        try await Task.sleep(for: .milliseconds(200))
+        let refused = try RawSocket(port: relay.port)
+        #expect(await refused.isClosedByPeer(within: 20))
+        #expect(relay.server.metrics.value(.totalConnections) >= 1)
+        // Once the held ones go, there is room again.
+        held.removeAll()
+        #expect(try await eventually(20) { (try? await relay.get("/healthz").0) == 200 })
+    }
+
+    @Test func connectionsFromOneAddressAreCappedButLoopbackIsNot() async throws {
+        // The per-address cap needs an address that is not loopback: this machine's own, if it has one.
+        let relay = try await RunningRelay { $0.host = "0.0.0.0"; $0.maximumConnectionsPerAddress = 5; $0.requestHeadTimeoutSeconds = 600 }
+        var loopback: [RawSocket] = []
+        for _ in 0..<10 { loopback.append(try RawSocket(port: relay.port)) }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(relay.server.metrics.value(.connectionsPerAddress) == 0)
+        guard let address = NetworkAddress.first else { return }
+        var remote: [RawSocket] = []
+        for _ in 0..<5 { remote.append(try RawSocket(host: address, port: relay.port, source: address)) }
+        let sixth = try RawSocket(host: address, port: relay.port, source: address)
+        #expect(await sixth.isClosedByPeer(within: 20))
+        #expect(relay.server.metrics.value(.connectionsPerAddress) == 1)
+    }
+
+    @Test func sessionsAreCapped() async throws {
+        let relay = try await RunningRelay { $0.maximumSessions = 3 }
+        for _ in 0..<3 { _ = try await relay.createSession() }
+        let (status, body) = try await relay.post("/session")
+        #expect(status == 503)
+        #expect(String(decoding: body, as: UTF8.self).contains("max-sessions"))
+        #expect(relay.server.metrics.value(.sessionCap) == 1)
+    }
+
+    @Test func sessionsWithoutClientsExpireAndThoseWithOneStay() async throws {
+        // (Long enough for the viewer to join its session first on a loaded machine.)
+        let relay = try await RunningRelay { $0.emptySessionExpirySeconds = 4 }
+        let used = try await relay.createSession()
+        let viewer = try await helloSocket(relay, role: .subscriber, session: used)
+        let empty = try await relay.createSession()
+        #expect(try await eventually(30) { relay.server.metrics.value(.sessions) == 1 })
+        #expect(try await relay.token(session: used.sessionId, role: .subscriber).isEmpty == false)
+        #expect(try await relay.post("/session/\(empty.sessionId)/token", json: ["role": "subscriber"]).0 == 404)
+        _ = viewer
+    }
+
+    @Test func streamsPerConnectionAndStreamNamesAreBounded() async throws {
+        let relay = try await RunningRelay { $0.maximumStreamsPerConnection = 2; $0.maximumStreamNameBytes = 16 }
+        let session = try await relay.createSession()
+        let replies = try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
+            _ = try await events.nextControl()
+            var errors: [String] = []
+            for name in ["one", "two", "three", String(repeating: "n", count: 17)] {
+                try await link.send(.publish(name: name, properties: TestMedia.properties))
+                if case .error(_, let message)? = try await events.nextControl() { errors.append(message) }
+            }
+            return errors
+        }
+        #expect(replies == ["a connection publishes at most 2 streams at once", "a stream name is at most 16 bytes"])
+        #expect(relay.server.metrics.value(.streamsPerConnection) == 1)
+        #expect(relay.server.metrics.value(.streamName) == 1)
+    }
+
+    @Test func metricsCanRequireAToken() async throws {
+        let relay = try await RunningRelay { $0.metricsToken = "metrics-reader" }
+        #expect(try await relay.get("/metrics").0 == 401)
+        let (status, body) = try await relay.request("GET", "/metrics", secret: "metrics-reader")
+        #expect(status == 200)
+        #expect(String(decoding: body, as: UTF8.self).contains(#"screenrelay_refused_total{limit="metrics_token"} 1"#))
+    }
+}
+
+/// This machine's first non-loopback IPv4 address, if it has one (for per-address limits).
+enum NetworkAddress {
+    static let first: String? = {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let start = list else { return nil }
+        defer { freeifaddrs(list) }
+        for entry in sequence(first: start, next: { $0.pointee.ifa_next }) {
+            let flags = Int32(entry.pointee.ifa_flags)
+            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
+                flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0
+            else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            var inet = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+            inet_ntop(AF_INET, &inet, &text, socklen_t(text.count))
+            return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        return nil
+    }()
+}
