@@ -251,7 +251,8 @@ let package = Package(
             dependencies: ["ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenTesting"],
             swiftSettings: strictSwift),
         .testTarget(
-            name: "CLITests", dependencies: ["ScreenMedia", "ScreenRecording", "ScreenCodec", "ScreenTesting"],
+            name: "CLITests",
+            dependencies: ["ScreenMedia", "ScreenRecording", "ScreenCodec", "ScreenTesting", "ScreenSession", "ScreenTransport", "ScreenWire"],
             swiftSettings: strictSwift),
     ]
 )

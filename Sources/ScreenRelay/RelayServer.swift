@@ -103,6 +103,16 @@ public final class RelayServer: Service {
     static let maximumMessageSize = WebSocketLimits.maximumMessageSize
     /// Seconds a new WebSocket has to send `hello`.
     static let helloTimeout: Double = 10
+    /// How long a client the relay closes has to answer the close before its connection is cut.
+    static let closeGrace = Duration.seconds(3)
+
+    /// Runs `drop` after `grace` (it closes a connection that may already be gone: closing twice is harmless).
+    static func drop(after grace: Duration, _ drop: @escaping @Sendable () -> Void) {
+        Task {
+            try? await Task.sleep(for: grace)
+            drop()
+        }
+    }
 
     public init(configuration: RelayConfiguration, logger: Logger) async throws {
         self.configuration = configuration
@@ -423,6 +433,7 @@ public final class RelayServer: Service {
                     deadline: .milliseconds(Int64(deadline * 1000)))
             ) {
                 metrics.refused(.messageDeadline)
+                Self.drop(after: Self.closeGrace) { channel.close(promise: nil) }
                 Task { try? await outbound.close(.policyViolation, reason: "a message took longer than \(Int(deadline)) s to arrive") }
             }
             let binaryLimit = reader.binaryLimit
@@ -432,6 +443,7 @@ public final class RelayServer: Service {
                         return try await reader.next()
                     } catch let violation as WebSocketMessageReader.Violation {
                         if let limit = violation.limit { metrics.refused(limit) } else { metrics.add(.protocolErrors) }
+                        Self.drop(after: Self.closeGrace) { channel.close(promise: nil) }
                         try? await outbound.close(violation.code, reason: violation.reason)
                         return nil
                     }
@@ -484,6 +496,8 @@ public final class RelayServer: Service {
                     case .control(let text):
                         try await write(.text(text))
                     case .close(let code, let reason):
+                        // A client that does not answer the close (or is stuck mid-message) is cut off after a grace.
+                        Self.drop(after: Self.closeGrace, drop)
                         try await close(code, reason)
                         return
                     }

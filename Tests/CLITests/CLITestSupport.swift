@@ -78,3 +78,52 @@ func jsonLines(_ process: ChildProcess) -> [[String: Any]] {
         try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
     }
 }
+
+/// A `screenrelay` process on a free loopback port with its own data directory, for tests that watch it
+/// from outside: its memory, its descriptors, its answers to real clients.
+final class RunningRelayProcess {
+    static let screenrelay = ChildProcess.productsDirectory + "/screenrelay"
+    static let secret = "cli-test-relay-secret-that-is-32-bytes-or-more"
+
+    let process: ChildProcess
+    let home: String
+    let port: Int
+
+    init(_ arguments: [String] = [], environment extra: [String: String] = [:]) async throws {
+        home = FileManager.default.temporaryDirectory.appendingPathComponent("relay-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCREENRELAY_") }
+        environment["SCREENRELAY_SECRET"] = Self.secret
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        environment["XDG_STATE_HOME"] = home + "/state"
+        process = try ChildProcess(Self.screenrelay, ["--port", "0"] + arguments, environment: environment.merging(extra) { $1 })
+        var found: Int?
+        for _ in 0..<400 where found == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            if let range = process.errorsSoFar.range(of: #"listening on port (\d+)"#, options: .regularExpression) {
+                found = Int(process.errorsSoFar[range].split(separator: " ").last ?? "")
+            }
+        }
+        guard let found else { throw Failure(description: "screenrelay did not start: \(process.errorsSoFar)") }
+        port = found
+    }
+
+    deinit {
+        process.signal(SIGKILL)
+        try? FileManager.default.removeItem(atPath: home)
+    }
+
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    /// Resident memory in kilobytes (VmRSS).
+    var residentKilobytes: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processID)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    /// Descriptors it has open.
+    var openDescriptors: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processID)/fd").count) ?? 0
+    }
+}
