@@ -252,7 +252,7 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "CLITests",
-            dependencies: ["ScreenMedia", "ScreenRecording", "ScreenCodec", "ScreenTesting", "ScreenSession", "ScreenTransport", "ScreenWire"],
+            dependencies: ["ScreenMedia", "ScreenRecording", "ScreenCodec", "ScreenTesting", "ScreenSession", "ScreenTransport", "ScreenWire", "ScreenRelay"],
             swiftSettings: strictSwift),
     ]
 )

@@ -3,7 +3,7 @@ import Foundation
 /// The address to put in links when the relay listens on a wildcard address (`0.0.0.0`, `::`), which no
 /// client can connect to: this machine's first IPv4 address on an interface that is up and not loopback,
 /// else its host name.
-enum ReachableAddress {
+public enum ReachableAddress {
     static func replacingWildcard(_ host: String) -> String {
         guard ["0.0.0.0", "::", "", "*", "[::]"].contains(host) else { return host }
         return networkAddress() ?? hostName() ?? "127.0.0.1"
@@ -19,7 +19,7 @@ enum ReachableAddress {
     }
 
     /// The first IPv4 address of an up, non-loopback interface.
-    static func networkAddress() -> String? {
+    public static func networkAddress() -> String? {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return nil }
         defer { freeifaddrs(list) }

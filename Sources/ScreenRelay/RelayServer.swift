@@ -104,7 +104,7 @@ public final class RelayServer: Service {
     /// Seconds a new WebSocket has to send `hello`.
     static let helloTimeout: Double = 10
     /// How long a client the relay closes has to answer the close before its connection is cut.
-    static let closeGrace = Duration.seconds(3)
+    static let closeGrace = Duration.seconds(10)
 
     /// Runs `drop` after `grace` (it closes a connection that may already be gone: closing twice is harmless).
     static func drop(after grace: Duration, _ drop: @escaping @Sendable () -> Void) {
@@ -178,10 +178,12 @@ public final class RelayServer: Service {
     }
 
     /// The base URL for links in an answer to a request: the public URL, else the `Host` the client used
-    /// (the name it reached us by works for it and for whoever it shares the link with).
+    /// (the name it reached us by works for it and for whoever it shares the link with), with the scheme a
+    /// TLS proxy in front says it was reached by (`X-Forwarded-Proto`).
     func baseURL(for request: Request, port: Int) -> String {
         if configuration.publicURL == nil, let host = request.head.authority, ReachableAddress.isValidHost(host) {
-            return "\(scheme)://\(host)"
+            let forwarded = request.headers[.init("X-Forwarded-Proto")!]?.lowercased()
+            return "\(forwarded == "https" || forwarded == "http" ? forwarded! : scheme)://\(host)"
         }
         return baseURL(port: port)
     }

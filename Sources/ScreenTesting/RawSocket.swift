@@ -12,7 +12,7 @@ public final class RawSocket: @unchecked Sendable {
     public let descriptor: Int32
 
     /// Connects to `host:port` (IPv4), from `source` if given; reads wait at most `timeout` seconds.
-    public init(host: String = "127.0.0.1", port: Int, source: String? = nil, timeout: Double = 10) throws {
+    public init(host: String = "127.0.0.1", port: Int, source: String? = nil, timeout: Double = 30) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var interval = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))

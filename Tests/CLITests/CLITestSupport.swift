@@ -12,30 +12,37 @@ final class RunningShare {
     let home: String
     /// `http://127.0.0.1:PORT` of the embedded relay.
     let server: String
+    /// The viewer link as printed.
+    let viewerURL: String
     let viewerToken: String
     let sessionId: String
     var controlSocket: String { home + "/runtime/screenpub.sock" }
     var configFile: String { home + "/config/screenpub/config.toml" }
 
     /// Starts screenpub with `arguments` after writing `config` (TOML) into its configuration file.
-    init(_ arguments: [String], config: String? = nil, environment extra: [String: String] = [:]) async throws {
+    init(_ arguments: [String], config: String? = nil, environment extra: [String: String] = [:], port: Int = 0) async throws {
         home = FileManager.default.temporaryDirectory.appendingPathComponent("share-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(
             atPath: home + "/runtime", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.createDirectory(atPath: home + "/config/screenpub", withIntermediateDirectories: true)
         if let config { try config.write(toFile: home + "/config/screenpub/config.toml", atomically: true, encoding: .utf8) }
-        process = try ChildProcess(Self.screenpub, ["--port", "0"] + arguments, environment: Self.environment(home: home, extra))
-        var relayURL = "", token = "", session = ""
+        process = try ChildProcess(Self.screenpub, ["--port", String(port)] + arguments, environment: Self.environment(home: home, extra))
+        var relayURL = "", token = "", session = "", viewer = ""
         for _ in 0..<200 where token.isEmpty {
             try await Task.sleep(for: .milliseconds(50))
             for line in process.outputSoFar.split(separator: "\n") {
                 if line.hasPrefix("relay:") { relayURL = String(line.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
                 if line.hasPrefix("session:") { session = String(line.dropFirst(8)).trimmingCharacters(in: .whitespaces) }
-                if line.hasPrefix("viewer:"), let value = line.split(separator: "token=").last { token = String(value) }
+                if line.hasPrefix("viewer:"), let value = line.split(separator: "token=").last {
+                    token = String(value)
+                    viewer = line.dropFirst(7).trimmingCharacters(in: .whitespaces)
+                }
             }
         }
-        #expect(relayURL.hasPrefix("ws://127.0.0.1:"), "screenpub said: \(process.errorsSoFar)")
-        server = relayURL.replacingOccurrences(of: "ws://", with: "http://").replacingOccurrences(of: "/ws", with: "")
+        #expect(relayURL.hasPrefix("ws://127.0.0.1:") || relayURL.hasPrefix("wss://"), "screenpub said: \(process.errorsSoFar)")
+        server = relayURL.replacingOccurrences(of: "wss://", with: "https://").replacingOccurrences(of: "ws://", with: "http://")
+            .replacingOccurrences(of: "/ws", with: "")
+        viewerURL = viewer
         viewerToken = token
         sessionId = session
     }
@@ -126,4 +133,72 @@ final class RunningRelayProcess {
     var openDescriptors: Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processID)/fd").count) ?? 0
     }
+}
+
+/// A real nginx (Debian's package) in front of a relay, configured by the recipe users copy
+/// (packaging/examples/nginx-screenrelay.conf) with only its port, names, certificate and upstream changed.
+final class RunningNginx {
+    static let executable = "/usr/sbin/nginx"
+    let process: ChildProcess
+    let directory: String
+    let port: Int
+
+    init(recipe: String, relayPort: Int, names: [String], certificate: String, key: String) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("nginx-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory + "/logs", withIntermediateDirectories: true)
+        port = try freeLoopbackPort()
+        let server = try String(contentsOfFile: recipe, encoding: .utf8)
+            .replacingOccurrences(of: "    listen 443 ssl;", with: "    listen 127.0.0.1:\(port) ssl;")
+            .replacingOccurrences(of: "    listen [::]:443 ssl;\n", with: "")
+            .replacingOccurrences(of: "server_name screen.example.org;", with: "server_name \(names.joined(separator: " "));")
+            .replacingOccurrences(of: "/etc/letsencrypt/live/screen.example.org/fullchain.pem", with: certificate)
+            .replacingOccurrences(of: "/etc/letsencrypt/live/screen.example.org/privkey.pem", with: key)
+            .replacingOccurrences(of: "127.0.0.1:8090", with: "127.0.0.1:\(relayPort)")
+        try server.write(toFile: directory + "/screenrelay.conf", atomically: true, encoding: .utf8)
+        // One process in the foreground (no master, no user switch), everything in the test's directory.
+        try """
+            daemon off;
+            master_process off;
+            pid \(directory)/nginx.pid;
+            error_log \(directory)/logs/error.log warn;
+            events { worker_connections 512; }
+            http {
+                access_log off;
+                client_body_temp_path \(directory)/body;
+                proxy_temp_path \(directory)/proxy;
+                fastcgi_temp_path \(directory)/fastcgi;
+                uwsgi_temp_path \(directory)/uwsgi;
+                scgi_temp_path \(directory)/scgi;
+                include \(directory)/screenrelay.conf;
+            }
+
+            """.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+        process = try ChildProcess(Self.executable, ["-p", directory, "-c", directory + "/nginx.conf", "-e", directory + "/logs/error.log"])
+        for _ in 0..<200 {
+            if (try? RawSocket(port: port, timeout: 1)) != nil { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let log = (try? String(contentsOfFile: directory + "/logs/error.log", encoding: .utf8)) ?? ""
+        throw RunningRelayProcess.Failure(description: "nginx did not start: \(process.errorsSoFar) \(log)")
+    }
+
+    deinit {
+        process.signal(SIGKILL)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// A TCP port free on 127.0.0.1 right now.
+func freeLoopbackPort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+    }
+    guard bound else { throw RunningRelayProcess.Failure(description: "no free port: \(String(cString: strerror(errno)))") }
+    return Int(UInt16(bigEndian: address.sin_port))
 }

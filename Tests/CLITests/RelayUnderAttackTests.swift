@@ -61,7 +61,7 @@ import Testing
         let during = relay.residentKilobytes
         #expect(try await honestChat(port: relay.port), "an honest pair could not chat during the attack")
         #expect(try await RelayHTTPClient().send("GET", "http://127.0.0.1:\(relay.port)/healthz").status == 200)
-        // The header deadline (3 s) and the hello deadline (10 s, with a 3 s grace for the close) cut off every attacker.
+        // The header deadline (3 s) and the hello deadline (10 s, with a 10 s grace for the close) cut off every attacker.
         #expect(try await eventually(40) { relay.openDescriptors < 60 }, "attackers' connections still open: \(relay.openDescriptors)")
         let peak = max(during, relay.residentKilobytes)
         // Stated bound: 320 hostile connections add less than 64 MB (once 840 MB for 100 of the first kind).

@@ -63,7 +63,7 @@ import Testing
         await publisher.send(RawSocket.webSocketFrame(opcode: 2, fin: false, payload: [UInt8](repeating: 0, count: 100)))
         // Pongs keep it alive, but the message never completes.
         #expect(await publisher.receiveCloseCode() == 1008)
-        #expect(ContinuousClock.now - started < .seconds(15))
+        #expect(ContinuousClock.now - started < .seconds(40))
         #expect(relay.server.metrics.value(.messageDeadline) == 1)
     }
 
@@ -85,8 +85,8 @@ import Testing
             }
         }
         let silent = try RawSocket(port: relay.port)
-        #expect(await silent.isClosedByPeer(within: 10))
-        #expect(await slow.isClosedByPeer(within: 10))
+        #expect(await silent.isClosedByPeer(within: 30))
+        #expect(await slow.isClosedByPeer(within: 30))
         trickling.cancel()
         #expect(relay.server.metrics.value(.requestHeadTimeout) >= 2)
         // A request whose head is complete is served, on a kept-alive connection too, however long its answer takes.
@@ -104,10 +104,10 @@ import Testing
         let keptAlive = try RawSocket(port: relay.port)
         await keptAlive.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(String(decoding: await keptAlive.receive(), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
-        #expect(await keptAlive.isClosedByPeer(within: 10))
+        #expect(await keptAlive.isClosedByPeer(within: 30))
         // A WebSocket that never answers the relay's pings: closed.
         let deaf = try await helloSocket(relay, role: .subscriber)
-        #expect(await deaf.isClosedByPeer(within: 15))
+        #expect(await deaf.isClosedByPeer(within: 30))
     }
 
     @Test func connectionsPastTheCapAreClosedAtOnceAndCounted() async throws {
@@ -117,8 +117,10 @@ import Testing
         for _ in 0..<20 { held.append(try RawSocket(port: relay.port)) }
         try await Task.sleep(for: .milliseconds(200))
         let refused = try RawSocket(port: relay.port)
-        #expect(await refused.isClosedByPeer(within: 20))
-        #expect(relay.server.metrics.value(.totalConnections) >= 1)
+        #expect(try await eventually(20) { relay.server.metrics.value(.totalConnections) == 1 })
+        var closed = 0
+        for socket in held + [refused] where await socket.isClosedByPeer(within: 0.2) { closed += 1 }
+        #expect(closed == 1)
         // Once the held ones go, there is room again.
         held.removeAll()
         #expect(try await eventually(20) { (try? await relay.get("/healthz").0) == 200 })
@@ -131,12 +133,14 @@ import Testing
         for _ in 0..<10 { loopback.append(try RawSocket(port: relay.port)) }
         try await Task.sleep(for: .milliseconds(200))
         #expect(relay.server.metrics.value(.connectionsPerAddress) == 0)
-        guard let address = NetworkAddress.first else { return }
+        guard let address = ReachableAddress.networkAddress() else { return }
+        // Six at once: one of them (whichever the relay set up last) is closed.
         var remote: [RawSocket] = []
-        for _ in 0..<5 { remote.append(try RawSocket(host: address, port: relay.port, source: address)) }
-        let sixth = try RawSocket(host: address, port: relay.port, source: address)
-        #expect(await sixth.isClosedByPeer(within: 20))
-        #expect(relay.server.metrics.value(.connectionsPerAddress) == 1)
+        for _ in 0..<6 { remote.append(try RawSocket(host: address, port: relay.port, source: address)) }
+        #expect(try await eventually(20) { relay.server.metrics.value(.connectionsPerAddress) == 1 })
+        var closed = 0
+        for socket in remote where await socket.isClosedByPeer(within: 0.5) { closed += 1 }
+        #expect(closed == 1)
     }
 
     @Test func sessionsAreCapped() async throws {
@@ -184,24 +188,4 @@ import Testing
         #expect(status == 200)
         #expect(String(decoding: body, as: UTF8.self).contains(#"screenrelay_refused_total{limit="metrics_token"} 1"#))
     }
-}
-
-/// This machine's first non-loopback IPv4 address, if it has one (for per-address limits).
-enum NetworkAddress {
-    static let first: String? = {
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let start = list else { return nil }
-        defer { freeifaddrs(list) }
-        for entry in sequence(first: start, next: { $0.pointee.ifa_next }) {
-            let flags = Int32(entry.pointee.ifa_flags)
-            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
-                flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0
-            else { continue }
-            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-            var inet = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
-            inet_ntop(AF_INET, &inet, &text, socklen_t(text.count))
-            return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-        return nil
-    }()
 }

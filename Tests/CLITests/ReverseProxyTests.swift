@@ -1,0 +1,115 @@
+import Foundation
+import ScreenMedia
+import ScreenRelay
+import ScreenTesting
+import Testing
+
+/// The reverse-proxy recipe in use: real nginx terminates TLS in front of a real screenrelay, screenpub shares
+/// to it over https with a private CA, and a real headless Chromium watches the viewer link over https from
+/// a name that is not loopback (where only a secure page gets WebCodecs).
+@Suite struct ReverseProxyTests {
+    static let packaging = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("packaging").path
+
+    struct Watching: Decodable {
+        var framesDecoded: Int
+        var lastMetadata: String?
+        var secure: Bool
+        var protocolName: String
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aViewerWatchesThroughNginxOverHTTPS() async throws {
+        guard FileManager.default.isExecutableFile(atPath: RunningNginx.executable) else {
+            Issue.record("nginx is not installed: scripts/install-deps.sh installs nginx-light")
+            return
+        }
+        let authority = try await TestCertificateAuthority()
+        let issued = try await authority.issue(for: ["relay.test", "localhost", "127.0.0.1"])
+        let relay = try await RunningRelayProcess()
+        let nginx = try await RunningNginx(
+            recipe: Self.packaging + "/examples/nginx-screenrelay.conf", relayPort: relay.port, names: ["relay.test", "localhost"],
+            certificate: issued.certificate, key: issued.key)
+
+        let display = try VirtualDisplay(width: 640, height: 360)
+        let painter = try XPainter(displayName: display.name)
+        _ = painter.createWindow(PixelRect(x: 0, y: 0, width: 320, height: 180), color: XPainter.pixel(red: 220, green: 40, blue: 40))
+        var environment = ProcessInfo.processInfo.environment
+        environment["SCREENRELAY_SECRET"] = RunningRelayProcess.secret
+        let share = try ChildProcess(
+            RunningShare.screenpub,
+            [
+                "--display", display.name, "--server", "https://localhost:\(nginx.port)", "--ca-file", authority.certificate,
+                "--metadata", "through nginx", "--duration", "90", "--no-cursor", "--control-socket", "",
+            ],
+            environment: environment)
+        defer { share.endInBackground(signal: SIGTERM, timeout: 20) }
+        var viewerURL: String?
+        for _ in 0..<400 where viewerURL == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            viewerURL = share.outputSoFar.split(separator: "\n").first { $0.hasPrefix("viewer:") }
+                .map { $0.dropFirst(7).trimmingCharacters(in: .whitespaces) }
+        }
+        let link = try #require(viewerURL, "screenpub printed no viewer link: \(share.errorsSoFar)")
+        // The link is the one viewers use: the proxy's https address, as screenpub reached it.
+        #expect(link.hasPrefix("https://localhost:\(nginx.port)/view/"))
+
+        // The viewer on "another machine": a name that resolves to the proxy, trusted by its key.
+        let remote = link.replacingOccurrences(of: "https://localhost:", with: "https://relay.test:")
+        let browser = try await HeadlessBrowser(
+            url: remote,
+            arguments: [
+                "--host-resolver-rules=MAP relay.test 127.0.0.1", "--ignore-certificate-errors-spki-list=\(issued.publicKeyHash)",
+            ])
+        defer { browser.close() }
+        let expression = """
+            typeof screenViewer === 'undefined' ? null : ({ framesDecoded: screenViewer.framesDecoded,
+              lastMetadata: screenViewer.lastMetadata, secure: window.isSecureContext, protocolName: location.protocol })
+            """
+        var state: Watching?
+        let deadline = Date().addingTimeInterval(60)
+        repeat {
+            try await Task.sleep(for: .milliseconds(200))
+            state = try await browser.evaluate(expression)
+        } while !(state.map { $0.framesDecoded > 0 && $0.lastMetadata == "through nginx" } ?? false) && Date() < deadline
+        let watched = try #require(state, "the viewer's script never ran")
+        #expect(watched.protocolName == "https:" && watched.secure)
+        #expect(watched.framesDecoded > 0, "the viewer decoded nothing through nginx: \(watched); screenpub: \(share.errorsSoFar.suffix(800))")
+        #expect(watched.lastMetadata == "through nginx")
+    }
+}
+
+/// The relay inside screenpub serving HTTPS itself on all addresses: the viewer link it prints names this
+/// machine's network address (never 0.0.0.0), and a browser watches through it.
+@Suite struct EmbeddedHTTPSRelayTests {
+    @Test(.timeLimit(.minutes(3)))
+    func theLinkScreenpubPrintsWorksFromTheNetwork() async throws {
+        guard let address = ReachableAddress.networkAddress() else { return }  // no network interface: nothing to reach
+        let authority = try await TestCertificateAuthority()
+        let issued = try await authority.issue(for: [address, "localhost"])
+        let display = try VirtualDisplay(width: 640, height: 360)
+        let painter = try XPainter(displayName: display.name)
+        _ = painter.createWindow(PixelRect(x: 0, y: 0, width: 320, height: 180), color: XPainter.pixel(red: 40, green: 40, blue: 220))
+        let port = try freeLoopbackPort()
+        let share = try await RunningShare(
+            ["--display", display.name, "--metadata", "served over https", "--no-cursor", "--host", "0.0.0.0", "--tls-cert", issued.certificate,
+             "--tls-key", issued.key],
+            port: port)
+        #expect(share.viewerURL.hasPrefix("https://\(address):\(port)/view/"), "printed: \(share.viewerURL)")
+        let browser = try await HeadlessBrowser(url: share.viewerURL, arguments: ["--ignore-certificate-errors-spki-list=\(issued.publicKeyHash)"])
+        defer { browser.close() }
+        let expression = """
+            typeof screenViewer === 'undefined' ? null : ({ framesDecoded: screenViewer.framesDecoded,
+              lastMetadata: screenViewer.lastMetadata, secure: window.isSecureContext, protocolName: location.protocol })
+            """
+        var state: ReverseProxyTests.Watching?
+        let deadline = Date().addingTimeInterval(60)
+        repeat {
+            try await Task.sleep(for: .milliseconds(200))
+            state = try await browser.evaluate(expression)
+        } while !(state.map { $0.framesDecoded > 0 && $0.lastMetadata == "served over https" } ?? false) && Date() < deadline
+        let watched = try #require(state, "the viewer's script never ran")
+        #expect(watched.protocolName == "https:" && watched.secure)
+        #expect(watched.framesDecoded > 0 && watched.lastMetadata == "served over https", "\(watched)")
+    }
+}
