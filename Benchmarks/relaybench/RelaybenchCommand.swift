@@ -93,6 +93,10 @@ struct Fanout: AsyncParsableCommand {
     @Option(help: "Frames per second the publisher sends.") var fps: Double = 30
     @Option(help: "Seconds to measure (after a 2 s warm-up).") var seconds: Double = 10
     @Option(help: "The relay's process id, to read its CPU time and memory.") var relayPid: Int32
+    @Option(help: "Further subscribers that subscribe and then stop reading (stalled viewers).") var stalled: Int = 0
+    @Option(help: "Sample the relay's resident memory every this many seconds and report how flat it stays (a soak).")
+    var sampleEvery: Double?
+    @Option(help: "With --sample-every: seconds of warm-up before memory must stay flat.") var warmUp: Double = 300
 
     struct Session: Decodable { var sessionId: String; var token: String; var viewerURL: String }
 
@@ -186,22 +190,69 @@ struct Fanout: AsyncParsableCommand {
             }
         }
 
+        // Stalled viewers: subscribe, then never read again; the relay must drop for them, not queue.
+        let stalledReady = Locked(0)
+        var stalledReaders: [Task<Void, any Error>] = []
+        for _ in 0..<stalled {
+            stalledReaders.append(Task {
+                try await RelayClient.connect(url: url, token: subscriberToken, client: "relaybench-stalled", logger: logger) { link, events in
+                    while let event = try await events.next() {
+                        switch event {
+                        case .control(.welcome(_, _, _, let streams, _)):
+                            if let stream = streams.first { try await link.send(.subscribe(streamId: stream.streamId)) }
+                        case .control(.streamCreated(let stream)):
+                            try await link.send(.subscribe(streamId: stream.streamId))
+                        case .control(.subscribed):
+                            stalledReady.withLock { $0 += 1 }
+                            while !done.value { try await Task.sleep(for: .seconds(1)) }
+                            return
+                        default: continue
+                        }
+                    }
+                }
+            })
+        }
+
         let connectDeadline = ContinuousClock.now + .seconds(60)
-        while ready.value < subscribers, ContinuousClock.now < connectDeadline { try await Task.sleep(for: .milliseconds(50)) }
+        while ready.value < subscribers || stalledReady.value < stalled, ContinuousClock.now < connectDeadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let connected = ready.value
         try await Task.sleep(for: .seconds(2))
         let cpuBefore = Self.cpuSeconds(of: relayPid)
         let start = ContinuousClock.now
         measuring.withLock { $0 = true }
-        try await Task.sleep(for: .seconds(seconds))
+        var memory: [(seconds: Double, megabytes: Double)] = [(0, Self.residentMegabytes(of: relayPid))]
+        if let sampleEvery {
+            let end = start + .seconds(seconds)
+            while ContinuousClock.now < end {
+                try await Task.sleep(until: min(end, start + .seconds(sampleEvery * Double(memory.count))), clock: .continuous)
+                let sample = ((ContinuousClock.now - start) / .seconds(1), Self.residentMegabytes(of: relayPid))
+                memory.append(sample)
+                // (Straight to the descriptor: a soak's progress shows as it happens, even through a pipe.)
+                FileHandle.standardOutput.write(Data(String(
+                    format: "t %6.0f s  relay RSS %7.1f MB\n", sample.0, sample.1).utf8))
+            }
+        } else {
+            try await Task.sleep(for: .seconds(seconds))
+        }
         measuring.withLock { $0 = false }
         let elapsed = (ContinuousClock.now - start) / .seconds(1)
         let cpuAfter = Self.cpuSeconds(of: relayPid)
         done.withLock { $0 = true }
         publisher.cancel()
-        for reader in readers { reader.cancel() }
-        for reader in readers { _ = await reader.result }
+        for reader in readers + stalledReaders { reader.cancel() }
+        for reader in readers + stalledReaders { _ = await reader.result }
         _ = await publisher.result
+        if sampleEvery != nil {
+            let settled = memory.filter { $0.seconds >= warmUp }.map(\.megabytes)
+            if let low = settled.min(), let high = settled.max(), !settled.isEmpty {
+                let mean = settled.reduce(0, +) / Double(settled.count)
+                print(String(
+                    format: "relay RSS after %.0f s of warm-up: %d samples, mean %.1f MB, min %.1f, max %.1f: within ±%.1f%% of the mean (stalled subscribers: %d connected)",
+                    warmUp, settled.count, mean, low, high, 100 * max(high - mean, mean - low) / mean, stalledReady.value))
+            }
+        }
 
         let values = samples.value
         let latency = percentiles(values)

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# libFuzzer (with AddressSanitizer) on the relay's wire parsers — the binary media-frame header and the JSON
+# control messages, what every client can send — and on the escaping of remote text for logs. The target,
+# Benchmarks/fuzz/WireFuzzTarget.swift, also checks that whatever parses survives encoding unchanged.
+#
+#   Benchmarks/fuzz.sh                 10^7 executions (several minutes on one core)
+#   FUZZ_RUNS=200000 Benchmarks/fuzz.sh   a short run (the test suite does this)
+#   FUZZ_SECONDS=3600 Benchmarks/fuzz.sh  for an hour instead
+#
+# Starts from the corpus kept in Benchmarks/fuzz/corpus (seeds for every message type); inputs it finds that
+# reach new code go to .build/fuzz/corpus, never into the repository unless copied there on purpose. A crash
+# leaves its input in .build/fuzz/ and exits non-zero. Prints executions, speed and coverage at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=.build/fuzz
+mkdir -p "$build/corpus"
+swiftc=${SWIFTC:-swiftc}
+# Swift's libFuzzer needs clang's runtime next to the toolchain (shipped with Swift on Linux).
+flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6
+  -enable-upcoming-feature InternalImportsByDefault -enable-upcoming-feature ExistentialAny -I "$build")
+# The parsers' own modules, instrumented for coverage, then the target linked against them.
+if [ ! -f "$build/fuzz-wire" ] || [ -n "$(find Sources/ScreenMedia Sources/ScreenWire Benchmarks/fuzz -newer "$build/fuzz-wire" -name '*.swift' | head -1)" ]; then
+  echo "building the fuzz target (swiftc -sanitize=fuzzer,address)…" >&2
+  # (gold's warnings about ASan's local symbols are noise: the log is shown only if the build fails)
+  if ! { "$swiftc" "${flags[@]}" -emit-module -emit-library -static -module-name ScreenMedia \
+      -emit-module-path "$build/ScreenMedia.swiftmodule" -o "$build/libScreenMedia.a" Sources/ScreenMedia/*.swift &&
+    "$swiftc" "${flags[@]}" -emit-module -emit-library -static -module-name ScreenWire \
+      -emit-module-path "$build/ScreenWire.swiftmodule" -o "$build/libScreenWire.a" Sources/ScreenWire/*.swift &&
+    "$swiftc" "${flags[@]}" -module-name WireFuzz Benchmarks/fuzz/WireFuzzTarget.swift \
+      "$build/libScreenWire.a" "$build/libScreenMedia.a" -o "$build/fuzz-wire"; } > "$build/build.log" 2>&1; then
+    grep -v "Cannot export local symbol" "$build/build.log" >&2
+    echo "fuzz.sh: the fuzz target did not build" >&2
+    exit 1
+  fi
+fi
+runs=${FUZZ_RUNS:-10000000}
+limits=(-runs="$runs")
+if [ -n "${FUZZ_SECONDS:-}" ]; then limits=(-max_total_time="$FUZZ_SECONDS"); fi
+started=$(date +%s.%N)
+set +e
+"$build/fuzz-wire" "${limits[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$build/" "$build/corpus" Benchmarks/fuzz/corpus 2> "$build/fuzz.log"
+status=$?
+set -e
+elapsed=$(echo "$(date +%s.%N) - $started" | bc)
+grep -E "^(stat::|#[0-9]+ +DONE|==[0-9]+==ERROR|SUMMARY)" "$build/fuzz.log" >&2 || true
+if [ $status -ne 0 ]; then
+  echo "fuzz.sh: the target failed (exit $status); the input is in $build/, the log in $build/fuzz.log" >&2
+  tail -30 "$build/fuzz.log" >&2
+  exit 1
+fi
+executions=$(grep -Eo "stat::number_of_executed_units: [0-9]+" "$build/fuzz.log" | grep -Eo "[0-9]+$" || echo 0)
+coverage=$(grep -Eo "cov: [0-9]+" "$build/fuzz.log" | tail -1 | grep -Eo "[0-9]+" || echo "?")
+printf "wire parsers: %s executions in %.0f s (%.0f/s), no crash; coverage %s edges; corpus %s inputs\n" \
+  "$executions" "$elapsed" "$(echo "$executions / $elapsed" | bc -l)" "$coverage" "$(ls "$build/corpus" | wc -l)"

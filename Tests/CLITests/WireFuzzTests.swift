@@ -1,0 +1,20 @@
+import Foundation
+import ScreenTesting
+import Testing
+
+/// A short libFuzzer run of Benchmarks/fuzz.sh (the wire parsers and log escaping, with AddressSanitizer),
+/// from the corpus kept in the repository: what a long run found must keep passing.
+@Suite struct WireFuzzTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    @Test(.timeLimit(.minutes(5)))
+    func theWireParsersSurviveAShortFuzzRun() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["FUZZ_RUNS"] = "50000"
+        let result = try await ChildProcess.run(Self.repository + "/Benchmarks/fuzz.sh", [], environment: environment, timeout: 280)
+        #expect(result.status == 0, "fuzz.sh: \(result.standardError.suffix(3000))")
+        #expect(result.standardOutput.contains("50000 executions"), "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("no crash"))
+    }
+}
