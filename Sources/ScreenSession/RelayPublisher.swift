@@ -215,7 +215,7 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
             guard let welcome = try await events.nextControl() else {
                 throw RelayClientError(.closed, "the relay closed the connection before welcoming us")
             }
-            if case .error(let code, let message) = welcome { throw RelayClientError(.refused(code), "the relay refused: \(message)") }
+            if case .error(let code, let message) = welcome { throw RelayClientError(.refused(code), "the relay refused: \(message.escapingControlCharacters)") }
             guard case .welcome(_, let sessionId, _, _, let connections) = welcome else {
                 throw RelayClientError(.closed, "the relay did not welcome us")
             }
@@ -255,9 +255,9 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
             case .signal(let signal):
                 onSignal(signal)
             case .error(let code, let message) where code == .invalidSignal || code == .notFound:
-                logger.warning("the relay answered \(code.rawValue): \(message)")
+                logger.warning("the relay answered \(code.rawValue): \(message.escapingControlCharacters)")
             case .error(let code, let message):
-                throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")
+                throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message.escapingControlCharacters)")
             default: continue
             }
         }

@@ -167,12 +167,12 @@ public enum ControlMessage: Sendable, Hashable {
                 let body = try decoder.decode(ErrorBody.self, from: bytes)
                 return .error(code: WireErrorCode(rawValue: body.code) ?? .internalError, message: body.message)
             default:
-                throw WireError(.unknownMessage, "unknown control message type \"\(head.type)\"")
+                throw WireError(.unknownMessage, "unknown control message type \"\(String(head.type.prefix(64)).escapingControlCharacters)\"")
             }
         } catch let error as WireError {
             throw error
         } catch {
-            throw WireError(.malformed, "\(head.type) message has missing or invalid fields")
+            throw WireError(.malformed, "\(String(head.type.prefix(64)).escapingControlCharacters) message has missing or invalid fields")
         }
     }
 }

@@ -54,10 +54,11 @@ struct ChatClient {
                         // Directed lines are not echoed; an echoed last line means everything went out.
                         if inputDone.value, to != nil || (signal.from == me && signal.data == lastSent.value) { return }
                     case .error(let code, let text):
-                        FileHandle.standardError.write(Data("screensub: the relay answered \(code.rawValue): \(text)\n".utf8))
-                        if code != .invalidSignal && code != .notFound { throw RelayClientError(.refused(code), text) }
+                        let said = text.escapingControlCharacters
+                        FileHandle.standardError.write(Data("screensub: the relay answered \(code.rawValue): \(said)\n".utf8))
+                        if code != .invalidSignal && code != .notFound { throw RelayClientError(.refused(code), said) }
                     case .connectionCreated(let connection) where !json:
-                        emit("* \(connection.data.isEmpty ? connection.connectionId : connection.data) joined")
+                        emit("* \((connection.data.isEmpty ? connection.connectionId : connection.data).escapingControlCharacters) joined")
                     case .connectionDestroyed(let id) where !json:
                         emit("* \(id) left")
                     default:
