@@ -23,7 +23,9 @@ struct ShareCommand: AsyncParsableCommand {
             Where it goes: with --server, to that relay (with --token, or a new session made with the relay \
             secret from $SCREENRELAY_SECRET); with --output, to a file; with --to URL, to each (relays, files); \
             with none of these, to a relay started inside screenpub on 127.0.0.1 (--port), whose session and \
-            viewer URLs are printed (its HTTP API takes $SCREENRELAY_SECRET when set, else a random secret).
+            viewer URLs are printed (its HTTP API takes $SCREENRELAY_SECRET when set, else a random secret). \
+            For viewers on other machines: --host 0.0.0.0 with --tls-cert and --tls-key (browsers decode only \
+            on https pages); the printed link then names this machine's address, or --public-url.
 
             Settings: every option can also be set in $XDG_CONFIG_HOME/screenpub/config.toml (or --config FILE) \
             as `name = value` with the option's long name (`fps = 5`, `server = "http://relay:8090"`, \
