@@ -2,6 +2,7 @@ import Foundation
 import ScreenMedia
 import ScreenRelay
 import ScreenTesting
+import ScreenTransport
 import Testing
 
 /// The reverse-proxy recipe in use: real nginx terminates TLS in front of a real screenrelay, screenpub shares
@@ -111,5 +112,36 @@ import Testing
         let watched = try #require(state, "the viewer's script never ran")
         #expect(watched.protocolName == "https:" && watched.secure)
         #expect(watched.framesDecoded > 0 && watched.lastMetadata == "served over https", "\(watched)")
+    }
+}
+
+/// `screenrelay --tls-cert --tls-key` and `kill -HUP`: the renewed certificate serves the next connections.
+@Suite struct RelayCertificateReloadTests {
+    @Test(.timeLimit(.minutes(2)))
+    func sighupServesTheRenewedCertificate() async throws {
+        let first = try await TestCertificateAuthority(name: "first CA")
+        let second = try await TestCertificateAuthority(name: "second CA")
+        let directory = first.directory
+        let (certificate, key) = (directory + "/relay.pem", directory + "/relay.key")
+        let old = try await first.issue()
+        try FileManager.default.copyItem(atPath: old.certificate, toPath: certificate)
+        try FileManager.default.copyItem(atPath: old.key, toPath: key)
+        let relay = try await RunningRelayProcess(["--tls-cert", certificate, "--tls-key", key])
+        let url = "https://localhost:\(relay.port)/healthz"
+        #expect(try await RelayHTTPClient(trust: ClientTrust(caFile: first.certificate)).send("GET", url).status == 200)
+
+        let renewed = try await second.issue()
+        for (from, to) in [(renewed.certificate, certificate), (renewed.key, key)] {
+            try FileManager.default.removeItem(atPath: to)
+            try FileManager.default.copyItem(atPath: from, toPath: to)
+        }
+        relay.process.signal(SIGHUP)
+        #expect(try await eventually(20) { relay.process.errorsSoFar.contains("TLS certificate reloaded from \(certificate)") })
+        #expect(try await RelayHTTPClient(trust: ClientTrust(caFile: second.certificate)).send("GET", url).status == 200)
+        // A broken renewal is logged and the working certificate stays.
+        try "garbage".write(toFile: certificate, atomically: true, encoding: .utf8)
+        relay.process.signal(SIGHUP)
+        #expect(try await eventually(20) { relay.process.errorsSoFar.contains("the TLS certificate stays as it was") })
+        #expect(try await RelayHTTPClient(trust: ClientTrust(caFile: second.certificate)).send("GET", url).status == 200)
     }
 }
