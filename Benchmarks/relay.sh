@@ -15,23 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${BENCH_SECONDS:-15}"
 fanout="${BENCH_FANOUT:-1 10 100 500}"
-scripts/install-deps.sh
-for product in screenpub screenrelay; do swift build -c release --product "$product" >&2; done
-for product in screenbench relaybench; do swift build -c release --package-path Benchmarks --product "$product" >&2; done
-bin=$(swift build -c release --show-bin-path)
-benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
-work=$(mktemp -d)
-unset DISPLAY
-source scripts/virtual-display.sh
-start_virtual_display 1920x1080
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  stop_virtual_display
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source Benchmarks/lib.sh
+bench_setup 1920x1080
 
 export SCREENRELAY_SECRET
 SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)

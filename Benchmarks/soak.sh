@@ -13,23 +13,8 @@ cd "$(dirname "$0")/.."
 seconds="${SOAK_SECONDS:-3600}"
 warmup="${SOAK_WARMUP:-300}"
 sample="${SOAK_SAMPLE:-60}"
-scripts/install-deps.sh
-for product in screenpub screenrelay; do swift build -c release --product "$product" >&2; done
-for product in screenbench relaybench; do swift build -c release --package-path Benchmarks --product "$product" >&2; done
-bin=$(swift build -c release --show-bin-path)
-benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
-work=$(mktemp -d)
-unset DISPLAY
-source scripts/virtual-display.sh
-start_virtual_display 1280x720
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  stop_virtual_display
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source Benchmarks/lib.sh
+bench_setup 1280x720
 
 # 10 s of scrolling text at 30 fps, the publisher's material.
 "$benchbin/screenbench" --display "$DISPLAY" --content terminal --interval 0.033 & content_pid=$!

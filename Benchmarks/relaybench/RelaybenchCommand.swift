@@ -123,10 +123,14 @@ struct Fanout: AsyncParsableCommand {
         let done = Locked(false)
 
         // Subscribers: read every frame, no decoding (500 decoders would measure this process, not the relay).
+        // Stalled ones subscribe and then never read again: the relay must drop for them, not queue.
+        let stalledReady = Locked(0)
         var readers: [Task<Void, any Error>] = []
-        for _ in 0..<subscribers {
+        for index in 0..<(subscribers + stalled) {
+            let stalls = index >= subscribers
             readers.append(Task {
-                try await RelayClient.connect(url: url, token: subscriberToken, client: "relaybench", logger: logger) { link, events in
+                try await RelayClient.connect(url: url, token: subscriberToken, client: stalls ? "relaybench-stalled" : "relaybench", logger: logger) {
+                    link, events in
                     var local: [Double] = []
                     var count = 0, bytes = 0
                     defer {
@@ -139,6 +143,10 @@ struct Fanout: AsyncParsableCommand {
                             if let stream = streams.first { try await link.send(.subscribe(streamId: stream.streamId)) }
                         case .control(.streamCreated(let stream)):
                             try await link.send(.subscribe(streamId: stream.streamId))
+                        case .control(.subscribed) where stalls:
+                            stalledReady.withLock { $0 += 1 }
+                            while !done.value { try await Task.sleep(for: .seconds(1)) }
+                            return
                         case .control(.subscribed):
                             ready.withLock { $0 += 1 }
                         case .media(let header, let payload):
@@ -190,29 +198,6 @@ struct Fanout: AsyncParsableCommand {
             }
         }
 
-        // Stalled viewers: subscribe, then never read again; the relay must drop for them, not queue.
-        let stalledReady = Locked(0)
-        var stalledReaders: [Task<Void, any Error>] = []
-        for _ in 0..<stalled {
-            stalledReaders.append(Task {
-                try await RelayClient.connect(url: url, token: subscriberToken, client: "relaybench-stalled", logger: logger) { link, events in
-                    while let event = try await events.next() {
-                        switch event {
-                        case .control(.welcome(_, _, _, let streams, _)):
-                            if let stream = streams.first { try await link.send(.subscribe(streamId: stream.streamId)) }
-                        case .control(.streamCreated(let stream)):
-                            try await link.send(.subscribe(streamId: stream.streamId))
-                        case .control(.subscribed):
-                            stalledReady.withLock { $0 += 1 }
-                            while !done.value { try await Task.sleep(for: .seconds(1)) }
-                            return
-                        default: continue
-                        }
-                    }
-                }
-            })
-        }
-
         let connectDeadline = ContinuousClock.now + .seconds(60)
         while ready.value < subscribers || stalledReady.value < stalled, ContinuousClock.now < connectDeadline {
             try await Task.sleep(for: .milliseconds(50))
@@ -241,8 +226,8 @@ struct Fanout: AsyncParsableCommand {
         let cpuAfter = Self.cpuSeconds(of: relayPid)
         done.withLock { $0 = true }
         publisher.cancel()
-        for reader in readers + stalledReaders { reader.cancel() }
-        for reader in readers + stalledReaders { _ = await reader.result }
+        for reader in readers { reader.cancel() }
+        for reader in readers { _ = await reader.result }
         _ = await publisher.result
         if sampleEvery != nil {
             let settled = memory.filter { $0.seconds >= warmUp }.map(\.megabytes)

@@ -19,6 +19,21 @@ import Testing
         var protocolName: String
     }
 
+    /// What the viewer page in `browser` shows once it has decoded a frame with `metadata` (or after a minute).
+    static func watch(_ browser: HeadlessBrowser, until metadata: String) async throws -> Watching {
+        let expression = """
+            typeof screenViewer === 'undefined' ? null : ({ framesDecoded: screenViewer.framesDecoded,
+              lastMetadata: screenViewer.lastMetadata, secure: window.isSecureContext, protocolName: location.protocol })
+            """
+        var state: Watching?
+        let deadline = Date().addingTimeInterval(60)
+        repeat {
+            try await Task.sleep(for: .milliseconds(200))
+            state = try await browser.evaluate(expression)
+        } while !(state.map { $0.framesDecoded > 0 && $0.lastMetadata == metadata } ?? false) && Date() < deadline
+        return try #require(state, "the viewer's script never ran")
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func aViewerWatchesThroughNginxOverHTTPS() async throws {
         guard FileManager.default.isExecutableFile(atPath: RunningNginx.executable) else {
@@ -63,17 +78,7 @@ import Testing
                 "--host-resolver-rules=MAP relay.test 127.0.0.1", "--ignore-certificate-errors-spki-list=\(issued.publicKeyHash)",
             ])
         defer { browser.close() }
-        let expression = """
-            typeof screenViewer === 'undefined' ? null : ({ framesDecoded: screenViewer.framesDecoded,
-              lastMetadata: screenViewer.lastMetadata, secure: window.isSecureContext, protocolName: location.protocol })
-            """
-        var state: Watching?
-        let deadline = Date().addingTimeInterval(60)
-        repeat {
-            try await Task.sleep(for: .milliseconds(200))
-            state = try await browser.evaluate(expression)
-        } while !(state.map { $0.framesDecoded > 0 && $0.lastMetadata == "through nginx" } ?? false) && Date() < deadline
-        let watched = try #require(state, "the viewer's script never ran")
+        let watched = try await Self.watch(browser, until: "through nginx")
         #expect(watched.protocolName == "https:" && watched.secure)
         #expect(watched.framesDecoded > 0, "the viewer decoded nothing through nginx: \(watched); screenpub: \(share.errorsSoFar.suffix(800))")
         #expect(watched.lastMetadata == "through nginx")
@@ -99,17 +104,7 @@ import Testing
         #expect(share.viewerURL.hasPrefix("https://\(address):\(port)/view/"), "printed: \(share.viewerURL)")
         let browser = try await HeadlessBrowser(url: share.viewerURL, arguments: ["--ignore-certificate-errors-spki-list=\(issued.publicKeyHash)"])
         defer { browser.close() }
-        let expression = """
-            typeof screenViewer === 'undefined' ? null : ({ framesDecoded: screenViewer.framesDecoded,
-              lastMetadata: screenViewer.lastMetadata, secure: window.isSecureContext, protocolName: location.protocol })
-            """
-        var state: ReverseProxyTests.Watching?
-        let deadline = Date().addingTimeInterval(60)
-        repeat {
-            try await Task.sleep(for: .milliseconds(200))
-            state = try await browser.evaluate(expression)
-        } while !(state.map { $0.framesDecoded > 0 && $0.lastMetadata == "served over https" } ?? false) && Date() < deadline
-        let watched = try #require(state, "the viewer's script never ran")
+        let watched = try await ReverseProxyTests.watch(browser, until: "served over https")
         #expect(watched.protocolName == "https:" && watched.secure)
         #expect(watched.framesDecoded > 0 && watched.lastMetadata == "served over https", "\(watched)")
     }
