@@ -15,6 +15,10 @@ enum Outgoing: Sendable {
 /// messages — signals, announcements — are bounded here, in count and bytes: a connection that stops reading
 /// while it or others keep sending it signals is closed (``overflowed``) instead of growing the relay's
 /// memory, and what it had queued is dropped.
+///
+/// Its own queue rather than an `AsyncStream`: under a writer that lags now and then, the stream's buffer kept
+/// growing with the number of messages that ever passed through it (+2.5 MB a minute at 450 frames/s out,
+/// found by Benchmarks/soak.sh), although it held a handful at a time.
 final class ConnectionOutlet: Sendable {
     /// The bounds of one connection's queued control messages (`RelayConfiguration.maximumQueuedControlMessages`
     /// and `maximumQueuedControlBytes`).
@@ -23,18 +27,21 @@ final class ConnectionOutlet: Sendable {
         var bytes: Int
     }
 
-    private let continuation: AsyncStream<Outgoing>.Continuation
-    private let limits: Limits
-    private let state = Mutex<(messages: Int, bytes: Int, overflowed: Bool, onOverflow: (@Sendable () -> Void)?)>((0, 0, false, nil))
-
-    /// The queue to drain, and the outlet that fills it.
-    static func make(limits: Limits) -> (AsyncStream<Outgoing>, ConnectionOutlet) {
-        let (stream, continuation) = AsyncStream<Outgoing>.makeStream()
-        return (stream, ConnectionOutlet(continuation: continuation, limits: limits))
+    private struct State {
+        var queue = FIFO<Outgoing>()
+        /// The writer, when it waits for the next item.
+        var waiting: CheckedContinuation<Outgoing?, Never>?
+        var finished = false
+        var messages = 0
+        var bytes = 0
+        var overflowed = false
+        var onOverflow: (@Sendable () -> Void)?
     }
 
-    private init(continuation: AsyncStream<Outgoing>.Continuation, limits: Limits) {
-        self.continuation = continuation
+    private let limits: Limits
+    private let state = Mutex(State())
+
+    init(limits: Limits) {
         self.limits = limits
     }
 
@@ -48,21 +55,52 @@ final class ConnectionOutlet: Sendable {
 
     func yield(_ item: Outgoing) {
         let size = Self.controlSize(item)
-        let overflow: (@Sendable () -> Void)?? = state.withLock { state in
-            if state.overflowed { return .some(nil) }
+        enum Outcome { case queued, handed(CheckedContinuation<Outgoing?, Never>), overflowed((@Sendable () -> Void)?, CheckedContinuation<Outgoing?, Never>?), dropped }
+        let outcome: Outcome = state.withLock { state in
+            if state.overflowed || state.finished { return .dropped }
             state.messages += size == nil ? 0 : 1
             state.bytes += size ?? 0
-            guard state.messages > limits.messages || state.bytes > limits.bytes else { return nil }
-            state.overflowed = true
-            defer { state.onOverflow = nil }
-            return .some(state.onOverflow)
+            if state.messages > limits.messages || state.bytes > limits.bytes {
+                state.overflowed = true
+                state.finished = true
+                state.queue.removeAll()
+                defer { (state.onOverflow, state.waiting) = (nil, nil) }
+                return .overflowed(state.onOverflow, state.waiting)
+            }
+            if let waiting = state.waiting {
+                state.waiting = nil
+                return .handed(waiting)
+            }
+            state.queue.append(item)
+            return .queued
         }
-        switch overflow {
-        case .none: continuation.yield(item)
-        case .some(let action?):
-            continuation.finish()
-            action()
-        case .some(nil): break
+        switch outcome {
+        case .queued, .dropped: break
+        case .handed(let writer): writer.resume(returning: item)
+        case .overflowed(let action, let writer):
+            writer?.resume(returning: nil)
+            action?()
+        }
+    }
+
+    /// The next item for the writer, in order; nil once finished (or overflowed) and drained, or when the
+    /// writer's task is cancelled. One writer at a time.
+    func next() async -> Outgoing? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outgoing?, Never>) in
+                let ready: Outgoing?? = state.withLock { state in
+                    if let item = state.queue.popFirst() { return .some(item) }
+                    if state.finished || Task.isCancelled { return .some(nil) }
+                    state.waiting = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            state.withLock { state -> CheckedContinuation<Outgoing?, Never>? in
+                defer { state.waiting = nil }
+                return state.waiting
+            }?.resume(returning: nil)
         }
     }
 
@@ -75,10 +113,54 @@ final class ConnectionOutlet: Sendable {
         }
     }
 
-    func finish() { continuation.finish() }
+    /// No more items: the writer drains what is queued and then gets nil.
+    func finish() {
+        state.withLock { state -> CheckedContinuation<Outgoing?, Never>? in
+            state.finished = true
+            defer { state.waiting = nil }
+            return state.waiting
+        }?.resume(returning: nil)
+    }
 
     /// Bytes a control message holds queued; nil for media (bounded by the router) and closes.
     private static func controlSize(_ item: Outgoing) -> Int? {
         if case .control(let text) = item { text.utf8.count } else { nil }
+    }
+}
+
+/// A first-in first-out queue whose storage is as large as the most it has held at once: items are taken
+/// from a moving head, and the taken part is reclaimed once it is half of the storage.
+struct FIFO<Element> {
+    private var storage: [Element?] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == storage.count }
+    var count: Int { storage.count - head }
+    /// Slots the storage has room for (what memory it holds).
+    var storageCapacity: Int { storage.capacity }
+
+    mutating func append(_ element: Element) {
+        storage.append(element)
+    }
+
+    mutating func popFirst() -> Element? {
+        guard head < storage.count else { return nil }
+        defer {
+            storage[head] = nil
+            head += 1
+            if head == storage.count {
+                storage.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head > 32 && head * 2 >= storage.count {
+                storage.removeFirst(head)
+                head = 0
+            }
+        }
+        return storage[head]
+    }
+
+    mutating func removeAll() {
+        storage.removeAll()
+        head = 0
     }
 }

@@ -473,7 +473,7 @@ public final class RelayServer: Service {
         logger connectionLogger: Logger
     ) async {
         let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
-        let (queue, outlet) = ConnectionOutlet.make(
+        let outlet = ConnectionOutlet(
             limits: .init(messages: configuration.maximumQueuedControlMessages, bytes: configuration.maximumQueuedControlBytes))
         let joined = Locked<SessionHub?>(nil)
         let helloTimer = Task {
@@ -494,7 +494,7 @@ public final class RelayServer: Service {
         // queue overflow: its socket may never take another byte, and what was queued for it is dropped.
         let writer = Task {
             do {
-                for await item in queue {
+                while let item = await outlet.next() {
                     defer { outlet.sent(item) }
                     switch item {
                     case .frame(let buffer, let streamId):
