@@ -15,8 +15,8 @@ packages=(
   # tests: a private PipeWire (its own runtime dir and session bus) for Wayland-style capture, the real
   # ScreenCast portal frontend (with its permission store) and Python GI for the test portal backend
   dbus-daemon pipewire pipewire-bin wireplumber xdg-desktop-portal python3-gi gir1.2-glib-2.0
-  # tests: a test CA's certificates (openssl) and the reverse-proxy recipe run by a real nginx
-  openssl nginx-light
+  # tests: a test CA's certificates (openssl) and the reverse-proxy recipes run by a real nginx and Caddy
+  openssl nginx-light caddy
   # benchmark: GNU time for CPU seconds and peak RSS
   time bc
   # make deb: static Foundation links libcurl; dpkg-shlibdeps computes Depends:; lintian and

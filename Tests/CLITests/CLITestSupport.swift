@@ -202,3 +202,45 @@ func freeLoopbackPort() throws -> Int {
     guard bound else { throw RunningRelayProcess.Failure(description: "no free port: \(String(cString: strerror(errno)))") }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// A real Caddy (Debian's package) in front of a relay, configured by packaging/examples/Caddyfile with only
+/// its address, certificate and upstream changed (and no admin endpoint, no port 80, storage in the test's
+/// directory).
+final class RunningCaddy {
+    static let executable = "/usr/bin/caddy"
+    let process: ChildProcess
+    let directory: String
+    let port: Int
+
+    init(recipe: String, relayPort: Int, certificate: String, key: String) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("caddy-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        port = try freeLoopbackPort()
+        let site = try String(contentsOfFile: recipe, encoding: .utf8)
+            .replacingOccurrences(of: "screen.example.org {", with: "https://localhost:\(port) {\n\ttls \(certificate) \(key)")
+            .replacingOccurrences(of: "127.0.0.1:8090", with: "127.0.0.1:\(relayPort)")
+        try """
+            {
+            \tadmin off
+            \tauto_https disable_redirects
+            \tstorage file_system \(directory)/storage
+            }
+
+            \(site)
+            """.write(toFile: directory + "/Caddyfile", atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        (environment["HOME"], environment["XDG_DATA_HOME"], environment["XDG_CONFIG_HOME"]) = (directory, directory, directory)
+        process = try ChildProcess(
+            Self.executable, ["run", "--config", directory + "/Caddyfile", "--adapter", "caddyfile"], environment: environment)
+        for _ in 0..<200 {
+            if (try? RawSocket(port: port, timeout: 1)) != nil { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw RunningRelayProcess.Failure(description: "caddy did not start: \(process.errorsSoFar.suffix(2000))")
+    }
+
+    deinit {
+        process.signal(SIGKILL)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}

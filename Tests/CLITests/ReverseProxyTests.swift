@@ -2,7 +2,9 @@ import Foundation
 import ScreenMedia
 import ScreenRelay
 import ScreenTesting
+import ScreenSession
 import ScreenTransport
+import ScreenWire
 import Testing
 
 /// The reverse-proxy recipe in use: real nginx terminates TLS in front of a real screenrelay, screenpub shares
@@ -82,6 +84,36 @@ import Testing
         #expect(watched.protocolName == "https:" && watched.secure)
         #expect(watched.framesDecoded > 0, "the viewer decoded nothing through nginx: \(watched); screenpub: \(share.errorsSoFar.suffix(800))")
         #expect(watched.lastMetadata == "through nginx")
+    }
+}
+
+/// The Caddy recipe in use: a session made through it over https, and a client welcomed over wss through it.
+@Suite struct CaddyRecipeTests {
+    @Test(.timeLimit(.minutes(2)))
+    func aSessionIsMadeAndJoinedThroughCaddy() async throws {
+        guard FileManager.default.isExecutableFile(atPath: RunningCaddy.executable) else {
+            Issue.record("caddy is not installed: scripts/install-deps.sh installs it")
+            return
+        }
+        let authority = try await TestCertificateAuthority()
+        let issued = try await authority.issue(for: ["localhost"])
+        let relay = try await RunningRelayProcess()
+        let caddy = try await RunningCaddy(
+            recipe: ReverseProxyTests.packaging + "/examples/Caddyfile", relayPort: relay.port, certificate: issued.certificate, key: issued.key)
+        let trust = ClientTrust(caFile: authority.certificate)
+        let made = try await RelayHTTPClient(trust: trust).send("POST", "https://localhost:\(caddy.port)/session", bearer: RunningRelayProcess.secret)
+        #expect(made.status == 200, "\(String(decoding: made.body, as: UTF8.self)) caddy: \(caddy.process.errorsSoFar.suffix(1000))")
+        let session = try JSONDecoder().decode(SessionCredentials.self, from: made.body)
+        // Links name the proxy's https address (Caddy passes Host and X-Forwarded-Proto on).
+        #expect(session.relayURL == "wss://localhost:\(caddy.port)/ws")
+        #expect(session.viewerURL.hasPrefix("https://localhost:\(caddy.port)/view/"))
+        let welcomed = try await RelayClient.connect(
+            transport: WebSocketTransport(url: session.relayURL, trust: trust), token: session.token, logger: .init(label: "caddy-test")
+        ) { _, events -> String? in
+            if case .welcome(_, let sessionId, _, _, _)? = try await events.nextControl() { return sessionId }
+            return nil
+        }
+        #expect(welcomed == session.sessionId)
     }
 }
 
