@@ -61,6 +61,15 @@ final class ConnectionGate: Sendable {
         return ip
     }
 
+    /// Descriptors this process has open, and its limit; nil where /proc is not there.
+    static func descriptorUse() -> (open: Int, limit: Int)? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0,
+            let open = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        else { return nil }
+        return (open, Int(clamping: limit.rlim_cur))
+    }
+
     /// The largest total cap this process can keep: its descriptor limit (raised to the hard limit first)
     /// less room for the relay's own files, archives and outgoing connections.
     static func affordableConnections(_ wanted: Int) -> Int {

@@ -626,9 +626,18 @@ private struct SessionHousekeeping: Service {
         await cancelWhenGracefulShutdown {
             let sweepEvery = min(Duration.seconds(60), max(Duration.milliseconds(100), emptySessionExpiry / 4))
             var lastSweep = ContinuousClock.now
+            var lastDescriptorCheck = ContinuousClock.now
+            let nearLimit = RateLimitedLog(logger: logger)
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(100))
                 for hub in await registry.all { await hub.tick() }
+                // Accept errors (EMFILE) are backed off by NIO without a word; this says why, once a minute.
+                if ContinuousClock.now - lastDescriptorCheck >= .seconds(10) {
+                    lastDescriptorCheck = .now
+                    if let (open, limit) = ConnectionGate.descriptorUse(), open * 10 >= limit * 9 {
+                        nearLimit.log("\(open) of \(limit) file descriptors are open: new connections may fail (raise LimitNOFILE, or lower max-connections)")
+                    }
+                }
                 guard ContinuousClock.now - lastSweep >= sweepEvery else { continue }
                 lastSweep = .now
                 let removed = await registry.removeIdle(for: emptySessionExpiry)
