@@ -22,12 +22,14 @@ demo:
 	scripts/demo.sh
 
 # The whole test suite: real Xvfb, real libvpx/libyuv, real libavformat, ffprobe, relays and headless Chromium;
-# the .deb is built first, and the packaging tests check it (contents, lintian, that its binaries run).
+# the .deb and the fuzz target are built first (the packaging tests check the .deb: contents, lintian, that its
+# binaries run; a short fuzz run replays the corpus).
 # In parallel; Swift Testing only (there are no XCTest tests), so XCTest prints no "Executed 0 tests" line and
 # the log ends with Swift Testing's summary.
 test: deps
 	$(SWIFT) build --build-tests
 	packaging/deb/build.sh
+	Benchmarks/fuzz.sh --build-only
 	$(SWIFT) test --skip-build --disable-xctest
 
 # screenpub and ffmpeg x11grab on the same Xvfb content (table with ratios), allocations per frame, then

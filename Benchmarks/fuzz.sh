@@ -6,6 +6,7 @@
 #   Benchmarks/fuzz.sh                 10^7 executions (several minutes on one core)
 #   FUZZ_RUNS=200000 Benchmarks/fuzz.sh   a short run (the test suite does this)
 #   FUZZ_SECONDS=3600 Benchmarks/fuzz.sh  for an hour instead
+#   Benchmarks/fuzz.sh --build-only       only build the target (make test does, before the tests run it)
 #
 # Starts from the corpus kept in Benchmarks/fuzz/corpus (seeds for every message type); inputs it finds that
 # reach new code go to .build/fuzz/corpus, never into the repository unless copied there on purpose. A crash
@@ -33,6 +34,7 @@ if [ ! -f "$build/fuzz-wire" ] || [ -n "$(find Sources/ScreenMedia Sources/Scree
     exit 1
   fi
 fi
+if [ "${1:-}" = "--build-only" ]; then exit 0; fi
 runs=${FUZZ_RUNS:-10000000}
 limits=(-runs="$runs")
 if [ -n "${FUZZ_SECONDS:-}" ]; then limits=(-max_total_time="$FUZZ_SECONDS"); fi
