@@ -73,21 +73,35 @@ public final class HeadlessBrowser: Sendable {
     }
 
     /// One DevTools call on a fresh connection to `url`; returns its result object.
+    /// Seconds one DevTools call may take.
+    static let callTimeout: Double = 30
+
     private static func call(_ url: String, method: String, parameters: [String: Any] = [:]) async throws -> [String: Any] {
         let request: [String: Any] = ["id": 1, "method": method, "params": parameters]
         let text = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
         let reply = Locked<String?>(nil)
-        try await WebSocketClient.connect(
-            url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "devtools")
-        ) { inbound, outbound, _ in
-            try await outbound.write(.text(text))
-            for try await message in inbound.messages(maxSize: 16 << 20) {
-                if case .text(let answer) = message, answer.contains("\"id\":1") {
-                    reply.withLock { $0 = answer }
-                    break
+        // A Chromium that stops answering (a loaded machine, a wedged page) fails the call instead of hanging the test.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await WebSocketClient.connect(
+                    url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "devtools")
+                ) { inbound, outbound, _ in
+                    try await outbound.write(.text(text))
+                    for try await message in inbound.messages(maxSize: 16 << 20) {
+                        if case .text(let answer) = message, answer.contains("\"id\":1") {
+                            reply.withLock { $0 = answer }
+                            break
+                        }
+                    }
+                    try? await outbound.close(.normalClosure, reason: nil)
                 }
             }
-            try? await outbound.close(.normalClosure, reason: nil)
+            group.addTask {
+                try await Task.sleep(for: .seconds(callTimeout))
+                throw Failure(description: "DevTools did not answer \(method) within \(Int(callTimeout)) s")
+            }
+            defer { group.cancelAll() }
+            try await group.next()
         }
         guard let answer = reply.value,
             let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
