@@ -227,7 +227,7 @@ let package = Package(
         .testTarget(
             name: "ScreenShareTests",
             dependencies: [
-                "ScreenMedia", "ScreenShare", "ScreenTransport", "ScreenSession", "ScreenWire", "ScreenCodec", "ScreenRecording",
+                "ScreenMedia", "ScreenShare", "ScreenRelay", "ScreenTransport", "ScreenSession", "ScreenWire", "ScreenCodec", "ScreenRecording",
                 "ScreenCaptureX11", "ScreenTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

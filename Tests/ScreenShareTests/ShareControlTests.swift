@@ -1,4 +1,5 @@
 import ScreenMedia
+import ScreenRelay
 import ScreenShare
 import ScreenTransport
 import Testing
@@ -79,6 +80,18 @@ import Testing
         #expect(try ShareConfiguration(recording, environment: [:], destinationKinds: testKinds).capture.keepaliveInterval == nil)
     }
 
+    @Test func theEmbeddedRelayTakesItsAddressPublicURLAndCertificate() throws {
+        let configuration = try ShareConfiguration(
+            Self.changed {
+                $0.host = "0.0.0.0"
+                $0.publicURL = "https://screen.example.org"
+                ($0.tlsCert, $0.tlsKey) = ("cert.pem", "key.pem")
+            }, environment: [:], destinationKinds: testKinds)
+        #expect(configuration.embeddedRelay?.host == "0.0.0.0")
+        #expect(configuration.embeddedRelay?.publicURL == "https://screen.example.org")
+        #expect(configuration.embeddedRelay?.tls == RelayTLSFiles(certificateChain: "cert.pem", privateKey: "key.pem"))
+    }
+
     @Test func theEnvironmentGivenDecidesTheBackendAndTheControlSocket() throws {
         let wayland = try ShareConfiguration(ShareSettings(), environment: ["WAYLAND_DISPLAY": "wayland-0", "XDG_RUNTIME_DIR": "/run/user/7"])
         guard case .portal = wayland.capture.source else {
@@ -107,6 +120,10 @@ import Testing
         (changed { $0.monitor = 0; $0.window = "0x1" }, "give at most one of --monitor, --window and --region"),
         (changed { $0.metadata = String(repeating: "x", count: 33) }, "--metadata:"),
         (changed { $0.token = "t" }, "--token needs --server"),
+        (changed { $0.tlsCert = "cert.pem" }, "--tls-cert and --tls-key go together"),
+        (changed { $0.host = "0.0.0.0"; $0.output = "x.webm" }, "--host is for the relay inside screenpub"),
+        (changed { $0.publicURL = "screen.example.org" }, "--public-url must be an http:// or https:// URL"),
+        (changed { $0.caFile = "/nonexistent/ca.pem" }, "--ca-file: cannot use the CA file /nonexistent/ca.pem: it cannot be read"),
     ])
     func badSettingsAreRefusedWithTheOptionsName(settings: ShareSettings, message: String) {
         #expect {
