@@ -166,8 +166,11 @@ final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler 
         context.fireChannelRead(data)
     }
 
+    /// The blank line that ends a request head.
+    private static let headEnd: [UInt8] = [13, 10, 13, 10]
+
     private func headEnds(in buffer: ByteBuffer) -> Bool {
-        let pattern: [UInt8] = [13, 10, 13, 10]
+        let pattern = Self.headEnd
         return buffer.withUnsafeReadableBytes { bytes in
             for byte in bytes {
                 if byte == pattern[matched] {
