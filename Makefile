@@ -25,12 +25,13 @@ demo:
 # the .deb and the fuzz target are built first (the packaging tests check the .deb: contents, lintian, that its
 # binaries run; a short fuzz run replays the corpus).
 # In parallel; Swift Testing only (there are no XCTest tests), so XCTest prints no "Executed 0 tests" line and
-# the log ends with Swift Testing's summary.
+# the log ends with Swift Testing's summary. The test binary writes its console straight to this output
+# (descriptor 3, SCREENPUB_TEST_CONSOLE_FD): swift test's relay of it loses lines on a loaded machine.
 test: deps
 	$(SWIFT) build --build-tests
 	packaging/deb/build.sh
 	Benchmarks/fuzz.sh --build-only
-	$(SWIFT) test --skip-build --disable-xctest
+	SCREENPUB_TEST_CONSOLE_FD=3 $(SWIFT) test --skip-build --disable-xctest 3>&1
 
 # screenpub and ffmpeg x11grab on the same Xvfb content (table with ratios), allocations per frame, then
 # latency and fan-out through screenrelay.

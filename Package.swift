@@ -75,6 +75,8 @@ let package = Package(
             name: "CX11Shims", dependencies: ["CX11"],
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xext")]),
         .target(name: "CVPXShims", dependencies: ["CVPX"], linkerSettings: [.linkedLibrary("vpx")]),
+        // Linked into the test binary only (through ScreenTesting).
+        .target(name: "CTestingShims"),
         .target(
             name: "CAVFormatShims", dependencies: ["CAVFormat"],
             linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil")]),
@@ -184,7 +186,7 @@ let package = Package(
             name: "ScreenTesting",
             dependencies: [
                 "ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenPipeline", "CX11", "CX11Shims",
-                "CPipeWire", "CPipeWireShims",
+                "CPipeWire", "CPipeWireShims", "CTestingShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],

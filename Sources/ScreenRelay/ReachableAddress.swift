@@ -1,8 +1,7 @@
 import Foundation
 
 /// The address to put in links when the relay listens on a wildcard address (`0.0.0.0`, `::`), which no
-/// client can connect to: this machine's first IPv4 address on an interface that is up and not loopback,
-/// else its host name.
+/// client can connect to: this machine's network address (``networkAddress()``), else its host name.
 public enum ReachableAddress {
     static func replacingWildcard(_ host: String) -> String {
         guard ["0.0.0.0", "::", "", "*", "[::]"].contains(host) else { return host }
@@ -18,23 +17,63 @@ public enum ReachableAddress {
         return !host.hasPrefix("0.0.0.0") && !host.hasPrefix("[::]")
     }
 
-    /// The first IPv4 address of an up, non-loopback interface.
+    /// This machine's IPv4 address that other machines reach it by: the source address of its default route
+    /// (found by connecting a UDP socket, which sends nothing), else the first address of an interface that is
+    /// up, running and not loopback (so an unplugged bridge such as docker0 is not picked before the LAN).
     public static func networkAddress() -> String? {
+        defaultRouteAddress() ?? interfaceAddress()
+    }
+
+    private static func defaultRouteAddress() -> String? {
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        // A documentation address (RFC 5737): the route to it is the default route; no packet is sent.
+        var remote = sockaddr_in()
+        remote.sin_family = sa_family_t(AF_INET)
+        remote.sin_port = UInt16(9).bigEndian
+        remote.sin_addr.s_addr = inet_addr("198.51.100.1")
+        var local = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let found = withUnsafeMutablePointer(to: &remote) { remotePointer in
+            withUnsafeMutablePointer(to: &local) { localPointer in
+                remotePointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { remoteAddress in
+                    localPointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { localAddress in
+                        connect(descriptor, remoteAddress, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                            && getsockname(descriptor, localAddress, &length) == 0
+                    }
+                }
+            }
+        }
+        guard found, local.sin_addr.s_addr != 0, UInt32(bigEndian: local.sin_addr.s_addr) >> 24 != 127 else { return nil }
+        return numericHost(of: &local)
+    }
+
+    private static func interfaceAddress() -> String? {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return nil }
         defer { freeifaddrs(list) }
+        let wanted = Int32(IFF_UP) | Int32(IFF_RUNNING)
         for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
             let flags = Int32(entry.pointee.ifa_flags)
             guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
-                flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0
+                flags & wanted == wanted, flags & Int32(IFF_LOOPBACK) == 0
             else { continue }
-            var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            guard getnameinfo(address, socklen_t(MemoryLayout<sockaddr_in>.size), &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST) == 0 else {
-                continue
-            }
-            return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            var copy = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee }
+            if let name = numericHost(of: &copy) { return name }
         }
         return nil
+    }
+
+    private static func numericHost(of address: inout sockaddr_in) -> String? {
+        var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                getnameinfo($0, socklen_t(MemoryLayout<sockaddr_in>.size), &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST)
+            }
+        }
+        guard status == 0 else { return nil }
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func hostName() -> String? {

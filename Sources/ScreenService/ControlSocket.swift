@@ -133,15 +133,18 @@ public struct ControlServer: Service {
     }
 
     public func run() async throws {
-        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        // Connections are handed over as plain channels, not reading (autoRead off), and wrapped for async use by
+        // the task that serves them: a connection accepted while screenpub stops may never be served, and a
+        // wrapped one that is dropped unserved is a crash in NIO ("Deinited NIOAsyncWriter without calling
+        // finish()") — which `screenpub stop` followed by another command used to hit.
+        let server: NIOAsyncChannel<any Channel, Never>
         // Created as 0600 from the start: no moment in which another user could connect.
         let previousMask = umask(0o177)
         do {
             server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .childChannelOption(.autoRead, value: false)
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                    }
+                    channel.eventLoop.makeSucceededFuture(channel)
                 }
             umask(previousMask)
         } catch {
@@ -166,9 +169,14 @@ public struct ControlServer: Service {
         }
     }
 
-    private static func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, handle: Handler, logger: Logger) async {
+    private static func serve(_ channel: any Channel, handle: Handler, logger: Logger) async {
         var afterwards: (@Sendable () async -> Void)?
         do {
+            let connection = try await channel.eventLoop.submit {
+                let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                try channel.syncOptions?.setOption(.autoRead, value: true)
+                return wrapped
+            }.get()
             try await connection.executeThenClose { inbound, outbound in
                 var request = Data()
                 for try await chunk in inbound {
@@ -185,6 +193,7 @@ public struct ControlServer: Service {
                 afterwards = reply.afterwards
             }
         } catch {
+            channel.close(promise: nil)
             logger.debug("control connection failed: \(error)")
         }
         await afterwards?()

@@ -1,3 +1,4 @@
+import CTestingShims
 import Foundation
 import ScreenMedia
 import Glibc
@@ -21,8 +22,12 @@ public final class ChildProcess: Sendable {
     }
 
     /// Starts `path` with `arguments`; `environment` replaces the inherited one when given; standard input is
-    /// the file at `standardInput` (default /dev/null).
-    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, standardInput: String = "/dev/null") throws {
+    /// the file at `standardInput` (default /dev/null). `passing`, when given, is the program's descriptor 3
+    /// (as a launcher hands over a socket); no other descriptor of the test process reaches it.
+    public init(
+        _ path: String, _ arguments: [String], environment: [String: String]? = nil, standardInput: String = "/dev/null",
+        passing descriptor: Int32? = nil
+    ) throws {
         let directory = FileManager.default.temporaryDirectory.path
         let stamp = UUID().uuidString
         outputPath = "\(directory)/child-\(stamp).out"
@@ -33,6 +38,10 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, standardInput, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Nothing else of the test process: a daemon that outlives its test must not keep another test's socket,
+        // or the pipes `swift test` reads the run's output from, open.
+        if let descriptor { posix_spawn_file_actions_adddup2(&actions, descriptor, 3) }
+        CTestingShims_addCloseFrom(&actions, descriptor == nil ? 3 : 4)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let environmentStrings = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]

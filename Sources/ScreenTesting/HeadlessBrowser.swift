@@ -83,17 +83,28 @@ public final class HeadlessBrowser: Sendable {
         // A Chromium that stops answering (a loaded machine, a wedged page) fails the call instead of hanging the test.
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                try await WebSocketClient.connect(
-                    url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "devtools")
-                ) { inbound, outbound, _ in
-                    try await outbound.write(.text(text))
-                    for try await message in inbound.messages(maxSize: 16 << 20) {
-                        if case .text(let answer) = message, answer.contains("\"id\":1") {
-                            reply.withLock { $0 = answer }
-                            break
+                // A Chromium busy with the page may let a connection wait in its listen queue past the client's
+                // connect timeout: connecting is tried again (the call itself is sent once).
+                let connected = Locked(false)
+                while true {
+                    do {
+                        try await WebSocketClient.connect(
+                            url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "devtools")
+                        ) { inbound, outbound, _ in
+                            connected.withLock { $0 = true }
+                            try await outbound.write(.text(text))
+                            for try await message in inbound.messages(maxSize: 16 << 20) {
+                                if case .text(let answer) = message, answer.contains("\"id\":1") {
+                                    reply.withLock { $0 = answer }
+                                    break
+                                }
+                            }
+                            try? await outbound.close(.normalClosure, reason: nil)
                         }
+                        return
+                    } catch where !connected.value && !Task.isCancelled {
+                        try await Task.sleep(for: .milliseconds(250))
                     }
-                    try? await outbound.close(.normalClosure, reason: nil)
                 }
             }
             group.addTask {

@@ -1,9 +1,14 @@
+import CTestingShims
 import Foundation
 import ScreenMedia
 import Glibc
 
-/// A private Xvfb server for tests and demos, on a display number Xvfb picks itself (`-displayfd`), stopped on
-/// `stop()` or deinit.
+/// A private Xvfb server for tests and demos, stopped on `stop()` or deinit.
+///
+/// Display numbers are handed out by this process in increasing order, from a start that depends on the
+/// process id, so a number is never used twice in one run: a test that stops its display and brings it back on
+/// the same number (a vanished X server) cannot find it taken by another test's new display. A number some
+/// other program holds is skipped.
 ///
 /// Spawned with posix_spawn and reaped with waitpid rather than Foundation's `Process`, whose
 /// `waitUntilExit()` spins a run loop and can block a concurrency thread indefinitely on Linux.
@@ -18,41 +23,51 @@ public final class VirtualDisplay: Sendable {
         public let description: String
     }
 
-    /// Starts Xvfb on a free display number, or on `displayNumber` (to bring a display back after `stop()`).
-    /// Xvfbs started at once by tests running in parallel can race for the same free number, and the loser
-    /// exits: it is started again (three attempts).
+    private static let nextNumber = Locked(100 + Int(getpid() % 500) * 20)
+
+    /// Starts Xvfb on the next display number of this process, or on `displayNumber` (to bring a display back
+    /// after `stop()`). A number in use (by a server of another program) is skipped; on a given number a failed
+    /// start is tried again (three attempts).
     public init(width: Int = 1280, height: Int = 720, displayNumber: Int? = nil) throws {
         self.width = width
         self.height = height
         var attempt = 0
         while true {
             attempt += 1
+            let number = displayNumber ?? Self.nextNumber.withLock { next in
+                defer { next += 1 }
+                return next
+            }
             do {
-                (processID, name) = try Self.spawn(width: width, height: height, displayNumber: displayNumber)
+                (processID, name) = try Self.spawn(width: width, height: height, displayNumber: number)
                 return
-            } catch where attempt < 3 {
-                usleep(UInt32.random(in: 50_000...250_000))
+            } catch where attempt < (displayNumber == nil ? 20 : 3) {
+                if displayNumber != nil { usleep(UInt32.random(in: 50_000...250_000)) }
             }
         }
     }
 
-    private static func spawn(width: Int, height: Int, displayNumber: Int?) throws -> (pid_t, String) {
+    private static func spawn(width: Int, height: Int, displayNumber: Int) throws -> (pid_t, String) {
         guard let xvfb = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].first(where: { (path: String) in access(path, X_OK) == 0 }) else {
             throw Failure(description: "Xvfb is not installed (apt-get install xvfb)")
         }
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw Failure(description: "pipe failed: errno \(errno)") }
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         defer { close(readEnd) }
-        let arguments = [xvfb] + (displayNumber.map { [":\($0)"] } ?? []) + ["-displayfd", "\(writeEnd)", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"]
+        // The pipe's write end is the server's descriptor 3, and it is all it gets of the test process (as in ChildProcess).
+        let arguments = [xvfb, ":\(displayNumber)", "-displayfd", "3", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset"]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addclose(&actions, readEnd)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         let errors = FileManager.default.temporaryDirectory.appendingPathComponent("xvfb-\(UUID().uuidString).err").path
         defer { unlink(errors) }
         posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 3)
+        CTestingShims_addCloseFrom(&actions, 4)
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }

@@ -8,7 +8,7 @@ import Testing
 /// `screenpub` on the PipeWire backend: a node given directly, and the ScreenCast portal flow through the real
 /// xdg-desktop-portal on a private bus (with the test backend standing in for the desktop's), including the
 /// remembered grant and each way it can fail.
-@Suite(.serialized) struct PipeWireShareTests {
+@Suite(.watchdog(), .serialized) struct PipeWireShareTests {
     static let screenpub = ChildProcess.productsDirectory + "/screenpub"
     static let color: (r: UInt8, g: UInt8, b: UInt8) = (40, 170, 90)
 
@@ -58,11 +58,9 @@ import Testing
         let pipewire = try await PrivatePipeWire(busActivation: false)
         let producer = try PipeWireTestProducer(on: pipewire, width: 160, height: 96, color: Self.color)
         let node = try await producer.nodeID()
-        // As a launcher hands one over: a connected socket without close-on-exec, and no default daemon.
+        // As a launcher hands one over: a connected socket as descriptor 3, and no default daemon.
         let connection = try pipewire.connect()
-        let inherited = dup(connection)
-        close(connection)
-        defer { close(inherited) }
+        defer { close(connection) }
         let config = pipewire.runtimeDirectory + "/config/screenpub/config.toml"
         try FileManager.default.createDirectory(atPath: (config as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try "fps = 5\n".write(toFile: config, atomically: true, encoding: .utf8)
@@ -70,8 +68,8 @@ import Testing
         environment["PIPEWIRE_REMOTE"] = "no-such-daemon"  // the default connection would fail
         let path = pipewire.runtimeDirectory + "/inherited.webm"
         let share = try ChildProcess(
-            Self.screenpub, ["--pipewire-node", String(node), "--pipewire-remote", String(inherited), "--output", path, "--duration", "4"],
-            environment: environment)
+            Self.screenpub, ["--pipewire-node", String(node), "--pipewire-remote", "3", "--output", path, "--duration", "4"],
+            environment: environment, passing: connection)
         #expect(try await eventually(10) { share.errorsSoFar.contains("capturing PipeWire node") }, "\(share.errorsSoFar)")
         try "fps = 10\n".write(toFile: config, atomically: true, encoding: .utf8)
         share.signal(SIGHUP)

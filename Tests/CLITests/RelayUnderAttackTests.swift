@@ -8,7 +8,7 @@ import Testing
 
 /// The attacks that used to take a relay down, against the real `screenrelay` process: its memory is read
 /// from /proc while hundreds of hostile connections come at once, and honest clients are served throughout.
-@Suite struct RelayUnderAttackTests {
+@Suite(.watchdog()) struct RelayUnderAttackTests {
     /// A session made over HTTP, and two honest clients in it exchanging a chat line: true when it arrives.
     private func honestChat(port: Int) async throws -> Bool {
         let http = RelayHTTPClient()

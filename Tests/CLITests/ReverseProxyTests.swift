@@ -10,7 +10,7 @@ import Testing
 /// The reverse-proxy recipe in use: real nginx terminates TLS in front of a real screenrelay, screenpub shares
 /// to it over https with a private CA, and a real headless Chromium watches the viewer link over https from
 /// a name that is not loopback (where only a secure page gets WebCodecs).
-@Suite struct ReverseProxyTests {
+@Suite(.watchdog()) struct ReverseProxyTests {
     static let packaging = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("packaging").path
 
@@ -88,7 +88,7 @@ import Testing
 }
 
 /// The Caddy recipe in use: a session made through it over https, and a client welcomed over wss through it.
-@Suite struct CaddyRecipeTests {
+@Suite(.watchdog()) struct CaddyRecipeTests {
     @Test(.timeLimit(.minutes(2)))
     func aSessionIsMadeAndJoinedThroughCaddy() async throws {
         guard FileManager.default.isExecutableFile(atPath: RunningCaddy.executable) else {
@@ -119,7 +119,7 @@ import Testing
 
 /// The relay inside screenpub serving HTTPS itself on all addresses: the viewer link it prints names this
 /// machine's network address (never 0.0.0.0), and a browser watches through it.
-@Suite struct EmbeddedHTTPSRelayTests {
+@Suite(.watchdog()) struct EmbeddedHTTPSRelayTests {
     @Test(.timeLimit(.minutes(3)))
     func theLinkScreenpubPrintsWorksFromTheNetwork() async throws {
         guard let address = ReachableAddress.networkAddress() else { return }  // no network interface: nothing to reach
@@ -143,7 +143,7 @@ import Testing
 }
 
 /// `screenrelay --tls-cert --tls-key` and `kill -HUP`: the renewed certificate serves the next connections.
-@Suite struct RelayCertificateReloadTests {
+@Suite(.watchdog()) struct RelayCertificateReloadTests {
     @Test(.timeLimit(.minutes(2)))
     func sighupServesTheRenewedCertificate() async throws {
         let first = try await TestCertificateAuthority(name: "first CA")

@@ -6,7 +6,7 @@ import ScreenTesting
 import Testing
 
 /// The screenpub and screensub executables, run as a user runs them, against a private Xvfb.
-@Suite struct ScreenpubCommandTests {
+@Suite(.watchdog()) struct ScreenpubCommandTests {
     let screenpub = ChildProcess.productsDirectory + "/screenpub"
     let screensub = ChildProcess.productsDirectory + "/screensub"
 
@@ -75,7 +75,8 @@ import Testing
         let painter = try XPainter(displayName: display.name)
         let path = temporaryPath("term.webm")
         let child = try ChildProcess(screenpub, ["--display", display.name, "--output", path, "--fps", "10"])
-        // Change the screen a few times while it records.
+        // Change the screen a few times while it records (once it does: starting takes a while on a busy machine).
+        #expect(try await eventually { child.errorsSoFar.contains("capturing ") }, "\(child.errorsSoFar)")
         for index in 0..<6 {
             try await Task.sleep(for: .milliseconds(250))
             painter.fill(PixelRect(x: index * 40, y: 0, width: 40, height: 40), color: 0xFFFFFF)
@@ -190,7 +191,7 @@ import Testing
 }
 
 /// screenpub → screenrelay (embedded) → screensub, as users run them.
-@Suite struct ShareEndToEndTests {
+@Suite(.watchdog()) struct ShareEndToEndTests {
     let screenpub = ChildProcess.productsDirectory + "/screenpub"
     let screensub = ChildProcess.productsDirectory + "/screensub"
 
@@ -276,7 +277,7 @@ import Testing
 }
 
 /// What packaging/ ships, checked with the tools a distribution uses.
-@Suite struct PackagingTests {
+@Suite(.watchdog()) struct PackagingTests {
     /// packaging/, found from this source file.
     static let packaging = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../packaging").standardized.path
 

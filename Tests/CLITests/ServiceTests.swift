@@ -5,7 +5,7 @@ import Testing
 
 /// screenpub as a background service: its control socket, SIGHUP reload and configuration layers, against a
 /// private Xvfb, the embedded relay and a real screensub.
-@Suite struct ServiceTests {
+@Suite(.watchdog()) struct ServiceTests {
     @Test func theControlSocketPausesResumesReportsAndStops() async throws {
         let display = try VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)

@@ -4,7 +4,7 @@ import Testing
 
 /// A short libFuzzer run of Benchmarks/fuzz.sh (the wire parsers and log escaping, with AddressSanitizer),
 /// from the corpus kept in the repository: what a long run found must keep passing.
-@Suite struct WireFuzzTests {
+@Suite(.watchdog()) struct WireFuzzTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 

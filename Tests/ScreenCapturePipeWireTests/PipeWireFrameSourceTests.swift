@@ -10,7 +10,7 @@ import Testing
 
 /// PipeWireFrameSource against a real, private PipeWire (pipewire + wireplumber on a private bus) and a
 /// native pw_stream producer standing in for the compositor.
-@Suite(.serialized) struct PipeWireFrameSourceTests {
+@Suite(.watchdog(), .serialized) struct PipeWireFrameSourceTests {
     /// What the capture thread saw: each consumed frame's counter (from its first pixel), size, a sample
     /// pixel, whether it started a new size, and its encoded form.
     final class Observer: FrameConsumer, @unchecked Sendable {

@@ -6,7 +6,7 @@ import ScreenTesting
 import Testing
 
 /// Capture tests against a real X server (a private Xvfb per test) drawn on by a real X client.
-@Suite struct XShmFrameSourceTests {
+@Suite(.watchdog()) struct XShmFrameSourceTests {
     typealias RGB = (r: UInt8, g: UInt8, b: UInt8)
     static let red: RGB = (230, 30, 30), green: RGB = (30, 200, 40), blue: RGB = (20, 40, 220)
     static let white: RGB = (240, 240, 240), black: RGB = (0, 0, 0)

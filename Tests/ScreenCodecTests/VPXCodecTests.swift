@@ -3,7 +3,7 @@ import ScreenMedia
 import ScreenTesting
 import Testing
 
-@Suite struct VPXCodecTests {
+@Suite(.watchdog()) struct VPXCodecTests {
     /// Encodes `frame` and returns copies of what came out.
     private func encode(_ encoder: VPXEncoder, _ frame: VideoFrame) throws -> [CollectedFrame] {
         let sink = CollectingSink()

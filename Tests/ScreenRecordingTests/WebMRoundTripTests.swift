@@ -5,7 +5,7 @@ import ScreenRecording
 import ScreenTesting
 import Testing
 
-@Suite struct WebMRoundTripTests {
+@Suite(.watchdog()) struct WebMRoundTripTests {
     private func temporaryPath(_ name: String) -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("screenpub-tests-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -3,10 +3,11 @@ import NIOCore
 import ScreenMedia
 @testable import ScreenRelay
 import ScreenWire
+import ScreenTesting
 import Testing
 
 /// The recorder on its own, where a real full disk can be arranged: the stream's file is /dev/full.
-@Suite struct ArchiveRecorderTests {
+@Suite(.watchdog()) struct ArchiveRecorderTests {
     @Test(.timeLimit(.minutes(1)))
     func aFullDiskFailsTheRecordingWithTheReasonOnce() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("recorder-\(UUID().uuidString)")

@@ -13,7 +13,7 @@ import ScreenWire
 import Testing
 
 /// Archives: a real relay with a data directory, real VP9 frames, files checked with ffprobe.
-@Suite struct ArchiveTests {
+@Suite(.watchdog()) struct ArchiveTests {
     static func temporaryDirectory() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("archives-\(UUID().uuidString)").path
     }
@@ -85,10 +85,14 @@ import Testing
         // Someone joining during the recording is told too.
         let lateToken = try await relay.token(session: session.sessionId, role: .subscriber)
         let late = try await RelayClient.connect(url: relay.webSocketURL, token: lateToken, logger: quietLogger) { _, events in
-            _ = try await events.nextControl()
-            return try await events.nextControl { if case .archiveStarted = $0 { true } else { false } }
+            var seen: [ControlMessage] = []
+            while let message = try await events.nextControl() {
+                seen.append(message)
+                if case .archiveStarted = message { break }
+            }
+            return seen
         }
-        #expect(late == .archiveStarted(archiveId: id, name: "standup"))
+        #expect(late.last == .archiveStarted(archiveId: id, name: "standup"), "the late joiner was sent \(late) and then the connection ended")
 
         // All frames written (the recorder's queue drains fast; poll the metadata until it has them all).
         let deadline = Date().addingTimeInterval(10)
@@ -241,7 +245,7 @@ import Testing
 }
 
 /// The screenrelay program killed outright while recording, then started again on the same data directory.
-@Suite struct ArchiveRecoveryTests {
+@Suite(.watchdog()) struct ArchiveRecoveryTests {
     let screenrelay = ChildProcess.productsDirectory + "/screenrelay"
 
     /// Starts screenrelay on a free port and returns it with its base URL.
@@ -317,7 +321,7 @@ import Testing
 }
 
 /// screenpub publishing to a screenrelay that is killed and started again on the same port.
-@Suite struct PublisherReconnectTests {
+@Suite(.watchdog()) struct PublisherReconnectTests {
     let screenpub = ChildProcess.productsDirectory + "/screenpub"
 
     /// Counts media frames at a subscriber until `count` arrived; nil if the relay went away first.
@@ -369,7 +373,7 @@ import Testing
 }
 
 /// What screenrelay writes to its log: machine-readable on request, and never its secret.
-@Suite struct RelayLogTests {
+@Suite(.watchdog()) struct RelayLogTests {
     let screenrelay = ChildProcess.productsDirectory + "/screenrelay"
 
     @Test(arguments: ["text", "json"])

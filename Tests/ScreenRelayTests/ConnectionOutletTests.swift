@@ -1,10 +1,11 @@
 import NIOCore
 @testable import ScreenRelay
 import ScreenMedia
+import ScreenTesting
 import Testing
 
 /// A connection's outgoing queue on its own: order, the end, a cancelled writer, and its bounds.
-@Suite struct ConnectionOutletTests {
+@Suite(.watchdog()) struct ConnectionOutletTests {
     @Test func itemsComeOutInOrderAndFinishDrainsFirst() async {
         let outlet = ConnectionOutlet(limits: .init(messages: 100, bytes: 1 << 20))
         for index in 0..<5 { outlet.yield(.control("m\(index)")) }

@@ -9,7 +9,7 @@ import Testing
 
 /// Attacks on a real relay on loopback: the attacker is closed with the documented reason or throttled, what
 /// the relay holds for it stays bounded, and an honest subscriber keeps receiving.
-@Suite struct HostileClientTests {
+@Suite(.watchdog()) struct HostileClientTests {
     /// A publisher with a stream and an honest subscriber counting what it receives, around `attack`.
     func withHonestSession<Result: Sendable>(
         on relay: RunningRelay, _ attack: @escaping @Sendable (_ session: String) async throws -> Result

@@ -9,7 +9,7 @@ import Testing
 
 /// Each limit of docs/protocol.md ("Limits a connection meets") met by a raw client on loopback: it is closed
 /// (or refused) with the documented reason, the refusal is counted at /metrics, and the relay goes on serving.
-@Suite struct RelayLimitsTests {
+@Suite(.watchdog()) struct RelayLimitsTests {
     /// A raw WebSocket on `relay` that has said hello with a token of `role` and read its welcome.
     private func helloSocket(_ relay: RunningRelay, role: Role, session: RunningRelay.SessionCreated? = nil) async throws -> RawSocket {
         let session = if let session { session } else { try await relay.createSession() }

@@ -12,7 +12,7 @@ import ScreenWire
 import Testing
 
 /// The relay over real loopback WebSockets, with real VP9 frames.
-@Suite struct RelayServerTests {
+@Suite(.watchdog()) struct RelayServerTests {
     static let properties = TestMedia.properties
 
     @Test func healthAndMetrics() async throws {

@@ -4,10 +4,11 @@ import ScreenRelay
 import ScreenSession
 import ScreenTransport
 import ScreenWire
+import ScreenTesting
 import Testing
 
 /// Signals (text chat): the router's rules, then over real WebSockets and the HTTP API.
-@Suite struct SignalTests {
+@Suite(.watchdog()) struct SignalTests {
     typealias Router = StreamRouter<String>
 
     func controls(_ actions: [Router.Action], to connection: String) -> [ControlMessage] {

@@ -1,10 +1,11 @@
 import ScreenMedia
 import ScreenRelay
 import ScreenWire
+import ScreenTesting
 import Testing
 
 /// The router as a state machine: events in, actions out, no sockets.
-@Suite struct StreamRouterTests {
+@Suite(.watchdog()) struct StreamRouterTests {
     typealias Router = StreamRouter<String>
     static let properties = StreamProperties(
         codec: .vp9, width: 1280, height: 720, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 1)

@@ -10,7 +10,7 @@ import Testing
 
 /// HTTPS and WSS with a CA made in the test: clients verify the relay's certificate and its name, and a
 /// renewed certificate is served without dropping anyone.
-@Suite struct TLSTests {
+@Suite(.watchdog()) struct TLSTests {
     /// A relay serving `issued`.
     private func relay(_ issued: TestCertificateAuthority.Issued) async throws -> RunningRelay {
         try await RunningRelay { $0.tls = RelayTLSFiles(certificateChain: issued.certificate, privateKey: issued.key) }

@@ -1,9 +1,10 @@
 import Foundation
 import ScreenRelay
 import ScreenWire
+import ScreenTesting
 import Testing
 
-@Suite struct TokenAuthorityTests {
+@Suite(.watchdog()) struct TokenAuthorityTests {
     static let secret = "a-relay-secret-of-32-bytes-length"
 
     private func code(_ body: () async throws -> SessionGrant) async -> WireErrorCode? {

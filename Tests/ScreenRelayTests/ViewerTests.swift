@@ -7,7 +7,7 @@ import ScreenWire
 import Testing
 
 /// The browser viewer in a real headless Chromium, fed by a real screenpub capturing Xvfb.
-@Suite(.serialized) struct ViewerTests {
+@Suite(.watchdog(), .serialized) struct ViewerTests {
     let screenpub = ChildProcess.productsDirectory + "/screenpub"
 
     struct ViewerState: Decodable {

@@ -2,10 +2,11 @@ import ScreenMedia
 import ScreenRelay
 import ScreenShare
 import ScreenTransport
+import ScreenTesting
 import Testing
 
 /// The control state machine alone: commands in, effects out.
-@Suite struct ShareControlTests {
+@Suite(.watchdog()) struct ShareControlTests {
     let configuration = try! ShareConfiguration(.testing(to: ["collect:a"], fps: 5), environment: [:], destinationKinds: testKinds)
 
     @Test func pauseAndResumeAnnounceAndToggleOnce() {
@@ -60,7 +61,7 @@ import Testing
 }
 
 /// Settings checked and resolved.
-@Suite struct ShareConfigurationTests {
+@Suite(.watchdog()) struct ShareConfigurationTests {
     @Test func destinationsComeFromOutputServerAndToInOrder() throws {
         var settings = ShareSettings()
         settings.output = "/tmp/a.webm"

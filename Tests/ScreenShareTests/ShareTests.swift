@@ -12,7 +12,7 @@ import ScreenWire
 import Testing
 
 /// Whole shares, as screenpub runs them, with the test pattern instead of a display: no X server.
-@Suite struct ShareTests {
+@Suite(.watchdog()) struct ShareTests {
     @Test func aShareSendsKeyframeFirstWithMetadataAndStopFinishesEveryDestination() async throws {
         var destinations: (a: CollectingDestination, b: CollectingDestination)?
         let ending = try await RunningShare.with(.testing(to: ["collect:a", "collect:b"])) { running in

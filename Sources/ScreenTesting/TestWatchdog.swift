@@ -1,0 +1,101 @@
+import Foundation
+public import Testing
+import ScreenMedia
+
+/// A suite trait for tests that run real programs, sockets and servers: a test that runs past its limit fails
+/// and is cancelled; one that does not end even then (stuck in a wait that ignores cancellation) stops the
+/// test process with the names of the tests still running, so a run never hangs without saying where.
+/// With `SCREENPUB_TEST_TRACE=FILE`, every test's start and end is appended to FILE as it happens (the
+/// console output of `swift test` is relayed and can lag or lose lines when the machine is loaded).
+public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
+    /// How long one test may run.
+    public var limit: Duration
+    /// How long a cancelled test may take to end before the process is stopped.
+    public var grace: Duration
+
+    public var isRecursive: Bool { true }
+
+    public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        // Suites get a scope too; only test functions (each of their cases) are watched.
+        guard !test.isSuite else { return try await function() }
+        let name = Self.name(of: test, testCase)
+        let started = ContinuousClock.now
+        Self.running.withLock { $0[name, default: 0] += 1 }
+        Self.trace("start \(name)")
+        defer {
+            Self.running.withLock { running in
+                running[name, default: 1] -= 1
+                if running[name] == 0 { running[name] = nil }
+            }
+            Self.trace("end \(name) after \(ContinuousClock.now - started)")
+        }
+        let (limit, grace) = (limit, grace)
+        // The group awaits both children before it returns, so `function` does not outlive this call.
+        try await withoutActuallyEscaping(function) { function in
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await function()
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    return false
+                }
+                defer { group.cancelAll() }
+                guard let finished = try await group.next(), !finished else { return }
+                Issue.record("\(name) ran past its limit of \(limit) and was cancelled")
+                Self.trace("over the limit: \(name)")
+                Self.stopTheProcess(after: grace, unless: name)
+            }
+        }
+    }
+
+    /// The process ends if the test `name` is still running after `grace`.
+    private static func stopTheProcess(after grace: Duration, unless name: String) {
+        Thread {
+            Thread.sleep(forTimeInterval: Double(grace.components.seconds))
+            let stuck = running.withLock { $0 }
+            guard stuck[name] != nil else { return }
+            let message = "\(name) did not end within \(grace) of being cancelled; stopping the test process. "
+                + "Tests still running: \(stuck.keys.sorted().joined(separator: ", "))\n"
+            trace(message)
+            FileHandle.standardError.write(Data(message.utf8))
+            exit(70)
+        }.start()
+    }
+
+    private static let running = Locked<[String: Int]>([:])
+
+    private static let traceFile: Int32? = {
+        guard let path = ProcessInfo.processInfo.environment["SCREENPUB_TEST_TRACE"], !path.isEmpty else { return nil }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        return descriptor >= 0 ? descriptor : nil
+    }()
+
+    /// One line, written with one `write` (appends of a line are not interleaved).
+    private static func trace(_ line: String) {
+        guard let traceFile else { return }
+        let stamped = "\(Date().timeIntervalSince1970) \(line)\n"
+        _ = stamped.utf8CString.withUnsafeBufferPointer { write(traceFile, $0.baseAddress, $0.count - 1) }
+    }
+
+    /// The test's identifier; a parameterized test's cases are numbered in the order they start.
+    private static func name(of test: Test, _ testCase: Test.Case?) -> String {
+        guard let testCase, testCase.isParameterized else { return "\(test.id)" }
+        let number = caseNumbers.withLock { numbers in
+            numbers["\(test.id)", default: 0] += 1
+            return numbers["\(test.id)"]!
+        }
+        return "\(test.id) case \(number)"
+    }
+
+    private static let caseNumbers = Locked<[String: Int]>([:])
+}
+
+extension Trait where Self == TestWatchdog {
+    /// ``TestWatchdog`` with a limit per test (default 5 minutes, far beyond any test's usual time on a
+    /// loaded machine) and a minute's grace after cancelling.
+    public static func watchdog(limit: Duration = .seconds(300), grace: Duration = .seconds(60)) -> Self {
+        TestWatchdog(limit: limit, grace: grace)
+    }
+}
