@@ -23,9 +23,11 @@ public struct RelayHTTPClient: Sendable {
         self.trust = trust
     }
 
-    /// Sends `method url` with `Authorization: Bearer bearer` and a JSON body, and returns the answer, whatever
-    /// its status. Throws ``RelayClientError`` (`.unreachable`) when there is no answer.
-    public func send(_ method: String, _ url: String, bearer: String? = nil, json: Data? = nil) async throws(RelayClientError) -> Response {
+    /// Sends `method url` with `Authorization: Bearer bearer`, a JSON body and any further `headers`, and returns
+    /// the answer, whatever its status. Throws ``RelayClientError`` (`.unreachable`) when there is no answer.
+    public func send(
+        _ method: String, _ url: String, bearer: String? = nil, json: Data? = nil, headers: [(name: String, value: String)] = []
+    ) async throws(RelayClientError) -> Response {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = components.host, !host.isEmpty
         else {
@@ -50,6 +52,7 @@ public struct RelayHTTPClient: Sendable {
         head.headers.add(name: "Connection", value: "close")
         head.headers.add(name: "User-Agent", value: "screenpub")
         if let bearer { head.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        for header in headers { head.headers.add(name: header.name, value: header.value) }
         if let json {
             head.headers.add(name: "Content-Type", value: "application/json")
             head.headers.add(name: "Content-Length", value: String(json.count))

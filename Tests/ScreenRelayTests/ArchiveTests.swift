@@ -1,8 +1,5 @@
 import Crypto
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ScreenMedia
 import ScreenRecording
 import ScreenRelay
@@ -135,12 +132,10 @@ import Testing
         #expect(recorded.map(\.payload) == frames.map(\.payload), "no re-encoding")
 
         // A byte range, as players ask when they seek.
-        var partial = URLRequest(url: URL(string: relay.base + "/archive/\(id)/download")!)
-        partial.setValue("Bearer \(RunningRelay.secret)", forHTTPHeaderField: "Authorization")
-        partial.setValue("bytes=10-19", forHTTPHeaderField: "Range")
-        let (slice, response) = try await URLSession.shared.data(for: partial)
-        #expect((response as? HTTPURLResponse)?.statusCode == 206)
-        #expect(slice == file[10..<20])
+        let partial = try await RelayHTTPClient().send(
+            "GET", relay.base + "/archive/\(id)/download", bearer: RunningRelay.secret, headers: [("Range", "bytes=10-19")])
+        #expect(partial.status == 206)
+        #expect(partial.body == file[10..<20])
 
         #expect(try await events.value == ["started \(id) standup", "stopped \(id) available"])
         #expect(try await relay.request("DELETE", "/archive/\(id)").0 == 204)
@@ -265,12 +260,9 @@ import Testing
     }
 
     func call(_ method: String, _ url: String, json: [String: Any]? = nil) async throws -> (Int, Data) {
-        var request = URLRequest(url: URL(string: url)!)
-        request.httpMethod = method
-        request.setValue("Bearer \(RunningRelay.secret)", forHTTPHeaderField: "Authorization")
-        if let json { request.httpBody = try JSONSerialization.data(withJSONObject: json) }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+        let response = try await RelayHTTPClient().send(
+            method, url, bearer: RunningRelay.secret, json: try json.map { try JSONSerialization.data(withJSONObject: $0) })
+        return (response.status, response.body)
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -397,10 +389,7 @@ import Testing
         #expect(!base.isEmpty, "\(relay.errorsSoFar)")
         // Calls that carry the secret, a right one and a wrong one, and a session with tokens.
         for presented in [secret, "wrong-\(secret)"] {
-            var request = URLRequest(url: URL(string: base + "/session")!)
-            request.httpMethod = "POST"
-            request.setValue("Bearer \(presented)", forHTTPHeaderField: "Authorization")
-            _ = try await URLSession.shared.data(for: request)
+            _ = try await RelayHTTPClient().send("POST", base + "/session", bearer: presented)
         }
         relay.signal(SIGTERM)
         let outcome = await relay.wait(timeout: 20)

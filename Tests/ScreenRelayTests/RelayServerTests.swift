@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ScreenCodec
 import ScreenMedia
 @testable import ScreenRelay
@@ -60,11 +57,8 @@ import Testing
     @Test func theSecretCountsOnlyAsABearerHeader() async throws {
         let relay = try await RunningRelay()
         // The bare secret as the header, and the secret in the URL (logs, browser histories), are refused.
-        var bare = URLRequest(url: URL(string: relay.base + "/session")!)
-        bare.httpMethod = "POST"
-        bare.setValue(RunningRelay.secret, forHTTPHeaderField: "Authorization")
-        let (_, response) = try await URLSession.shared.data(for: bare)
-        #expect((response as? HTTPURLResponse)?.statusCode == 401)
+        let bare = try await RelayHTTPClient().send("POST", relay.base + "/session", headers: [("Authorization", RunningRelay.secret)])
+        #expect(bare.status == 401)
         #expect(try await relay.request("GET", "/archive?token=\(RunningRelay.secret)", secret: nil).0 == 401)
         #expect(try await relay.request("GET", "/archive").0 != 401)
     }

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
 import ScreenCodec
 import ScreenTesting
@@ -61,15 +58,11 @@ final class RunningRelay: Sendable {
 
     /// Any method, authorised with the relay secret, a token, or nothing.
     func request(_ method: String, _ path: String, json: [String: Any]? = nil, secret: String? = RunningRelay.secret) async throws -> (Int, Data) {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
-        if let secret { request.setValue("Bearer \(secret)", forHTTPHeaderField: "Authorization") }
-        if let json {
-            request.httpBody = try JSONSerialization.data(withJSONObject: json)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+        // (The relay's own client, not URLSession: its connection cache outlives relays whose ports are reused, and
+        // a request through it once never ended.)
+        let response = try await RelayHTTPClient().send(
+            method, base + path, bearer: secret, json: try json.map { try JSONSerialization.data(withJSONObject: $0) })
+        return (response.status, response.body)
     }
 
     func createSession() async throws -> SessionCreated {
