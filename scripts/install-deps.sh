@@ -17,6 +17,8 @@ packages=(
   dbus-daemon pipewire pipewire-bin wireplumber xdg-desktop-portal python3-gi gir1.2-glib-2.0
   # tests: a test CA's certificates (openssl) and the reverse-proxy recipes run by a real nginx and Caddy
   openssl nginx-light caddy
+  # tests: an independent ID3 reader for the timed metadata in HLS segments
+  python3-mutagen
   # benchmark: GNU time for CPU seconds and peak RSS
   time bc
   # make deb: static Foundation links libcurl; dpkg-shlibdeps computes Depends:; lintian and

@@ -73,6 +73,9 @@ public struct WallClockTime: Sendable, Hashable, Comparable {
         self.init(secondsSince1970: seconds, nanoseconds: Int32(rest) * 1_000_000)
     }
 
+    /// ISO-8601 UTC with milliseconds, e.g. `2026-11-22T05:10:22.123Z` (as ``FrameMetadata/iso8601(_:)`` writes it).
+    public var iso8601: String { String(decoding: FrameMetadata.iso8601(self).bytes, as: UTF8.self) }
+
     public static func < (lhs: WallClockTime, rhs: WallClockTime) -> Bool {
         (lhs.secondsSince1970, lhs.nanoseconds) < (rhs.secondsSince1970, rhs.nanoseconds)
     }

@@ -9,6 +9,7 @@ public struct CollectedFrame: Sendable {
     public var width: Int
     public var height: Int
     public var captureTime: MediaTime
+    public var wallClock: WallClockTime
     public var metadata: FrameMetadata
 }
 
@@ -22,7 +23,7 @@ public final class CollectingSink: EncodedFrameSink, Sendable {
     public func write(_ frame: EncodedFrame) throws {
         let copy = CollectedFrame(
             codec: frame.codec, payload: frame.payloadBytes, isKeyframe: frame.isKeyframe, width: frame.width,
-            height: frame.height, captureTime: frame.captureTime, metadata: frame.metadata)
+            height: frame.height, captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata)
         storage.withLock { $0.frames.append(copy) }
     }
 

@@ -1,0 +1,117 @@
+import CAVFormat
+public import ScreenMedia
+
+/// Packs encoded VP8/VP9 frames into fragmented MP4 (CMAF) in memory with libavformat's mp4 muxer: an
+/// initialization segment (`ftyp` + `moov`, no samples) and then one fragment (`moof` + `mdat`) per frame,
+/// which HLS segments are made of. Each frame is its own fragment so that the frame's timed metadata (an
+/// ``EventMessageBox``) can sit right ahead of it, and a segment can end at any frame.
+public final class FragmentedMP4Writer {
+    /// Ticks per second of the track's timeline (the MPEG-TS clock players expect).
+    public static let timescale: Int32 = 90_000
+
+    public let codec: VideoCodec
+    public let width: Int
+    public let height: Int
+    /// `ftyp` and `moov`: what a player needs before any fragment (`#EXT-X-MAP`).
+    public private(set) var initializationSegment: [UInt8] = []
+
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    /// What the muxer has written since it was last taken.
+    private var output: [UInt8] = []
+
+    public init(codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double) throws(RecordingError) {
+        self.codec = codec
+        self.width = width
+        self.height = height
+        var context: UnsafeMutablePointer<AVFormatContext>? = nil
+        guard avformat_alloc_output_context2(&context, nil, "mp4", nil) >= 0, let context else {
+            throw RecordingError(.cannotOpen, "libavformat has no MP4 muxer")
+        }
+        self.context = context
+        guard let video = avformat_new_stream(context, nil) else {
+            throw RecordingError(.cannotOpen, "cannot add a video track to the MP4 muxer")
+        }
+        let parameters = video.pointee.codecpar!
+        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        parameters.pointee.codec_id = codec == .vp9 ? AV_CODEC_ID_VP9 : AV_CODEC_ID_VP8
+        parameters.pointee.width = Int32(width)
+        parameters.pointee.height = Int32(height)
+        // What screenpub's encoders make: profile 0, 8-bit 4:2:0, limited range (the `vpcC` box says so).
+        parameters.pointee.profile = 0
+        parameters.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        parameters.pointee.color_range = AVCOL_RANGE_MPEG
+        video.pointee.time_base = AVRational(num: 1, den: Self.timescale)
+        video.pointee.avg_frame_rate = av_d2q(framesPerSecond, 1000)
+
+        // The muxer writes into `output` through a callback that gets this writer back from `opaque`.
+        let bufferSize: Int32 = 64 << 10
+        guard let buffer = av_malloc(Int(bufferSize)),
+            let io = avio_alloc_context(
+                buffer.assumingMemoryBound(to: UInt8.self), bufferSize, 1, Unmanaged.passUnretained(self).toOpaque(), nil,
+                { opaque, bytes, count in
+                    guard let opaque, let bytes, count > 0 else { return 0 }
+                    let writer = Unmanaged<FragmentedMP4Writer>.fromOpaque(opaque).takeUnretainedValue()
+                    writer.output.append(contentsOf: UnsafeBufferPointer(start: bytes, count: Int(count)))
+                    return count
+                }, nil)
+        else {
+            throw RecordingError(.cannotOpen, "cannot allocate the MP4 muxer's output")
+        }
+        context.pointee.pb = io
+        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        var options: OpaquePointer? = nil
+        // Fragments when told (one per frame), no samples in `moov`, offsets from each `moof`, CMAF brands.
+        av_dict_set(&options, "movflags", "frag_custom+empty_moov+default_base_moof+cmaf+skip_sidx+skip_trailer", 0)
+        av_dict_set(&options, "video_track_timescale", "\(Self.timescale)", 0)
+        let status = avformat_write_header(context, &options)
+        av_dict_free(&options)
+        guard status >= 0 else {
+            throw RecordingError(.cannotOpen, "cannot start an MP4 stream: \(avErrorText(status))")
+        }
+        avio_flush(io)
+        initializationSegment = output
+        output.removeAll(keepingCapacity: true)
+        packet = av_packet_alloc()
+    }
+
+    deinit {
+        av_packet_free(&packet)
+        if let context {
+            if let io = context.pointee.pb {
+                av_free(io.pointee.buffer)
+                var owned: UnsafeMutablePointer<AVIOContext>? = io
+                avio_context_free(&owned)
+            }
+            avformat_free_context(context)
+        }
+    }
+
+    /// One frame as a fragment (`moof` + `mdat`): shown at `time` for `duration`, both in ``timescale`` ticks on
+    /// the track's timeline (which must not go back).
+    public func fragment(payload: UnsafeRawBufferPointer, isKeyframe: Bool, time: Int64, duration: Int64) throws(RecordingError) -> [UInt8] {
+        guard let context, let packet else { throw RecordingError(.writeFailed, "the MP4 muxer is closed") }
+        // The packet borrows the caller's bytes (no AVBufferRef): the muxer copies them into the fragment.
+        packet.pointee.data = UnsafeMutablePointer(mutating: payload.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        packet.pointee.size = Int32(payload.count)
+        packet.pointee.stream_index = 0
+        packet.pointee.pts = time
+        packet.pointee.dts = time
+        packet.pointee.duration = max(1, duration)
+        packet.pointee.flags = isKeyframe ? AV_PKT_FLAG_KEY : 0
+        packet.pointee.pos = -1
+        let written = av_write_frame(context, packet)
+        packet.pointee.data = nil
+        packet.pointee.size = 0
+        guard written >= 0 else { throw RecordingError(.writeFailed, "the MP4 muxer refused a frame: \(avErrorText(written))") }
+        // With frag_custom, a null packet closes the fragment: its moof and mdat are written now.
+        let flushed = av_write_frame(context, nil)
+        guard flushed >= 0 else { throw RecordingError(.writeFailed, "the MP4 muxer could not close a fragment: \(avErrorText(flushed))") }
+        avio_flush(context.pointee.pb)
+        defer { output.removeAll(keepingCapacity: true) }
+        return output
+    }
+}
+
+@available(*, unavailable, message: "a libavformat context belongs to one thread")
+extension FragmentedMP4Writer: Sendable {}

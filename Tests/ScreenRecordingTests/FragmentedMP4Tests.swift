@@ -1,0 +1,88 @@
+import Foundation
+import ScreenCodec
+import ScreenMedia
+import ScreenRecording
+import ScreenTesting
+import Testing
+
+/// CMAF fragments from real VP9 frames, each after an `emsg` with the frame's ID3 metadata, read back by
+/// ffprobe (the video) and by mutagen (the timed metadata) — readers independent of screenpub.
+@Suite(.watchdog()) struct FragmentedMP4Tests {
+    static let reader = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../Fixtures/read-emsg-id3.py").standardized.path
+
+    /// 10 frames at 5 fps (0.2 s apart) with text metadata, but binary on frame 3; the stream as a file.
+    func writeStream(to path: String) throws -> [CollectedFrame] {
+        let frame = VideoFrame(width: 320, height: 180)
+        let encoder = VPXEncoder(configuration: .init(codec: .vp9, framesPerSecond: 5))
+        let sink = CollectingSink()
+        for index in 0..<10 {
+            TestPattern.fill(frame) { x, _ in x / 20 == index ? (255, 255, 255) : (10, 10, 40) }
+            frame.captureTime = MediaTime(value: 5_000_000_000 + Int64(index) * 200_000_000, timescale: 1_000_000_000)
+            frame.wallClock = WallClockTime(millisecondsSince1970: 1_795_400_000_000 + Int64(index) * 200)
+            frame.metadata = index == 3 ? try FrameMetadata(bytes: [0x00, 0xFF, 0x10]) : try FrameMetadata(text: "slide \(index)")
+            try encoder.encode(frame) { try sink.write($0) }
+        }
+        let writer = try FragmentedMP4Writer(codec: .vp9, width: 320, height: 180, framesPerSecond: 5)
+        var stream = writer.initializationSegment
+        for (index, frame) in sink.frames.enumerated() {
+            let time = Int64(index) * 18_000
+            stream += EventMessageBox(
+                timescale: UInt32(FragmentedMP4Writer.timescale), presentationTime: UInt64(time), duration: 18_000, identifier: UInt32(index),
+                message: ID3MetadataTag(metadata: frame.metadata, wallClock: frame.wallClock).bytes
+            ).bytes
+            stream += try frame.payload.withUnsafeBytes {
+                try writer.fragment(payload: $0, isKeyframe: frame.isKeyframe, time: time, duration: 18_000)
+            }
+        }
+        try Data(stream).write(to: URL(fileURLWithPath: path))
+        return sink.frames
+    }
+
+    @Test func ffprobeReadsEveryFrameAtItsTime() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cmaf-\(UUID().uuidString).mp4").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let frames = try writeStream(to: path)
+        #expect(frames.first?.isKeyframe == true)
+        let streams = try await ChildProcess.run(
+            "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,codec_tag_string,width,height", "-of", "json", path])
+        let stream = try #require((try JSONSerialization.jsonObject(with: Data(streams.standardOutput.utf8)) as? [String: Any])?["streams"] as? [[String: Any]]).first
+        #expect(stream?["codec_name"] as? String == "vp9" && stream?["codec_tag_string"] as? String == "vp09", "\(streams)")
+        #expect(stream?["width"] as? Int == 320 && stream?["height"] as? Int == 180)
+        let packets = try await ChildProcess.run(
+            "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "packet=pts_time,flags,size", "-of", "csv=p=0", path])
+        let lines = packets.standardOutput.split(separator: "\n")
+        #expect(lines.count == 10, "\(packets)")
+        for (index, line) in lines.enumerated() {
+            let fields = line.split(separator: ",")
+            #expect(Double(fields[0]).map { Int(($0 * 1000).rounded()) } == index * 200, "\(line)")
+            #expect(Int(fields[1]) == frames[index].payload.count)
+            #expect(fields[2].hasPrefix("K") == frames[index].isKeyframe)
+        }
+        // And the pictures decode.
+        let decoded = try await ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.standardError.isEmpty, "\(decoded.standardError)")
+    }
+
+    @Test func mutagenReadsEachFramesMetadataFromItsEventMessage() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cmaf-\(UUID().uuidString).mp4").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let frames = try writeStream(to: path)
+        let read = try await ChildProcess.run("/usr/bin/python3", [Self.reader, path])
+        #expect(read.status == 0, "\(read.standardError)")
+        let events = try read.standardOutput.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(events.count == 10)
+        for (index, event) in events.enumerated() {
+            #expect(event["version"] as? Int == 1 && event["scheme"] as? String == EventMessageBox.id3Scheme)
+            #expect(event["timescale"] as? Int == 90_000 && event["time"] as? Int == index * 18_000 && event["id"] as? Int == index)
+            #expect(event["id3version"] as? [Int] == [2, 4, 0])
+            let priv = event["priv"] as? [String: String]
+            #expect(priv?[ID3MetadataTag.ownerIdentifier] == frames[index].metadata.bytes.map { String(format: "%02x", $0) }.joined())
+            let text = event["txxx"] as? [String: String]
+            #expect(text?[ID3MetadataTag.metadataDescription] == (index == 3 ? nil : "slide \(index)"), "\(event)")
+            #expect(text?[ID3MetadataTag.captureTimeDescription] == frames[index].wallClock.iso8601)
+        }
+    }
+}
