@@ -59,6 +59,10 @@ public struct RelayConfiguration: Sendable {
     public var maximumStreamNameBytes = 256
     /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
     public var metricsToken: String?
+    /// HLS (`/hls/{session}/index.m3u8`): segments of about this many seconds, each starting at a keyframe
+    /// the relay asks for; packaging stops ``hlsIdleSeconds`` after the last request.
+    public var hlsSegmentSeconds = 2.0
+    public var hlsIdleSeconds = 60.0
 
     public init(
         host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil, publishersMaySignal: Bool = true,
@@ -89,7 +93,7 @@ public final class RelayServer: Service {
     public let configuration: RelayConfiguration
     public let metrics = RelayMetrics()
     private let logger: Logger
-    private let registry: SessionRegistry
+    let registry: SessionRegistry
     let tokens: TokenAuthority
     private let viewer = ViewerAssets()
     let archives: ArchiveManager?
@@ -207,6 +211,7 @@ public final class RelayServer: Service {
         let router = Router(context: RelayRequestContext.self)
         addHTTPRoutes(router)
         addArchiveRoutes(router)
+        addHLSRoutes(router)
         addWebSocketRoute(router)
         let app = Application(
             router: router,

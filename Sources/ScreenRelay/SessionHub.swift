@@ -26,6 +26,10 @@ actor SessionHub {
     private let archiveGrace: Duration
     /// Since when no client is connected (a new session has none yet); nil while one is.
     private var emptySince: ContinuousClock.Instant? = .now
+    /// Live HLS of the session's screen stream while someone requests it (or it is written out), and the stream.
+    private(set) var hls: HLSPackager?
+    private var hlsStreamId: UInt32?
+    private var pauses = 0
 
     init(
         sessionId: String, metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true,
@@ -65,6 +69,17 @@ actor SessionHub {
 
     func control(_ message: ControlMessage, from connectionId: String) {
         if case .signal = message { metrics.add(.signals) }
+        if case .streamPropertyChanged(let streamId, let properties) = message, let hls, streamId == hlsStreamId,
+            let before = router.streamInfo(streamId), before.connectionId == connectionId, before.properties.hasVideo != properties.hasVideo
+        {
+            // The presenter paused or resumed (`screenpub pause`): a date range in the HLS timeline.
+            if properties.hasVideo {
+                hls.endDateRange(id: "pause-\(pauses)", at: .now())
+            } else {
+                pauses += 1
+                hls.dateRange(.init(id: "pause-\(pauses)", className: HLSDateRangeClass.pause, start: .now()))
+            }
+        }
         perform(router.handle(message, from: connectionId, now: Self.now()))
     }
 
@@ -72,10 +87,43 @@ actor SessionHub {
         metrics.add(.framesIn)
         metrics.add(.bytesIn, buffer.readableBytes)
         let actions = router.frame(buffer, header: header, size: buffer.readableBytes, from: connectionId, now: Self.now())
-        if let recorder, let stream = router.streamInfo(header.streamID), stream.connectionId == connectionId {
-            recorder.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond)
+        if let stream = router.streamInfo(header.streamID), stream.connectionId == connectionId {
+            recorder?.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond)
+            if let hls {
+                // HLS follows the session's screen stream: the first published, or the next when it ends.
+                if hlsStreamId.flatMap({ router.streamInfo($0) }) == nil, stream.properties.videoType == .screen { hlsStreamId = header.streamID }
+                if header.streamID == hlsStreamId { hls.frame(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond) }
+            }
         }
         perform(actions)
+    }
+
+    // MARK: HLS
+
+    /// The session's HLS packager, started if it is not running (a player's first request).
+    func startHLS(_ configuration: HLSPackager.Configuration) -> HLSPackager {
+        if let hls { return hls }
+        let packager = HLSPackager(
+            configuration: configuration, label: sessionId,
+            requestKeyframe: { [weak self] in Task { await self?.requestHLSKeyframe() } },
+            onIdle: { [weak self] in Task { await self?.stopHLS() } })
+        hls = packager
+        hlsStreamId = nil
+        if let recorder { packager.dateRange(.init(id: "archive-\(recorder.archiveId)", className: HLSDateRangeClass.archive, start: .now())) }
+        return packager
+    }
+
+    /// Stops packaging (nobody has asked for the playlist for a while).
+    func stopHLS() {
+        hls?.stop()
+        hls = nil
+        hlsStreamId = nil
+    }
+
+    private func requestHLSKeyframe() {
+        let streamId = hlsStreamId ?? router.streamInfos.first(where: { $0.properties.videoType == .screen })?.streamId
+        guard let streamId else { return }
+        perform(router.requestKeyframe(forStream: streamId, now: Self.now()))
     }
 
     // MARK: Archive
@@ -88,6 +136,9 @@ actor SessionHub {
         self.onIdle = onIdle
         perform(router.requestKeyframesForAllStreams(now: Self.now()))
         broadcast(.archiveStarted(archiveId: recorder.archiveId, name: name))
+        hls?.dateRange(.init(
+            id: "archive-\(recorder.archiveId)", className: HLSDateRangeClass.archive, start: .now(),
+            attributes: ["X-NAME": HLSPlaylist.quoted(name)]))
         watchIdleness()
     }
 
@@ -99,6 +150,7 @@ actor SessionHub {
         idleTimer?.cancel()
         idleTimer = nil
         broadcast(.archiveStopped(archiveId: recorder.archiveId, status: status, reason: reason))
+        hls?.endDateRange(id: "archive-\(recorder.archiveId)", at: .now())
     }
 
     private func broadcast(_ message: ControlMessage) {

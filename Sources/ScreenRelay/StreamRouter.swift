@@ -220,6 +220,11 @@ public struct StreamRouter<Frame> {
         streams.keys.sorted().flatMap { requestKeyframe($0, now: now) }
     }
 
+    /// Asks the publisher of one stream for a keyframe for the relay itself (an HLS segment is due).
+    public mutating func requestKeyframe(forStream streamId: UInt32, now: Double) -> [Action] {
+        requestKeyframe(streamId, now: now)
+    }
+
     // MARK: Signals
 
     /// Spends one of the connection's signals, refilled at ``Limits/signalsPerSecond`` up to the burst.

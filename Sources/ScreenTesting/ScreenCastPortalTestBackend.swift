@@ -22,8 +22,7 @@ public final class ScreenCastPortalTestBackend: Sendable {
     /// Write a node id here (``handOut(node:)``) to have the next grants give that node.
     private let nodeFile: String
 
-    public static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../Tests/Fixtures/screencast-portal-test-backend.py").standardized.path
+    public static let script = TestFixtures.directory + "/screencast-portal-test-backend.py"
 
     /// Registers the backend (a `.portal` file in the bus's portal directory) and starts it.
     /// `cursorModes`: the AvailableCursorModes it offers (1 hidden, 2 embedded, 4 metadata).

@@ -8,9 +8,6 @@ import Testing
 /// CMAF fragments from real VP9 frames, each after an `emsg` with the frame's ID3 metadata, read back by
 /// ffprobe (the video) and by mutagen (the timed metadata) — readers independent of screenpub.
 @Suite(.watchdog()) struct FragmentedMP4Tests {
-    static let reader = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../Fixtures/read-emsg-id3.py").standardized.path
-
     /// 10 frames at 5 fps (0.2 s apart) with text metadata, but binary on frame 3; the stream as a file.
     func writeStream(to path: String) throws -> [CollectedFrame] {
         let frame = VideoFrame(width: 320, height: 180)
@@ -68,7 +65,7 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cmaf-\(UUID().uuidString).mp4").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let frames = try writeStream(to: path)
-        let read = try await ChildProcess.run("/usr/bin/python3", [Self.reader, path])
+        let read = try await ChildProcess.run("/usr/bin/python3", [TestFixtures.emsgReader, path])
         #expect(read.status == 0, "\(read.standardError)")
         let events = try read.standardOutput.split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])

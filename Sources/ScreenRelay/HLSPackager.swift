@@ -1,0 +1,243 @@
+import Dispatch
+import Foundation
+import NIOCore
+import ScreenMedia
+import ScreenRecording
+import ScreenWire
+import Synchronization
+
+/// Live HLS of one screen stream, packaged as its frames arrive (never re-encoded): CMAF segments of about
+/// ``Configuration/segmentSeconds`` that each start at a keyframe, every frame preceded by an `emsg` with its
+/// metadata as ID3, a sliding window of segments in memory, and the playlists that name them.
+///
+/// Segments end at keyframes, so the packager asks the publisher for one (`requestKeyframe`) as each segment
+/// comes due, by the relay's clock: an idle screen, which sends nothing, answers with its unchanged picture, so
+/// the timeline never stalls. Each frame is held until the next arrives (its duration is the gap between them).
+///
+/// Frames are packaged on a serial queue of its own; what HTTP requests read (segments, playlists) is a
+/// snapshot behind a lock.
+final class HLSPackager: @unchecked Sendable {
+    // @unchecked: everything under "Packaging" is touched only on `queue`; `published` is a Mutex; the rest is
+    // immutable or atomic.
+
+    struct Configuration: Sendable {
+        var segmentSeconds = 2.0
+        /// The playlist stops being packaged this long after the last request for it.
+        var idleSeconds = 60.0
+
+        /// `#EXT-X-TARGETDURATION`: no segment may be longer, rounded. Segments end at the first keyframe after
+        /// they come due, which a publisher sends within a frame or two of being asked.
+        var targetDuration: Int { Int((segmentSeconds * 1.5).rounded(.up)) }
+        /// Segments listed: at least three target durations of media, as RFC 8216 asks of a live playlist.
+        var windowSegments: Int { max(6, Int((3.0 * Double(targetDuration) / segmentSeconds).rounded(.up)) + 2) }
+    }
+
+    struct Segment: Sendable {
+        let sequence: Int
+        let duration: Double
+        /// The wall-clock capture time of its first frame.
+        let programDateTime: WallClockTime
+        let initialization: Int
+        /// A new initialization segment starts here (the picture size or codec changed).
+        let discontinuity: Bool
+        let bytes: [UInt8]
+    }
+
+    /// An `EXT-X-DATERANGE`: a session event (pause, a recording) or a posted marker.
+    struct DateRange: Sendable, Equatable {
+        var id: String
+        var className: String
+        var start: WallClockTime
+        var end: WallClockTime?
+        /// Client attributes (`X-…`) and SCTE-35 ones, with their values as written (quoted strings or hex).
+        var attributes: [String: String] = [:]
+    }
+
+    /// The stream as it can be served.
+    struct Snapshot: Sendable {
+        var segments: [Segment] = []
+        var initializations: [Int: [UInt8]] = [:]
+        var dateRanges: [DateRange] = []
+        /// Discontinuities that slid out of the window (`#EXT-X-DISCONTINUITY-SEQUENCE`).
+        var discontinuitiesBefore = 0
+        var codec: VideoCodec = .vp9
+        var width = 0
+        var height = 0
+        var framesPerSecond = 0.0
+    }
+
+    let configuration: Configuration
+    private let queue: DispatchQueue
+    private let requestKeyframe: @Sendable () -> Void
+    private let published = Mutex(Snapshot())
+    private let lastRequest = Mutex(ContinuousClock.now)
+    private let timer: any DispatchSourceTimer
+    private let firstSegment = OneShotEvent()
+
+    // MARK: Packaging (on `queue`)
+    private var writer: FragmentedMP4Writer?
+    private var initialization = -1
+    private var origin: MediaTime?
+    private var held: (buffer: ByteBuffer, header: MediaFrameHeader, ticks: Int64)?
+    private var current: (bytes: [UInt8], startTicks: Int64, start: WallClockTime, discontinuity: Bool, dueAt: ContinuousClock.Instant)?
+    private var lastKeyframeRequest: ContinuousClock.Instant?
+    private var nextSequence = 0
+    private var eventId: UInt32 = 0
+
+    init(configuration: Configuration, label: String, requestKeyframe: @escaping @Sendable () -> Void, onIdle: @escaping @Sendable () -> Void) {
+        self.configuration = configuration
+        self.requestKeyframe = requestKeyframe
+        queue = DispatchQueue(label: "screenrelay.hls.\(label)")
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            if ContinuousClock.now - self.lastRequest.withLock({ $0 }) > .seconds(configuration.idleSeconds) {
+                onIdle()
+            } else {
+                self.askForKeyframeIfDue()
+            }
+        }
+        timer.resume()
+        requestKeyframe()
+    }
+
+    deinit { timer.cancel() }
+
+    func stop() { timer.cancel() }
+
+    /// A request for the stream: packaging goes on for ``Configuration/idleSeconds`` after the last one.
+    func touch() { lastRequest.withLock { $0 = .now } }
+
+    /// Packages one frame of the stream (the relay's shared buffer: not copied).
+    func frame(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double) {
+        queue.async { self.package(buffer, header: header, framesPerSecond: framesPerSecond) }
+    }
+
+    /// Adds or completes an `EXT-X-DATERANGE` (a range with the same id gets its end, or new attributes).
+    func dateRange(_ range: DateRange) {
+        published.withLock { snapshot in
+            if let index = snapshot.dateRanges.firstIndex(where: { $0.id == range.id }) {
+                snapshot.dateRanges[index].end = snapshot.dateRanges[index].end ?? range.end
+                snapshot.dateRanges[index].attributes.merge(range.attributes) { old, _ in old }
+            } else {
+                snapshot.dateRanges.append(range)
+            }
+        }
+    }
+
+    /// Closes the open `EXT-X-DATERANGE` with this id at `end`.
+    func endDateRange(id: String, at end: WallClockTime) {
+        published.withLock { snapshot in
+            if let index = snapshot.dateRanges.firstIndex(where: { $0.id == id && $0.end == nil }) { snapshot.dateRanges[index].end = end }
+        }
+    }
+
+    var snapshot: Snapshot { published.withLock { $0 } }
+
+    /// Waits until the first segment is complete (a player's first request), or `timeout`; whether it is.
+    func waitForFirstSegment(timeout: Duration) async -> Bool {
+        await firstSegment.wait(upTo: timeout)
+        return !published.withLock { $0.segments.isEmpty }
+    }
+
+    // MARK: Packaging
+
+    private func ticks(_ time: MediaTime) -> Int64 {
+        let origin = origin ?? time
+        self.origin = origin
+        return (time - origin).converted(to: FragmentedMP4Writer.timescale).value
+    }
+
+    private func package(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double) {
+        let ticks = max(ticks(header.captureTime), (held?.ticks ?? -1) + 1)
+        let changed = writer.map { $0.codec != header.codec || $0.width != header.width || $0.height != header.height } ?? true
+        if changed && !header.isKeyframe {
+            // Nothing can start before a keyframe (the first, or the first at a new size).
+            askForKeyframe()
+            return
+        }
+        writeHeldFrame(until: ticks)
+        if header.isKeyframe, changed || current.map({ Double(ticks - $0.startTicks) >= Double(FragmentedMP4Writer.timescale) * configuration.segmentSeconds / 2 }) ?? true {
+            closeSegment(at: ticks)
+            if changed {
+                do {
+                    writer = try FragmentedMP4Writer(codec: header.codec, width: header.width, height: header.height, framesPerSecond: framesPerSecond)
+                } catch {
+                    writer = nil
+                    return
+                }
+                initialization += 1
+                let (index, bytes) = (initialization, writer!.initializationSegment)
+                published.withLock { snapshot in
+                    snapshot.initializations[index] = bytes
+                    (snapshot.codec, snapshot.width, snapshot.height, snapshot.framesPerSecond) = (header.codec, header.width, header.height, framesPerSecond)
+                }
+            }
+            current = (
+                [], ticks, WallClockTime(millisecondsSince1970: header.wallClockMilliseconds), changed && initialization > 0,
+                .now + .milliseconds(Int(configuration.segmentSeconds * 1000))
+            )
+            lastKeyframeRequest = nil
+        }
+        held = (buffer, header, ticks)
+    }
+
+    /// Writes the held frame, now that the next one's time (`until`) gives its duration.
+    private func writeHeldFrame(until ticks: Int64) {
+        guard let held, let writer, current != nil else { return }
+        self.held = nil
+        let duration = max(1, ticks - held.ticks)
+        eventId &+= 1
+        let message = EventMessageBox(
+            timescale: UInt32(FragmentedMP4Writer.timescale), presentationTime: UInt64(held.ticks), duration: UInt32(clamping: duration),
+            identifier: eventId,
+            message: ID3MetadataTag(metadata: held.header.metadata, wallClock: WallClockTime(millisecondsSince1970: held.header.wallClockMilliseconds)).bytes)
+        do {
+            let fragment = try held.buffer.withUnsafeReadableBytes { bytes throws(RecordingError) in
+                let range: Range<Int>
+                do { range = try MediaFrameHeader.parse(bytes).payload } catch { throw RecordingError(.writeFailed, "\(error)") }
+                return try writer.fragment(
+                    payload: UnsafeRawBufferPointer(rebasing: bytes[range]), isKeyframe: held.header.isKeyframe, time: held.ticks, duration: duration)
+            }
+            current?.bytes += message.bytes
+            current?.bytes += fragment
+        } catch {
+            // A frame the muxer refuses is left out; the next keyframe starts cleanly.
+        }
+    }
+
+    private func closeSegment(at ticks: Int64) {
+        guard let segment = current, !segment.bytes.isEmpty else { return }
+        current = nil
+        let closed = Segment(
+            sequence: nextSequence, duration: Double(ticks - segment.startTicks) / Double(FragmentedMP4Writer.timescale),
+            programDateTime: segment.start, initialization: initialization, discontinuity: segment.discontinuity, bytes: segment.bytes)
+        nextSequence += 1
+        let window = configuration.windowSegments
+        published.withLock { snapshot in
+            snapshot.segments.append(closed)
+            while snapshot.segments.count > window {
+                let gone = snapshot.segments.removeFirst()
+                if gone.discontinuity { snapshot.discontinuitiesBefore += 1 }
+            }
+            // Initialization segments and date ranges that no listed segment needs any more go too.
+            let oldest = snapshot.segments.first!
+            snapshot.initializations = snapshot.initializations.filter { $0.key >= oldest.initialization }
+            snapshot.dateRanges.removeAll { range in range.end.map { $0 < oldest.programDateTime } ?? false }
+        }
+        if closed.sequence == 0 { firstSegment.signal() }
+    }
+
+    private func askForKeyframeIfDue() {
+        guard let current, ContinuousClock.now >= current.dueAt - .milliseconds(250) else { return }
+        askForKeyframe()
+    }
+
+    /// At most once a second: the publisher answers within a frame or two.
+    private func askForKeyframe() {
+        if let last = lastKeyframeRequest, ContinuousClock.now - last < .seconds(1) { return }
+        lastKeyframeRequest = .now
+        requestKeyframe()
+    }
+}

@@ -1,0 +1,98 @@
+import ScreenMedia
+
+/// The `CLASS` of the date ranges the relay writes for session events.
+enum HLSDateRangeClass {
+    static let pause = "com.screenpub.pause"
+    static let archive = "com.screenpub.archive"
+    static let marker = "com.screenpub.marker"
+}
+
+/// The text of HLS playlists (RFC 8216) for a packaged stream: pure functions of an ``HLSPackager/Snapshot``.
+/// `query` (e.g. `?token=…`) is appended to every URI, so a player that was given a token keeps sending it.
+enum HLSPlaylist {
+    /// `index.m3u8`: the one variant, with the codec a player must support and the measured peak bit rate.
+    static func multivariant(_ snapshot: HLSPackager.Snapshot, query: String) -> String {
+        let peak = snapshot.segments.filter { $0.duration > 0 }.map { Double($0.bytes.count * 8) / $0.duration }.max() ?? 1_000_000
+        var attributes = [
+            "BANDWIDTH=\(Int(peak.rounded(.up)))",
+            "CODECS=\"\(codecString(snapshot.codec, width: snapshot.width, height: snapshot.height, framesPerSecond: snapshot.framesPerSecond))\"",
+            "RESOLUTION=\(snapshot.width)x\(snapshot.height)",
+        ]
+        if snapshot.framesPerSecond > 0 { attributes.append("FRAME-RATE=\(decimal(snapshot.framesPerSecond, places: 3))") }
+        return """
+            #EXTM3U
+            #EXT-X-VERSION:7
+            #EXT-X-INDEPENDENT-SEGMENTS
+            #EXT-X-STREAM-INF:\(attributes.joined(separator: ","))
+            stream.m3u8\(query)
+
+            """
+    }
+
+    /// `stream.m3u8`: the sliding window, each segment with its capture wall-clock time, date ranges ahead of
+    /// the segment they start in (or at the top when they started before the window).
+    static func media(_ snapshot: HLSPackager.Snapshot, targetDuration: Int, query: String) -> String {
+        var lines = [
+            "#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)",
+            "#EXT-X-MEDIA-SEQUENCE:\(snapshot.segments.first?.sequence ?? 0)",
+            "#EXT-X-DISCONTINUITY-SEQUENCE:\(snapshot.discontinuitiesBefore)",
+        ]
+        var ranges = snapshot.dateRanges.sorted { $0.start < $1.start }[...]
+        var initialization: Int?
+        for (index, segment) in snapshot.segments.enumerated() {
+            if segment.discontinuity && index > 0 { lines.append("#EXT-X-DISCONTINUITY") }
+            if segment.initialization != initialization {
+                lines.append("#EXT-X-MAP:URI=\"init-\(segment.initialization).mp4\(query)\"")
+                initialization = segment.initialization
+            }
+            let next = index + 1 < snapshot.segments.count ? snapshot.segments[index + 1].programDateTime : nil
+            while let range = ranges.first, next.map({ range.start < $0 }) ?? true {
+                lines.append(dateRangeTag(range))
+                ranges = ranges.dropFirst()
+            }
+            lines.append("#EXT-X-PROGRAM-DATE-TIME:\(segment.programDateTime.iso8601)")
+            lines.append("#EXTINF:\(decimal(segment.duration, places: 3)),")
+            lines.append("seg-\(segment.sequence).m4s\(query)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func dateRangeTag(_ range: HLSPackager.DateRange) -> String {
+        var attributes = ["ID=\"\(range.id)\"", "CLASS=\"\(range.className)\"", "START-DATE=\"\(range.start.iso8601)\""]
+        if let end = range.end { attributes.append("END-DATE=\"\(end.iso8601)\"") }
+        attributes += range.attributes.keys.sorted().map { "\($0)=\(range.attributes[$0]!)" }
+        return "#EXT-X-DATERANGE:" + attributes.joined(separator: ",")
+    }
+
+    /// The RFC 6381 codec string of VP8/VP9 in MP4 (`vp09.PP.LL.DD`, the VP codec ISO-BMFF binding): profile 0,
+    /// 8 bits, and the lowest level whose picture size and sample rate the stream fits.
+    static func codecString(_ codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double) -> String {
+        let picture = width * height
+        let rate = Double(picture) * max(framesPerSecond, 1)
+        // (level, maximum luma picture size, maximum luma sample rate) from the VP9 levels table.
+        let levels: [(Int, Int, Double)] = [
+            (10, 36_864, 829_440), (11, 73_728, 2_764_800), (20, 122_880, 4_608_000), (21, 245_760, 9_216_000),
+            (30, 552_960, 20_736_000), (31, 983_040, 36_864_000), (40, 2_228_224, 83_558_400), (41, 2_228_224, 160_432_128),
+            (50, 8_912_896, 311_951_360), (51, 8_912_896, 588_251_136), (52, 8_912_896, 1_176_502_272),
+            (60, 35_651_584, 1_176_502_272), (61, 35_651_584, 2_353_004_544), (62, 35_651_584, 4_706_009_088),
+        ]
+        let level = levels.first { picture <= $0.1 && rate <= $0.2 }?.0 ?? 62
+        let level2 = level < 10 ? "0\(level)" : "\(level)"
+        return "\(codec == .vp9 ? "vp09" : "vp08").00.\(level2).08"
+    }
+
+    /// A quoted-string attribute value: RFC 8216 allows no double quote, carriage return or line feed in one.
+    static func quoted(_ text: String) -> String {
+        "\"" + String(text.unicodeScalars.filter { $0 != "\"" && $0 != "\r" && $0 != "\n" }.map(Character.init)) + "\""
+    }
+
+    /// `value` with exactly `places` decimals (playlists are read by machines: no locale).
+    static func decimal(_ value: Double, places: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = Int64((value * scale).rounded())
+        let whole = scaled / Int64(scale)
+        let fraction = String(scaled % Int64(scale))
+        return "\(whole).\(String(repeating: "0", count: places - fraction.count))\(fraction)"
+    }
+}

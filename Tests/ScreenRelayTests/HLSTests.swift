@@ -1,0 +1,94 @@
+import Foundation
+import ScreenMedia
+import ScreenRecording
+import ScreenTesting
+import ScreenTransport
+import Testing
+
+/// Live HLS from a real relay fed by a real screenpub capturing a private Xvfb: read by ffmpeg/ffprobe from
+/// the playlist URL, its timed metadata by mutagen, its times checked against the frames' capture times.
+@Suite(.watchdog()) struct HLSTests {
+    let screenpub = ChildProcess.productsDirectory + "/screenpub"
+
+    @Test(.timeLimit(.minutes(2)))
+    func aSharedScreenBecomesLiveHLSWithItsMetadataAndCaptureTimes() async throws {
+        let relay = try await RunningRelay { $0.hlsSegmentSeconds = 1 }
+        let session = try await relay.createSession()
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let display = try VirtualDisplay(width: 320, height: 240)
+        let painter = try XPainter(displayName: display.name)
+        // The default metadata: each frame's capture time (ISO-8601, ms), which the segments' dates must match.
+        let publisher = try ChildProcess(screenpub, [
+            "--display", display.name, "--server", relay.base, "--token", session.token, "--fps", "5", "--keepalive", "1",
+        ])
+        defer { publisher.endInBackground(signal: SIGTERM) }
+        let painting = Task {
+            var index = 0
+            while !Task.isCancelled {
+                painter.fill(PixelRect(x: (index % 8) * 40, y: 0, width: 40, height: 240), color: index % 2 == 0 ? 0xFFFFFF : 0x2040A0)
+                index += 1
+                try await Task.sleep(for: .milliseconds(150))
+            }
+        }
+        defer { painting.cancel() }
+
+        let base = "\(relay.base)/hls/\(session.sessionId)"
+        let http = RelayHTTPClient()
+        // No token, a token of another session: refused.
+        #expect(try await http.send("GET", base + "/index.m3u8").status == 401)
+        let other = try await relay.createSession()
+        #expect(try await http.send("GET", base + "/index.m3u8?token=\(other.token)").status == 401)
+
+        // The first request waits for the first segment.
+        let index = try await http.send("GET", base + "/index.m3u8?token=\(viewerToken)")
+        let multivariant = String(decoding: index.body, as: UTF8.self)
+        #expect(index.status == 200, "\(multivariant)")
+        #expect(multivariant.contains("CODECS=\"vp09.00.") && multivariant.contains("RESOLUTION=320x240"), "\(multivariant)")
+        #expect(multivariant.contains("stream.m3u8?token=\(viewerToken)"), "the token is carried on: \(multivariant)")
+
+        // A few segments into the stream, the media playlist lists them with their dates.
+        var media = ""
+        #expect(try await eventually(30) {
+            media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            return media.components(separatedBy: "#EXTINF:").count > 3
+        }, "\(media)")
+        #expect(media.contains("#EXT-X-TARGETDURATION:2") && media.contains("#EXT-X-MAP:URI=\"init-0.mp4?token="), "\(media)")
+        let lines = media.split(separator: "\n").map(String.init)
+        let segmentURIs = lines.filter { $0.hasPrefix("seg-") }
+        let dates = lines.filter { $0.hasPrefix("#EXT-X-PROGRAM-DATE-TIME:") }.map { String($0.dropFirst("#EXT-X-PROGRAM-DATE-TIME:".count)) }
+        let durations = lines.filter { $0.hasPrefix("#EXTINF:") }.compactMap { Double($0.dropFirst(8).dropLast()) }
+        #expect(dates.count == segmentURIs.count && durations.count == segmentURIs.count)
+        #expect(durations.allSatisfy { $0 > 0.4 && $0 <= 2.5 }, "segments near the 1 s target: \(durations)")
+
+        // Each segment: the frames' ID3 metadata in emsg boxes; its first frame was captured at its date.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for (uri, date) in zip(segmentURIs, dates).prefix(2) {
+            let segment = try await http.send("GET", "\(base)/\(uri)")
+            #expect(segment.status == 200)
+            let path = "\(directory)/\(uri.prefix { $0 != "?" })"
+            try segment.body.write(to: URL(fileURLWithPath: path))
+            let read = try await ChildProcess.run("/usr/bin/python3", [TestFixtures.emsgReader, path])
+            let events = read.standardOutput.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            #expect(events.count >= 2, "\(read.standardError)")
+            let texts = events.compactMap { ($0["txxx"] as? [String: String])?[ID3MetadataTag.metadataDescription] }
+            let captured = events.compactMap { ($0["txxx"] as? [String: String])?[ID3MetadataTag.captureTimeDescription] }
+            #expect(texts == captured, "the default metadata is the capture time")
+            #expect(captured.first == date, "the segment's date is its first frame's capture time: \(captured.prefix(1)) vs \(date)")
+            #expect(captured == captured.sorted())
+        }
+
+        // ffmpeg plays the live stream from its URL: VP9 at the screen's size, frames decoded.
+        let probe = try await ChildProcess.run(
+            "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", "\(base)/index.m3u8?token=\(viewerToken)"],
+            timeout: 60)
+        #expect(probe.standardOutput.contains("vp9,320,240"), "\(probe.standardOutput) \(probe.standardError)")
+        let decoded = try await ChildProcess.run(
+            "/usr/bin/ffmpeg", ["-v", "error", "-live_start_index", "0", "-i", "\(base)/index.m3u8?token=\(viewerToken)", "-frames:v", "10", "-f", "null", "-"],
+            timeout: 60)
+        #expect(decoded.status == 0, "\(decoded.standardError)")
+    }
+}
