@@ -123,6 +123,9 @@ struct ScreenrelayCommand: AsyncParsableCommand {
     @Option(help: "Require `Authorization: Bearer TOKEN` for /metrics (also $SCREENRELAY_METRICS_TOKEN or metrics-token in the config file, which keep it out of the process list).")
     var metricsToken: String?
 
+    @Option(help: "Target length of HLS segments (/hls/{session}/index.m3u8), in seconds; each starts at a keyframe the relay asks the publisher for, so shorter ones cost more bits.")
+    var hlsSegment: Double = 2
+
     @Flag(
         inversion: .prefixedNo,
         help: "Let clients whose token has the publisher role send signals (chat); --no-publisher-signals refuses them (a publish-only screen).")
@@ -158,6 +161,9 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         }
         guard emptySessionExpiry > 0, idleTimeout >= 2 else {
             throw ValidationError("--empty-session-expiry must be positive and --idle-timeout at least 2 seconds")
+        }
+        guard hlsSegment >= 0.5 && hlsSegment <= 30 else {
+            throw ValidationError("--hls-segment must be between 0.5 and 30 seconds, got \(hlsSegment)")
         }
         if let publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
             throw ValidationError("--public-url must be an http:// or https:// URL, got '\(publicURL)'")
@@ -198,6 +204,7 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         (configuration.signalsPerSecond, configuration.signalBurst) = (signalsPerSecond, signalBurst)
         (configuration.maximumStreamsPerConnection, configuration.maximumStreamNameBytes) = (maxStreamsPerConnection, maxStreamName)
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
+        configuration.hlsSegmentSeconds = hlsSegment
         let server: RelayServer
         do {
             server = try await RelayServer(configuration: configuration, logger: logger)

@@ -18,8 +18,10 @@ import Testing
         let display = try VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
         // The default metadata: each frame's capture time (ISO-8601, ms), which the segments' dates must match.
+        let controlSocket = FileManager.default.temporaryDirectory.appendingPathComponent("hls-\(UUID().uuidString.prefix(8)).sock").path
         let publisher = try ChildProcess(screenpub, [
             "--display", display.name, "--server", relay.base, "--token", session.token, "--fps", "5", "--keepalive", "1",
+            "--control-socket", controlSocket,
         ])
         defer { publisher.endInBackground(signal: SIGTERM) }
         let painting = Task {
@@ -80,6 +82,18 @@ import Testing
             #expect(captured.first == date, "the segment's date is its first frame's capture time: \(captured.prefix(1)) vs \(date)")
             #expect(captured == captured.sorted())
         }
+
+        // The presenter pauses and resumes: a date range that starts, then ends.
+        #expect(try await ChildProcess.run(screenpub, ["pause", "--control-socket", controlSocket]).status == 0)
+        #expect(try await eventually(30) {
+            let text = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            return text.contains("#EXT-X-DATERANGE:ID=\"pause-1\",CLASS=\"com.screenpub.pause\",START-DATE=\"")
+        })
+        #expect(try await ChildProcess.run(screenpub, ["resume", "--control-socket", controlSocket]).status == 0)
+        #expect(try await eventually(30) {
+            media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            return media.contains("CLASS=\"com.screenpub.pause\"") && media.contains("END-DATE=\"")
+        }, "\(media)")
 
         // ffmpeg plays the live stream from its URL: VP9 at the screen's size, frames decoded.
         let probe = try await ChildProcess.run(

@@ -1,0 +1,68 @@
+import ScreenMedia
+import Testing
+
+@testable import ScreenRelay
+
+/// The playlist text for made-up windows: where tags go, what the codec string says.
+@Suite struct HLSPlaylistTests {
+    static func at(_ seconds: Int64) -> WallClockTime { WallClockTime(millisecondsSince1970: 1_795_400_000_000 + seconds * 1000) }
+
+    static func segment(_ sequence: Int, start: Int64, initialization: Int = 0, discontinuity: Bool = false) -> HLSPackager.Segment {
+        .init(sequence: sequence, duration: 2, programDateTime: at(start), initialization: initialization, discontinuity: discontinuity, bytes: [1, 2, 3])
+    }
+
+    @Test func aWindowWithANewPictureSizeAndDateRanges() {
+        var snapshot = HLSPackager.Snapshot()
+        snapshot.segments = [Self.segment(7, start: 0), Self.segment(8, start: 2), Self.segment(9, start: 4, initialization: 1, discontinuity: true)]
+        snapshot.discontinuitiesBefore = 2
+        snapshot.dateRanges = [
+            .init(id: "pause-1", className: HLSDateRangeClass.pause, start: Self.at(3), end: Self.at(5)),
+            .init(id: "archive-a", className: HLSDateRangeClass.archive, start: Self.at(-10), attributes: ["X-NAME": HLSPlaylist.quoted("stand\"up")]),
+        ]
+        let text = HLSPlaylist.media(snapshot, targetDuration: 3, query: "?token=t")
+        #expect(text == """
+            #EXTM3U
+            #EXT-X-VERSION:7
+            #EXT-X-TARGETDURATION:3
+            #EXT-X-MEDIA-SEQUENCE:7
+            #EXT-X-DISCONTINUITY-SEQUENCE:2
+            #EXT-X-MAP:URI="init-0.mp4?token=t"
+            #EXT-X-DATERANGE:ID="archive-a",CLASS="com.screenpub.archive",START-DATE="2026-11-23T02:13:10.000Z",X-NAME="standup"
+            #EXT-X-PROGRAM-DATE-TIME:2026-11-23T02:13:20.000Z
+            #EXTINF:2.000,
+            seg-7.m4s?token=t
+            #EXT-X-DATERANGE:ID="pause-1",CLASS="com.screenpub.pause",START-DATE="2026-11-23T02:13:23.000Z",END-DATE="2026-11-23T02:13:25.000Z"
+            #EXT-X-PROGRAM-DATE-TIME:2026-11-23T02:13:22.000Z
+            #EXTINF:2.000,
+            seg-8.m4s?token=t
+            #EXT-X-DISCONTINUITY
+            #EXT-X-MAP:URI="init-1.mp4?token=t"
+            #EXT-X-PROGRAM-DATE-TIME:2026-11-23T02:13:24.000Z
+            #EXTINF:2.000,
+            seg-9.m4s?token=t
+
+            """)
+    }
+
+    @Test func theCodecStringNamesTheLevelTheStreamNeeds() {
+        #expect(HLSPlaylist.codecString(.vp9, width: 320, height: 240, framesPerSecond: 5) == "vp09.00.20.08")
+        #expect(HLSPlaylist.codecString(.vp9, width: 1920, height: 1080, framesPerSecond: 5) == "vp09.00.40.08")
+        #expect(HLSPlaylist.codecString(.vp9, width: 1920, height: 1080, framesPerSecond: 60) == "vp09.00.41.08")
+        #expect(HLSPlaylist.codecString(.vp9, width: 3840, height: 2160, framesPerSecond: 30) == "vp09.00.50.08")
+        #expect(HLSPlaylist.codecString(.vp8, width: 640, height: 480, framesPerSecond: 30) == "vp08.00.30.08")
+    }
+
+    @Test func numbersAreWrittenWithoutALocale() {
+        #expect(HLSPlaylist.decimal(2.0004, places: 3) == "2.000")
+        #expect(HLSPlaylist.decimal(1.2345, places: 3) == "1.235")
+        #expect(HLSPlaylist.decimal(12, places: 3) == "12.000")
+        #expect(HLSPlaylist.decimal(0.05, places: 3) == "0.050")
+    }
+
+    @Test func theTargetDurationAndWindowFollowTheSegmentLength() {
+        let two = HLSPackager.Configuration(segmentSeconds: 2)
+        #expect(two.targetDuration == 3 && Double(two.windowSegments) * 2 >= 3 * 3)
+        let one = HLSPackager.Configuration(segmentSeconds: 1)
+        #expect(one.targetDuration == 2 && Double(one.windowSegments) * 1 >= 3 * 2)
+    }
+}
