@@ -19,6 +19,40 @@ extension RelayServer {
             }
             return try await hlsResponse(file: file, hub: hub, query: query)
         }
+        // A timed marker (an ad break, a chapter) for the session's HLS timeline: the secret or a moderator token.
+        router.post("/session/{id}/marker") { [self] request, context -> Response in
+            let sessionId = try context.parameters.require("id")
+            try await authorizeMarker(request, sessionId: sessionId)
+            guard let hub = await registry.hub(sessionId) else { throw HTTPError(.notFound, message: "there is no session \(sessionId)") }
+            let range: HLSPackager.DateRange
+            do {
+                let body = try await request.body.collect(upTo: HLSMarker.maximumBodySize)
+                range = try HLSMarker.parse(Data(body.readableBytesView), now: .now())
+            } catch let invalid as HLSMarker.Invalid {
+                throw HTTPError(.badRequest, message: "bad marker: \(invalid.reason)")
+            } catch {
+                throw HTTPError(.badRequest, message: "bad marker: a marker is at most \(HLSMarker.maximumBodySize) bytes of JSON")
+            }
+            await hub.mark(range)
+            return Response(status: .noContent)
+        }
+    }
+
+    private func authorizeMarker(_ request: Request, sessionId: String) async throws {
+        let presented = bearer(request) ?? ""
+        if constantTimeEqual(presented, configuration.secret) { return }
+        guard !presented.isEmpty else {
+            throw HTTPError(.unauthorized, message: "markers need the relay secret or a moderator token of the session: Authorization: Bearer …")
+        }
+        let grant: SessionGrant
+        do {
+            grant = try await tokens.verify(presented, sessionId: sessionId)
+        } catch {
+            throw HTTPError(.unauthorized, message: "\(error.kind.rawValue): \(error.message)")
+        }
+        guard grant.role == .moderator else {
+            throw HTTPError(.forbidden, message: "a \(grant.role.rawValue) token cannot post markers; a moderator token or the relay secret can")
+        }
     }
 
     private var hlsConfiguration: HLSPackager.Configuration {

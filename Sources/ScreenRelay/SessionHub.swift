@@ -30,6 +30,8 @@ actor SessionHub {
     private(set) var hls: HLSPackager?
     private var hlsStreamId: UInt32?
     private var pauses = 0
+    /// Markers posted lately, for an HLS timeline that starts after them (the window keeps what it covers).
+    private var markers: [HLSPackager.DateRange] = []
 
     init(
         sessionId: String, metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true,
@@ -110,7 +112,15 @@ actor SessionHub {
         hls = packager
         hlsStreamId = nil
         if let recorder { packager.dateRange(.init(id: "archive-\(recorder.archiveId)", className: HLSDateRangeClass.archive, start: .now())) }
+        for marker in markers { packager.dateRange(marker) }
         return packager
+    }
+
+    /// A posted marker: a date range in the HLS timeline, now or when HLS starts.
+    func mark(_ range: HLSPackager.DateRange) {
+        markers.append(range)
+        if markers.count > 32 { markers.removeFirst() }
+        hls?.dateRange(range)
     }
 
     /// Stops packaging (nobody has asked for the playlist for a while).

@@ -1,3 +1,4 @@
+import Foundation
 import ScreenMedia
 import Testing
 
@@ -64,5 +65,48 @@ import Testing
         #expect(two.targetDuration == 3 && Double(two.windowSegments) * 2 >= 3 * 3)
         let one = HLSPackager.Configuration(segmentSeconds: 1)
         #expect(one.targetDuration == 2 && Double(one.windowSegments) * 1 >= 3 * 2)
+    }
+}
+
+/// Markers as posted: what becomes a date range, and the reasons for what does not.
+@Suite struct HLSMarkerTests {
+    static let now = WallClockTime(millisecondsSince1970: 1_795_400_000_000)
+
+    func parse(_ json: String) throws(HLSMarker.Invalid) -> HLSPackager.DateRange {
+        try HLSMarker.parse(Data(json.utf8), now: Self.now)
+    }
+
+    @Test func aFullMarkerBecomesADateRange() throws {
+        let range = try parse("""
+            {"id":"break-1","class":"com.example.ad","startDate":"2026-11-23T10:00:00.250Z","duration":30,
+             "attributes":{"X-TITLE":"Sponsor","X-SLOT":2,"SCTE35-OUT":"0xfc3025000000"}}
+            """)
+        #expect(range.id == "break-1" && range.className == "com.example.ad")
+        #expect(range.start == WallClockTime(millisecondsSince1970: 1_795_428_000_250))
+        #expect(HLSPlaylist.dateRangeTag(range) == """
+            #EXT-X-DATERANGE:ID="break-1",CLASS="com.example.ad",START-DATE="2026-11-23T10:00:00.250Z",DURATION=30.000,SCTE35-OUT=0xFC3025000000,X-SLOT=2.000,X-TITLE="Sponsor"
+            """)
+    }
+
+    @Test func onlyTheIdIsRequired() throws {
+        let range = try parse(#"{"id":"chapter-2"}"#)
+        #expect(range.className == HLSDateRangeClass.marker && range.start == Self.now && range.attributes.isEmpty)
+    }
+
+    @Test(arguments: [
+        ("{}", "\"id\" is required"),
+        (#"{"id":"a b"}"#, "\"id\" is required"),
+        (#"{"id":"x","attributes":{"SCTE35-OUT":"0xFC3"}}"#, "even number of hex digits"),
+        (#"{"id":"x","attributes":{"SCTE35-IN":"nothex"}}"#, "even number of hex digits"),
+        (#"{"id":"x","attributes":{"TITLE":"no X- prefix"}}"#, "client attributes are X-"),
+        (#"{"id":"x","attributes":{"X-T":"a\"b"}}"#, "double quote"),
+        (#"{"id":"x","startDate":"yesterday"}"#, "ISO-8601"),
+        (#"{"id":"x","duration":-1}"#, "duration"),
+        (#"{"id":"x","colour":"red"}"#, "unknown field"),
+        ("not json", "JSON object"),
+        (#"{"id":"x","attributes":{"X-PAD":""# + String(repeating: "a", count: 5000) + #""}}"#, "at most 4096 bytes"),
+    ])
+    func aBadMarkerSaysWhy(json: String, reason: String) {
+        #expect { try parse(json) } throws: { ($0 as? HLSMarker.Invalid)?.reason.contains(reason) == true }
     }
 }

@@ -95,6 +95,19 @@ import Testing
             return media.contains("CLASS=\"com.screenpub.pause\"") && media.contains("END-DATE=\"")
         }, "\(media)")
 
+        // A posted marker (an ad break, with its SCTE-35 splice) joins the timeline; bad ones are refused with a reason.
+        let marker = #"{"id":"break-1","duration":15,"attributes":{"X-TITLE":"Sponsor","SCTE35-OUT":"0xFC302000"}}"#
+        let moderator = try await relay.token(session: session.sessionId, role: .moderator)
+        #expect(try await http.send("POST", "\(relay.base)/session/\(session.sessionId)/marker", bearer: viewerToken, json: Data(marker.utf8)).status == 403)
+        #expect(try await http.send("POST", "\(relay.base)/session/\(session.sessionId)/marker", json: Data(marker.utf8)).status == 401)
+        let refused = try await http.send("POST", "\(relay.base)/session/\(session.sessionId)/marker", bearer: moderator, json: Data(#"{"class":"x"}"#.utf8))
+        #expect(refused.status == 400 && String(decoding: refused.body, as: UTF8.self).contains("is required: 1-64 letters"), "\(String(decoding: refused.body, as: UTF8.self))")
+        #expect(try await http.send("POST", "\(relay.base)/session/\(session.sessionId)/marker", bearer: moderator, json: Data(marker.utf8)).status == 204)
+        #expect(try await eventually(10) {
+            media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            return media.contains(#"CLASS="com.screenpub.marker""#) && media.contains(#"DURATION=15.000,SCTE35-OUT=0xFC302000,X-TITLE="Sponsor""#)
+        }, "\(media)")
+
         // ffmpeg plays the live stream from its URL: VP9 at the screen's size, frames decoded.
         let probe = try await ChildProcess.run(
             "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", "\(base)/index.m3u8?token=\(viewerToken)"],
