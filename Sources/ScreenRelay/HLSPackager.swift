@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import NIOCore
 import ScreenMedia
 import ScreenRecording
@@ -22,8 +23,13 @@ final class HLSPackager: @unchecked Sendable {
 
     struct Configuration: Sendable {
         var segmentSeconds = 2.0
-        /// The playlist stops being packaged this long after the last request for it.
+        /// The playlist stops being packaged this long after the last request for it (not while it is
+        /// written to a directory).
         var idleSeconds = 60.0
+        /// `--hls-dir`: also written to `directory/{session}/`, and packaged for as long as the stream lasts.
+        var directory: String?
+        /// Where a failure to write the directory is said (once).
+        var logger: Logger?
 
         /// `#EXT-X-TARGETDURATION`: no segment may be longer, rounded. Segments end at the first keyframe after
         /// they come due, which a publisher sends within a frame or two of being asked.
@@ -73,6 +79,8 @@ final class HLSPackager: @unchecked Sendable {
     private let lastRequest = Mutex(ContinuousClock.now)
     private let timer: any DispatchSourceTimer
     private let firstSegment = OneShotEvent()
+    private let output: HLSDirectory?
+    private var outputFailed = false
 
     // MARK: Packaging (on `queue`)
     private var writer: FragmentedMP4Writer?
@@ -87,12 +95,18 @@ final class HLSPackager: @unchecked Sendable {
     init(configuration: Configuration, label: String, requestKeyframe: @escaping @Sendable () -> Void, onIdle: @escaping @Sendable () -> Void) {
         self.configuration = configuration
         self.requestKeyframe = requestKeyframe
+        do {
+            output = try configuration.directory.map { try HLSDirectory(root: $0, sessionId: label) }
+        } catch {
+            configuration.logger?.error("HLS of session \(label) is not written to disk: \(error)")
+            output = nil
+        }
         queue = DispatchQueue(label: "screenrelay.hls.\(label)")
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
         timer.setEventHandler { [weak self] in
             guard let self else { return }
-            if ContinuousClock.now - self.lastRequest.withLock({ $0 }) > .seconds(configuration.idleSeconds) {
+            if configuration.directory == nil, ContinuousClock.now - self.lastRequest.withLock({ $0 }) > .seconds(configuration.idleSeconds) {
                 onIdle()
             } else {
                 self.askForKeyframeIfDue()
@@ -227,6 +241,14 @@ final class HLSPackager: @unchecked Sendable {
             snapshot.dateRanges.removeAll { range in range.end.map { $0 < oldest.programDateTime } ?? false }
         }
         if closed.sequence == 0 { firstSegment.signal() }
+        if let output, !outputFailed {
+            do {
+                try output.publish(snapshot, targetDuration: configuration.targetDuration, window: configuration.windowSegments)
+            } catch {
+                outputFailed = true
+                configuration.logger?.error("HLS stops being written to \(output.directory): \(error); the relay still serves it")
+            }
+        }
     }
 
     private func askForKeyframeIfDue() {

@@ -63,6 +63,8 @@ public struct RelayConfiguration: Sendable {
     /// the relay asks for; packaging stops ``hlsIdleSeconds`` after the last request.
     public var hlsSegmentSeconds = 2.0
     public var hlsIdleSeconds = 60.0
+    /// Also write every session's HLS to `DIRECTORY/{session}/` (for a web server or CDN), from its first frame.
+    public var hlsDirectory: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil, publishersMaySignal: Bool = true,
@@ -128,7 +130,10 @@ public final class RelayServer: Service {
                 maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
                 maximumStreamNameBytes: configuration.maximumStreamNameBytes),
             publishersMaySignal: configuration.publishersMaySignal,
-            archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)))
+            archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)),
+            alwaysHLS: configuration.hlsDirectory.map {
+                HLSPackager.Configuration(segmentSeconds: configuration.hlsSegmentSeconds, directory: $0, logger: logger)
+            })
         self.tokens = try await TokenAuthority(secret: configuration.secret)
         tlsContext = try configuration.tls.map { files throws(RelayError) in try ServerTLSContext(files: files) }
         if let dataDirectory = configuration.dataDirectory {

@@ -30,15 +30,18 @@ actor SessionHub {
     private(set) var hls: HLSPackager?
     private var hlsStreamId: UInt32?
     private var pauses = 0
+    /// HLS written out (`--hls-dir`): packaged from the first frame, whether or not anyone asks.
+    private let alwaysHLS: HLSPackager.Configuration?
     /// Markers posted lately, for an HLS timeline that starts after them (the window keeps what it covers).
     private var markers: [HLSPackager.DateRange] = []
 
     init(
         sessionId: String, metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true,
-        archiveGrace: Duration = .seconds(10)
+        archiveGrace: Duration = .seconds(10), alwaysHLS: HLSPackager.Configuration? = nil
     ) {
         self.sessionId = sessionId
         self.archiveGrace = archiveGrace
+        self.alwaysHLS = alwaysHLS
         self.router = StreamRouter(sessionId: sessionId, limits: limits, publishersMaySignal: publishersMaySignal)
         self.metrics = metrics
     }
@@ -91,6 +94,7 @@ actor SessionHub {
         let actions = router.frame(buffer, header: header, size: buffer.readableBytes, from: connectionId, now: Self.now())
         if let stream = router.streamInfo(header.streamID), stream.connectionId == connectionId {
             recorder?.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond)
+            if hls == nil, let alwaysHLS { _ = startHLS(alwaysHLS) }
             if let hls {
                 // HLS follows the session's screen stream: the first published, or the next when it ends.
                 if hlsStreamId.flatMap({ router.streamInfo($0) }) == nil, stream.properties.videoType == .screen { hlsStreamId = header.streamID }
@@ -240,11 +244,13 @@ actor SessionRegistry {
     private let publishersMaySignal: Bool
     private let archiveGrace: Duration
     private let limits: StreamRouter<ByteBuffer>.Limits
+    private let alwaysHLS: HLSPackager.Configuration?
 
     init(
         metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true,
-        archiveGrace: Duration = .seconds(10)
+        archiveGrace: Duration = .seconds(10), alwaysHLS: HLSPackager.Configuration? = nil
     ) {
+        self.alwaysHLS = alwaysHLS
         self.metrics = metrics
         self.limits = limits
         self.publishersMaySignal = publishersMaySignal
@@ -253,7 +259,9 @@ actor SessionRegistry {
 
     /// A new session, or (`id` given) one the relay knew before a restart.
     func create(id: String = SessionRegistry.newIdentifier()) -> SessionHub {
-        let hub = SessionHub(sessionId: id, metrics: metrics, limits: limits, publishersMaySignal: publishersMaySignal, archiveGrace: archiveGrace)
+        let hub = SessionHub(
+            sessionId: id, metrics: metrics, limits: limits, publishersMaySignal: publishersMaySignal, archiveGrace: archiveGrace,
+            alwaysHLS: alwaysHLS)
         hubs[id] = hub
         metrics.set(.sessions, hubs.count)
         return hub

@@ -126,6 +126,9 @@ struct ScreenrelayCommand: AsyncParsableCommand {
     @Option(help: "Target length of HLS segments (/hls/{session}/index.m3u8), in seconds; each starts at a keyframe the relay asks the publisher for, so shorter ones cost more bits.")
     var hlsSegment: Double = 2
 
+    @Option(help: "Also write every session's HLS to DIR/<session>/ (index.m3u8, segments), for nginx or a CDN to serve; kept on while streams last.")
+    var hlsDir: String?
+
     @Flag(
         inversion: .prefixedNo,
         help: "Let clients whose token has the publisher role send signals (chat); --no-publisher-signals refuses them (a publish-only screen).")
@@ -205,6 +208,14 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         (configuration.maximumStreamsPerConnection, configuration.maximumStreamNameBytes) = (maxStreamsPerConnection, maxStreamName)
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment
+        configuration.hlsDirectory = hlsDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        if let directory = configuration.hlsDirectory {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            guard access(directory, W_OK | X_OK) == 0 else {
+                logger.error("cannot write HLS to \(directory): \(String(cString: strerror(errno))) (--hls-dir)")
+                throw ExitCode(2)
+            }
+        }
         let server: RelayServer
         do {
             server = try await RelayServer(configuration: configuration, logger: logger)

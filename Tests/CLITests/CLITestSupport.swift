@@ -135,25 +135,36 @@ final class RunningRelayProcess {
     }
 }
 
-/// A real nginx (Debian's package) in front of a relay, configured by the recipe users copy
-/// (packaging/examples/nginx-screenrelay.conf) with only its port, names, certificate and upstream changed.
+/// A real nginx (Debian's package) configured by a recipe users copy (packaging/examples/nginx-*.conf) with
+/// only what is machine-specific replaced (its port, names, certificate, upstream or directory).
 final class RunningNginx {
     static let executable = "/usr/sbin/nginx"
     let process: ChildProcess
     let directory: String
     let port: Int
 
-    init(recipe: String, relayPort: Int, names: [String], certificate: String, key: String) async throws {
+    /// nginx-screenrelay.conf: TLS in front of a relay.
+    convenience init(recipe: String, relayPort: Int, names: [String], certificate: String, key: String) async throws {
+        try await self.init(recipe: recipe) { port in [
+            ("    listen 443 ssl;", "    listen 127.0.0.1:\(port) ssl;"),
+            ("    listen [::]:443 ssl;\n", ""),
+            ("server_name screen.example.org;", "server_name \(names.joined(separator: " "));"),
+            ("/etc/letsencrypt/live/screen.example.org/fullchain.pem", certificate),
+            ("/etc/letsencrypt/live/screen.example.org/privkey.pem", key),
+            ("127.0.0.1:8090", "127.0.0.1:\(relayPort)"),
+        ] }
+    }
+
+    /// Any recipe, with `replacements(port)` applied; each must be found (a recipe that changed fails the test).
+    init(recipe: String, replacements: (Int) -> [(String, String)]) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("nginx-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory + "/logs", withIntermediateDirectories: true)
         port = try freeLoopbackPort()
-        let server = try String(contentsOfFile: recipe, encoding: .utf8)
-            .replacingOccurrences(of: "    listen 443 ssl;", with: "    listen 127.0.0.1:\(port) ssl;")
-            .replacingOccurrences(of: "    listen [::]:443 ssl;\n", with: "")
-            .replacingOccurrences(of: "server_name screen.example.org;", with: "server_name \(names.joined(separator: " "));")
-            .replacingOccurrences(of: "/etc/letsencrypt/live/screen.example.org/fullchain.pem", with: certificate)
-            .replacingOccurrences(of: "/etc/letsencrypt/live/screen.example.org/privkey.pem", with: key)
-            .replacingOccurrences(of: "127.0.0.1:8090", with: "127.0.0.1:\(relayPort)")
+        var server = try String(contentsOfFile: recipe, encoding: .utf8)
+        for (from, to) in replacements(port) {
+            guard server.contains(from) else { throw RunningRelayProcess.Failure(description: "\(recipe) no longer has \(from)") }
+            server = server.replacingOccurrences(of: from, with: to)
+        }
         try server.write(toFile: directory + "/screenrelay.conf", atomically: true, encoding: .utf8)
         // One process in the foreground (no master, no user switch), everything in the test's directory.
         try """

@@ -172,3 +172,48 @@ import Testing
         #expect(try await RelayHTTPClient(trust: ClientTrust(caFile: second.certificate)).send("GET", url).status == 200)
     }
 }
+
+/// `screenrelay --hls-dir`: the files nginx serves with packaging/examples/nginx-hls.conf, played from nginx's
+/// URL, and a window that slides on disk too.
+@Suite(.watchdog()) struct HLSDirectoryTests {
+    @Test(.timeLimit(.minutes(2)))
+    func nginxServesTheHLSTheRelayWritesAndOldSegmentsGo() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("www-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let relay = try await RunningRelayProcess(["--hls-dir", root + "/hls", "--hls-segment", "0.5"])
+        let nginx = try await RunningNginx(recipe: ReverseProxyTests.packaging + "/examples/nginx-hls.conf") { port in [
+            ("    listen 80;", "    listen 127.0.0.1:\(port);"), ("    listen [::]:80;\n", ""), ("root /var/www;", "root \(root);"),
+        ] }
+        let display = try VirtualDisplay(width: 320, height: 240)
+        var environment = ProcessInfo.processInfo.environment
+        environment["SCREENRELAY_SECRET"] = RunningRelayProcess.secret
+        let share = try ChildProcess(
+            RunningShare.screenpub,
+            ["--display", display.name, "--server", "http://127.0.0.1:\(relay.port)", "--fps", "5", "--duration", "90", "--control-socket", ""],
+            environment: environment)
+        defer { share.endInBackground(signal: SIGTERM, timeout: 20) }
+        var session: String?
+        for _ in 0..<400 where session == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            session = share.outputSoFar.split(separator: "\n").first { $0.hasPrefix("session:") }.map { $0.dropFirst(8).trimmingCharacters(in: .whitespaces) }
+        }
+        let directory = "\(root)/hls/\(try #require(session, "screenpub said: \(share.errorsSoFar)"))"
+
+        // Nobody asked: the relay writes it from the first frame. Played from nginx, not from the relay.
+        #expect(try await eventually(30) { FileManager.default.fileExists(atPath: directory + "/index.m3u8") }, "\(relay.process.errorsSoFar)")
+        let url = "http://127.0.0.1:\(nginx.port)/hls/\(session!)/index.m3u8"
+        let playlist = try await RelayHTTPClient().send("GET", url)
+        #expect(playlist.status == 200 && String(decoding: playlist.body, as: UTF8.self).contains("CODECS=\"vp09."))
+        let decoded = try await ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", url, "-frames:v", "5", "-f", "null", "-"], timeout: 60)
+        #expect(decoded.status == 0, "\(decoded.standardError)")
+
+        // The window slides on disk: the first segments go, the directory does not grow.
+        #expect(try await eventually(60) { !FileManager.default.fileExists(atPath: directory + "/seg-0.m4s") }, "\((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])")
+        let segments = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".m4s") }
+        #expect(segments.count <= 2 * 8 + 1, "\(segments.sorted())")
+        let media = try String(contentsOfFile: directory + "/stream.m3u8", encoding: .utf8)
+        for name in media.split(separator: "\n").filter({ $0.hasPrefix("seg-") }) {
+            #expect(segments.contains(String(name)), "\(name) is listed and on disk")
+        }
+    }
+}
