@@ -90,7 +90,8 @@ public struct ShareConfiguration: Sendable, Equatable {
                 host: settings.host, publicURL: settings.publicURL,
                 tls: settings.tlsCert.map { RelayTLSFiles(certificateChain: $0, privateKey: settings.tlsKey ?? "") })
             : nil
-        controlSocket = settings.controlSocket ?? ControlSocket.defaultPath(application: "screenpub", environment: environment)
+        // An empty path: no control socket (several shares on one machine, one of them controlled).
+        controlSocket = settings.controlSocket.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath(application: "screenpub", environment: environment)
         captureRetry = settings.captureRetry > 0 ? settings.captureRetry : nil
         notifyChat = settings.notifyChat
         startupSettings = [

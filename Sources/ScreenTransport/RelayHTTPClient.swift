@@ -96,31 +96,35 @@ public struct RelayHTTPClient: Sendable {
                 }
             }
         return try await channel.executeThenClose { inbound, outbound in
+            // A server may answer before it has read the whole request (a refusal) and close, and then the rest
+            // of the request meets a reset: the answer that came first is still the answer. Likewise a failed
+            // TLS handshake closes the channel under the writes, and its reason arrives inbound.
+            var writeFailure: (any Error)?
             do {
                 try await outbound.write(.head(head))
                 if let body { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
                 try await outbound.write(.end(nil))
             } catch {
-                // A failed TLS handshake closes the channel under the writes; its reason arrives inbound.
-                for try await _ in inbound {}
-                throw error
+                writeFailure = error
             }
             var status = 0
             var received = ByteBuffer()
-            for try await part in inbound {
-                switch part {
-                case .head(let responseHead):
-                    status = Int(responseHead.status.code)
-                case .body(var chunk):
-                    guard received.readableBytes + chunk.readableBytes <= maximumBody else {
-                        throw RelayClientError(.unreachable, "its answer is larger than \(maximumBody) bytes")
+            do {
+                for try await part in inbound {
+                    switch part {
+                    case .head(let responseHead):
+                        status = Int(responseHead.status.code)
+                    case .body(var chunk):
+                        guard received.readableBytes + chunk.readableBytes <= maximumBody else {
+                            throw RelayClientError(.unreachable, "its answer is larger than \(maximumBody) bytes")
+                        }
+                        received.writeBuffer(&chunk)
+                    case .end:
+                        return Response(status: status, body: Data(received.readableBytesView))
                     }
-                    received.writeBuffer(&chunk)
-                case .end:
-                    return Response(status: status, body: Data(received.readableBytesView))
                 }
             }
-            throw RelayClientError(.unreachable, "the connection closed before the answer was complete")
+            throw writeFailure ?? RelayClientError(.unreachable, "the connection closed before the answer was complete")
         }
     }
 

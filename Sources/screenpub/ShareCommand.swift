@@ -152,7 +152,7 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: "When the X display, PipeWire or the portal is missing or goes away, try again every SECONDS instead of exiting; the relay session, its viewers and the recording stay open meanwhile. 0: exit (1 if it went away, 2 if it was never there).")
     var captureRetry: Double = 0
 
-    @Option(help: "The control socket for `screenpub status|pause|resume|stop` (default: $XDG_RUNTIME_DIR/screenpub.sock; none without $XDG_RUNTIME_DIR).")
+    @Option(help: "The control socket for `screenpub status|pause|resume|stop` (default: $XDG_RUNTIME_DIR/screenpub.sock; none without $XDG_RUNTIME_DIR or when given as \"\").")
     var controlSocket: String?
 
     @Option(help: "Read settings from this TOML file instead of $XDG_CONFIG_HOME/screenpub/config.toml.")

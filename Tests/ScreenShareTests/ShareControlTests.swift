@@ -106,6 +106,10 @@ import Testing
             return
         }
         #expect(x11.controlSocket == nil)
+        // Given as "", there is none even where the default would be.
+        var none = ShareSettings()
+        none.controlSocket = ""
+        #expect(try ShareConfiguration(none, environment: ["XDG_RUNTIME_DIR": "/run/user/7"]).controlSocket == nil)
     }
 
     static func changed(_ change: (inout ShareSettings) -> Void) -> ShareSettings {
