@@ -158,7 +158,7 @@ let package = Package(
         .target(
             name: "ScreenSession",
             dependencies: [
-                "ScreenMedia", "ScreenWire", "ScreenTransport",
+                "ScreenMedia", "ScreenWire", "ScreenTransport", "ScreenRecording",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

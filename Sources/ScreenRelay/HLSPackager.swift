@@ -62,6 +62,9 @@ final class HLSPackager: @unchecked Sendable {
     /// The stream as it can be served.
     struct Snapshot: Sendable {
         var segments: [Segment] = []
+        /// Segments that left the playlist lately: still served for a window's length, as RFC 8216 asks (a
+        /// player that read an older playlist may still fetch them).
+        var retired: [Segment] = []
         var initializations: [Int: [UInt8]] = [:]
         var dateRanges: [DateRange] = []
         /// Discontinuities that slid out of the window (`#EXT-X-DISCONTINUITY-SEQUENCE`).
@@ -234,10 +237,13 @@ final class HLSPackager: @unchecked Sendable {
             while snapshot.segments.count > window {
                 let gone = snapshot.segments.removeFirst()
                 if gone.discontinuity { snapshot.discontinuitiesBefore += 1 }
+                snapshot.retired.append(gone)
             }
-            // Initialization segments and date ranges that no listed segment needs any more go too.
+            if snapshot.retired.count > window { snapshot.retired.removeFirst(snapshot.retired.count - window) }
+            // Initialization segments and date ranges that no served segment needs any more go too.
             let oldest = snapshot.segments.first!
-            snapshot.initializations = snapshot.initializations.filter { $0.key >= oldest.initialization }
+            let oldestInitialization = snapshot.retired.first?.initialization ?? oldest.initialization
+            snapshot.initializations = snapshot.initializations.filter { $0.key >= oldestInitialization }
             snapshot.dateRanges.removeAll { range in range.end.map { $0 < oldest.programDateTime } ?? false }
         }
         if closed.sequence == 0 { firstSegment.signal() }
@@ -263,3 +269,4 @@ final class HLSPackager: @unchecked Sendable {
         requestKeyframe()
     }
 }
+

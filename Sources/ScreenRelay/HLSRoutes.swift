@@ -83,7 +83,9 @@ extension RelayServer {
             if let number = Self.number(in: file, prefix: "init-", suffix: ".mp4"), let bytes = snapshot.initializations[number] {
                 return Self.hlsBody(bytes, type: "video/mp4", cache: "max-age=3600")
             }
-            if let number = Self.number(in: file, prefix: "seg-", suffix: ".m4s"), let segment = snapshot.segments.first(where: { $0.sequence == number }) {
+            if let number = Self.number(in: file, prefix: "seg-", suffix: ".m4s"),
+                let segment = snapshot.segments.first(where: { $0.sequence == number }) ?? snapshot.retired.first(where: { $0.sequence == number })
+            {
                 return Self.hlsBody(segment.bytes, type: "video/iso.segment", cache: "max-age=3600")
             }
             throw HTTPError(.notFound, message: "\(file) is not (or no longer) in this session's HLS window")

@@ -52,7 +52,7 @@ public struct ClientTrust: Sendable, Equatable {
             return caFile.map { "the relay's certificate is not signed by the CA in \($0)" }
                 ?? "the relay's certificate is not signed by an authority this machine trusts (for a private CA, pass --ca-file)"
         }
-        if let io = error as? IOError, io.errnoCode == ECONNREFUSED { return "nothing listens there (connection refused)" }
+        if (error as? IOError)?.errnoCode == ECONNREFUSED || described.contains("Connection refused") { return "nothing listens there (connection refused)" }
         if described.contains("connectTimeout") || described.contains("ConnectTimeout") { return "the connection timed out" }
         if let ssl = error as? NIOSSLError {
             switch ssl {

@@ -17,7 +17,8 @@ public struct RelayHTTPClient: Sendable {
         public var body: Data
     }
 
-    static let maximumBody = 1 << 20
+    /// The largest answer read (the API's are small JSON; media segments are larger).
+    public var maximumBody = 1 << 20
 
     public init(trust: ClientTrust = .system) {
         self.trust = trust
@@ -62,8 +63,8 @@ public struct RelayHTTPClient: Sendable {
         let request = head
         do {
             return try await withThrowingTaskGroup(of: Response.self) { group in
-                group.addTask {
-                    try await Self.exchange(host: host, port: port, tls: tlsContext, head: request, body: json)
+                group.addTask { [maximumBody] in
+                    try await Self.exchange(host: host, port: port, tls: tlsContext, head: request, body: json, maximumBody: maximumBody)
                 }
                 group.addTask { [timeoutSeconds] in
                     try await Task.sleep(for: .milliseconds(Int(timeoutSeconds * 1000)))
@@ -80,7 +81,9 @@ public struct RelayHTTPClient: Sendable {
         }
     }
 
-    private static func exchange(host: String, port: Int, tls: NIOSSLContext?, head: HTTPRequestHead, body: Data?) async throws -> Response {
+    private static func exchange(
+        host: String, port: Int, tls: NIOSSLContext?, head: HTTPRequestHead, body: Data?, maximumBody: Int
+    ) async throws -> Response {
         let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(10))

@@ -20,7 +20,9 @@ struct ScreensubCommand: AsyncParsableCommand {
             to a live stream on screenrelay (the first screen stream, or --stream ID) and does the same as frames \
             arrive, with the capture-to-arrival latency. Frames are decoded with libvpx, so a corrupt stream is \
             reported; --frames DIR writes every decoded picture as a PNG, --output FILE records the live stream as \
-            a WebM (with its metadata track), as it arrives and without re-encoding.
+            a WebM (with its metadata track), as it arrives and without re-encoding. screensub --hls URL \
+            --print-metadata follows a live HLS stream (screenrelay's /hls/SESSION/index.m3u8?token=…) as a player \
+            does and prints each segment's PROGRAM-DATE-TIME, each DATERANGE and each frame's ID3 metadata.
 
             Exit status: 0 success; 1 the file could not be read or a frame could not be decoded; 64 invalid \
             command line.
@@ -32,6 +34,12 @@ struct ScreensubCommand: AsyncParsableCommand {
 
     @Option(help: "Subscribe on the screenrelay at this URL (http://host:port).")
     var server: String?
+
+    @Option(help: "Follow a live HLS stream (a relay's /hls/SESSION/index.m3u8?token=…, or any HLS URL) and print its timed metadata: each segment's PROGRAM-DATE-TIME, each DATERANGE, each frame's ID3 metadata (with --print-metadata; --json for JSON lines).")
+    var hls: String?
+
+    @Option(help: "With --hls: stop after this many segments.")
+    var segments: Int?
 
     @Option(help: "Trust the CA certificates in this PEM file for an https:// relay, instead of the system's.")
     var caFile: String?
@@ -67,7 +75,12 @@ struct ScreensubCommand: AsyncParsableCommand {
     var noDecode = false
 
     func validate() throws {
-        guard (input == nil) != (server == nil) else { throw ValidationError("give either --input FILE or --server URL") }
+        guard [input, server, hls].compactMap({ $0 }).count == 1 else { throw ValidationError("give one of --input FILE, --server URL or --hls URL") }
+        if hls != nil && (output != nil || count != nil || stream != nil || frames != nil || chat || token != nil) {
+            throw ValidationError("--hls reads timed metadata: --output, --count, --stream, --frames, --chat and --token go with --server (an HLS URL carries its token)")
+        }
+        if let segments, segments <= 0 { throw ValidationError("--segments must be positive") }
+        if segments != nil && hls == nil { throw ValidationError("--segments goes with --hls") }
         if server != nil && token == nil { throw ValidationError("--server needs --token (a subscriber token)") }
         if input != nil && (output != nil || count != nil || stream != nil) {
             throw ValidationError("--output, --count and --stream go with --server")
@@ -76,7 +89,7 @@ struct ScreensubCommand: AsyncParsableCommand {
         if frames != nil && noDecode { throw ValidationError("--frames needs decoding; drop --no-decode") }
         if chat && server == nil { throw ValidationError("--chat goes with --server") }
         if caFile != nil {
-            if server == nil { throw ValidationError("--ca-file goes with --server") }
+            if server == nil && hls == nil { throw ValidationError("--ca-file goes with --server or --hls") }
             do { try ClientTrust(caFile: caFile).validate() } catch { throw ValidationError("--ca-file: \(error.message)") }
         }
         if to != nil && !chat { throw ValidationError("--to goes with --chat") }
@@ -85,6 +98,10 @@ struct ScreensubCommand: AsyncParsableCommand {
     func run() async throws {
         if let server, let token, chat {
             try await ChatClient(server: server, token: token, to: to, json: json, trust: ClientTrust(caFile: caFile)).run()
+            return
+        }
+        if let hls {
+            try await followHLS(hls)
             return
         }
         if let server, let token {
@@ -152,6 +169,45 @@ struct ScreensubCommand: AsyncParsableCommand {
             line += "  (no metadata cue)"
         }
         emit(line)
+    }
+
+    /// Follows a live HLS stream and prints its timed metadata in order.
+    private func followHLS(_ url: String) async throws {
+        let asJSON = json
+        do {
+            try await HLSFollower(url: url, trust: ClientTrust(caFile: caFile)).run(segments: segments) { event in
+                emit(Self.describe(event, json: asJSON))
+            }
+        } catch {
+            FileHandle.standardError.write(Data("screensub: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    static func describe(_ event: HLSFollower.Event, json: Bool) -> String {
+        var object: [String: Any]
+        switch event {
+        case .segment(let sequence, let date, let duration):
+            object = ["event": "segment", "sequence": sequence, "duration": duration]
+            if let date { object["programDateTime"] = date }
+            if !json { return "segment \(sequence)  \(date ?? "(no date)")  \(String(format: "%.3f", duration)) s" }
+        case .dateRange(let attributes):
+            object = ["event": "dateRange", "attributes": attributes]
+            if !json {
+                let rest = attributes.keys.sorted().filter { $0 != "ID" }.map { "\($0)=\(attributes[$0]!)" }.joined(separator: " ")
+                return "daterange \(attributes["ID"] ?? "?")  \(rest)"
+            }
+        case .frame(let seconds, let metadata, let text, let captureTime):
+            object = ["event": "frame", "time": seconds, "metadataBase64": Data(metadata).base64EncodedString()]
+            if let text { object["metadata"] = text }
+            if let captureTime { object["captureTime"] = captureTime }
+            if !json {
+                let shown = text.map { "\"\($0)\"" } ?? "0x" + metadata.map { String(format: "%02x", $0) }.joined()
+                return String(format: "frame t=%9.3fs  ", seconds) + "capture=\(captureTime ?? "?")  metadata=\(shown)"
+            }
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// Subscribes to a live stream and prints, records and dumps each frame as it arrives.

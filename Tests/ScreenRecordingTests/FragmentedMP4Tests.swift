@@ -61,6 +61,21 @@ import Testing
         #expect(decoded.status == 0 && decoded.standardError.isEmpty, "\(decoded.standardError)")
     }
 
+    @Test func ourReaderReadsWhatOurWritersWrote() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cmaf-\(UUID().uuidString).mp4").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let frames = try writeStream(to: path)
+        let events = TimedMetadataReader.events(in: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(events.count == 10)
+        for (index, event) in events.enumerated() {
+            #expect(event.schemeIdentifier == EventMessageBox.id3Scheme && !event.isDelta && event.presentationTime == UInt64(index) * 18_000)
+            let id3 = try #require(TimedMetadataReader.id3Frames(event.message))
+            #expect(id3.private[ID3MetadataTag.ownerIdentifier] == frames[index].metadata.bytes)
+            #expect(id3.text[ID3MetadataTag.captureTimeDescription] == frames[index].wallClock.iso8601)
+        }
+        #expect(TimedMetadataReader.id3Frames(Array("not a tag".utf8)) == nil)
+    }
+
     @Test func mutagenReadsEachFramesMetadataFromItsEventMessage() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cmaf-\(UUID().uuidString).mp4").path
         defer { try? FileManager.default.removeItem(atPath: path) }

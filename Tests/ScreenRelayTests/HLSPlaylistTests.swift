@@ -1,5 +1,6 @@
 import Foundation
 import ScreenMedia
+import ScreenRecording
 import Testing
 
 @testable import ScreenRelay
@@ -43,6 +44,19 @@ import Testing
             seg-9.m4s?token=t
 
             """)
+    }
+
+    @Test func whatThePlaylistSaysIsWhatAPlayerReads() throws {
+        var snapshot = HLSPackager.Snapshot()
+        snapshot.segments = [Self.segment(7, start: 0), Self.segment(8, start: 2)]
+        snapshot.dateRanges = [.init(id: "m", className: "c", start: Self.at(1), attributes: ["X-T": HLSPlaylist.quoted("a, b"), "SCTE35-IN": "0xFC"])]
+        let parsed = try #require(HLSPlaylistParser.media(HLSPlaylist.media(snapshot, targetDuration: 3, query: "?token=t")))
+        #expect(parsed.targetDuration == 3 && parsed.mediaSequence == 7 && !parsed.ended)
+        #expect(parsed.segments.map(\.uri) == ["seg-7.m4s?token=t", "seg-8.m4s?token=t"])
+        #expect(parsed.segments.map(\.sequence) == [7, 8] && parsed.segments.allSatisfy { $0.initialization == "init-0.mp4?token=t" })
+        #expect(parsed.segments[0].programDateTime == Self.at(0).iso8601 && parsed.segments[0].duration == 2)
+        #expect(parsed.segments[0].dateRanges == [["ID": "m", "CLASS": "c", "START-DATE": Self.at(1).iso8601, "X-T": "a, b", "SCTE35-IN": "0xFC"]])
+        #expect(HLSPlaylistParser.variants(HLSPlaylist.multivariant(snapshot, query: "?token=t")) == ["stream.m3u8?token=t"])
     }
 
     @Test func theCodecStringNamesTheLevelTheStreamNeeds() {

@@ -1,0 +1,109 @@
+/// What a player needs from HLS playlists (RFC 8216), read from their text: a multivariant playlist's variants,
+/// a media playlist's segments with their dates and the date ranges ahead of them.
+public enum HLSPlaylistParser {
+    public struct Segment: Sendable, Equatable {
+        public var sequence: Int
+        public var uri: String
+        public var duration: Double
+        /// `EXT-X-PROGRAM-DATE-TIME` as written (ISO-8601), when given.
+        public var programDateTime: String?
+        /// The `EXT-X-DATERANGE` tags listed ahead of it, as attribute name → value (quotes removed).
+        public var dateRanges: [[String: String]]
+        /// The `EXT-X-MAP` URI in force for it.
+        public var initialization: String?
+    }
+
+    public struct MediaPlaylist: Sendable, Equatable {
+        public var targetDuration: Double
+        public var mediaSequence: Int
+        public var ended: Bool
+        public var segments: [Segment]
+    }
+
+    /// Whether the text is a multivariant playlist, and the URIs of its variants, in order.
+    public static func variants(_ text: String) -> [String] {
+        var uris: [String] = []
+        var expectingURI = false
+        for line in lines(text) {
+            if line.hasPrefix("#EXT-X-STREAM-INF:") {
+                expectingURI = true
+            } else if expectingURI, !line.hasPrefix("#") {
+                uris.append(line)
+                expectingURI = false
+            }
+        }
+        return uris
+    }
+
+    public static func media(_ text: String) -> MediaPlaylist? {
+        let all = lines(text)
+        guard all.first == "#EXTM3U" else { return nil }
+        var playlist = MediaPlaylist(targetDuration: 0, mediaSequence: 0, ended: false, segments: [])
+        var duration: Double?
+        var date: String?
+        var ranges: [[String: String]] = []
+        var initialization: String?
+        for line in all {
+            if let value = line.value(of: "#EXT-X-TARGETDURATION:") {
+                playlist.targetDuration = Double(value) ?? 0
+            } else if let value = line.value(of: "#EXT-X-MEDIA-SEQUENCE:") {
+                playlist.mediaSequence = Int(value) ?? 0
+            } else if line == "#EXT-X-ENDLIST" {
+                playlist.ended = true
+            } else if let value = line.value(of: "#EXTINF:") {
+                duration = Double(value.prefix { $0 != "," })
+            } else if let value = line.value(of: "#EXT-X-PROGRAM-DATE-TIME:") {
+                date = value
+            } else if let value = line.value(of: "#EXT-X-DATERANGE:") {
+                ranges.append(attributes(value))
+            } else if let value = line.value(of: "#EXT-X-MAP:") {
+                initialization = attributes(value)["URI"]
+            } else if !line.hasPrefix("#"), let segmentDuration = duration {
+                playlist.segments.append(Segment(
+                    sequence: playlist.mediaSequence + playlist.segments.count, uri: line, duration: segmentDuration,
+                    programDateTime: date, dateRanges: ranges, initialization: initialization))
+                (duration, date, ranges) = (nil, nil, [])
+            }
+        }
+        return playlist
+    }
+
+    /// An attribute list (`NAME=value,NAME="quoted, text",…`), quotes removed.
+    public static func attributes(_ list: String) -> [String: String] {
+        var result: [String: String] = [:]
+        var rest = Substring(list)
+        while !rest.isEmpty {
+            guard let equals = rest.firstIndex(of: "=") else { break }
+            let name = String(rest[..<equals]).trimmingSpaces
+            rest = rest[rest.index(after: equals)...]
+            var value: Substring
+            if rest.first == "\"" {
+                let afterQuote = rest.index(after: rest.startIndex)
+                let close = rest[afterQuote...].firstIndex(of: "\"") ?? rest.endIndex
+                value = rest[afterQuote..<close]
+                rest = close < rest.endIndex ? rest[rest.index(after: close)...] : ""
+            } else {
+                let comma = rest.firstIndex(of: ",") ?? rest.endIndex
+                value = rest[..<comma]
+                rest = rest[comma...]
+            }
+            result[name] = String(value)
+            if rest.first == "," { rest = rest.dropFirst() }
+        }
+        return result
+    }
+
+    private static func lines(_ text: String) -> [String] {
+        text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+    }
+}
+
+extension String {
+    fileprivate func value(of prefix: String) -> String? {
+        hasPrefix(prefix) ? String(dropFirst(prefix.count)) : nil
+    }
+
+    fileprivate var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
