@@ -363,7 +363,7 @@ public final class RelayServer: Service {
             .init("X-Content-Type-Options")!: "nosniff",
         ]
         if name.hasSuffix(".html") {
-            headers[.contentSecurityPolicy] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; media-src 'self'; frame-ancestors 'none'"
+            headers[.contentSecurityPolicy] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; media-src 'self' blob:; frame-ancestors 'none'"
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: asset.bytes)))
     }

@@ -10,7 +10,7 @@ import Testing
 @Suite(.watchdog()) struct HLSTests {
     let screenpub = ChildProcess.productsDirectory + "/screenpub"
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func aSharedScreenBecomesLiveHLSWithItsMetadataAndCaptureTimes() async throws {
         let relay = try await RunningRelay { $0.hlsSegmentSeconds = 1 }
         let session = try await relay.createSession()
@@ -138,6 +138,35 @@ import Testing
             let firstFrame = events[(index + 1)...].first { $0["event"] as? String == "frame" }
             #expect(firstFrame?["captureTime"] as? String == event["programDateTime"] as? String, "\(event) \(String(describing: firstFrame))")
         }
+
+        // The viewer page's HLS mode plays it in Chromium (Media Source Extensions) with the metadata and events.
+        struct HLSViewerState: Decodable {
+            var mode: String?
+            var framesDecoded: Int
+            var lastMetadata: String?
+            var lastLatencyMs: Double?
+            var width: Int
+            var dateRanges: [[String: String]]?
+            var problem: String?
+            var metadataText: String
+            var eventsText: String
+        }
+        let browser = try await HeadlessBrowser(url: "\(relay.base)/view/\(session.sessionId)?token=\(viewerToken)&hls=1")
+        defer { browser.close() }
+        let expression = """
+            typeof screenViewer === 'undefined' ? null : ({ ...screenViewer, streams: undefined,
+               metadataText: document.getElementById('metadata').textContent, eventsText: document.getElementById('events').textContent })
+            """
+        var watched: HLSViewerState?
+        #expect(try await eventually(40) {
+            watched = try? await browser.evaluate(expression)
+            return (watched?.framesDecoded ?? 0) > 3 && watched?.lastMetadata != nil && watched?.problem == nil
+        }, "\(String(describing: watched))")
+        #expect(watched?.mode == "hls" && watched?.width == 320)
+        #expect(watched?.lastMetadata?.hasPrefix("20") == true && watched?.metadataText == watched?.lastMetadata, "the capture time shown: \(String(describing: watched))")
+        #expect((watched?.lastLatencyMs ?? -1) > 0, "capture → display over HLS is seconds, and positive")
+        #expect(watched?.dateRanges?.contains { $0["ID"] == "break-1" && $0["X-TITLE"] == "Sponsor" } == true)
+        #expect(watched?.eventsText.contains("Sponsor") == true, "\(String(describing: watched?.eventsText))")
 
         // ffmpeg plays the live stream from its URL: VP9 at the screen's size, frames decoded.
         let probe = try await ChildProcess.run(

@@ -430,6 +430,18 @@ class Viewer {
 }
 
 async function start() {
+  const parameters = new URLSearchParams(location.search);
+  if (parameters.get('hls') === '1') {
+    // HLS mode: the picture through Media Source Extensions, its timed metadata from the segments; no chat.
+    const token = parameters.get('token');
+    const session = decodeURIComponent(location.pathname.split('/').filter(Boolean).pop() || '');
+    if (!token) {
+      showProblem('This link has no token. Open the viewer URL that screenpub or the relay printed (…/view/SESSION?token=…&hls=1).');
+      return;
+    }
+    new HLSPlayer(session, token).start().catch((error) => showProblem(`HLS: ${error.message}`));
+    return;
+  }
   if (typeof VideoDecoder === 'undefined') {
     showProblem(window.isSecureContext
       ? 'This browser cannot decode video here: it lacks WebCodecs (VideoDecoder). Use a current Chromium, Chrome, Edge, Firefox (130 or later) or Safari (16.4 or later).'
