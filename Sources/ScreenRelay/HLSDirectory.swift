@@ -1,12 +1,38 @@
 import Foundation
 
+/// Where a session's HLS goes besides the relay's own answers: a directory (`--hls-dir`) or an HTTP origin
+/// (`--hls-push`). Called on the packager's queue after each segment, with the window as it now is.
+protocol HLSOutput: Sendable {
+    /// Where it goes, for messages.
+    var destination: String { get }
+    func publish(_ snapshot: HLSPackager.Snapshot, targetDuration: Int, window: Int) throws
+}
+
+/// The files of one publish: what is new (initialization segments not sent yet, the newest segment), the
+/// playlists, and the segment that has now been out of the playlist for a whole window.
+struct HLSFiles {
+    var uploads: [(name: String, bytes: [UInt8], contentType: String)] = []
+    var stale: String?
+
+    init(_ snapshot: HLSPackager.Snapshot, targetDuration: Int, window: Int, sentInitializations: Set<Int>) {
+        for (index, bytes) in snapshot.initializations.sorted(by: { $0.key < $1.key }) where !sentInitializations.contains(index) {
+            uploads.append(("init-\(index).mp4", bytes, "video/mp4"))
+        }
+        if let newest = snapshot.segments.last { uploads.append(("seg-\(newest.sequence).m4s", newest.bytes, "video/iso.segment")) }
+        uploads.append(("stream.m3u8", Array(HLSPlaylist.media(snapshot, targetDuration: targetDuration, query: "").utf8), "application/vnd.apple.mpegurl"))
+        uploads.append(("index.m3u8", Array(HLSPlaylist.multivariant(snapshot, query: "").utf8), "application/vnd.apple.mpegurl"))
+        if let oldest = snapshot.segments.first, oldest.sequence - window >= 0 { stale = "seg-\(oldest.sequence - window).m4s" }
+    }
+}
+
 /// Writes a session's HLS to a directory any web server can serve (`--hls-dir`): `DIR/{session}/index.m3u8`,
 /// `stream.m3u8`, `init-N.mp4` and `seg-N.m4s`, the same files the relay serves itself. Each file is written
 /// to a temporary name and renamed, so a server never sends half of one; segments are written before the
 /// playlist that names them, and removed once they have been out of the playlist for a whole window (a player
 /// that read an older playlist can still fetch them). Initialization segments (one per picture size) stay.
-final class HLSDirectory: Sendable {
+final class HLSDirectory: HLSOutput {
     let directory: String
+    var destination: String { directory }
 
     init(root: String, sessionId: String) throws {
         directory = root + "/" + sessionId
@@ -17,15 +43,11 @@ final class HLSDirectory: Sendable {
         }
     }
 
-    /// Called on the packager's queue after each segment: the new files, then the playlists, then the cleanup.
     func publish(_ snapshot: HLSPackager.Snapshot, targetDuration: Int, window: Int) throws {
-        for (index, bytes) in snapshot.initializations where !FileManager.default.fileExists(atPath: path("init-\(index).mp4")) {
-            try write(bytes, to: "init-\(index).mp4")
-        }
-        if let newest = snapshot.segments.last { try write(newest.bytes, to: "seg-\(newest.sequence).m4s") }
-        try write(Array(HLSPlaylist.media(snapshot, targetDuration: targetDuration, query: "").utf8), to: "stream.m3u8")
-        try write(Array(HLSPlaylist.multivariant(snapshot, query: "").utf8), to: "index.m3u8")
-        if let oldest = snapshot.segments.first, oldest.sequence - window >= 0 { unlink(path("seg-\(oldest.sequence - window).m4s")) }
+        let written = Set(snapshot.initializations.keys.filter { FileManager.default.fileExists(atPath: path("init-\($0).mp4")) })
+        let files = HLSFiles(snapshot, targetDuration: targetDuration, window: window, sentInitializations: written)
+        for upload in files.uploads { try write(upload.bytes, to: upload.name) }
+        if let stale = files.stale { unlink(path(stale)) }
     }
 
     private func path(_ name: String) -> String { directory + "/" + name }

@@ -28,6 +28,10 @@ final class HLSPackager: @unchecked Sendable {
         var idleSeconds = 60.0
         /// `--hls-dir`: also written to `directory/{session}/`, and packaged for as long as the stream lasts.
         var directory: String?
+        /// `--hls-push`: also sent to `pushURL/{session}/` (PUT and DELETE), and packaged for as long as the stream lasts.
+        var pushURL: String?
+        /// Written out somewhere: packaged whether or not anyone asks the relay.
+        var isWrittenOut: Bool { directory != nil || pushURL != nil }
         /// Where a failure to write the directory is said (once).
         var logger: Logger?
 
@@ -82,8 +86,8 @@ final class HLSPackager: @unchecked Sendable {
     private let lastRequest = Mutex(ContinuousClock.now)
     private let timer: any DispatchSourceTimer
     private let firstSegment = OneShotEvent()
-    private let output: HLSDirectory?
-    private var outputFailed = false
+    private let outputs: [any HLSOutput]
+    private var failedOutputs: Set<String> = []
 
     // MARK: Packaging (on `queue`)
     private var writer: FragmentedMP4Writer?
@@ -98,18 +102,22 @@ final class HLSPackager: @unchecked Sendable {
     init(configuration: Configuration, label: String, requestKeyframe: @escaping @Sendable () -> Void, onIdle: @escaping @Sendable () -> Void) {
         self.configuration = configuration
         self.requestKeyframe = requestKeyframe
-        do {
-            output = try configuration.directory.map { try HLSDirectory(root: $0, sessionId: label) }
-        } catch {
-            configuration.logger?.error("HLS of session \(label) is not written to disk: \(error)")
-            output = nil
+        var outputs: [any HLSOutput] = []
+        if let directory = configuration.directory {
+            do {
+                outputs.append(try HLSDirectory(root: directory, sessionId: label))
+            } catch {
+                configuration.logger?.error("HLS of session \(label) is not written to disk: \(error)")
+            }
         }
+        if let url = configuration.pushURL { outputs.append(HLSPush(url: url, sessionId: label, logger: configuration.logger)) }
+        self.outputs = outputs
         queue = DispatchQueue(label: "screenrelay.hls.\(label)")
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + 0.25, repeating: 0.25)
         timer.setEventHandler { [weak self] in
             guard let self else { return }
-            if configuration.directory == nil, ContinuousClock.now - self.lastRequest.withLock({ $0 }) > .seconds(configuration.idleSeconds) {
+            if !configuration.isWrittenOut, ContinuousClock.now - self.lastRequest.withLock({ $0 }) > .seconds(configuration.idleSeconds) {
                 onIdle()
             } else {
                 self.askForKeyframeIfDue()
@@ -247,12 +255,12 @@ final class HLSPackager: @unchecked Sendable {
             snapshot.dateRanges.removeAll { range in range.end.map { $0 < oldest.programDateTime } ?? false }
         }
         if closed.sequence == 0 { firstSegment.signal() }
-        if let output, !outputFailed {
+        for output in outputs where !failedOutputs.contains(output.destination) {
             do {
                 try output.publish(snapshot, targetDuration: configuration.targetDuration, window: configuration.windowSegments)
             } catch {
-                outputFailed = true
-                configuration.logger?.error("HLS stops being written to \(output.directory): \(error); the relay still serves it")
+                failedOutputs.insert(output.destination)
+                configuration.logger?.error("HLS stops being written to \(output.destination): \(error); the relay still serves it")
             }
         }
     }

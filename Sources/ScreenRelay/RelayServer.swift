@@ -65,6 +65,8 @@ public struct RelayConfiguration: Sendable {
     public var hlsIdleSeconds = 60.0
     /// Also write every session's HLS to `DIRECTORY/{session}/` (for a web server or CDN), from its first frame.
     public var hlsDirectory: String?
+    /// Also send every session's HLS to this HTTP origin (`PUT`/`DELETE` under `URL/{session}/`).
+    public var hlsPushURL: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil, publishersMaySignal: Bool = true,
@@ -131,9 +133,11 @@ public final class RelayServer: Service {
                 maximumStreamNameBytes: configuration.maximumStreamNameBytes),
             publishersMaySignal: configuration.publishersMaySignal,
             archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)),
-            alwaysHLS: configuration.hlsDirectory.map {
-                HLSPackager.Configuration(segmentSeconds: configuration.hlsSegmentSeconds, directory: $0, logger: logger)
-            })
+            alwaysHLS: configuration.hlsDirectory != nil || configuration.hlsPushURL != nil
+                ? HLSPackager.Configuration(
+                    segmentSeconds: configuration.hlsSegmentSeconds, directory: configuration.hlsDirectory, pushURL: configuration.hlsPushURL,
+                    logger: logger)
+                : nil)
         self.tokens = try await TokenAuthority(secret: configuration.secret)
         tlsContext = try configuration.tls.map { files throws(RelayError) in try ServerTLSContext(files: files) }
         if let dataDirectory = configuration.dataDirectory {

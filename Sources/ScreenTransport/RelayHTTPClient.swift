@@ -29,6 +29,15 @@ public struct RelayHTTPClient: Sendable {
     public func send(
         _ method: String, _ url: String, bearer: String? = nil, json: Data? = nil, headers: [(name: String, value: String)] = []
     ) async throws(RelayClientError) -> Response {
+        try await send(method, url, bearer: bearer, body: json.map { ($0, "application/json") }, headers: headers)
+    }
+
+    /// ``send(_:_:bearer:json:headers:)`` with a body of any type (a media segment to an origin).
+    public func send(
+        _ method: String, _ url: String, bearer: String? = nil, body: (data: Data, contentType: String)?,
+        headers: [(name: String, value: String)] = []
+    ) async throws(RelayClientError) -> Response {
+        let json = body?.data
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = components.host, !host.isEmpty
         else {
@@ -54,9 +63,9 @@ public struct RelayHTTPClient: Sendable {
         head.headers.add(name: "User-Agent", value: "screenpub")
         if let bearer { head.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         for header in headers { head.headers.add(name: header.name, value: header.value) }
-        if let json {
-            head.headers.add(name: "Content-Type", value: "application/json")
-            head.headers.add(name: "Content-Length", value: String(json.count))
+        if let body {
+            head.headers.add(name: "Content-Type", value: body.contentType)
+            head.headers.add(name: "Content-Length", value: String(body.data.count))
         } else if method != "GET" {
             head.headers.add(name: "Content-Length", value: "0")
         }

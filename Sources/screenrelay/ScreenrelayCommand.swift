@@ -129,6 +129,9 @@ struct ScreenrelayCommand: AsyncParsableCommand {
     @Option(help: "Also write every session's HLS to DIR/<session>/ (index.m3u8, segments), for nginx or a CDN to serve; kept on while streams last.")
     var hlsDir: String?
 
+    @Option(help: "Also send every session's HLS to this HTTP origin: PUT URL/<session>/<file> for each new file, DELETE for segments that left the window (as ffmpeg's -method PUT); kept on while streams last.")
+    var hlsPush: String?
+
     @Flag(
         inversion: .prefixedNo,
         help: "Let clients whose token has the publisher role send signals (chat); --no-publisher-signals refuses them (a publish-only screen).")
@@ -164,6 +167,9 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         }
         guard emptySessionExpiry > 0, idleTimeout >= 2 else {
             throw ValidationError("--empty-session-expiry must be positive and --idle-timeout at least 2 seconds")
+        }
+        if let hlsPush, !(hlsPush.hasPrefix("http://") || hlsPush.hasPrefix("https://")) {
+            throw ValidationError("--hls-push must be an http:// or https:// URL, got '\(hlsPush)'")
         }
         guard hlsSegment >= 0.5 && hlsSegment <= 30 else {
             throw ValidationError("--hls-segment must be between 0.5 and 30 seconds, got \(hlsSegment)")
@@ -208,6 +214,7 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         (configuration.maximumStreamsPerConnection, configuration.maximumStreamNameBytes) = (maxStreamsPerConnection, maxStreamName)
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment
+        configuration.hlsPushURL = hlsPush
         configuration.hlsDirectory = hlsDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         if let directory = configuration.hlsDirectory {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -217,3 +217,44 @@ import Testing
         }
     }
 }
+
+/// `screenrelay --hls-push`: a real nginx with WebDAV (packaging/examples/nginx-hls-origin.conf) receives the
+/// files, serves them to a player, and loses the old segments to the relay's DELETEs.
+@Suite(.watchdog()) struct HLSPushTests {
+    @Test(.timeLimit(.minutes(2)))
+    func anOriginReceivesTheHLSAndOldSegmentsAreDeleted() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root + "/hls", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let nginx = try await RunningNginx(recipe: ReverseProxyTests.packaging + "/examples/nginx-hls-origin.conf") { port in [
+            ("    listen 8081;", "    listen 127.0.0.1:\(port);"), ("    listen [::]:8081;\n", ""), ("root /var/www;", "root \(root);"),
+        ] }
+        let relay = try await RunningRelayProcess(["--hls-push", "http://127.0.0.1:\(nginx.port)/hls", "--hls-segment", "0.5"])
+        let display = try VirtualDisplay(width: 320, height: 240)
+        var environment = ProcessInfo.processInfo.environment
+        environment["SCREENRELAY_SECRET"] = RunningRelayProcess.secret
+        let share = try ChildProcess(
+            RunningShare.screenpub,
+            ["--display", display.name, "--server", "http://127.0.0.1:\(relay.port)", "--fps", "5", "--duration", "90", "--control-socket", ""],
+            environment: environment)
+        defer { share.endInBackground(signal: SIGTERM, timeout: 20) }
+        var session: String?
+        for _ in 0..<400 where session == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            session = share.outputSoFar.split(separator: "\n").first { $0.hasPrefix("session:") }.map { $0.dropFirst(8).trimmingCharacters(in: .whitespaces) }
+        }
+        let directory = "\(root)/hls/\(try #require(session, "screenpub said: \(share.errorsSoFar)"))"
+        #expect(try await eventually(30) { FileManager.default.fileExists(atPath: directory + "/index.m3u8") }, "\(relay.process.errorsSoFar)")
+        let decoded = try await ChildProcess.run(
+            "/usr/bin/ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(nginx.port)/hls/\(session!)/index.m3u8", "-frames:v", "5", "-f", "null", "-"],
+            timeout: 60)
+        #expect(decoded.status == 0, "\(decoded.standardError)")
+        #expect(try await eventually(60) { !FileManager.default.fileExists(atPath: directory + "/seg-0.m4s") }, "\(relay.process.errorsSoFar)")
+        let media = try String(contentsOfFile: directory + "/stream.m3u8", encoding: .utf8)
+        let onDisk = Set(try FileManager.default.contentsOfDirectory(atPath: directory))
+        for name in media.split(separator: "\n").filter({ $0.hasPrefix("seg-") }) {
+            #expect(onDisk.contains(String(name)), "\(name) is listed and at the origin")
+        }
+        #expect(!relay.process.errorsSoFar.contains("HLS to"), "\(relay.process.errorsSoFar)")
+    }
+}
