@@ -34,11 +34,12 @@ test: deps
 	SCREENPUB_TEST_CONSOLE_FD=3 $(SWIFT) test --skip-build --disable-xctest 3>&1
 
 # screenpub and ffmpeg x11grab on the same Xvfb content (table with ratios), allocations per frame, then
-# latency and fan-out through screenrelay.
+# latency and fan-out through screenrelay, HLS (glass to glass, relay CPU, bytes).
 bench: deps
 	Benchmarks/run.sh
 	Benchmarks/allocations.sh
 	Benchmarks/relay.sh
+	Benchmarks/hls.sh
 	Benchmarks/pipewire.sh
 
 # libFuzzer with AddressSanitizer on the relay's wire parsers: 10^7 executions (FUZZ_RUNS, FUZZ_SECONDS).

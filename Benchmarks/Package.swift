@@ -35,6 +35,7 @@ let package = Package(
                 .product(name: "ScreenSession", package: "screenpub"),
                 .product(name: "ScreenTransport", package: "screenpub"),
                 .product(name: "ScreenWire", package: "screenpub"),
+                .product(name: "ScreenTesting", package: "screenpub"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -8,6 +8,7 @@ import ScreenCodec
 import ScreenMedia
 import ScreenRecording
 import ScreenSession
+import ScreenTesting
 import ScreenTransport
 import ScreenWire
 
@@ -17,7 +18,7 @@ struct RelaybenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relaybench",
         abstract: "Measure screenrelay: end-to-end latency and fan-out (driven by Benchmarks/relay.sh).",
-        subcommands: [Latency.self, Fanout.self])
+        subcommands: [Latency.self, Fanout.self, HLSLatency.self])
 }
 
 /// Latency in milliseconds from a frame's monotonic capture time (CLOCK_MONOTONIC, the same clock on one
@@ -267,5 +268,38 @@ struct Fanout: AsyncParsableCommand {
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
         else { return 0 }
         return Double(line.split(separator: " ").dropFirst().first ?? "0").map { $0 / 1024 } ?? 0
+    }
+}
+
+/// Glass-to-glass through HLS: the viewer page's HLS mode in a real headless Chromium, sampled for the delay
+/// between each shown frame's capture (wall clock, from its ID3 metadata) and the moment Chromium presents it.
+struct HLSLatency: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hls-latency",
+        abstract: "Open a viewer link with &hls=1 in headless Chromium and report capture-to-presented delay over HLS.")
+
+    @Option(help: "The viewer link (…/view/SESSION?token=…); &hls=1 is added.")
+    var url: String
+
+    @Option(help: "Seconds to measure, after the first picture.")
+    var seconds: Double = 30
+
+    func run() async throws {
+        let browser = try await HeadlessBrowser(url: url + "&hls=1")
+        defer { browser.close() }
+        // Until the first picture (the player starts three segments from the live edge).
+        let started = ContinuousClock.now
+        while (try? await browser.evaluate("screenViewer.framesDecoded", as: Int.self)) ?? 0 == 0 {
+            guard ContinuousClock.now - started < .seconds(60) else { throw ValidationError("no picture over HLS within 60 s") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        var samples: [Double] = []
+        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < end {
+            if let latency = try? await browser.evaluate("screenViewer.lastLatencyMs", as: Double.self) { samples.append(latency) }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let (p50, p90, p99, max) = percentiles(samples)
+        print("samples \(samples.count) p50 \(Int(p50)) p90 \(Int(p90)) p99 \(Int(p99)) max \(Int(max)) firstPictureAfter \(Int(Double((ContinuousClock.now - started - .milliseconds(Int(seconds * 1000))).components.seconds)))")
     }
 }
