@@ -94,6 +94,7 @@ final class HLSPackager: @unchecked Sendable {
     private var initialization = -1
     private var origin: MediaTime?
     private var held: (buffer: ByteBuffer, header: MediaFrameHeader, ticks: Int64)?
+    private var streamId: UInt32?
     private var current: (bytes: [UInt8], startTicks: Int64, start: WallClockTime, discontinuity: Bool, dueAt: ContinuousClock.Instant)?
     private var lastKeyframeRequest: ContinuousClock.Instant?
     private var nextSequence = 0
@@ -175,13 +176,21 @@ final class HLSPackager: @unchecked Sendable {
     }
 
     private func package(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double) {
-        let ticks = max(ticks(header.captureTime), (held?.ticks ?? -1) + 1)
-        let changed = writer.map { $0.codec != header.codec || $0.width != header.width || $0.height != header.height } ?? true
+        let switched = streamId.map { $0 != header.streamID } ?? false
+        let changed = switched || (writer.map { $0.codec != header.codec || $0.width != header.width || $0.height != header.height } ?? true)
         if changed && !header.isKeyframe {
-            // Nothing can start before a keyframe (the first, or the first at a new size).
+            // Nothing can start before a keyframe (the first, of a new stream, or at a new size).
             askForKeyframe()
             return
         }
+        streamId = header.streamID
+        if switched, let held {
+            // Another stream (a publisher that came back, or another one): its clock may be another machine's.
+            // The timeline goes on from the end of the last frame, after a discontinuity.
+            let end = held.ticks + Int64(Double(FragmentedMP4Writer.timescale) / max(framesPerSecond, 1))
+            origin = header.captureTime - MediaTime(value: end, timescale: FragmentedMP4Writer.timescale)
+        }
+        let ticks = max(ticks(header.captureTime), (held?.ticks ?? -1) + 1)
         writeHeldFrame(until: ticks)
         if header.isKeyframe, changed || current.map({ Double(ticks - $0.startTicks) >= Double(FragmentedMP4Writer.timescale) * configuration.segmentSeconds / 2 }) ?? true {
             closeSegment(at: ticks)

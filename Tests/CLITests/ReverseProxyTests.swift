@@ -185,23 +185,13 @@ import Testing
             ("    listen 80;", "    listen 127.0.0.1:\(port);"), ("    listen [::]:80;\n", ""), ("root /var/www;", "root \(root);"),
         ] }
         let display = try VirtualDisplay(width: 320, height: 240)
-        var environment = ProcessInfo.processInfo.environment
-        environment["SCREENRELAY_SECRET"] = RunningRelayProcess.secret
-        let share = try ChildProcess(
-            RunningShare.screenpub,
-            ["--display", display.name, "--server", "http://127.0.0.1:\(relay.port)", "--fps", "5", "--duration", "90", "--control-socket", ""],
-            environment: environment)
+        let (share, session) = try await relay.share(display)
         defer { share.endInBackground(signal: SIGTERM, timeout: 20) }
-        var session: String?
-        for _ in 0..<400 where session == nil {
-            try await Task.sleep(for: .milliseconds(50))
-            session = share.outputSoFar.split(separator: "\n").first { $0.hasPrefix("session:") }.map { $0.dropFirst(8).trimmingCharacters(in: .whitespaces) }
-        }
-        let directory = "\(root)/hls/\(try #require(session, "screenpub said: \(share.errorsSoFar)"))"
+        let directory = "\(root)/hls/\(session)"
 
         // Nobody asked: the relay writes it from the first frame. Played from nginx, not from the relay.
         #expect(try await eventually(30) { FileManager.default.fileExists(atPath: directory + "/index.m3u8") }, "\(relay.process.errorsSoFar)")
-        let url = "http://127.0.0.1:\(nginx.port)/hls/\(session!)/index.m3u8"
+        let url = "http://127.0.0.1:\(nginx.port)/hls/\(session)/index.m3u8"
         let playlist = try await RelayHTTPClient().send("GET", url)
         #expect(playlist.status == 200 && String(decoding: playlist.body, as: UTF8.self).contains("CODECS=\"vp09."))
         let decoded = try await ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", url, "-frames:v", "5", "-f", "null", "-"], timeout: 60)
@@ -231,22 +221,12 @@ import Testing
         ] }
         let relay = try await RunningRelayProcess(["--hls-push", "http://127.0.0.1:\(nginx.port)/hls", "--hls-segment", "0.5"])
         let display = try VirtualDisplay(width: 320, height: 240)
-        var environment = ProcessInfo.processInfo.environment
-        environment["SCREENRELAY_SECRET"] = RunningRelayProcess.secret
-        let share = try ChildProcess(
-            RunningShare.screenpub,
-            ["--display", display.name, "--server", "http://127.0.0.1:\(relay.port)", "--fps", "5", "--duration", "90", "--control-socket", ""],
-            environment: environment)
+        let (share, session) = try await relay.share(display)
         defer { share.endInBackground(signal: SIGTERM, timeout: 20) }
-        var session: String?
-        for _ in 0..<400 where session == nil {
-            try await Task.sleep(for: .milliseconds(50))
-            session = share.outputSoFar.split(separator: "\n").first { $0.hasPrefix("session:") }.map { $0.dropFirst(8).trimmingCharacters(in: .whitespaces) }
-        }
-        let directory = "\(root)/hls/\(try #require(session, "screenpub said: \(share.errorsSoFar)"))"
+        let directory = "\(root)/hls/\(session)"
         #expect(try await eventually(30) { FileManager.default.fileExists(atPath: directory + "/index.m3u8") }, "\(relay.process.errorsSoFar)")
         let decoded = try await ChildProcess.run(
-            "/usr/bin/ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(nginx.port)/hls/\(session!)/index.m3u8", "-frames:v", "5", "-f", "null", "-"],
+            "/usr/bin/ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(nginx.port)/hls/\(session)/index.m3u8", "-frames:v", "5", "-f", "null", "-"],
             timeout: 60)
         #expect(decoded.status == 0, "\(decoded.standardError)")
         #expect(try await eventually(60) { !FileManager.default.fileExists(atPath: directory + "/seg-0.m4s") }, "\(relay.process.errorsSoFar)")
