@@ -300,6 +300,6 @@ struct HLSLatency: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(200))
         }
         let (p50, p90, p99, max) = percentiles(samples)
-        print("samples \(samples.count) p50 \(Int(p50)) p90 \(Int(p90)) p99 \(Int(p99)) max \(Int(max)) firstPictureAfter \(Int(Double((ContinuousClock.now - started - .milliseconds(Int(seconds * 1000))).components.seconds)))")
+        print("samples \(samples.count) p50 \(Int(p50)) p90 \(Int(p90)) p99 \(Int(p99)) max \(Int(max))")
     }
 }
