@@ -115,7 +115,11 @@ actor SessionHub {
             onIdle: { [weak self] in Task { await self?.stopHLS() } })
         hls = packager
         hlsStreamId = nil
-        if let recorder { packager.dateRange(.init(id: "archive-\(recorder.archiveId)", className: HLSDateRangeClass.archive, start: .now())) }
+        if let recorder {
+            packager.dateRange(.init(
+                id: "archive-\(recorder.archiveId)", className: HLSDateRangeClass.archive, start: .now(),
+                attributes: ["X-NAME": HLSPlaylist.quoted(recordingName)]))
+        }
         for marker in markers { packager.dateRange(marker) }
         return packager
     }

@@ -12,7 +12,9 @@ import Testing
 
     @Test(.timeLimit(.minutes(3)))
     func aSharedScreenBecomesLiveHLSWithItsMetadataAndCaptureTimes() async throws {
-        let relay = try await RunningRelay { $0.hlsSegmentSeconds = 1 }
+        let archives = FileManager.default.temporaryDirectory.appendingPathComponent("hls-archives-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: archives) }
+        let relay = try await RunningRelay(dataDirectory: archives) { $0.hlsSegmentSeconds = 1 }
         let session = try await relay.createSession()
         let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
         let display = try VirtualDisplay(width: 320, height: 240)
@@ -116,6 +118,20 @@ import Testing
             return media.contains(#"CLASS="com.screenpub.marker""#) && media.contains(#"DURATION=15.000,SCTE35-OUT=0xFC302000,X-TITLE="Sponsor""#)
         }, "\(media)")
 
+        // A recording of the session: a date range from its start to its stop, with its name.
+        let (started, startedBody) = try await relay.post("/archive", json: ["sessionId": session.sessionId, "name": "standup"])
+        #expect(started == 200)
+        let archiveId = try #require((try JSONSerialization.jsonObject(with: startedBody) as? [String: Any])?["id"] as? String)
+        #expect(try await eventually(10) {
+            media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            return media.contains(#"ID="archive-\#(archiveId)",CLASS="com.screenpub.archive""#) && media.contains(#"X-NAME="standup""#)
+        }, "\(media)")
+        #expect(try await relay.post("/archive/\(archiveId)/stop").0 == 200)
+        #expect(try await eventually(10) {
+            media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            return media.split(separator: "\n").contains { $0.contains("archive-\(archiveId)") && $0.contains("END-DATE=") }
+        }, "\(media)")
+
         // screensub follows it as a player does and prints the timed metadata in order: dates, ranges, frames.
         let followed = try await ChildProcess.run(
             ChildProcess.productsDirectory + "/screensub",
@@ -161,11 +177,12 @@ import Testing
         #expect(try await eventually(40) {
             watched = try? await browser.evaluate(expression)
             return (watched?.framesDecoded ?? 0) > 3 && watched?.lastMetadata != nil && watched?.problem == nil
+                && watched?.dateRanges?.contains { $0["ID"] == "break-1" } == true
         }, "\(String(describing: watched))")
         #expect(watched?.mode == "hls" && watched?.width == 320)
         #expect(watched?.lastMetadata?.hasPrefix("20") == true && watched?.metadataText == watched?.lastMetadata, "the capture time shown: \(String(describing: watched))")
         #expect((watched?.lastLatencyMs ?? -1) > 0, "capture → display over HLS is seconds, and positive")
-        #expect(watched?.dateRanges?.contains { $0["ID"] == "break-1" && $0["X-TITLE"] == "Sponsor" } == true)
+        #expect(watched?.dateRanges?.contains { $0["ID"] == "break-1" && $0["X-TITLE"] == "Sponsor" } == true, "\(String(describing: watched?.dateRanges))")
         #expect(watched?.eventsText.contains("Sponsor") == true, "\(String(describing: watched?.eventsText))")
 
         // ffmpeg plays the live stream from its URL: VP9 at the screen's size, frames decoded.
