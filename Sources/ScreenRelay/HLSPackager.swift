@@ -80,6 +80,7 @@ final class HLSPackager: @unchecked Sendable {
     }
 
     let configuration: Configuration
+    static let maximumDateRanges = 64
     private let queue: DispatchQueue
     private let requestKeyframe: @Sendable () -> Void
     private let published = Mutex(Snapshot())
@@ -261,7 +262,14 @@ final class HLSPackager: @unchecked Sendable {
             let oldest = snapshot.segments.first!
             let oldestInitialization = snapshot.retired.first?.initialization ?? oldest.initialization
             snapshot.initializations = snapshot.initializations.filter { $0.key >= oldestInitialization }
-            snapshot.dateRanges.removeAll { range in range.end.map { $0 < oldest.programDateTime } ?? false }
+            snapshot.dateRanges.removeAll { range in
+                let end = range.end ?? range.attributes["DURATION"].flatMap(Double.init).map {
+                    WallClockTime(millisecondsSince1970: range.start.millisecondsSince1970 + Int64($0 * 1000))
+                }
+                return end.map { $0 < oldest.programDateTime } ?? false
+            }
+            // Ranges with no end (a marker without a duration) are listed while they are among the latest.
+            if snapshot.dateRanges.count > Self.maximumDateRanges { snapshot.dateRanges.removeFirst(snapshot.dateRanges.count - Self.maximumDateRanges) }
         }
         if closed.sequence == 0 { firstSegment.signal() }
         for output in outputs where !failedOutputs.contains(output.destination) {
