@@ -112,6 +112,13 @@ import Testing
         #expect(try await http.send("POST", "\(relay.base)/session/\(session.sessionId)/marker", json: Data(marker.utf8)).status == 401)
         let refused = try await http.send("POST", "\(relay.base)/session/\(session.sessionId)/marker", bearer: moderator, json: Data(#"{"class":"x"}"#.utf8))
         #expect(refused.status == 400 && String(decoding: refused.body, as: UTF8.self).contains("is required: 1-64 letters"), "\(String(decoding: refused.body, as: UTF8.self))")
+        for (bad, reason) in [
+            (#"{"id":"x","attributes":{"SCTE35-OUT":"0xFC3"}}"#, "even number of hex digits"),
+            (#"{"id":"x","attributes":{"X-PAD":""# + String(repeating: "a", count: 5000) + #""}}"#, "at most 4096 bytes"),
+        ] {
+            let answer = try await http.send("POST", "\(relay.base)/session/\(session.sessionId)/marker", bearer: moderator, json: Data(bad.utf8))
+            #expect(answer.status == 400 && String(decoding: answer.body, as: UTF8.self).contains(reason), "\(String(decoding: answer.body, as: UTF8.self))")
+        }
         #expect(try await http.send("POST", "\(relay.base)/session/\(session.sessionId)/marker", bearer: moderator, json: Data(marker.utf8)).status == 204)
         #expect(try await eventually(10) {
             media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
