@@ -29,13 +29,24 @@ public struct HLSFollower: Sendable {
     /// Reads until `segmentLimit` segments were read (nil: until the playlist ends or the task is cancelled).
     public func run(segments segmentLimit: Int? = nil, emit: (Event) -> Void) async throws {
         var mediaURL = url
-        let first = try await text(url)
-        if let variant = HLSPlaylistParser.variants(first).first { mediaURL = try resolve(variant, against: url) }
+        // The URL may name the multivariant playlist (its first variant is followed) or the media playlist.
+        var fetched: String? = try await text(url)
+        if let variant = HLSPlaylistParser.variants(fetched!).first {
+            mediaURL = try resolve(variant, against: url)
+            fetched = nil
+        }
         var next: Int?
         var announced: [String: Bool] = [:]  // date range id → its end was announced
         var read = 0
         while true {
-            guard let playlist = HLSPlaylistParser.media(mediaURL == url ? first : try await text(mediaURL)) else {
+            let playlistText: String
+            if let already = fetched {
+                playlistText = already
+                fetched = nil
+            } else {
+                playlistText = try await text(mediaURL)
+            }
+            guard let playlist = HLSPlaylistParser.media(playlistText) else {
                 throw RelayClientError(.closed, "\(mediaURL) is not an HLS media playlist")
             }
             let start = next ?? max(playlist.mediaSequence, playlist.mediaSequence + playlist.segments.count - 3)

@@ -162,6 +162,12 @@ import Testing
             #expect(firstFrame?["captureTime"] as? String == event["programDateTime"] as? String, "\(event) \(String(describing: firstFrame))")
         }
 
+        // Given the media playlist itself, it reloads it as the stream goes on (five segments: past the three it starts with).
+        let direct = try await ChildProcess.run(
+            ChildProcess.productsDirectory + "/screensub",
+            ["--hls", "\(base)/stream.m3u8?token=\(viewerToken)", "--print-metadata", "--json", "--segments", "5"], timeout: 60)
+        #expect(direct.status == 0 && direct.standardOutput.components(separatedBy: #""event":"segment""#).count == 6, "\(direct.standardOutput) \(direct.standardError)")
+
         // The viewer page's HLS mode plays it in Chromium (Media Source Extensions) with the metadata and events.
         struct HLSViewerState: Decodable {
             var mode: String?
