@@ -35,7 +35,7 @@ struct ScreensubCommand: AsyncParsableCommand {
     @Option(help: "Subscribe on the screenrelay at this URL (http://host:port).")
     var server: String?
 
-    @Option(help: "Follow a live HLS stream (a relay's /hls/SESSION/index.m3u8?token=…, or any HLS URL) and print its timed metadata: each segment's PROGRAM-DATE-TIME, each DATERANGE, each frame's ID3 metadata (with --print-metadata; --json for JSON lines).")
+    @Option(help: "Follow a live HLS stream (a relay's /hls/SESSION/index.m3u8?token=…, or any HLS URL) and print its timed metadata: each segment's PROGRAM-DATE-TIME and each DATERANGE, and with --print-metadata each frame's ID3 metadata (--json for JSON lines).")
     var hls: String?
 
     @Option(help: "With --hls: stop after this many segments.")
@@ -173,9 +173,11 @@ struct ScreensubCommand: AsyncParsableCommand {
 
     /// Follows a live HLS stream and prints its timed metadata in order.
     private func followHLS(_ url: String) async throws {
-        let asJSON = json
+        let (asJSON, frames) = (json, printMetadata)
         do {
             try await HLSFollower(url: url, trust: ClientTrust(caFile: caFile)).run(segments: segments) { event in
+                // Segments and date ranges always; each frame's metadata with --print-metadata.
+                if case .frame = event, !frames { return }
                 emit(Self.describe(event, json: asJSON))
             }
         } catch {
