@@ -54,6 +54,7 @@ let package = Package(
             providers: [.apt(["libx11-dev", "libxext-dev", "libxdamage-dev", "libxfixes-dev", "libxrandr-dev"])]),
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(
             name: "CAVFormat", pkgConfig: "libavformat libavcodec libavutil",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
@@ -75,6 +76,7 @@ let package = Package(
             name: "CX11Shims", dependencies: ["CX11"],
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xext")]),
         .target(name: "CVPXShims", dependencies: ["CVPX"], linkerSettings: [.linkedLibrary("vpx")]),
+        .target(name: "COpusShims", dependencies: ["COpus"], linkerSettings: [.linkedLibrary("opus")]),
         // Linked into the test binary only (through ScreenTesting).
         .target(name: "CTestingShims"),
         .target(
@@ -100,7 +102,7 @@ let package = Package(
             swiftSettings: strictSwift + [.unsafeFlags(pipeWireIncludes.flatMap { ["-Xcc", $0] })]),
         .target(
             name: "ScreenCodec",
-            dependencies: ["ScreenMedia", "CVPX", "CYUV", "CVPXShims"],
+            dependencies: ["ScreenMedia", "CVPX", "CYUV", "CVPXShims", "COpus", "COpusShims"],
             swiftSettings: strictSwift),
         .target(
             name: "ScreenRecording",
