@@ -55,10 +55,6 @@ extension RelayServer {
         }
     }
 
-    private var hlsConfiguration: HLSPackager.Configuration {
-        .init(segmentSeconds: configuration.hlsSegmentSeconds, idleSeconds: configuration.hlsIdleSeconds)
-    }
-
     private func hlsResponse(file: String, hub: SessionHub, query: String) async throws -> Response {
         switch file {
         case "index.m3u8", "stream.m3u8":

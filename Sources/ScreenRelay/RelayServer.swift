@@ -98,6 +98,8 @@ public final class RelayServer: Service {
     public let metrics = RelayMetrics()
     private let logger: Logger
     let registry: SessionRegistry
+    /// How every session's HLS is packaged, whether a player started it or it is written out from the first frame.
+    let hlsConfiguration: HLSPackager.Configuration
     let tokens: TokenAuthority
     private let viewer = ViewerAssets()
     let archives: ArchiveManager?
@@ -125,6 +127,10 @@ public final class RelayServer: Service {
     public init(configuration: RelayConfiguration, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
+        let hls = HLSPackager.Configuration(
+            segmentSeconds: configuration.hlsSegmentSeconds, idleSeconds: configuration.hlsIdleSeconds,
+            directory: configuration.hlsDirectory, pushURL: configuration.hlsPushURL, logger: logger)
+        hlsConfiguration = hls
         self.registry = SessionRegistry(
             metrics: metrics,
             limits: .init(
@@ -133,11 +139,7 @@ public final class RelayServer: Service {
                 maximumStreamNameBytes: configuration.maximumStreamNameBytes),
             publishersMaySignal: configuration.publishersMaySignal,
             archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)),
-            alwaysHLS: configuration.hlsDirectory != nil || configuration.hlsPushURL != nil
-                ? HLSPackager.Configuration(
-                    segmentSeconds: configuration.hlsSegmentSeconds, directory: configuration.hlsDirectory, pushURL: configuration.hlsPushURL,
-                    logger: logger)
-                : nil)
+            alwaysHLS: hls.isWrittenOut ? hls : nil)
         self.tokens = try await TokenAuthority(secret: configuration.secret)
         tlsContext = try configuration.tls.map { files throws(RelayError) in try ServerTLSContext(files: files) }
         if let dataDirectory = configuration.dataDirectory {
