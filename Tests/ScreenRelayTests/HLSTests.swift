@@ -38,6 +38,10 @@ import Testing
 
         let base = "\(relay.base)/hls/\(session.sessionId)"
         let http = RelayHTTPClient()
+        /// The media playlist as the viewer's token gets it now ("" when there is no answer).
+        @Sendable func mediaPlaylist() async -> String {
+            String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+        }
         // No token, a token of another session: refused.
         #expect(try await http.send("GET", base + "/index.m3u8").status == 401)
         let other = try await relay.createSession()
@@ -53,7 +57,7 @@ import Testing
         // A few segments into the stream, the media playlist lists them with their dates.
         var media = ""
         #expect(try await eventually(30) {
-            media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            media = await mediaPlaylist()
             return media.components(separatedBy: "#EXTINF:").count > 3
         }, "\(media)")
         #expect(media.contains("#EXT-X-TARGETDURATION:2") && media.contains("#EXT-X-MAP:URI=\"init-0.mp4?token="), "\(media)")
@@ -101,12 +105,12 @@ import Testing
         // The presenter pauses and resumes: a date range that starts, then ends.
         #expect(try await ChildProcess.run(screenpub, ["pause", "--control-socket", controlSocket]).status == 0)
         #expect(try await eventually(30) {
-            let text = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            let text = await mediaPlaylist()
             return text.contains("#EXT-X-DATERANGE:ID=\"pause-1\",CLASS=\"com.screenpub.pause\",START-DATE=\"")
         })
         #expect(try await ChildProcess.run(screenpub, ["resume", "--control-socket", controlSocket]).status == 0)
         #expect(try await eventually(30) {
-            media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            media = await mediaPlaylist()
             return media.contains("CLASS=\"com.screenpub.pause\"") && media.contains("END-DATE=\"")
         }, "\(media)")
 
@@ -126,7 +130,7 @@ import Testing
         }
         #expect(try await http.send("POST", "\(relay.base)/session/\(session.sessionId)/marker", bearer: moderator, json: Data(marker.utf8)).status == 204)
         #expect(try await eventually(10) {
-            media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            media = await mediaPlaylist()
             return media.contains(#"CLASS="com.screenpub.marker""#) && media.contains(#"DURATION=15.000,SCTE35-OUT=0xFC302000,X-TITLE="Sponsor""#)
         }, "\(media)")
 
@@ -135,12 +139,12 @@ import Testing
         #expect(started == 200)
         let archiveId = try #require((try JSONSerialization.jsonObject(with: startedBody) as? [String: Any])?["id"] as? String)
         #expect(try await eventually(10) {
-            media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            media = await mediaPlaylist()
             return media.contains(#"ID="archive-\#(archiveId)",CLASS="com.screenpub.archive""#) && media.contains(#"X-NAME="standup""#)
         }, "\(media)")
         #expect(try await relay.post("/archive/\(archiveId)/stop").0 == 200)
         #expect(try await eventually(10) {
-            media = String(decoding: (try? await http.send("GET", base + "/stream.m3u8?token=\(viewerToken)"))?.body ?? Data(), as: UTF8.self)
+            media = await mediaPlaylist()
             return media.split(separator: "\n").contains { $0.contains("archive-\(archiveId)") && $0.contains("END-DATE=") }
         }, "\(media)")
 
