@@ -89,7 +89,9 @@ import Testing
             let events = read.standardOutput.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }
-            #expect(events.count >= 2, "\(read.standardError)")
+            // Every frame of the segment has its event; how many frames a segment holds is the publisher's pace
+            // (a busy machine may send one before the next keyframe).
+            #expect(!events.isEmpty && events.count == read.standardOutput.split(separator: "\n").count, "\(read.standardError)")
             let texts = events.compactMap { ($0["txxx"] as? [String: String])?[ID3MetadataTag.metadataDescription] }
             let captured = events.compactMap { ($0["txxx"] as? [String: String])?[ID3MetadataTag.captureTimeDescription] }
             #expect(texts == captured, "the default metadata is the capture time")
