@@ -3,3 +3,4 @@
 #include <spa/param/video/type-info.h>
 #include <spa/buffer/meta.h>
 #include <spa/utils/result.h>
+#include <spa/param/audio/format-utils.h>

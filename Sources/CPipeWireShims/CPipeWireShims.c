@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <spa/param/video/format-utils.h>
+#include <spa/param/audio/format-utils.h>
 #include <spa/param/buffers.h>
 #include <spa/pod/builder.h>
 #include <spa/buffer/meta.h>
@@ -306,4 +307,54 @@ void CPipeWireShims_removeStreamListener(struct spa_hook *listener) {
     if (listener == NULL) return;
     spa_hook_remove(listener);
     free((struct StreamListener *)listener);
+}
+
+const struct spa_pod *CPipeWireShims_audioFormat(uint8_t *buffer, uint32_t size, uint32_t rate, uint32_t channels) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_pod_frame frame;
+    spa_pod_builder_push_object(&builder, &frame, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
+    spa_pod_builder_add(&builder,
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_audio),
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
+        SPA_FORMAT_AUDIO_format, SPA_POD_Id(SPA_AUDIO_FORMAT_F32),
+        SPA_FORMAT_AUDIO_rate, SPA_POD_Int((int32_t)rate), 0);
+    if (channels == 0) {
+        spa_pod_builder_add(&builder, SPA_FORMAT_AUDIO_channels, SPA_POD_CHOICE_RANGE_Int(2, 1, 2), 0);
+    } else {
+        spa_pod_builder_add(&builder, SPA_FORMAT_AUDIO_channels, SPA_POD_Int((int32_t)channels), 0);
+        if (channels == 2) {
+            uint32_t positions[2] = {SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR};
+            spa_pod_builder_add(&builder, SPA_FORMAT_AUDIO_position,
+                                SPA_POD_Array(sizeof(uint32_t), SPA_TYPE_Id, 2, positions), 0);
+        } else if (channels == 1) {
+            uint32_t positions[1] = {SPA_AUDIO_CHANNEL_MONO};
+            spa_pod_builder_add(&builder, SPA_FORMAT_AUDIO_position,
+                                SPA_POD_Array(sizeof(uint32_t), SPA_TYPE_Id, 1, positions), 0);
+        }
+    }
+    return spa_pod_builder_pop(&builder, &frame);
+}
+
+int CPipeWireShims_parseAudioFormat(const struct spa_pod *param, uint32_t *format, uint32_t *rate, uint32_t *channels) {
+    uint32_t mediaType = 0, mediaSubtype = 0;
+    int status = spa_format_parse(param, &mediaType, &mediaSubtype);
+    if (status < 0) return status;
+    if (mediaType != SPA_MEDIA_TYPE_audio || mediaSubtype != SPA_MEDIA_SUBTYPE_raw) return -EINVAL;
+    struct spa_audio_info_raw info;
+    spa_zero(info);
+    status = spa_format_audio_raw_parse(param, &info);
+    if (status < 0) return status;
+    *format = info.format;
+    *rate = info.rate;
+    *channels = info.channels;
+    return 0;
+}
+
+bool CPipeWireShims_streamTime(struct pw_stream *stream, int64_t *now, int64_t *delayNanoseconds) {
+    struct pw_time time;
+    spa_zero(time);
+    if (pw_stream_get_time_n(stream, &time, sizeof(time)) < 0 || time.rate.denom == 0) return false;
+    *now = time.now;
+    *delayNanoseconds = time.delay * (int64_t)SPA_NSEC_PER_SEC * time.rate.num / time.rate.denom;
+    return true;
 }

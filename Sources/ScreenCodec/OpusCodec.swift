@@ -1,12 +1,13 @@
 import COpus
 import COpusShims
+public import ScreenMedia
 
 /// Opus with libopus for the share's sound: 48 kHz, 20 ms frames, in-band FEC and DTX on, so that a silent
 /// desktop costs almost nothing (DTX frames of a byte or two) and a lost packet is partly recovered from the next.
 ///
 /// ``encode(_:_:)`` takes one 20 ms frame of interleaved float samples and hands the packet to a closure from
 /// a buffer the encoder keeps: nothing is allocated per frame.
-public final class OpusAudioEncoder {
+public final class OpusAudioEncoder: AudioEncoder {
     public struct Configuration: Sendable, Equatable {
         public var channels: Int
         public var bitsPerSecond: Int
@@ -63,6 +64,10 @@ public final class OpusAudioEncoder {
 
     deinit { opus_encoder_destroy(encoder) }
 
+    public var codec: AudioCodec { .opus }
+    public var channels: Int { configuration.channels }
+    public var frameSamples: Int { Self.frameSamples }
+
     /// Samples the encoder holds back before its output starts (to line audio up with its capture time).
     public var lookaheadSamples: Int {
         var samples: Int32 = 0
@@ -72,9 +77,7 @@ public final class OpusAudioEncoder {
 
     /// Encodes one 20 ms frame (``frameSamples`` × channels interleaved samples in −1…1) and hands `body` the
     /// packet and whether it is a DTX frame (silence: a byte or two, or none to send).
-    public func encode<Result>(
-        _ samples: UnsafeBufferPointer<Float>, _ body: (UnsafeRawBufferPointer, _ isSilence: Bool) throws -> Result
-    ) throws -> Result {
+    public func encode(_ samples: UnsafeBufferPointer<Float>, _ body: (UnsafeRawBufferPointer, _ isSilence: Bool) throws -> Void) throws {
         guard samples.count == Self.frameSamples * configuration.channels, let base = samples.baseAddress else {
             throw CodecError(.unsupportedConfiguration, "an Opus frame is \(Self.frameSamples) samples per channel, got \(samples.count / configuration.channels)")
         }

@@ -18,6 +18,32 @@ public enum VideoCodec: String, Sendable, Hashable, Codable, CaseIterable {
     }
 }
 
+public enum AudioCodec: String, Sendable, Hashable, Codable, CaseIterable {
+    case opus
+
+    /// The WebCodecs codec string.
+    public var webCodecsName: String { rawValue }
+}
+
+/// A stream's sound, announced with its properties: absent for a stream without audio.
+public struct AudioProperties: Sendable, Hashable, Codable {
+    public var codec: AudioCodec
+    /// Samples per second (Opus: always 48 000).
+    public var sampleRate: Int
+    /// 1 or 2.
+    public var channels: Int
+    /// Time from a sound reaching the capture stream to its encoded frame in hand, in milliseconds, smoothed
+    /// (the audio counterpart of ``StreamProperties/estimatedCaptureDelayMilliseconds``).
+    public var estimatedCaptureDelayMilliseconds: Double
+
+    public init(codec: AudioCodec = .opus, sampleRate: Int = 48_000, channels: Int, estimatedCaptureDelayMilliseconds: Double = 0) {
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.estimatedCaptureDelayMilliseconds = estimatedCaptureDelayMilliseconds
+    }
+}
+
 /// The properties announced when a stream is published.
 public struct StreamProperties: Sendable, Hashable, Codable {
     public var videoType: VideoType
@@ -32,12 +58,20 @@ public struct StreamProperties: Sendable, Hashable, Codable {
     /// Whether video is being sent (the seed's `hasVideo`): false while the publisher has paused the share;
     /// subscribers keep showing the last picture.
     public var hasVideo: Bool
+    /// The stream's sound; nil when it has none.
+    public var audio: AudioProperties?
+    /// Whether audio frames are being sent: false while the publisher has muted its sound (or paused the
+    /// share). Meaningful only with ``audio``.
+    public var hasAudio: Bool
 
     public init(
         videoType: VideoType = .screen, codec: VideoCodec, width: Int, height: Int,
-        estimatedFramesPerSecond: Double, estimatedCaptureDelayMilliseconds: Double, hasVideo: Bool = true
+        estimatedFramesPerSecond: Double, estimatedCaptureDelayMilliseconds: Double, hasVideo: Bool = true,
+        audio: AudioProperties? = nil, hasAudio: Bool = true
     ) {
         self.hasVideo = hasVideo
+        self.audio = audio
+        self.hasAudio = hasAudio
         self.videoType = videoType
         self.codec = codec
         self.width = width
@@ -49,10 +83,11 @@ public struct StreamProperties: Sendable, Hashable, Codable {
 
 extension StreamProperties {
     private enum CodingKeys: String, CodingKey {
-        case videoType, codec, width, height, estimatedFramesPerSecond, estimatedCaptureDelayMilliseconds, hasVideo
+        case videoType, codec, width, height, estimatedFramesPerSecond, estimatedCaptureDelayMilliseconds, hasVideo, audio, hasAudio
     }
 
-    /// `hasVideo` may be absent (peers from before pausing existed): it then means true.
+    /// `hasVideo` and `hasAudio` may be absent (peers from before pausing and audio existed): they then mean
+    /// true; `audio` absent means a stream without sound.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -62,6 +97,8 @@ extension StreamProperties {
             height: try container.decode(Int.self, forKey: .height),
             estimatedFramesPerSecond: try container.decode(Double.self, forKey: .estimatedFramesPerSecond),
             estimatedCaptureDelayMilliseconds: try container.decode(Double.self, forKey: .estimatedCaptureDelayMilliseconds),
-            hasVideo: try container.decodeIfPresent(Bool.self, forKey: .hasVideo) ?? true)
+            hasVideo: try container.decodeIfPresent(Bool.self, forKey: .hasVideo) ?? true,
+            audio: try container.decodeIfPresent(AudioProperties.self, forKey: .audio),
+            hasAudio: try container.decodeIfPresent(Bool.self, forKey: .hasAudio) ?? true)
     }
 }

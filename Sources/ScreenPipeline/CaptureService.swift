@@ -192,7 +192,7 @@ public func runOnDedicatedThread<Result: Sendable>(
 
 /// Names the calling thread (the kernel keeps 15 bytes). Glibc's pthread_setname_np and prctl are not
 /// importable into Swift (a _GNU_SOURCE declaration and a variadic), so the name is written where they write it.
-func nameCurrentThread(_ name: String) {
+public func nameCurrentThread(_ name: String) {
     let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return }
     defer { close(descriptor) }

@@ -2,11 +2,14 @@ import CAVFormat
 import CAVFormatShims
 public import ScreenMedia
 
-/// Writes encoded VP8/VP9 frames and their metadata to a WebM file with libavformat's Matroska muxer.
+/// Writes encoded VP8/VP9 frames and their metadata to a WebM file with libavformat's Matroska muxer, and the
+/// stream's Opus sound when it has one.
 ///
 /// Each frame is flushed as its own cluster as soon as it is written, so a file whose writer is killed is
 /// readable up to the last frame written; ``finish()`` writes the cues (seek index) and final sizes.
-/// Each frame's metadata and capture times go into a WebVTT metadata track (see ``MetadataCue``).
+/// Each frame's metadata and capture times go into a WebVTT metadata track (see ``MetadataCue``). Video and
+/// audio timestamps count from the first video frame's capture time, so they play in sync; sound captured
+/// before that first picture is left out.
 public final class WebMWriter {
     public let path: String
     public let codec: VideoCodec
@@ -17,6 +20,16 @@ public final class WebMWriter {
     private var packet: UnsafeMutablePointer<AVPacket>?
     private let videoStream: Int32
     private let metadataStream: Int32
+    /// The Opus track, when the stream has sound.
+    private let audioStream: Int32?
+    private var lastAudioTimestamp: Int64 = -1
+    /// Audio since the last cluster was closed, in ms: closed every ``audioFlushMilliseconds`` so that sound
+    /// reaches the disk even while the picture is idle.
+    private var audioSinceFlush: Int64 = 0
+    private static let audioFlushMilliseconds: Int64 = 250
+    public private(set) var audioFramesWritten = 0
+    /// Whether the file has an audio track.
+    public var hasAudio: Bool { audioStream != nil }
     private var firstCaptureTime: MediaTime?
     private var lastTimestamp: Int64 = -1
     private let nominalFrameMilliseconds: Int64
@@ -28,9 +41,10 @@ public final class WebMWriter {
 
     /// The stream's video type and target frame rate are stored as the file's `SCREENPUB_VIDEO_TYPE` and
     /// `SCREENPUB_ESTIMATED_FPS` tags (the properties a publisher announces), read back by ``WebMReader``.
+    /// `audio` adds an Opus track (`audioPreSkip`: the encoder's lookahead in samples, which players skip).
     public init(
         path: String, codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double,
-        videoType: VideoType = .screen
+        videoType: VideoType = .screen, audio: AudioProperties? = nil, audioPreSkip: Int = 312
     ) throws(RecordingError) {
         self.path = path
         self.codec = codec
@@ -60,6 +74,28 @@ public final class WebMWriter {
         av_dict_set(&context.pointee.metadata, WebMTags.estimatedFramesPerSecond, "\(framesPerSecond)", 0)
         videoStream = video.pointee.index
         metadataStream = cues.pointee.index
+        if let audio {
+            guard let sound = avformat_new_stream(context, nil) else {
+                avformat_free_context(context)
+                throw RecordingError(.cannotOpen, "cannot add an audio stream to \(path)")
+            }
+            let parameters = sound.pointee.codecpar!
+            parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
+            parameters.pointee.codec_id = AV_CODEC_ID_OPUS
+            parameters.pointee.sample_rate = Int32(audio.sampleRate)
+            av_channel_layout_default(&parameters.pointee.ch_layout, Int32(audio.channels))
+            parameters.pointee.initial_padding = Int32(audioPreSkip)
+            // Matroska's Opus CodecPrivate is the OpusHead of RFC 7845: channels, pre-skip, input rate.
+            let head = Self.opusHead(channels: audio.channels, preSkip: audioPreSkip, sampleRate: audio.sampleRate)
+            let extradata = av_mallocz(head.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
+            extradata.update(from: head, count: head.count)
+            parameters.pointee.extradata = extradata
+            parameters.pointee.extradata_size = Int32(head.count)
+            sound.pointee.time_base = Self.millisecondTimeBase
+            audioStream = sound.pointee.index
+        } else {
+            audioStream = nil
+        }
 
         let openStatus = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
         guard openStatus >= 0 else {
@@ -111,8 +147,46 @@ public final class WebMWriter {
         guard flushStatus >= 0 else { throw writeError(flushStatus) }
         avio_flush(context.pointee.pb)
         if let error = ioError(context) { throw error }
+        audioSinceFlush = 0
         framesWritten += 1
         bytesWritten = avio_tell(context.pointee.pb)
+    }
+
+    /// Appends one Opus frame. Frames captured before the first video frame are skipped (the file's time starts
+    /// at its first picture); a frame at or before the previous one's time is moved just after it.
+    public func writeAudio(_ frame: EncodedAudioFrame) throws(RecordingError) {
+        guard let context, let packet, !finished else {
+            throw RecordingError(.writeFailed, "\(path) is already finished")
+        }
+        guard let audioStream else { throw RecordingError(.writeFailed, "\(path) was opened without an audio track") }
+        guard let first = firstCaptureTime, frame.captureTime >= first else { return }
+        var timestamp = (frame.captureTime - first).converted(to: 1000).value
+        if timestamp <= lastAudioTimestamp { timestamp = lastAudioTimestamp + 1 }
+        lastAudioTimestamp = timestamp
+        let duration = frame.duration.converted(to: 1000).value
+        try writePacket(context, packet, stream: audioStream, data: frame.payload, timestamp: timestamp, duration: duration, keyframe: true)
+        audioFramesWritten += 1
+        audioSinceFlush += duration
+        if audioSinceFlush >= Self.audioFlushMilliseconds {
+            audioSinceFlush = 0
+            let flushStatus = av_write_frame(context, nil)
+            guard flushStatus >= 0 else { throw writeError(flushStatus) }
+            avio_flush(context.pointee.pb)
+            if let error = ioError(context) { throw error }
+        }
+        bytesWritten = avio_tell(context.pointee.pb)
+    }
+
+    /// RFC 7845's identification header: "OpusHead", version 1, channels, pre-skip, input rate, gain 0,
+    /// mapping family 0 (mono or stereo), little-endian.
+    static func opusHead(channels: Int, preSkip: Int, sampleRate: Int) -> [UInt8] {
+        var head = Array("OpusHead".utf8)
+        head.append(1)
+        head.append(UInt8(channels))
+        head += [UInt8(preSkip & 0xFF), UInt8(preSkip >> 8 & 0xFF)]
+        head += (0..<4).map { UInt8(sampleRate >> (8 * $0) & 0xFF) }
+        head += [0, 0, 0]
+        return head
     }
 
     /// Writes the seek index and final sizes and closes the file. Safe to call more than once.

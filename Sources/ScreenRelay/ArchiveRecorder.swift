@@ -8,7 +8,8 @@ import ScreenWire
 import Synchronization
 
 /// Writes a session's streams to WebM files as their frames arrive, without re-encoding: one file per stream
-/// (``RelayStore/fileName(stream:)``, each starting at a keyframe) with the frames' metadata as its timed metadata track.
+/// (``RelayStore/fileName(stream:)``, each starting at a keyframe) with the frames' metadata as its timed metadata track
+/// and the stream's Opus sound, when it has any, as an audio track.
 ///
 /// Writing happens on a serial queue of its own, so a slow disk never holds back the session; the queue is
 /// bounded (``maximumBacklog`` frames) and a recorder that falls that far behind fails rather than growing.
@@ -51,8 +52,18 @@ final class ArchiveRecorder: @unchecked Sendable {
         }
     }
 
-    /// Queues one media frame (the relay's shared buffer: not copied).
-    func record(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double) {
+    /// Queues one video frame (the relay's shared buffer: not copied). `audio`: the stream's sound, for the
+    /// file's audio track (a file is opened at the stream's first keyframe, with the tracks it has then).
+    func record(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double, audio: AudioProperties?) {
+        enqueue { self.write(buffer, header: header, framesPerSecond: framesPerSecond, audio: audio) }
+    }
+
+    /// Queues one audio frame; it goes into its stream's file once that file is open.
+    func recordAudio(_ buffer: ByteBuffer, header: AudioFrameHeader) {
+        enqueue { self.writeAudio(buffer, header: header) }
+    }
+
+    private func enqueue(_ work: @escaping @Sendable () -> Void) {
         if backlog.add(1, ordering: .relaxed).newValue > Self.maximumBacklog {
             backlog.subtract(1, ordering: .relaxed)
             queue.async { self.fail("the disk did not keep up: \(Self.maximumBacklog) frames waited to be written") }
@@ -60,11 +71,26 @@ final class ArchiveRecorder: @unchecked Sendable {
         }
         queue.async {
             defer { self.backlog.subtract(1, ordering: .relaxed) }
-            self.write(buffer, header: header, framesPerSecond: framesPerSecond)
+            work()
         }
     }
 
-    private func write(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double) {
+    private func writeAudio(_ buffer: ByteBuffer, header: AudioFrameHeader) {
+        guard failure == nil, let writer = writers[header.streamID], writer.hasAudio else { return }
+        do {
+            try buffer.withUnsafeReadableBytes { bytes throws in
+                guard case .audio(_, let range) = try MediaMessage.parse(bytes) else { return }
+                try writer.writeAudio(EncodedAudioFrame(
+                    codec: header.codec, payload: UnsafeRawBufferPointer(rebasing: bytes[range]), channels: header.channels,
+                    samples: header.samples, captureTime: header.captureTime,
+                    wallClock: WallClockTime(millisecondsSince1970: header.wallClockMilliseconds), isSilence: header.isSilence))
+            }
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    private func write(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double, audio: AudioProperties?) {
         guard failure == nil else { return }
         do {
             if writers[header.streamID] == nil {
@@ -72,7 +98,7 @@ final class ArchiveRecorder: @unchecked Sendable {
                 guard header.isKeyframe else { return }
                 writers[header.streamID] = try WebMWriter(
                     path: folder.appendingPathComponent(RelayStore.fileName(stream: header.streamID)).path, codec: header.codec,
-                    width: header.width, height: header.height, framesPerSecond: framesPerSecond)
+                    width: header.width, height: header.height, framesPerSecond: framesPerSecond, audio: audio)
                 if resolution.isEmpty { resolution = "\(header.width)x\(header.height)" }
             }
             try buffer.withUnsafeReadableBytes { bytes throws in

@@ -5,6 +5,8 @@ import ScreenWire
 /// What a connection's writer task sends, in order.
 enum Outgoing: Sendable {
     case frame(ByteBuffer, streamId: UInt32)
+    /// Goes ahead of queued video frames: sound is never held back by pictures.
+    case audio(ByteBuffer, streamId: UInt32)
     case control(String)
     case close(WireErrorCode, String)
 }
@@ -15,6 +17,10 @@ enum Outgoing: Sendable {
 /// messages — signals, announcements — are bounded here, in count and bytes: a connection that stops reading
 /// while it or others keep sending it signals is closed (``overflowed``) instead of growing the relay's
 /// memory, and what it had queued is dropped.
+///
+/// Audio frames wait in a queue of their own and are sent before any queued video frame (a 200 KB keyframe
+/// ahead of them would hold the sound back by its transfer time); control messages keep their order relative
+/// to video frames.
 ///
 /// Its own queue rather than an `AsyncStream`: under a writer that lags now and then, the stream's buffer kept
 /// growing with the number of messages that ever passed through it (+2.5 MB a minute at 450 frames/s out,
@@ -27,8 +33,9 @@ final class ConnectionOutlet: Sendable {
         var bytes: Int
     }
 
-    private struct State {
+    fileprivate struct State {
         var queue = FIFO<Outgoing>()
+        var audio = FIFO<Outgoing>()
         /// The writer, when it waits for the next item.
         var waiting: CheckedContinuation<Outgoing?, Never>?
         var finished = false
@@ -64,6 +71,7 @@ final class ConnectionOutlet: Sendable {
                 state.overflowed = true
                 state.finished = true
                 state.queue.removeAll()
+                state.audio.removeAll()
                 defer { (state.onOverflow, state.waiting) = (nil, nil) }
                 return .overflowed(state.onOverflow, state.waiting)
             }
@@ -71,7 +79,7 @@ final class ConnectionOutlet: Sendable {
                 state.waiting = nil
                 return .handed(waiting)
             }
-            state.queue.append(item)
+            if case .audio = item { state.audio.append(item) } else { state.queue.append(item) }
             return .queued
         }
         switch outcome {
@@ -89,7 +97,7 @@ final class ConnectionOutlet: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outgoing?, Never>) in
                 let ready: Outgoing?? = state.withLock { state in
-                    if let item = state.queue.popFirst() { return .some(item) }
+                    if let item = state.popNext() { return .some(item) }
                     if state.finished || Task.isCancelled { return .some(nil) }
                     state.waiting = continuation
                     return nil
@@ -128,6 +136,20 @@ final class ConnectionOutlet: Sendable {
     }
 }
 
+extension ConnectionOutlet.State {
+    /// Audio first, unless a control message or close is next in the main queue (it keeps its place before
+    /// the frames queued after it).
+    fileprivate mutating func popNext() -> Outgoing? {
+        if !audio.isEmpty {
+            switch queue.first {
+            case nil, .frame?: return audio.popFirst()
+            default: break
+            }
+        }
+        return queue.popFirst() ?? audio.popFirst()
+    }
+}
+
 /// A first-in first-out queue whose storage is as large as the most it has held at once: items are taken
 /// from a moving head, and the taken part is reclaimed once it is half of the storage.
 struct FIFO<Element> {
@@ -135,6 +157,7 @@ struct FIFO<Element> {
     private var head = 0
 
     var isEmpty: Bool { head == storage.count }
+    var first: Element? { head < storage.count ? storage[head] : nil }
     var count: Int { storage.count - head }
     /// Slots the storage has room for (what memory it holds).
     var storageCapacity: Int { storage.capacity }

@@ -517,6 +517,9 @@ public final class RelayServer: Service {
                     case .frame(let buffer, let streamId):
                         try await write(.binary(buffer))
                         await joined.value?.delivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
+                    case .audio(let buffer, let streamId):
+                        try await write(.binary(buffer))
+                        await joined.value?.audioDelivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
                     case .control(let text):
                         try await write(.text(text))
                     case .close(let code, let reason):
@@ -597,11 +600,17 @@ public final class RelayServer: Service {
         case .binary(let buffer):
             guard let hub else { return refuse(WireError(.badState, "the first message must be hello")) }
             let parsed = buffer.withUnsafeReadableBytes { bytes in
-                Result { () throws(WireError) in try MediaFrameHeader.parse(bytes).header }
+                Result { () throws(WireError) in try MediaMessage.parse(bytes) }
             }
             switch parsed {
-            case .success(let header):
+            case .success(.video(let header, _)):
                 await hub.media(buffer, header: header, from: connectionId)
+                return true
+            case .success(.audio(let header, _)):
+                await hub.audio(buffer, header: header, from: connectionId)
+                return true
+            case .success(.unknownKind):
+                // A kind of a later protocol version: not ours to forward.
                 return true
             case .failure(let error):
                 return refuse(error)

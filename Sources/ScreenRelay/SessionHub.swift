@@ -14,6 +14,7 @@ actor SessionHub {
     private var outlets: [String: ConnectionOutlet] = [:]
     private let metrics: RelayMetrics
     private var reportedDrops = 0
+    private var reportedAudioDrops = 0
     private var reportedRequests = 0
     private var reportedRefusals: [RelayMetrics.Limit: Int] = [:]
     private var reportedStreams = 0
@@ -93,13 +94,23 @@ actor SessionHub {
         metrics.add(.bytesIn, buffer.readableBytes)
         let actions = router.frame(buffer, header: header, size: buffer.readableBytes, from: connectionId, now: Self.now())
         if let stream = router.streamInfo(header.streamID), stream.connectionId == connectionId {
-            recorder?.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond)
+            recorder?.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond, audio: stream.properties.audio)
             if hls == nil, let alwaysHLS { _ = startHLS(alwaysHLS) }
             if let hls {
                 // HLS follows the session's screen stream: the first published, or the next when it ends.
                 if hlsStreamId.flatMap({ router.streamInfo($0) }) == nil, stream.properties.videoType == .screen { hlsStreamId = header.streamID }
                 if header.streamID == hlsStreamId { hls.frame(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond) }
             }
+        }
+        perform(actions)
+    }
+
+    func audio(_ buffer: ByteBuffer, header: AudioFrameHeader, from connectionId: String) {
+        metrics.add(.audioFramesIn)
+        metrics.add(.bytesIn, buffer.readableBytes)
+        let actions = router.audioFrame(buffer, header: header, from: connectionId)
+        if let stream = router.streamInfo(header.streamID), stream.connectionId == connectionId {
+            recorder?.recordAudio(buffer, header: header)
         }
         perform(actions)
     }
@@ -198,6 +209,12 @@ actor SessionHub {
         router.frameDelivered(to: connectionId, streamId: streamId)
     }
 
+    func audioDelivered(to connectionId: String, streamId: UInt32, bytes: Int) {
+        metrics.add(.audioFramesOut)
+        metrics.add(.bytesOut, bytes)
+        router.audioFrameDelivered(to: connectionId, streamId: streamId)
+    }
+
     /// A signal from the server's HTTP API.
     func serverSignal(_ signal: Signal) throws(WireError) {
         perform(try router.serverSignal(signal))
@@ -213,6 +230,8 @@ actor SessionHub {
             switch action {
             case .sendFrame(let buffer, let connectionId, let streamId):
                 outlets[connectionId]?.yield(.frame(buffer, streamId: streamId))
+            case .sendAudio(let buffer, let connectionId, let streamId):
+                outlets[connectionId]?.yield(.audio(buffer, streamId: streamId))
             case .sendControl(let message, let connectionId):
                 outlets[connectionId]?.yield(.control(message.encoded()))
             case .close(let connectionId, let code, let reason):
@@ -224,6 +243,8 @@ actor SessionHub {
         // Counters the router keeps, folded into the relay's metrics as they change.
         metrics.add(.framesDropped, router.droppedFrames - reportedDrops)
         reportedDrops = router.droppedFrames
+        metrics.add(.audioFramesDropped, router.droppedAudioFrames - reportedAudioDrops)
+        reportedAudioDrops = router.droppedAudioFrames
         metrics.add(.keyframeRequests, router.keyframeRequestsSent - reportedRequests)
         reportedRequests = router.keyframeRequestsSent
         for (limit, count) in router.refused where count != reportedRefusals[limit, default: 0] {

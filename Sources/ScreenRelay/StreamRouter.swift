@@ -11,6 +11,9 @@ public import ScreenWire
 ///   next keyframe (deltas after a gap would not decode), which is requested from the publisher.
 /// - Keyframe requests to a publisher are throttled to one per ``Limits/keyframeRequestInterval`` seconds per
 ///   stream; requests in between are merged into the next allowed one (on ``tick(now:)``).
+/// - Audio frames go only to subscribers that asked for them (`subscribe` with `audio`), each with a queue of its
+///   own (``Limits/maximumQueuedAudioFrames``): past it they are dropped one by one — there is no keyframe to
+///   wait for — and a subscriber waiting for a video keyframe still gets its sound.
 /// - A new subscriber starts with the cached group of pictures (the last keyframe and the deltas since), so it
 ///   shows the current screen at once; if there is no usable cache it waits for a requested keyframe.
 ///
@@ -18,6 +21,8 @@ public import ScreenWire
 public struct StreamRouter<Frame> {
     public struct Limits: Sendable {
         public var maximumQueuedFrames: Int
+        /// Audio frames (20 ms each) a subscriber may have in flight before the next ones are dropped.
+        public var maximumQueuedAudioFrames: Int
         public var keyframeRequestInterval: Double
         /// The cached group of pictures is dropped past this many bytes (and a keyframe is asked for the next
         /// subscriber instead), which bounds the relay's memory per stream.
@@ -32,11 +37,12 @@ public struct StreamRouter<Frame> {
         public var maximumStreamNameBytes: Int
 
         public init(
-            maximumQueuedFrames: Int = 16, keyframeRequestInterval: Double = 0.5, maximumCachedBytes: Int = 8 << 20,
+            maximumQueuedFrames: Int = 16, maximumQueuedAudioFrames: Int = 10, keyframeRequestInterval: Double = 0.5, maximumCachedBytes: Int = 8 << 20,
             signalsPerSecond: Double = 20, signalBurst: Double = 40, maximumStreamsPerConnection: Int = 16,
             maximumStreamNameBytes: Int = 256
         ) {
             self.maximumQueuedFrames = maximumQueuedFrames
+            self.maximumQueuedAudioFrames = maximumQueuedAudioFrames
             self.keyframeRequestInterval = keyframeRequestInterval
             self.maximumCachedBytes = maximumCachedBytes
             self.signalsPerSecond = signalsPerSecond
@@ -49,6 +55,8 @@ public struct StreamRouter<Frame> {
     public enum Action {
         /// Write a media frame to a subscriber; report ``frameDelivered(to:streamId:)`` when written.
         case sendFrame(Frame, to: String, streamId: UInt32)
+        /// Write an audio frame to a subscriber; report ``audioFrameDelivered(to:streamId:)`` when written.
+        case sendAudio(Frame, to: String, streamId: UInt32)
         case sendControl(ControlMessage, to: String)
         /// Close a connection after sending it an error.
         case close(String, WireErrorCode, String)
@@ -57,6 +65,9 @@ public struct StreamRouter<Frame> {
     private struct Subscription {
         var queued = 0
         var waitingForKeyframe = true
+        /// It asked for audio frames; how many it has in flight.
+        var audio = false
+        var queuedAudio = 0
     }
 
     private struct Stream {
@@ -76,6 +87,8 @@ public struct StreamRouter<Frame> {
     public let publishersMaySignal: Bool
     /// Frames not sent to a subscriber because it was too far behind or waiting for a keyframe.
     public private(set) var droppedFrames = 0
+    /// Audio frames not sent to a subscriber because it was too far behind.
+    public private(set) var droppedAudioFrames = 0
     /// What the router's limits refused, by limit (the relay folds them into its metrics).
     public private(set) var refused: [RelayMetrics.Limit: Int] = [:]
 
@@ -185,8 +198,8 @@ public struct StreamRouter<Frame> {
             stream.info.properties = properties
             streams[streamId] = stream
             return connectionOrder.map { .sendControl(.streamPropertyChanged(streamId: streamId, properties: properties), to: $0) }
-        case .subscribe(let streamId):
-            return subscribe(connectionId, to: streamId, now: now)
+        case .subscribe(let streamId, let audio):
+            return subscribe(connectionId, to: streamId, audio: audio, now: now)
         case .unsubscribe(let streamId):
             streams[streamId]?.subscribers[connectionId] = nil
             return []
@@ -268,7 +281,7 @@ public struct StreamRouter<Frame> {
         signal.to.map { [$0] } ?? connectionOrder
     }
 
-    private mutating func subscribe(_ connectionId: String, to streamId: UInt32, now: Double) -> [Action] {
+    private mutating func subscribe(_ connectionId: String, to streamId: UInt32, audio: Bool, now: Double) -> [Action] {
         guard var stream = streams[streamId] else {
             return [.sendControl(.error(code: .notFound, message: "there is no stream \(streamId)"), to: connectionId)]
         }
@@ -276,7 +289,7 @@ public struct StreamRouter<Frame> {
         // the relay queue them again and again, past the per-subscriber bound.
         guard stream.subscribers[connectionId] == nil else { return [] }
         var actions: [Action] = [.sendControl(.subscribed(streamId: streamId), to: connectionId)]
-        var subscription = Subscription()
+        var subscription = Subscription(audio: audio)
         if let cache = stream.cache, cache.count <= limits.maximumQueuedFrames {
             // Catch up with the current picture right away.
             for frame in cache { actions.append(.sendFrame(frame, to: connectionId, streamId: streamId)) }
@@ -344,6 +357,36 @@ public struct StreamRouter<Frame> {
         streams[header.streamID] = stream
         if needsKeyframe { actions += requestKeyframe(header.streamID, now: now) }
         return actions
+    }
+
+    /// An audio frame arrived from `connectionId`: to every subscriber that asked for audio and is not too far
+    /// behind. Never cached: a late joiner's sound starts with the next frame.
+    public mutating func audioFrame(_ frame: Frame, header: AudioFrameHeader, from connectionId: String) -> [Action] {
+        guard var stream = streams[header.streamID], stream.info.connectionId == connectionId else {
+            return [.close(connectionId, .notFound, "stream \(header.streamID) is not yours: publish it first")]
+        }
+        var actions: [Action] = []
+        for (subscriberId, var subscription) in stream.subscribers where subscription.audio {
+            guard subscription.queuedAudio < limits.maximumQueuedAudioFrames else {
+                droppedAudioFrames += 1
+                continue
+            }
+            subscription.queuedAudio += 1
+            stream.subscribers[subscriberId] = subscription
+            actions.append(.sendAudio(frame, to: subscriberId, streamId: header.streamID))
+        }
+        streams[header.streamID] = stream
+        return actions
+    }
+
+    /// An audio frame sent to a subscriber was written out.
+    public mutating func audioFrameDelivered(to connectionId: String, streamId: UInt32) {
+        guard let queued = streams[streamId]?.subscribers[connectionId]?.queuedAudio, queued > 0 else { return }
+        streams[streamId]?.subscribers[connectionId]?.queuedAudio = queued - 1
+    }
+
+    public func queuedAudioFrames(for connectionId: String, streamId: UInt32) -> Int? {
+        streams[streamId]?.subscribers[connectionId]?.queuedAudio
     }
 
     /// A frame sent to a subscriber was written out.

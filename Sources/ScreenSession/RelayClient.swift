@@ -10,6 +10,8 @@ public enum RelayEvent: Sendable {
     /// A media frame of a subscribed stream; `payload` is the VP8/VP9 data, a view of the received message
     /// (copy it with `Array(payload.readableBytesView)` to keep it as bytes).
     case media(MediaFrameHeader, payload: ByteBuffer)
+    /// An audio frame of a stream subscribed with audio; `payload` is the Opus packet, a view of the message.
+    case audio(AudioFrameHeader, payload: ByteBuffer)
 }
 
 /// The sending side of a relay connection, in protocol terms.
@@ -38,6 +40,15 @@ public struct RelayLink: Sendable {
         try await outbound.send(.text(text))
     }
 
+    /// Sends one audio frame.
+    public func send(_ header: AudioFrameHeader, payload: some Collection<UInt8>) async throws {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(header.encodedSize + payload.count)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: header.encodedSize) { header.encode(into: $0) }
+        buffer.writeBytes(payload)
+        try await outbound.send(.binary(buffer))
+    }
+
     /// Closes the connection normally; the events then end.
     public func close() async throws {
         try await outbound.close()
@@ -53,20 +64,29 @@ public final class RelayEvents: AsyncSequence {
 
     init(_ inbound: RelayInbound) { self.inbound = inbound }
 
-    /// The next event; nil when the connection ended.
+    /// The next event; nil when the connection ended. Media of a kind this version does not know is skipped.
     public func next() async throws -> RelayEvent? {
-        guard let message = try await inbound.next() else { return nil }
-        switch message {
-        case .text(let text):
-            return .control(try ControlMessage.parse(text))
-        case .binary(let buffer):
-            let (header, range) = try buffer.withUnsafeReadableBytes { bytes throws(WireError) in try MediaFrameHeader.parse(bytes) }
-            // A slice shares the received storage: no copy, no allocation per frame.
-            guard let payload = buffer.getSlice(at: buffer.readerIndex + range.lowerBound, length: range.count) else {
-                throw WireError(.malformed, "media payload outside its message")
+        while let message = try await inbound.next() {
+            switch message {
+            case .text(let text):
+                return .control(try ControlMessage.parse(text))
+            case .binary(let buffer):
+                let parsed = try buffer.withUnsafeReadableBytes { bytes throws(WireError) in try MediaMessage.parse(bytes) }
+                // A slice shares the received storage: no copy, no allocation per frame.
+                func payload(_ range: Range<Int>) throws -> ByteBuffer {
+                    guard let payload = buffer.getSlice(at: buffer.readerIndex + range.lowerBound, length: range.count) else {
+                        throw WireError(.malformed, "media payload outside its message")
+                    }
+                    return payload
+                }
+                switch parsed {
+                case .video(let header, let range): return .media(header, payload: try payload(range))
+                case .audio(let header, let range): return .audio(header, payload: try payload(range))
+                case .unknownKind: continue
+                }
             }
-            return .media(header, payload: payload)
         }
+        return nil
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

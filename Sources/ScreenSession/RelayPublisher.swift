@@ -10,7 +10,10 @@ public import ScreenTransport
 /// The capture thread never waits for the network: frames go into a small queue; if the connection falls
 /// behind and the queue overflows, the queued frames are dropped and a keyframe is requested (deltas after a
 /// gap would not decode). Keyframe requests from the relay reach the encoder through `keyframeRequests`.
-public final class RelayPublisher: EncodedFrameSink, Sendable {
+///
+/// Sound (``writeAudio(_:)``, from the audio thread) has a small queue of its own, sent ahead of queued video
+/// frames; when it overflows the oldest audio frames go (sound has no keyframes to wait for).
+public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     public let transport: any RelayTransport
     public let streamName: String
     private let token: String
@@ -25,6 +28,18 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
 
     /// Frames the network side may fall behind by before it drops them and asks for a keyframe.
     static let queueLimit = 30
+    /// Audio frames (20 ms each) the network side may fall behind by before the oldest are dropped.
+    static let audioQueueLimit = 25
+
+    private struct PendingAudio: Sendable {
+        var codec: AudioCodec
+        var payload: [UInt8]
+        var channels: Int
+        var samples: Int
+        var captureTime: MediaTime
+        var wallClockMilliseconds: Int64
+        var isSilence: Bool
+    }
 
     private struct PendingFrame: Sendable {
         var codec: VideoCodec
@@ -39,6 +54,12 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
 
     private struct State: Sendable {
         var queue: [PendingFrame] = []
+        var audioQueue: [PendingAudio] = []
+        var droppedAudioFrames = 0
+        /// The stream's sound as announced (nil: none); false while muted.
+        var audio: AudioProperties?
+        var audioEnabled = true
+        var audioCaptureDelayMilliseconds: Double?
         var finished = false
         var failure: RelayClientError?
         var droppedFrames = 0
@@ -71,14 +92,16 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     public init(
         transport: any RelayTransport, token: String, streamName: String = "screen", framesPerSecond: Double,
         keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(), reconnection: ReconnectStateMachine.Policy = .init(),
-        logger: Logger, onSignal: @escaping @Sendable (Signal) -> Void = { _ in }
+        audio: AudioProperties? = nil, logger: Logger, onSignal: @escaping @Sendable (Signal) -> Void = { _ in }
     ) {
         self.reconnection = reconnection
         self.onSignal = onSignal
         self.transport = transport
         self.token = token
         self.streamName = streamName
-        self.state = Locked(State(framesPerSecond: framesPerSecond))
+        var initial = State(framesPerSecond: framesPerSecond)
+        initial.audio = audio
+        self.state = Locked(initial)
         self.keyframeRequests = keyframeRequests
         self.logger = logger
     }
@@ -96,6 +119,14 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
     public func setVideoEnabled(_ enabled: Bool) {
         changeProperties { $0.videoEnabled = enabled }
     }
+
+    /// Mutes (false) or unmutes (true) the sound: subscribers are told through the stream's `hasAudio`.
+    public func setAudioEnabled(_ enabled: Bool) {
+        changeProperties { $0.audioEnabled = enabled }
+    }
+
+    /// Audio frames dropped because the connection fell behind.
+    public var droppedAudioFrames: Int { state.value.droppedAudioFrames }
 
     /// Announces a new frame rate (after a configuration reload).
     public func setFramesPerSecond(_ framesPerSecond: Double) {
@@ -142,6 +173,26 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         }
         if let failure { throw failure }
         state.value.wakeUp?.yield()
+    }
+
+    /// Queues one audio frame (on the audio thread); sent ahead of queued video frames.
+    public func writeAudio(_ frame: EncodedAudioFrame) throws {
+        let pending = PendingAudio(
+            codec: frame.codec, payload: Array(frame.payload), channels: frame.channels, samples: frame.samples,
+            captureTime: frame.captureTime, wallClockMilliseconds: frame.wallClock.millisecondsSince1970, isSilence: frame.isSilence)
+        let now = clock.mediaTime(fromTicks: clock.now()).converted(to: MediaTime.nanosecondTimescale).value
+        let delay = Double(now - frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value) / 1_000_000
+        let wakeUp = state.withLock { state -> AsyncStream<Void>.Continuation? in
+            guard state.failure == nil, !state.finished, state.audio != nil else { return nil }
+            state.audioCaptureDelayMilliseconds = state.audioCaptureDelayMilliseconds.map { 0.9 * $0 + 0.1 * delay } ?? delay
+            if state.audioQueue.count >= Self.audioQueueLimit {
+                state.audioQueue.removeFirst()
+                state.droppedAudioFrames += 1
+            }
+            state.audioQueue.append(pending)
+            return state.wakeUp
+        }
+        wakeUp?.yield()
     }
 
     public func finish() throws {
@@ -268,20 +319,33 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         var answers = publishedIds.makeAsyncIterator()
         var published: (id: UInt32, properties: StreamProperties, revision: Int)?
         var sequence: UInt64 = 0
+        var audioSequence: UInt64 = 0
         for await _ in wakeUps {
             if let stream = published {
-                let (revision, videoEnabled, framesPerSecond) = state.withLock {
-                    ($0.propertiesRevision, $0.videoEnabled, $0.framesPerSecond)
+                let (revision, videoEnabled, audioEnabled, framesPerSecond) = state.withLock {
+                    ($0.propertiesRevision, $0.videoEnabled, $0.audioEnabled, $0.framesPerSecond)
                 }
                 if revision != stream.revision {
                     var properties = stream.properties
                     properties.hasVideo = videoEnabled
+                    properties.hasAudio = audioEnabled && videoEnabled
                     properties.estimatedFramesPerSecond = framesPerSecond
                     try await link.send(.streamPropertyChanged(streamId: stream.id, properties: properties))
                     published = (stream.id, properties, revision)
                 }
             }
             while true {
+                // Sound first: it is small and a picture's transfer must not delay it.
+                if let stream = published {
+                    while let audio = state.withLock({ $0.audioQueue.isEmpty ? nil : $0.audioQueue.removeFirst() }) {
+                        let header = AudioFrameHeader(
+                            streamID: stream.id, sequence: audioSequence, codec: audio.codec, channels: audio.channels,
+                            samples: audio.samples, captureTime: audio.captureTime, wallClockMilliseconds: audio.wallClockMilliseconds,
+                            isSilence: audio.isSilence, payloadLength: audio.payload.count)
+                        try await link.send(header, payload: audio.payload)
+                        audioSequence += 1
+                    }
+                }
                 let (next, finished) = state.withLock { state -> (PendingFrame?, Bool) in
                     (state.queue.isEmpty ? nil : state.queue.removeFirst(), state.finished)
                 }
@@ -317,11 +381,13 @@ public final class RelayPublisher: EncodedFrameSink, Sendable {
         _ frame: PendingFrame, link: RelayLink, answers: inout AsyncStream<UInt32>.Iterator
     ) async throws -> (id: UInt32, properties: StreamProperties, revision: Int) {
         let current = state.value
+        var audio = current.audio
+        audio?.estimatedCaptureDelayMilliseconds = ((current.audioCaptureDelayMilliseconds ?? 0) * 10).rounded() / 10
         let properties = StreamProperties(
             videoType: .screen, codec: frame.codec, width: frame.width, height: frame.height,
             estimatedFramesPerSecond: current.framesPerSecond,
             estimatedCaptureDelayMilliseconds: ((current.captureDelayMilliseconds ?? 0) * 10).rounded() / 10,
-            hasVideo: current.videoEnabled)
+            hasVideo: current.videoEnabled, audio: audio, hasAudio: current.audioEnabled && current.videoEnabled)
         try await link.send(.publish(name: streamName, properties: properties))
         guard let id = await answers.next() else {
             throw RelayClientError(.closed, "the relay closed the connection before accepting the stream")

@@ -7,8 +7,10 @@ public import ScreenTransport
 public struct SubscriptionSummary: Sendable {
     public var sessionId = ""
     public var stream: StreamInfo?
-    /// Media frames received.
+    /// Video frames received.
     public var framesReceived = 0
+    /// Audio frames received (with `audio` on).
+    public var audioFramesReceived = 0
     /// Pictures decoded and rendered.
     public var framesRendered = 0
     /// Why it ended: the frame limit, the stream ending (its reason), or the connection closing.
@@ -17,7 +19,8 @@ public struct SubscriptionSummary: Sendable {
 
 /// Subscribes to one stream of a session (the seed's `OTSubscriber`): picks the stream (a given id, or the
 /// first published), hands each received frame to an ``EncodedFrameSink`` (a recording, a printer), decodes
-/// it and hands the picture with its metadata and timing to a ``VideoRenderer``.
+/// it and hands the picture with its metadata and timing to a ``VideoRenderer``. With `audio`, it also asks for
+/// the stream's sound, whose frames go to the sink when it is an ``EncodedAudioSink``.
 ///
 /// Decoder, renderer and sink are made by factories on the subscription's own task, so none of them has to
 /// be `Sendable`: they are used by that one task only. A frame that cannot be decoded is skipped and a
@@ -41,7 +44,7 @@ public struct StreamSubscriber: Sendable {
     /// `onStream` is told which stream was chosen; renderer and sink are made for it then; `onPropertiesChanged`
     /// hears when its publisher pauses or resumes it (`hasVideo`) or changes its frame rate. Throws ``RelayClientError`` when the relay refuses.
     public func run(
-        frameLimit: Int? = nil,
+        frameLimit: Int? = nil, audio: Bool = false,
         makeDecoder: @escaping @Sendable (VideoCodec) throws -> any VideoDecoder,
         makeRenderer: (@Sendable (StreamInfo) throws -> any VideoRenderer)? = nil,
         makeSink: (@Sendable (StreamInfo) throws -> any EncodedFrameSink)? = nil,
@@ -67,7 +70,7 @@ public struct StreamSubscriber: Sendable {
                 onStream(summary.sessionId, chosen)
                 renderer = try makeRenderer?(chosen)
                 sink = try makeSink?(chosen)
-                try await link.send(.subscribe(streamId: chosen.streamId))
+                try await link.send(.subscribe(streamId: chosen.streamId, audio: audio))
             }
 
             while let event = try await events.next() {
@@ -85,6 +88,15 @@ public struct StreamSubscriber: Sendable {
                     if let stream = summary.stream { onPropertiesChanged(stream) }
                 case .control(.error(let code, let message)):
                     throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")
+                case .audio(let header, let payload):
+                    guard header.streamID == summary.stream?.streamId else { continue }
+                    summary.audioFramesReceived += 1
+                    try payload.withUnsafeReadableBytes { bytes in
+                        try (sink as? any EncodedAudioSink)?.writeAudio(EncodedAudioFrame(
+                            codec: header.codec, payload: bytes, channels: header.channels, samples: header.samples,
+                            captureTime: header.captureTime, wallClock: WallClockTime(millisecondsSince1970: header.wallClockMilliseconds),
+                            isSilence: header.isSilence))
+                    }
                 case .media(let header, let payload):
                     guard header.streamID == summary.stream?.streamId else { continue }
                     summary.framesReceived += 1

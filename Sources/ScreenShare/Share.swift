@@ -30,6 +30,8 @@ public final class Share: Sendable {
     /// The reload that SIGHUP asks for: the settings read again.
     let rereadSettings: @Sendable () -> Result<ShareConfiguration, ShareError>
     private let capture: Locked<CaptureService?> = Locked(nil)
+    /// The share's sound, when it has any and it could be captured.
+    private let audio = Locked<AudioCapture?>(nil)
 
     /// - Parameters:
     ///   - sources: how frames are captured (the system's X11/PipeWire/portal; a test pattern in tests).
@@ -56,8 +58,20 @@ public final class Share: Sendable {
     /// returns the services to run in one group, in order. Throws before anything is captured.
     public func prepare() async throws(ShareError) -> [ServiceGroupConfiguration.ServiceConfiguration] {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        // Sound first: the destinations announce its channels.
+        var sound: AudioCapture?
+        if let settings = configuration.audio {
+            do {
+                sound = try await AudioCapture.start(settings, pause: pause, logger: logger)
+            } catch where settings.optional {
+                logger.warning("\(error.message); sharing the screen without sound (--audio-optional)")
+                control.withLock { $0.audioUnavailable() }
+            }
+        }
+        audio.withLock { $0 = sound }
         let context = DestinationContext(
             keyframeRequests: keyframeRequests, framesPerSecond: configuration.capture.framesPerSecond,
+            audio: sound?.properties, audioPreSkip: sound?.preSkip ?? 312,
             options: configuration.destinationOptions, environment: configuration.environment,
             onSignal: ChatNotifier(logger: logger, notifies: configuration.notifyChat, environment: configuration.environment).receive,
             logger: logger)
@@ -133,6 +147,7 @@ public final class Share: Sendable {
         for effect in effects {
             switch effect {
             case .setPaused(let paused): pause.set(paused: paused)
+            case .setMuted(let muted): audio.value?.mute.set(muted: muted)
             case .announce(let announcement): for destination in destinations.value { destination.announce(announcement) }
             case .restartCapture: capture.value?.restart()
             case .stopShare: stops = true
@@ -191,6 +206,14 @@ public final class Share: Sendable {
         status.destinations = all
         status.framesPerSecond = current.framesPerSecond
         status.codec = current.encoder.codec.rawValue
+        if let sound = audio.value {
+            let counts = sound.statistics.snapshot()
+            status.audio = sound.settings.input.description
+            status.muted = control.muted
+            status.audioFramesSent = counts.framesSent
+            status.audioBytesSent = counts.bytesSent
+            status.audioCaptureDelayMilliseconds = sound.captureLatencyMilliseconds
+        }
         status.bitrateKbps = current.encoder.bitrateKbps
         status.measuredFramesPerSecond = rates.encodedPerSecond
         status.measuredKbps = rates.kilobitsPerSecond
@@ -209,6 +232,7 @@ public final class Share: Sendable {
     /// Closes the portal's grant and clears the progress line.
     public func finish(_ error: (any Error)?) -> ShareError? {
         sourceFactory.close()
+        audio.value?.stopCapturing()
         reporter.clearLine()
         guard let error else {
             let totals = statistics.snapshot()
@@ -237,7 +261,10 @@ public final class Share: Sendable {
             var outputs = sinks ?? []
             do {
                 made = try sourceFactory.make(current.source, stop)
-                if isFirst { outputs = try destinations.value.map { try $0.makeSink() } }
+                if isFirst {
+                    outputs = try destinations.value.map { try $0.makeSink() }
+                    audio.value?.sinks.set(outputs.compactMap { $0 as? any ConcurrentAudioSink })
+                }
             } catch {
                 started.fail(error)
                 throw error

@@ -13,6 +13,8 @@ import ScreenService
 public struct ShareConfiguration: Sendable, Equatable {
     /// What the capture thread uses; a reload swaps it while the stream goes on.
     public var capture: CaptureSettings
+    /// The sound shared with the screen; nil: none.
+    public var audio: AudioSettings?
     /// Where the stream goes, by URL, in order (`--output`, `--server`, then each `--to`).
     public var destinations: [String]
     public var destinationOptions: DestinationOptions
@@ -69,6 +71,9 @@ public struct ShareConfiguration: Sendable, Equatable {
                 } else { .rootWindow }
             source = .x11(X11CaptureOptions(displayName: settings.display, target: target, drawsCursor: settings.cursor, usesSharedMemory: settings.shm))
         }
+        audio = AudioInput(argument: settings.audio).map {
+            AudioSettings(input: $0, bitrateKbps: settings.audioBitrate, optional: settings.audioOptional)
+        }
         destinations = [settings.output, settings.server].compactMap { $0 } + settings.to
         // A recording only: a gap in a file is idle time. Live viewers need to see that the stream is alive.
         let keepalive = settings.keepalive ?? (destinations.allSatisfy { DestinationKind.scheme(of: $0) == "file" } && !destinations.isEmpty ? 0 : 5)
@@ -101,7 +106,8 @@ public struct ShareConfiguration: Sendable, Equatable {
             "log-format": settings.logFormat, "notify-chat": String(settings.notifyChat), "overwrite": String(settings.overwrite),
             "capture-retry": String(settings.captureRetry), "pipewire-remote": settings.pipewireRemote.map(String.init) ?? "",
             "host": settings.host, "public-url": settings.publicURL ?? "", "tls-cert": settings.tlsCert ?? "", "tls-key": settings.tlsKey ?? "",
-            "ca-file": settings.caFile ?? "",
+            "ca-file": settings.caFile ?? "", "audio": settings.audio, "audio-bitrate": String(settings.audioBitrate),
+            "audio-optional": String(settings.audioOptional),
         ]
     }
 
@@ -126,6 +132,9 @@ public struct ShareConfiguration: Sendable, Equatable {
         try require(LogFormat(rawValue: s.logFormat) != nil, "--log-format must be text or json, got '\(s.logFormat)'")
         try require(s.fps > 0 && s.fps <= 120, "--fps must be between 0 and 120, got \(s.fps)")
         try require((50...100_000).contains(s.bitrate), "--bitrate must be between 50 and 100000 kbit/s, got \(s.bitrate)")
+        try require((6...510).contains(s.audioBitrate), "--audio-bitrate must be between 6 and 510 kbit/s (Opus), got \(s.audioBitrate)")
+        try require(!s.audio.contains(where: { $0.isWhitespace || $0.isNewline }), "--audio takes none, desktop, mic, or a PipeWire node id or node.name, got '\(s.audio)'")
+        try require(!s.audioOptional || AudioInput(argument: s.audio) != nil, "--audio-optional goes with --audio desktop, mic or a node")
         if let threads = s.threads { try require((1...16).contains(threads), "--threads must be between 1 and 16") }
         if let speed = s.speed {
             let range = s.codec == .vp9 ? 5...9 : 4...16
@@ -170,6 +179,22 @@ public struct ShareConfiguration: Sendable, Equatable {
         if s.caFile != nil {
             do { try ClientTrust(caFile: s.caFile).validate() } catch { throw ShareError(.invalidSettings, "--ca-file: \(error.message)") }
         }
+    }
+}
+
+/// The share's sound: what is captured, at what Opus bit rate, and whether the share goes on without it
+/// when it cannot be captured.
+public struct AudioSettings: Sendable, Equatable {
+    public var input: AudioInput
+    public var bitrateKbps: Int
+    public var optional: Bool
+    public var remote: PipeWireRemote
+
+    public init(input: AudioInput, bitrateKbps: Int = 64, optional: Bool = false, remote: PipeWireRemote = .default) {
+        self.input = input
+        self.bitrateKbps = bitrateKbps
+        self.optional = optional
+        self.remote = remote
     }
 }
 

@@ -9,6 +9,8 @@ public import ScreenTransport
 public struct ShareControl: Sendable {
     public enum Command: Sendable, Equatable {
         case status, pause, resume, stop
+        /// Stop and restart the sound alone (the picture goes on).
+        case mute, unmute
         /// The settings read again (SIGHUP), or why they could not be.
         case reload(Result<ShareConfiguration, ShareError>)
         /// A control socket command screenpub does not know.
@@ -21,6 +23,8 @@ public struct ShareControl: Sendable {
             case "pause": self = .pause
             case "resume": self = .resume
             case "stop": self = .stop
+            case "mute": self = .mute
+            case "unmute": self = .unmute
             default: self = .unknown(name)
             }
         }
@@ -29,6 +33,8 @@ public struct ShareControl: Sendable {
     public enum Effect: Sendable, Equatable {
         /// Stop (true) or restart (false) encoding; the first frame after a pause is a keyframe.
         case setPaused(Bool)
+        /// Stop (true) or restart (false) sending sound.
+        case setMuted(Bool)
         /// Tell every destination (viewers see a paused badge, or the new frame rate).
         case announce(StreamAnnouncement)
         /// Capture with these settings from now on: the capture restarts, the stream goes on.
@@ -52,6 +58,10 @@ public struct ShareControl: Sendable {
     }
 
     public private(set) var state = State.sharing
+    /// The sound is muted (independent of pausing, which silences it too).
+    public private(set) var muted = false
+    /// The share carries sound (`--audio`, and it could be captured).
+    public private(set) var hasAudio: Bool
     /// The capture settings in force (a reload changes them).
     public private(set) var capture: CaptureSettings
     private let startupSettings: [String: String]
@@ -59,14 +69,30 @@ public struct ShareControl: Sendable {
     public init(configuration: ShareConfiguration) {
         capture = configuration.capture
         startupSettings = configuration.startupSettings
+        hasAudio = configuration.audio != nil
     }
+
+    /// The sound could not be captured (`--audio-optional`): the share goes on without it.
+    public mutating func audioUnavailable() { hasAudio = false }
 
     public mutating func handle(_ command: Command) -> [Effect] {
         switch (command, state) {
         case (.status, _):
             return [.reply(.status)]
         case (.unknown(let name), _):
-            return [.reply(.refused("unknown command '\(name)' (status, pause, resume, stop)"))]
+            return [.reply(.refused("unknown command '\(name)' (status, pause, resume, mute, unmute, stop)"))]
+        case (.mute, .stopping), (.unmute, .stopping):
+            return [.reply(.refused("screenpub is stopping"))]
+        case (.mute, _) where !hasAudio, (.unmute, _) where !hasAudio:
+            return [.reply(.refused("this share has no sound to mute: start it with --audio desktop, mic or a PipeWire node"))]
+        case (.mute, _):
+            guard !muted else { return [.reply(.status)] }
+            muted = true
+            return [.setMuted(true), .announce(announcement), .log(.info, "muted: no sound is sent until `screenpub unmute`"), .reply(.status)]
+        case (.unmute, _):
+            guard muted else { return [.reply(.status)] }
+            muted = false
+            return [.setMuted(false), .announce(announcement), .log(.info, "unmuted"), .reply(.status)]
         case (.pause, .stopping), (.resume, .stopping):
             return [.reply(.refused("screenpub is stopping"))]
         case (.pause, .paused), (.resume, .sharing):
@@ -95,7 +121,7 @@ public struct ShareControl: Sendable {
 
     /// What the destinations announce now.
     public var announcement: StreamAnnouncement {
-        StreamAnnouncement(hasVideo: state != .paused, framesPerSecond: capture.framesPerSecond)
+        StreamAnnouncement(hasVideo: state != .paused, framesPerSecond: capture.framesPerSecond, hasAudio: hasAudio && !muted && state != .paused)
     }
 
     private mutating func reload(_ configuration: ShareConfiguration) -> [Effect] {
@@ -142,6 +168,13 @@ public struct ShareStatus: Codable, Sendable, Equatable {
     /// Every destination.
     public var destinations: [DestinationStatus]?
     public var framesPerSecond: Double?
+    /// The sound shared ("the desktop's sound", …), whether it is muted, and what was sent.
+    public var audio: String?
+    public var muted: Bool?
+    public var audioFramesSent: Int?
+    public var audioBytesSent: Int?
+    /// Measured time from a sound being captured to its frame being sent, in ms.
+    public var audioCaptureDelayMilliseconds: Double?
     public var codec: String?
     public var bitrateKbps: Int?
     /// Encoded frames per second and kbit/s over the last few seconds.
@@ -169,6 +202,9 @@ public struct ShareStatus: Codable, Sendable, Equatable {
             : String(format: "%d:%02d", seconds / 60, seconds % 60)
         var lines = ["state:   \(state ?? "?") (pid \(pid.map(String.init) ?? "?"), up \(uptime))"]
         lines.append("capture: \(target ?? "?") of \(display ?? "?"), \(codec ?? "?") at \(format(framesPerSecond)) fps, \(bitrateKbps.map(String.init) ?? "?") kbit/s target")
+        if let audio {
+            lines.append("sound:   \(audio)\(muted == true ? " (muted)" : ""), \(audioFramesSent ?? 0) frames, \(audioBytesSent ?? 0) bytes sent")
+        }
         for destination in destinations ?? [] {
             let label = (destination.kind == "file" ? "output" : destination.kind) + ":"
             let connection = destination.connected.map { connected in

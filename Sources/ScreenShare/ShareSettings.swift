@@ -17,6 +17,10 @@ public struct ShareSettings: Sendable, Equatable {
     public var codec = VideoCodec.vp9
     public var bitrate = 1500
     public var metadata: String?
+    /// `--audio`: none, desktop, mic, or a PipeWire node; `--audio-bitrate` in kbit/s; `--audio-optional`.
+    public var audio = "none"
+    public var audioBitrate = 64
+    public var audioOptional = false
     public var output: String?
     public var server: String?
     /// More destinations by URL (`--to`): relays (`http(s)://`, `ws(s)://`) and files (`file:` or a path).

@@ -41,10 +41,13 @@ public struct StreamAnnouncement: Sendable, Equatable {
     /// False while the share is paused (viewers keep the last picture and show that it is paused).
     public var hasVideo: Bool
     public var framesPerSecond: Double
+    /// False while the sound is muted (`screenpub mute`) or the share paused.
+    public var hasAudio: Bool
 
-    public init(hasVideo: Bool, framesPerSecond: Double) {
+    public init(hasVideo: Bool, framesPerSecond: Double, hasAudio: Bool = true) {
         self.hasVideo = hasVideo
         self.framesPerSecond = framesPerSecond
+        self.hasAudio = hasAudio
     }
 }
 
@@ -84,6 +87,11 @@ public struct DestinationContext: Sendable {
     /// Set by a destination whose receivers need a picture to start from; the encoder serves it next tick.
     public var keyframeRequests: KeyframeRequestFlag
     public var framesPerSecond: Double
+    /// The share's sound (nil: none): destinations that carry it announce it and take its frames through their
+    /// sink's ``EncodedAudioSink`` side.
+    public var audio: AudioProperties?
+    /// The Opus encoder's lookahead in samples (a file's pre-skip).
+    public var audioPreSkip: Int
     /// Options the command line gives every destination; each reads those it understands.
     public var options: DestinationOptions
     /// The environment the share runs in (a relay secret is read from it, never from the process globally).
@@ -93,11 +101,14 @@ public struct DestinationContext: Sendable {
     public var logger: Logger
 
     public init(
-        keyframeRequests: KeyframeRequestFlag, framesPerSecond: Double, options: DestinationOptions = DestinationOptions(),
+        keyframeRequests: KeyframeRequestFlag, framesPerSecond: Double, audio: AudioProperties? = nil, audioPreSkip: Int = 312,
+        options: DestinationOptions = DestinationOptions(),
         environment: [String: String] = [:], onSignal: @escaping @Sendable (Signal) -> Void = { _ in }, logger: Logger
     ) {
         self.keyframeRequests = keyframeRequests
         self.framesPerSecond = framesPerSecond
+        self.audio = audio
+        self.audioPreSkip = audioPreSkip
         self.options = options
         self.environment = environment
         self.onSignal = onSignal

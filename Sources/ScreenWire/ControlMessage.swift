@@ -50,7 +50,9 @@ public enum ControlMessage: Sendable, Hashable {
     /// Announces a stream; the relay answers `published` with its id.
     case publish(name: String, properties: StreamProperties)
     case unpublish(streamId: UInt32)
-    case subscribe(streamId: UInt32)
+    /// Start receiving a stream; `audio` asks for its audio frames too (peers from before audio existed do not
+    /// ask, and never get a frame they could not parse).
+    case subscribe(streamId: UInt32, audio: Bool = false)
     case unsubscribe(streamId: UInt32)
     /// Subscriber → relay: I need a keyframe. Relay → publisher: send a keyframe now.
     case requestKeyframe(streamId: UInt32)
@@ -136,7 +138,9 @@ public enum ControlMessage: Sendable, Hashable {
                 let body = try decoder.decode(PublishBody.self, from: bytes)
                 return .publish(name: body.name ?? "", properties: body.properties)
             case "unpublish": return .unpublish(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
-            case "subscribe": return .subscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
+            case "subscribe":
+                let body = try decoder.decode(SubscribeBody.self, from: bytes)
+                return .subscribe(streamId: body.streamId, audio: body.audio ?? false)
             case "unsubscribe": return .unsubscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "requestKeyframe": return .requestKeyframe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "signal": return .signal(try decoder.decode(Signal.self, from: bytes))
@@ -187,6 +191,7 @@ private struct Head: Decodable {
 private struct HelloBody: Codable { var token: String; var client: String? }
 private struct PublishBody: Codable { var name: String?; var properties: StreamProperties }
 private struct StreamBody: Codable { var streamId: UInt32 }
+private struct SubscribeBody: Codable { var streamId: UInt32; var audio: Bool? }
 private struct StreamPropertiesBody: Codable { var streamId: UInt32; var properties: StreamProperties }
 private struct WelcomeBody: Codable {
     var connectionId: String
@@ -216,8 +221,9 @@ private struct Envelope: Encodable {
         switch message {
         case .hello(let token, let client): try HelloBody(token: token, client: client).encode(to: encoder)
         case .publish(let name, let properties): try PublishBody(name: name, properties: properties).encode(to: encoder)
-        case .unpublish(let id), .subscribe(let id), .unsubscribe(let id), .requestKeyframe(let id), .subscribed(let id):
+        case .unpublish(let id), .unsubscribe(let id), .requestKeyframe(let id), .subscribed(let id):
             try StreamBody(streamId: id).encode(to: encoder)
+        case .subscribe(let id, let audio): try SubscribeBody(streamId: id, audio: audio ? true : nil).encode(to: encoder)
         case .welcome(let connectionId, let sessionId, let role, let streams, let connections):
             try WelcomeBody(
                 connectionId: connectionId, sessionId: sessionId, role: role, streams: streams, connections: connections

@@ -102,53 +102,15 @@ public struct MediaFrameHeader: Sendable, Equatable {
         }
     }
 
-    /// Parses a whole binary message. Returns the header and where the payload is inside `message`.
-    /// Never traps and never allocates: anything malformed, oversized or of another version is a ``WireError``.
+    /// Parses a whole binary message that must be a video frame. Returns the header and where the payload is
+    /// inside `message`. Never traps and never allocates: anything malformed, oversized, of another version or
+    /// of another kind is a ``WireError`` (receivers that also take audio use ``MediaMessage/parse(_:)``).
     public static func parse(_ message: UnsafeRawBufferPointer) throws(WireError) -> (header: MediaFrameHeader, payload: Range<Int>) {
-        guard message.count >= 4 else { throw WireError(.malformed, "media frame of \(message.count) bytes is shorter than its header") }
-        guard message[0] == magic.0, message[1] == magic.1 else { throw WireError(.malformed, "media frame does not start with SP") }
-        guard message[2] == version else {
-            throw WireError(.unsupportedVersion, "media frame version \(message[2]) is not supported (this peer speaks \(version))")
+        switch try MediaMessage.parse(message) {
+        case .video(let header, let payload): return (header, payload)
+        case .audio: throw WireError(.malformed, "an audio frame came where a video frame was expected")
+        case .unknownKind(let kind): throw WireError(.malformed, "a media frame of kind \(kind) came where a video frame was expected")
         }
-        guard Int(message[3]) == size else { throw WireError(.malformed, "media frame header length \(message[3]) is not \(size)") }
-        guard message.count >= size else { throw WireError(.malformed, "media frame of \(message.count) bytes is shorter than its header") }
-        var reader = ByteReader(message, at: 4)
-        let flags = Flags(rawValue: reader.byte())
-        guard Flags.known.isSuperset(of: flags) else { throw WireError(.malformed, "media frame has unknown flags \(flags.rawValue)") }
-        guard let codec = VideoCodec(wireValue: reader.byte()) else { throw WireError(.malformed, "media frame has an unknown codec") }
-        let metadataLength = Int(reader.byte())
-        guard metadataLength <= FrameMetadata.maximumSize else {
-            throw WireError(.metadataTooLarge, "media frame metadata is \(metadataLength) bytes; the limit is \(FrameMetadata.maximumSize)")
-        }
-        guard reader.byte() == 0 else { throw WireError(.malformed, "media frame reserved byte is not 0") }
-        let streamID = reader.uint32()
-        let width = Int(reader.uint16())
-        let height = Int(reader.uint16())
-        let sequence = reader.uint64()
-        let captureValue = Int64(bitPattern: reader.uint64())
-        let timescale = Int32(bitPattern: reader.uint32())
-        guard timescale > 0 else { throw WireError(.malformed, "media frame timescale \(timescale) is not positive") }
-        let wallClock = Int64(bitPattern: reader.uint64())
-        let payloadLength = Int(reader.uint32())
-        guard payloadLength <= maximumPayload else {
-            throw WireError(.tooLarge, "media frame payload of \(payloadLength) bytes exceeds \(maximumPayload)")
-        }
-        guard message.count == size + metadataLength + payloadLength else {
-            throw WireError(
-                .malformed,
-                "media frame is \(message.count) bytes but its header announces \(size + metadataLength + payloadLength)")
-        }
-        let metadata: FrameMetadata
-        do {
-            metadata = try FrameMetadata(bytes: UnsafeRawBufferPointer(rebasing: message[size..<(size + metadataLength)]))
-        } catch {
-            throw WireError(.metadataTooLarge, error.description)
-        }
-        let header = MediaFrameHeader(
-            streamID: streamID, sequence: sequence, flags: flags, codec: codec, width: width, height: height,
-            captureTime: MediaTime(value: captureValue, timescale: timescale), wallClockMilliseconds: wallClock,
-            metadata: metadata, payloadLength: payloadLength)
-        return (header, (size + metadataLength)..<message.count)
     }
 
     /// Parses a message held in an array.

@@ -81,6 +81,17 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: "Target bit rate in kbit/s (constant bit rate).")
     var bitrate: Int = 1500
 
+    @Option(help: ArgumentHelp(
+        "Share sound too, through PipeWire: desktop (what the desktop plays), mic (the default input), a node id or node.name from `pw-cli ls Node` (for an output, what it plays), or none.",
+        valueName: "SOURCE"))
+    var audio = "none"
+
+    @Option(help: "Opus bit rate of the sound in kbit/s (6–510; silence costs almost nothing whatever it is).")
+    var audioBitrate = 64
+
+    @Flag(help: "When the sound cannot be captured (no PipeWire), share the screen without it and warn, instead of exiting.")
+    var audioOptional = false
+
     @Option(
         help: ArgumentHelp(
             "Per-frame metadata: 'time' (ISO-8601 capture time, the default), 'none', or a fixed text of at most 32 bytes.",
@@ -173,6 +184,7 @@ struct ShareCommand: AsyncParsableCommand {
         (s.duration, s.keepalive, s.threads, s.speed, s.notifyChat, s.cursor, s.shm) = (duration, keepalive, threads, speed, notifyChat, cursor, shm)
         (s.captureRetry, s.controlSocket, s.logFormat) = (captureRetry, controlSocket, logFormat)
         (s.host, s.publicURL, s.tlsCert, s.tlsKey, s.caFile) = (host, publicURL, tlsCert, tlsKey, caFile)
+        (s.audio, s.audioBitrate, s.audioOptional) = (audio, audioBitrate, audioOptional)
         return s
     }
 

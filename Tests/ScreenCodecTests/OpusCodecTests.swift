@@ -20,7 +20,11 @@ import Testing
     /// Packets for `frames`, each with whether the encoder called it silence.
     static func encode(_ frames: [[Float]], _ configuration: OpusAudioEncoder.Configuration = .init()) throws -> [(bytes: [UInt8], silence: Bool)] {
         let encoder = try OpusAudioEncoder(configuration: configuration)
-        return try frames.map { frame in try frame.withUnsafeBufferPointer { try encoder.encode($0) { (Array($0), $1) } } }
+        var packets: [(bytes: [UInt8], silence: Bool)] = []
+        for frame in frames {
+            try frame.withUnsafeBufferPointer { samples in try encoder.encode(samples) { packets.append((Array($0), $1)) } }
+        }
+        return packets
     }
 
     /// The frequency of the left channel by its zero crossings (upward), over `samples`.

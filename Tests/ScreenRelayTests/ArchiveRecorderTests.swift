@@ -20,7 +20,7 @@ import Testing
             let header = TestMedia.header(frame, streamId: 1, sequence: UInt64(index))
             var buffer = ByteBuffer()
             buffer.writeBytes(header.encoded() + frame.payload)
-            recorder.record(buffer, header: header, framesPerSecond: 5)
+            recorder.record(buffer, header: header, framesPerSecond: 5, audio: nil)
         }
         let summary = await recorder.finish()
         #expect(failures.value.count == 1, "\(failures.value)")

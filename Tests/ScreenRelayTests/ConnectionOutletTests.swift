@@ -20,6 +20,29 @@ import Testing
         #expect(await outlet.next() == nil)
     }
 
+    @Test func audioGoesAheadOfQueuedVideoButNotOfAControlMessageDueFirst() async {
+        let outlet = ConnectionOutlet(limits: .init(messages: 100, bytes: 1 << 20))
+        outlet.yield(.control("c0"))
+        outlet.yield(.frame(ByteBuffer(string: "v1"), streamId: 1))
+        outlet.yield(.frame(ByteBuffer(string: "v2"), streamId: 1))
+        outlet.yield(.audio(ByteBuffer(string: "a1"), streamId: 1))
+        outlet.yield(.control("c1"))
+        outlet.yield(.frame(ByteBuffer(string: "v3"), streamId: 1))
+        outlet.yield(.audio(ByteBuffer(string: "a2"), streamId: 1))
+        outlet.finish()
+        var order: [String] = []
+        while let item = await outlet.next() {
+            switch item {
+            case .frame(let buffer, _), .audio(let buffer, _): order.append(String(buffer: buffer))
+            case .control(let text): order.append(text)
+            case .close: order.append("close")
+            }
+            outlet.sent(item)
+        }
+        // Sound first while pictures wait; a control message keeps its place among the pictures.
+        #expect(order == ["c0", "a1", "a2", "v1", "v2", "c1", "v3"])
+    }
+
     @Test func aWaitingWriterGetsWhatComesAndACancelledOneGetsNil() async {
         let outlet = ConnectionOutlet(limits: .init(messages: 100, bytes: 1 << 20))
         let writer = Task { await outlet.next() }

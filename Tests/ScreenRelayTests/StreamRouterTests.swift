@@ -154,6 +154,56 @@ import Testing
         #expect(keyframeRequests >= 1 && keyframeRequests <= 11)
     }
 
+    func audioHeader(_ streamId: UInt32, _ sequence: UInt64) -> AudioFrameHeader {
+        AudioFrameHeader(
+            streamID: streamId, sequence: sequence, codec: .opus, channels: 2, samples: 960,
+            captureTime: MediaTime(value: Int64(sequence), timescale: 50), wallClockMilliseconds: 0, isSilence: false, payloadLength: 80)
+    }
+
+    func audio(_ actions: [Router.Action], to connection: String) -> [String] {
+        actions.compactMap { if case .sendAudio(let frame, connection, _) = $0 { frame } else { nil } }
+    }
+
+    @Test func audioGoesOnlyToSubscribersThatAskedAndNeverWaitsForAKeyframe() {
+        var router = sessionWithStream(subscribers: ["old", "new"])
+        _ = router.handle(.subscribe(streamId: 1), from: "old", now: 0)
+        _ = router.handle(.subscribe(streamId: 1, audio: true), from: "new", now: 0)
+        // No picture yet (both wait for a keyframe): the sound flows anyway, to the one that asked.
+        let actions = router.audioFrame("a0", header: audioHeader(1, 0), from: "p")
+        #expect(audio(actions, to: "new") == ["a0"])
+        #expect(audio(actions, to: "old").isEmpty)
+        #expect(frames(actions, to: "new").isEmpty)
+        // Someone else's stream: the sender is closed, as for video.
+        _ = router.connect(ConnectionInfo(connectionId: "q", role: .publisher, data: ""))
+        guard case .close("q", .notFound, _)? = router.audioFrame("x", header: audioHeader(1, 1), from: "q").first else {
+            Issue.record("audio for another's stream was not refused")
+            return
+        }
+    }
+
+    @Test func aStalledSubscriberLosesAudioFramesWithoutDelayingAHealthyOne() {
+        var router = sessionWithStream(subscribers: ["stalled", "healthy"], limits: .init(maximumQueuedAudioFrames: 5))
+        _ = router.handle(.subscribe(streamId: 1, audio: true), from: "stalled", now: 0)
+        _ = router.handle(.subscribe(streamId: 1, audio: true), from: "healthy", now: 0)
+        var stalled: [String] = []
+        var healthy: [String] = []
+        let keyframeRequests = router.keyframeRequestsSent
+        for sequence in 0..<50 {
+            let actions = router.audioFrame("a\(sequence)", header: audioHeader(1, UInt64(sequence)), from: "p")
+            stalled += audio(actions, to: "stalled")
+            healthy += audio(actions, to: "healthy")
+            for _ in audio(actions, to: "healthy") { router.audioFrameDelivered(to: "healthy", streamId: 1) }
+            // The stalled one takes one frame out now and then: it gets the next frame then, not a backlog.
+            if sequence == 30 { router.audioFrameDelivered(to: "stalled", streamId: 1) }
+        }
+        #expect(healthy.count == 50)
+        #expect(stalled == ["a0", "a1", "a2", "a3", "a4", "a31"])
+        #expect(router.droppedAudioFrames == 44)
+        #expect(router.queuedAudioFrames(for: "stalled", streamId: 1) == 5)
+        // Dropping sound asks for no keyframe.
+        #expect(router.keyframeRequestsSent == keyframeRequests)
+    }
+
     @Test func aRecoveredSubscriberResumesAtAKeyframeNotAMidStreamDelta() {
         var router = sessionWithStream(subscribers: ["v"], limits: .init(maximumQueuedFrames: 2))
         _ = router.handle(.subscribe(streamId: 1), from: "v", now: 0)

@@ -12,13 +12,13 @@ import Testing
     @Test func pauseAndResumeAnnounceAndToggleOnce() {
         var control = ShareControl(configuration: configuration)
         #expect(control.handle(.pause) == [
-            .setPaused(true), .announce(StreamAnnouncement(hasVideo: false, framesPerSecond: 5)),
+            .setPaused(true), .announce(StreamAnnouncement(hasVideo: false, framesPerSecond: 5, hasAudio: false)),
             .log(.info, "paused: no video is sent until `screenpub resume`"), .reply(.status),
         ])
         #expect(control.state == .paused)
         #expect(control.handle(.pause) == [.reply(.status)])
         #expect(control.handle(.resume) == [
-            .setPaused(false), .announce(StreamAnnouncement(hasVideo: true, framesPerSecond: 5)), .log(.info, "resumed"), .reply(.status),
+            .setPaused(false), .announce(StreamAnnouncement(hasVideo: true, framesPerSecond: 5, hasAudio: false)), .log(.info, "resumed"), .reply(.status),
         ])
         #expect(control.handle(.resume) == [.reply(.status)])
     }
@@ -32,10 +32,37 @@ import Testing
         #expect(control.state == .stopping)
     }
 
+    @Test func muteAndUnmuteStopTheSoundAloneAndPausingSilencesItToo() throws {
+        var settings = ShareSettings.testing(to: ["collect:a"], fps: 5)
+        settings.audio = "desktop"
+        var control = ShareControl(configuration: try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds))
+        #expect(ShareControl.Command("mute") == .mute && ShareControl.Command("unmute") == .unmute)
+        #expect(control.handle(.mute) == [
+            .setMuted(true), .announce(StreamAnnouncement(hasVideo: true, framesPerSecond: 5, hasAudio: false)),
+            .log(.info, "muted: no sound is sent until `screenpub unmute`"), .reply(.status),
+        ])
+        #expect(control.handle(.mute) == [.reply(.status)])
+        #expect(control.handle(.unmute) == [
+            .setMuted(false), .announce(StreamAnnouncement(hasVideo: true, framesPerSecond: 5, hasAudio: true)), .log(.info, "unmuted"), .reply(.status),
+        ])
+        // A paused share sends no sound either; resuming brings it back unless muted.
+        #expect(control.handle(.pause).contains(.announce(StreamAnnouncement(hasVideo: false, framesPerSecond: 5, hasAudio: false))))
+        #expect(control.handle(.resume).contains(.announce(StreamAnnouncement(hasVideo: true, framesPerSecond: 5, hasAudio: true))))
+        // Without sound there is nothing to mute: said so, with what to do.
+        var silent = ShareControl(configuration: configuration)
+        guard case .reply(.refused(let message))? = silent.handle(.mute).first else {
+            Issue.record("mute without sound was not refused")
+            return
+        }
+        #expect(message.contains("--audio"))
+        control.audioUnavailable()
+        #expect(control.handle(.unmute).count == 1)
+    }
+
     @Test func unknownCommandsAreRefusedByName() {
         var control = ShareControl(configuration: configuration)
         #expect(ShareControl.Command("status") == .status)
-        #expect(control.handle(ShareControl.Command("dance")) == [.reply(.refused("unknown command 'dance' (status, pause, resume, stop)"))])
+        #expect(control.handle(ShareControl.Command("dance")) == [.reply(.refused("unknown command 'dance' (status, pause, resume, mute, unmute, stop)"))])
     }
 
     @Test func reloadAppliesCaptureSettingsKeepsTheCodecAndWarnsAboutTheRest() throws {
@@ -47,7 +74,7 @@ import Testing
         let effects = control.handle(.reload(.success(next)))
         #expect(effects.contains(.log(.warning, "SIGHUP: codec changed; it takes effect at the next start")))
         #expect(effects.contains(.log(.warning, "SIGHUP: to changed; it takes effect at the next start")))
-        #expect(effects.contains(.announce(StreamAnnouncement(hasVideo: true, framesPerSecond: 10))))
+        #expect(effects.contains(.announce(StreamAnnouncement(hasVideo: true, framesPerSecond: 10, hasAudio: false))))
         guard case .restartCapture(let capture)? = effects.last else {
             Issue.record("no restart in \(effects)")
             return

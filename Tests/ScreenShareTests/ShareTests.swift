@@ -35,7 +35,7 @@ import Testing
             let a = try #require(running.collected["collect:a"])
             #expect(try await eventually(10) { a.sink.frames.count >= 2 })
             #expect(running.share.handle(.pause).state == "paused")
-            #expect(a.announced.last == StreamAnnouncement(hasVideo: false, framesPerSecond: 20))
+            #expect(a.announced.last == StreamAnnouncement(hasVideo: false, framesPerSecond: 20, hasAudio: false))
             try await Task.sleep(for: .milliseconds(200))  // a frame being encoded when pausing may still arrive
             let whilePaused = a.sink.frames.count
             try await Task.sleep(for: .milliseconds(600))
@@ -46,7 +46,7 @@ import Testing
             #expect(a.announced.count == 1)
 
             #expect(running.share.handle(.resume).state == "sharing")
-            #expect(a.announced.last == StreamAnnouncement(hasVideo: true, framesPerSecond: 20))
+            #expect(a.announced.last == StreamAnnouncement(hasVideo: true, framesPerSecond: 20, hasAudio: false))
             #expect(try await eventually(10) { a.sink.frames.count > whilePaused })
             #expect(a.sink.frames[whilePaused].isKeyframe)
         }
@@ -69,7 +69,7 @@ import Testing
             #expect(try await eventually(10) { made.count == 2 })
             let status = running.share.status
             #expect(status.framesPerSecond == 10 && status.bitrateKbps == 800 && status.codec == "vp9")
-            #expect(a.announced.last == StreamAnnouncement(hasVideo: true, framesPerSecond: 10))
+            #expect(a.announced.last == StreamAnnouncement(hasVideo: true, framesPerSecond: 10, hasAudio: false))
             let before = a.sink.frames.count
             #expect(try await eventually(10) { a.sink.frames.count > before + 1 })
             #expect(!a.sink.isFinished)

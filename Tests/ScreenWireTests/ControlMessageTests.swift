@@ -11,7 +11,7 @@ import Testing
     static let all: [ControlMessage] = [
         .hello(token: "eyJ.abc.def", client: "screenpub/0.1.0"),
         .publish(name: "screen", properties: properties),
-        .unpublish(streamId: 3), .subscribe(streamId: 3), .unsubscribe(streamId: 3), .requestKeyframe(streamId: 3),
+        .unpublish(streamId: 3), .subscribe(streamId: 3), .subscribe(streamId: 3, audio: true), .unsubscribe(streamId: 3), .requestKeyframe(streamId: 3),
         .welcome(
             connectionId: "c2", sessionId: "s1", role: .subscriber, streams: [stream],
             connections: [ConnectionInfo(connectionId: "c1", role: .publisher, data: "name=Ada")]),

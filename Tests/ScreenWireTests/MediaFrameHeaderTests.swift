@@ -63,7 +63,8 @@ import Testing
         #expect(code(Array(valid.dropLast())) == .malformed)  // truncated payload
         #expect(code(valid + [0]) == .malformed)  // trailing bytes
         #expect(code(mutated { $0[0] = 0x47 }) == .malformed)  // bad magic
-        #expect(code(mutated { $0[2] = 2 }) == .unsupportedVersion)
+        #expect(code(mutated { $0[2] = 3 }) == .unsupportedVersion)
+        #expect(code(mutated { $0[7] = 1 }) == .malformed)  // version 1 has no kind: reserved must be 0
         #expect(code(mutated { $0[3] = 64 }) == .malformed)  // header length
         #expect(code(mutated { $0[4] = 0x80 }) == .malformed)  // unknown flag
         #expect(code(mutated { $0[5] = 9 }) == .malformed)  // unknown codec
@@ -99,5 +100,61 @@ import Testing
                 }
             }
         }
+    }
+}
+
+/// Audio frames (media frame version 2, kind 1) and how version-2 receivers treat what they do not know.
+@Suite struct AudioFrameHeaderTests {
+    let header = AudioFrameHeader(
+        streamID: 3, sequence: 42, codec: .opus, channels: 2, samples: 960,
+        captureTime: MediaTime(value: 5_000_000_123, timescale: 1_000_000_000), wallClockMilliseconds: 1_795_324_222_123,
+        isSilence: true, payloadLength: 3)
+
+    @Test func roundTripsEveryFieldWithTheDocumentedLayout() throws {
+        let bytes = header.encoded() + [0xF8, 0xFF, 0xFE]
+        #expect(Array(bytes[0..<8]) == [0x53, 0x50, 2, 48, 0b100, 1, 0, 1])
+        #expect(Array(bytes[12..<16]) == [0, 2, 0x03, 0xC0])  // 2 channels, 960 samples
+        guard case .audio(let parsed, let payload) = try MediaMessage.parse(bytes) else {
+            Issue.record("not parsed as audio")
+            return
+        }
+        #expect(parsed == header)
+        #expect(Array(bytes[payload]) == [0xF8, 0xFF, 0xFE])
+        // A receiver that takes only video says what it got.
+        #expect(throws: WireError.self) { try MediaFrameHeader.parse(bytes) }
+    }
+
+    @Test func videoFramesParseAsVideoInBothVersions() throws {
+        let video = MediaFrameHeader(
+            streamID: 1, sequence: 0, flags: [.keyframe], codec: .vp8, width: 16, height: 16, captureTime: .zero,
+            wallClockMilliseconds: 0, metadata: .empty, payloadLength: 1)
+        var bytes = video.encoded() + [7]
+        #expect(bytes[2] == 1)  // video stays version 1: receivers from before audio read it
+        guard case .video(let parsed, _) = try MediaMessage.parse(bytes) else { Issue.record("not video"); return }
+        #expect(parsed == video)
+        bytes[2] = 2
+        guard case .video(let again, _) = try MediaMessage.parse(bytes) else { Issue.record("v2 video not video"); return }
+        #expect(again == video)
+    }
+
+    @Test func aKindFromALaterVersionIsSkippedNotRefused() throws {
+        var bytes = header.encoded() + [1, 2, 3]
+        bytes[7] = 9
+        #expect(try MediaMessage.parse(bytes) == .unknownKind(9))
+    }
+
+    @Test func malformedAudioFramesAreRejected() throws {
+        let valid = header.encoded() + [1, 2, 3]
+        func code(_ change: (inout [UInt8]) -> Void) -> WireErrorCode? {
+            var copy = valid
+            change(&copy)
+            do { _ = try MediaMessage.parse(copy); return nil } catch { return error.kind }
+        }
+        #expect(code { $0[4] = 0b001 } == .malformed)  // a keyframe flag on audio
+        #expect(code { $0[5] = 7 } == .malformed)  // unknown audio codec
+        #expect(code { $0[6] = 4 } == .malformed)  // audio carries no metadata
+        #expect(code { $0[13] = 3 } == .malformed)  // 3 channels
+        #expect(code { $0.removeLast() } == .malformed)  // length mismatch
+        #expect(code { $0[44] = 1 } == .tooLarge)  // 16 MiB announced
     }
 }

@@ -41,6 +41,18 @@ int CPipeWireShims_cursor(struct spa_buffer *buffer, struct CPipeWireShims_Curso
 bool CPipeWireShims_setCursor(struct spa_buffer *buffer, uint32_t id, int32_t x, int32_t y, uint32_t side,
                               uint8_t red, uint8_t green, uint8_t blue);
 
+/// The EnumFormat an audio consumer (or, with `channels` fixed, a producer) offers: 32-bit float samples,
+/// interleaved, at `rate`, with `channels` channels, or 1–2 channels when `channels` is 0 (the adapter then keeps
+/// a mono source mono). Front-left/front-right positions for two channels.
+const struct spa_pod *CPipeWireShims_audioFormat(uint8_t *buffer, uint32_t size, uint32_t rate, uint32_t channels);
+
+/// Reads a negotiated raw audio format. Returns 0, or a negative errno.
+int CPipeWireShims_parseAudioFormat(const struct spa_pod *param, uint32_t *format, uint32_t *rate, uint32_t *channels);
+
+/// The stream's timing now: the graph cycle's start (CLOCK_MONOTONIC ns, 0 when unknown) and the delay
+/// between the device and the stream in nanoseconds. False when PipeWire has none yet.
+bool CPipeWireShims_streamTime(struct pw_stream *stream, int64_t *now, int64_t *delayNanoseconds);
+
 /// Reads a negotiated raw video format. Returns 0, or a negative errno.
 int CPipeWireShims_parseVideoFormat(const struct spa_pod *param, uint32_t *format, uint32_t *width, uint32_t *height);
 

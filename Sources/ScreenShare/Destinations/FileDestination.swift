@@ -4,21 +4,25 @@ import ScreenPipeline
 public import ScreenTransport
 
 /// A WebM recording (`file:PATH`, `file:///PATH` or a plain path): VP9/VP8 as encoded, with every frame's
-/// metadata on a timed metadata track. An existing recording is never replaced without `overwrite`.
+/// metadata on a timed metadata track, and the share's sound as an Opus track. An existing recording is never replaced without `overwrite`.
 public struct FileDestination: StreamDestination {
     public let path: String
     let framesPerSecond: Double
+    let audio: AudioProperties?
+    let audioPreSkip: Int
 
     public static let kind = DestinationKind(schemes: ["file"]) { url, context in
         let path = Self.path(of: url)
         // Fail before capturing if the file cannot be created, not at the first frame.
         try probeWritable(path, overwrite: context.options.overwrite)
-        return FileDestination(path: path, framesPerSecond: context.framesPerSecond)
+        return FileDestination(path: path, framesPerSecond: context.framesPerSecond, audio: context.audio, audioPreSkip: context.audioPreSkip)
     }
 
     public var endpoint: String { path }
 
-    public func makeSink() throws -> any EncodedFrameSink { RecordingSink(path: path, framesPerSecond: framesPerSecond) }
+    public func makeSink() throws -> any EncodedFrameSink {
+        RecordingSink(path: path, framesPerSecond: framesPerSecond, audio: audio, audioPreSkip: audioPreSkip)
+    }
 
     public var status: DestinationStatus { DestinationStatus(kind: "file", endpoint: path) }
 

@@ -31,7 +31,8 @@ public struct RelayDestination: StreamDestination {
         self.session = session
         publisher = RelayPublisher(
             transport: transport, token: token, framesPerSecond: context.framesPerSecond, keyframeRequests: context.keyframeRequests,
-            reconnection: context.options.reconnect ? .init() : .never, logger: context.logger, onSignal: context.onSignal)
+            reconnection: context.options.reconnect ? .init() : .never, audio: context.audio, logger: context.logger,
+            onSignal: context.onSignal)
     }
 
     public var endpoint: String { publisher.endpoint }
@@ -42,6 +43,7 @@ public struct RelayDestination: StreamDestination {
 
     public func announce(_ announcement: StreamAnnouncement) {
         publisher.setVideoEnabled(announcement.hasVideo)
+        publisher.setAudioEnabled(announcement.hasAudio)
         publisher.setFramesPerSecond(announcement.framesPerSecond)
     }
 

@@ -1,0 +1,259 @@
+import CPipeWire
+import CPipeWireShims
+import Foundation
+public import Logging
+public import ScreenMedia
+
+/// What sound a share carries.
+public enum AudioInput: Sendable, Hashable, CustomStringConvertible {
+    /// What the desktop plays: the default output's monitor.
+    case desktop
+    /// The default input (a microphone).
+    case microphone
+    /// A PipeWire node by id or `node.name`; for an output (a sink), what it plays.
+    case node(String)
+
+    /// `desktop`, `mic` or a node; nil for `none`.
+    public init?(argument: String) {
+        switch argument.lowercased() {
+        case "none", "": return nil
+        case "desktop": self = .desktop
+        case "mic", "microphone": self = .microphone
+        default: self = .node(argument)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .desktop: "the desktop's sound"
+        case .microphone: "the microphone"
+        case .node(let node): "PipeWire node \(node)"
+        }
+    }
+}
+
+public struct PipeWireAudioOptions: Sendable, Hashable {
+    public var remote: PipeWireRemote
+    public var input: AudioInput
+    /// Seconds to wait for PipeWire to link the stream and agree on a format.
+    public var linkTimeout: Double
+
+    public init(remote: PipeWireRemote = .default, input: AudioInput, linkTimeout: Double = 5) {
+        self.remote = remote
+        self.input = input
+        self.linkTimeout = linkTimeout
+    }
+}
+
+/// Captures sound from PipeWire (the desktop's output, a microphone, any node) as 48 kHz float samples.
+///
+/// Like ``PipeWireFrameSource``, it has a private PipeWire loop iterated by the one thread that calls
+/// ``run(stop:consumer:)`` (the audio thread): the stream's callbacks and the consumer run there. PipeWire's
+/// adapter converts whatever the node plays to 32-bit float at 48 kHz, stereo or mono as the node is.
+/// Each buffer is stamped with the capture time of its first sample: the graph cycle's time minus the
+/// device-to-stream delay minus the buffer's length, on the same clock as the video frames.
+public final class PipeWireAudioSource {
+    public static let sampleRate = 48_000
+    public let options: PipeWireAudioOptions
+    private let logger: Logger
+    private let clock = MonotonicClock()
+    private let loop: UnsafeMutablePointer<pw_loop>
+    private let context: OpaquePointer
+    private let core: OpaquePointer
+    private var stream: OpaquePointer?
+    private var listener: UnsafeMutablePointer<spa_hook>?
+    private var podBuffer = [UInt8](repeating: 0, count: 1024)
+    private var failure: PipeWireCaptureError?
+    private var stateDescription = "connecting"
+    private var consumer: (any AudioSampleConsumer)?
+    private var consumerError: (any Error)?
+    /// The negotiated channel count (0 until then).
+    public private(set) var channels = 0
+    /// The smoothed time from a buffer's last sample being captured to its delivery here, in milliseconds.
+    public private(set) var captureLatencyMilliseconds: Double?
+
+    private static let initialized: Void = { pw_init(nil, nil) }()
+
+    /// Connects to the daemon, asks for the input and waits (up to ``PipeWireAudioOptions/linkTimeout``) until
+    /// PipeWire has linked it and agreed on a format, so ``channels`` is known. Call it on the thread that will
+    /// call `run`. Throws ``PipeWireCaptureFailure/noDaemon`` without a PipeWire daemon.
+    public init(options: PipeWireAudioOptions, logger: Logger) throws(PipeWireCaptureError) {
+        _ = Self.initialized
+        self.options = options
+        self.logger = logger
+        guard let loop = pw_loop_new(nil) else { throw PipeWireCaptureError(.noDaemon, "cannot create a PipeWire loop") }
+        guard let context = pw_context_new(loop, nil, 0) else {
+            pw_loop_destroy(loop)
+            throw PipeWireCaptureError(.noDaemon, "cannot create a PipeWire context")
+        }
+        let core: OpaquePointer?
+        switch options.remote {
+        case .default: core = pw_context_connect(context, nil, 0)
+        case .fileDescriptor(let descriptor): core = pw_context_connect_fd(context, descriptor, nil, 0)
+        }
+        guard let core else {
+            pw_context_destroy(context)
+            pw_loop_destroy(loop)
+            throw PipeWireCaptureError(
+                .noDaemon,
+                "cannot capture \(options.input): no PipeWire daemon answers (is pipewire running in this session? `systemctl --user status pipewire`)")
+        }
+        self.loop = loop
+        self.context = context
+        self.core = core
+        try connect()
+        let deadline = clock.nanoseconds(fromTicks: clock.now()) + UInt64(options.linkTimeout * 1e9)
+        CPipeWireShims_loopEnter(loop)
+        defer { CPipeWireShims_loopLeave(loop) }
+        while channels == 0 {
+            try iterate(timeoutMilliseconds: 50)
+            guard clock.nanoseconds(fromTicks: clock.now()) < deadline else {
+                throw PipeWireCaptureError(
+                    .noFrames,
+                    "PipeWire did not connect \(options.input) within \(options.linkTimeout) s (state: \(stateDescription)); \(hint)")
+            }
+        }
+    }
+
+    deinit {
+        if let stream {
+            CPipeWireShims_removeStreamListener(listener)
+            pw_stream_destroy(stream)
+        }
+        pw_core_disconnect(core)
+        pw_context_destroy(context)
+        pw_loop_destroy(loop)
+    }
+
+    private var hint: String {
+        switch options.input {
+        case .desktop: "is there an audio output (`wpctl status`)?"
+        case .microphone: "is there an audio input (`wpctl status`)?"
+        case .node: "`pw-cli ls Node` lists the nodes by id and node.name"
+        }
+    }
+
+    private func connect() throws(PipeWireCaptureError) {
+        var description = "media.type=Audio media.category=Capture media.role=Screen node.name=screenpub-audio node.latency=480/48000"
+        if case .desktop = options.input { description += " stream.capture.sink=true" }
+        let properties = pw_properties_new_string(description)
+        if case .node(let node) = options.input { pw_properties_set(properties, "target.object", node) }
+        guard let stream = pw_stream_new(core, "screenpub audio", properties) else {
+            throw PipeWireCaptureError(.streamFailed, "cannot create a PipeWire stream")
+        }
+        self.stream = stream
+        var events = pw_stream_events()
+        events.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.state_changed = { data, _, state, error in
+            Unmanaged<PipeWireAudioSource>.fromOpaque(data!).takeUnretainedValue()
+                .stateChanged(state, error: error.map { String(cString: $0) })
+        }
+        events.param_changed = { data, id, param in
+            Unmanaged<PipeWireAudioSource>.fromOpaque(data!).takeUnretainedValue().paramChanged(id, param)
+        }
+        events.process = { data in
+            Unmanaged<PipeWireAudioSource>.fromOpaque(data!).takeUnretainedValue().process()
+        }
+        listener = CPipeWireShims_addStreamListener(stream, &events, Unmanaged.passUnretained(self).toOpaque())
+        let status = podBuffer.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var params: [UnsafePointer<spa_pod>?] = [
+                CPipeWireShims_audioFormat(buffer.baseAddress, UInt32(buffer.count), UInt32(Self.sampleRate), 0)
+            ]
+            let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
+            return pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max /* PW_ID_ANY: the target comes from the properties */, flags, &params, UInt32(params.count))
+        }
+        guard status >= 0 else {
+            throw PipeWireCaptureError(.streamFailed, "cannot capture \(options.input): \(String(cString: strerror(-status)))")
+        }
+    }
+
+    /// Captures until `stop` is signalled (returns) or the stream fails (throws), handing every buffer to
+    /// `consumer` on this thread.
+    public func run(stop: StopSignal, consumer: any AudioSampleConsumer) throws {
+        self.consumer = consumer
+        defer { self.consumer = nil }
+        CPipeWireShims_loopEnter(loop)
+        defer { CPipeWireShims_loopLeave(loop) }
+        while !stop.isStopped {
+            try iterate(timeoutMilliseconds: 100)
+            if let consumerError {
+                self.consumerError = nil
+                throw consumerError
+            }
+        }
+    }
+
+    private func iterate(timeoutMilliseconds: Int32) throws(PipeWireCaptureError) {
+        let result = CPipeWireShims_loopIterate(loop, timeoutMilliseconds)
+        if result < 0 && result != -EINTR {
+            throw PipeWireCaptureError(.streamFailed, "the PipeWire loop failed: \(String(cString: strerror(-result)))")
+        }
+        if let failure { throw failure }
+    }
+
+    // MARK: Callbacks (on this thread, inside iterate)
+
+    private func stateChanged(_ state: pw_stream_state, error: String?) {
+        stateDescription = String(cString: pw_stream_state_as_string(state))
+        switch state {
+        case PW_STREAM_STATE_ERROR:
+            failure = PipeWireCaptureError(.streamFailed, "capturing \(options.input) failed: \(error ?? "stream error")")
+        case PW_STREAM_STATE_UNCONNECTED:
+            failure = PipeWireCaptureError(.streamFailed, "lost \(options.input): PipeWire disconnected the stream (did the pipewire daemon stop?)")
+        default:
+            break
+        }
+    }
+
+    private func paramChanged(_ id: UInt32, _ param: UnsafePointer<spa_pod>?) {
+        guard id == SPA_PARAM_Format.rawValue, let param else { return }
+        var format: UInt32 = 0, rate: UInt32 = 0, channels: UInt32 = 0
+        guard CPipeWireShims_parseAudioFormat(param, &format, &rate, &channels) == 0, format == SPA_AUDIO_FORMAT_F32_LE.rawValue,
+            rate == UInt32(Self.sampleRate), channels == 1 || channels == 2
+        else {
+            failure = PipeWireCaptureError(.unsupportedFormat, "\(options.input) offers no 48 kHz mono or stereo float format")
+            return
+        }
+        if self.channels != 0 && self.channels != Int(channels) {
+            failure = PipeWireCaptureError(.unsupportedFormat, "\(options.input) changed from \(self.channels) to \(channels) channels")
+            return
+        }
+        self.channels = Int(channels)
+        logger.info("capturing \(options.input): 48 kHz, \(channels == 1 ? "mono" : "stereo")")
+    }
+
+    private func process() {
+        guard let stream else { return }
+        while let buffer = pw_stream_dequeue_buffer(stream) {
+            defer { pw_stream_queue_buffer(stream, buffer) }
+            guard channels > 0, consumerError == nil, let consumer, let spaBuffer = buffer.pointee.buffer,
+                spaBuffer.pointee.n_datas > 0, let data = spaBuffer.pointee.datas, let base = data.pointee.data,
+                let chunk = data.pointee.chunk
+            else { continue }
+            let offset = Int(chunk.pointee.offset) % max(1, Int(data.pointee.maxsize))
+            let bytes = min(Int(chunk.pointee.size), Int(data.pointee.maxsize) - offset)
+            let count = bytes / MemoryLayout<Float>.size / channels * channels
+            guard count > 0 else { continue }
+            let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self), count: count)
+            let now = clock.nanoseconds(fromTicks: clock.now())
+            var cycle: Int64 = 0, delay: Int64 = 0
+            let length = UInt64(count / channels) * 1_000_000_000 / UInt64(Self.sampleRate)
+            // The last sample reached the stream `delay` before the cycle began; the first, a buffer earlier.
+            var lastSampleTime = now
+            if CPipeWireShims_streamTime(stream, &cycle, &delay), cycle > 0, UInt64(cycle) <= now, delay >= 0, delay < 1_000_000_000 {
+                lastSampleTime = UInt64(cycle) - UInt64(delay)
+            }
+            let latency = Double(now - min(now, lastSampleTime)) / 1e6
+            captureLatencyMilliseconds = captureLatencyMilliseconds.map { 0.95 * $0 + 0.05 * latency } ?? latency
+            let first = lastSampleTime > length ? lastSampleTime - length : 0
+            do {
+                try consumer.consume(samples, channels: channels, captureTime: clock.mediaTime(fromTicks: clock.ticks(fromNanoseconds: first)))
+            } catch {
+                consumerError = error
+            }
+        }
+    }
+}
+
+@available(*, unavailable, message: "belongs to the audio thread")
+extension PipeWireAudioSource: Sendable {}

@@ -1,0 +1,161 @@
+public import ScreenMedia
+import Synchronization
+
+/// The consumer side of the audio capture: cuts the samples into 20 ms frames, encodes them with Opus and
+/// hands them to the audio sinks, all on the audio thread, with no allocation per frame.
+///
+/// Each frame is stamped with the capture time of the first sample its decoded output plays: the capture time
+/// of its first input sample minus the encoder's lookahead (the convention of Matroska's and Ogg's pre-skip),
+/// so that sound and pictures line up in every consumer. While the share is paused or muted, samples are
+/// dropped before the encoder. In silence Opus makes DTX frames of a byte or two; only one every
+/// ``silenceInterval`` is sent (as WebRTC does), so a silent desktop costs about 100 bytes a second.
+public final class AudioPipeline: AudioSampleConsumer {
+    public let channels: Int
+    private let encoder: any AudioEncoder
+    private let sinks: AudioSinks
+    private let pause: PauseSwitch?
+    private let mute: MuteSwitch?
+    public let statistics: AudioStatistics
+    /// One frame of samples being filled, and how many are in it.
+    private var pending: [Float]
+    private var filled = 0
+    /// The capture time of `pending`'s first sample, in nanoseconds.
+    private var pendingStart: Int64 = 0
+    private let lookaheadNanoseconds: Int64
+    /// When the last frame was sent (capture time, ns), to space out DTX frames.
+    private var lastSent: Int64?
+    static let silenceInterval: Int64 = 400_000_000
+    static let sampleRate = 48_000
+
+    public init(
+        encoder: any AudioEncoder, sinks: AudioSinks, pause: PauseSwitch? = nil, mute: MuteSwitch? = nil,
+        statistics: AudioStatistics = AudioStatistics()
+    ) {
+        self.encoder = encoder
+        self.channels = encoder.channels
+        self.sinks = sinks
+        self.pause = pause
+        self.mute = mute
+        self.statistics = statistics
+        pending = [Float](repeating: 0, count: encoder.frameSamples * encoder.channels)
+        lookaheadNanoseconds = Int64(encoder.lookaheadSamples) * 1_000_000_000 / Int64(Self.sampleRate)
+    }
+
+    public func consume(_ samples: UnsafeBufferPointer<Float>, channels: Int, captureTime: MediaTime) throws {
+        precondition(channels == self.channels, "the audio source changed its channel count")
+        statistics.countCaptured(samples: samples.count / channels)
+        if pause?.isPaused == true || mute?.isMuted == true {
+            // Nothing kept across a pause: the next frame starts with the next samples.
+            filled = 0
+            statistics.countMuted(samples: samples.count / channels)
+            return
+        }
+        let start = captureTime.converted(to: MediaTime.nanosecondTimescale).value
+        var offset = 0
+        while offset < samples.count {
+            if filled == 0 {
+                pendingStart = start + Int64(offset / channels) * 1_000_000_000 / Int64(Self.sampleRate)
+            }
+            let count = min(pending.count - filled, samples.count - offset)
+            pending.withUnsafeMutableBufferPointer { buffer in
+                _ = UnsafeMutableBufferPointer(rebasing: buffer[filled..<(filled + count)])
+                    .initialize(from: UnsafeBufferPointer(rebasing: samples[offset..<(offset + count)]))
+            }
+            filled += count
+            offset += count
+            if filled == pending.count {
+                filled = 0
+                try encodeFrame()
+            }
+        }
+    }
+
+    private func encodeFrame() throws {
+        let time = pendingStart - lookaheadNanoseconds
+        try pending.withUnsafeBufferPointer { samples in
+            try encoder.encode(samples) { packet, isSilence in
+                statistics.countEncoded(bytes: packet.count, silence: isSilence)
+                if isSilence, let lastSent, time - lastSent < Self.silenceInterval {
+                    statistics.countSuppressed()
+                    return
+                }
+                lastSent = time
+                let frame = EncodedAudioFrame(
+                    codec: encoder.codec, payload: packet, channels: channels, samples: encoder.frameSamples,
+                    captureTime: MediaTime(value: time, timescale: MediaTime.nanosecondTimescale), wallClock: .now(),
+                    isSilence: isSilence)
+                try sinks.write(frame)
+                statistics.countSent(bytes: packet.count)
+            }
+        }
+    }
+}
+
+@available(*, unavailable, message: "runs on the audio thread")
+extension AudioPipeline: Sendable {}
+
+/// The sinks audio frames go to, filled in once the share's sinks exist (the audio thread may start first).
+public final class AudioSinks: Sendable {
+    private let sinks = Mutex<[any ConcurrentAudioSink]>([])
+
+    public init(_ sinks: [any ConcurrentAudioSink] = []) {
+        self.sinks.withLock { $0 = sinks }
+    }
+
+    public func set(_ sinks: [any ConcurrentAudioSink]) { self.sinks.withLock { $0 = sinks } }
+
+    func write(_ frame: EncodedAudioFrame) throws {
+        // Copied out of the lock (a retain each, no allocation): a sink may take its own locks.
+        let current = sinks.withLock { $0 }
+        for sink in current { try sink.writeAudio(frame) }
+    }
+}
+
+/// Counters of the audio pipeline, readable from any thread.
+public final class AudioStatistics: Sendable {
+    private let captured = Atomic<Int>(0)
+    private let muted = Atomic<Int>(0)
+    private let encoded = Atomic<Int>(0)
+    private let silent = Atomic<Int>(0)
+    private let suppressed = Atomic<Int>(0)
+    private let sent = Atomic<Int>(0)
+    private let bytesEncoded = Atomic<Int>(0)
+    private let bytesSent = Atomic<Int>(0)
+
+    public init() {}
+
+    public struct Snapshot: Sendable, Equatable {
+        /// Samples per channel captured (muted or not).
+        public var samplesCaptured: Int
+        public var samplesMuted: Int
+        public var framesEncoded: Int
+        /// Frames Opus marked as silence (DTX).
+        public var silentFrames: Int
+        /// Silent frames not sent (between two sent ones).
+        public var framesSuppressed: Int
+        public var framesSent: Int
+        public var bytesEncoded: Int
+        public var bytesSent: Int
+    }
+
+    public func snapshot() -> Snapshot {
+        Snapshot(
+            samplesCaptured: captured.load(ordering: .relaxed), samplesMuted: muted.load(ordering: .relaxed),
+            framesEncoded: encoded.load(ordering: .relaxed), silentFrames: silent.load(ordering: .relaxed),
+            framesSuppressed: suppressed.load(ordering: .relaxed), framesSent: sent.load(ordering: .relaxed),
+            bytesEncoded: bytesEncoded.load(ordering: .relaxed), bytesSent: bytesSent.load(ordering: .relaxed))
+    }
+
+    func countCaptured(samples: Int) { captured.add(samples, ordering: .relaxed) }
+    func countMuted(samples: Int) { muted.add(samples, ordering: .relaxed) }
+    func countEncoded(bytes: Int, silence: Bool) {
+        encoded.add(1, ordering: .relaxed)
+        bytesEncoded.add(bytes, ordering: .relaxed)
+        if silence { silent.add(1, ordering: .relaxed) }
+    }
+    func countSuppressed() { suppressed.add(1, ordering: .relaxed) }
+    func countSent(bytes: Int) {
+        sent.add(1, ordering: .relaxed)
+        bytesSent.add(bytes, ordering: .relaxed)
+    }
+}
