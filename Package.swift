@@ -256,7 +256,10 @@ let package = Package(
             swiftSettings: strictSwift),
         .testTarget(
             name: "CLITests",
-            dependencies: ["ScreenMedia", "ScreenRecording", "ScreenCodec", "ScreenTesting", "ScreenSession", "ScreenTransport", "ScreenWire", "ScreenRelay"],
+            dependencies: [
+                "ScreenMedia", "ScreenRecording", "ScreenCodec", "ScreenTesting", "ScreenSession", "ScreenTransport", "ScreenWire", "ScreenRelay",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift),
     ]
 )

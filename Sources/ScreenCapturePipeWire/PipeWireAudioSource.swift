@@ -50,8 +50,8 @@ public struct PipeWireAudioOptions: Sendable, Hashable {
 /// Like ``PipeWireFrameSource``, it has a private PipeWire loop iterated by the one thread that calls
 /// ``run(stop:consumer:)`` (the audio thread): the stream's callbacks and the consumer run there. PipeWire's
 /// adapter converts whatever the node plays to 32-bit float at 48 kHz, stereo or mono as the node is.
-/// Each buffer is stamped with the capture time of its first sample: the graph cycle's time minus the
-/// device-to-stream delay minus the buffer's length, on the same clock as the video frames.
+/// Each buffer is stamped with the capture time of its first sample, on the same clock as the video frames:
+/// counted back from the graph cycle's time, the device-to-stream delay and the samples queued after it.
 public final class PipeWireAudioSource {
     public static let sampleRate = 48_000
     public let options: PipeWireAudioOptions
@@ -222,36 +222,63 @@ public final class PipeWireAudioSource {
         logger.info("capturing \(options.input): 48 kHz, \(channels == 1 ? "mono" : "stereo")")
     }
 
+    /// Buffers taken in one callback (more than one when this thread fell behind the graph), oldest first.
+    private var taken = [UnsafeMutablePointer<pw_buffer>?](repeating: nil, count: 32)
+
+    /// Takes every buffer PipeWire has for us and stamps them backwards from the newest: its last sample was
+    /// captured `delay` (plus what the resampler still holds) before the graph cycle that delivered it, and
+    /// each older buffer ends where the next one starts. Buffers that queued up while this thread was busy
+    /// thus keep their own capture times.
     private func process() {
         guard let stream else { return }
-        while let buffer = pw_stream_dequeue_buffer(stream) {
-            defer { pw_stream_queue_buffer(stream, buffer) }
-            guard channels > 0, consumerError == nil, let consumer, let spaBuffer = buffer.pointee.buffer,
-                spaBuffer.pointee.n_datas > 0, let data = spaBuffer.pointee.datas, let base = data.pointee.data,
-                let chunk = data.pointee.chunk
-            else { continue }
-            let offset = Int(chunk.pointee.offset) % max(1, Int(data.pointee.maxsize))
-            let bytes = min(Int(chunk.pointee.size), Int(data.pointee.maxsize) - offset)
-            let count = bytes / MemoryLayout<Float>.size / channels * channels
-            guard count > 0 else { continue }
-            let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self), count: count)
-            let now = clock.nanoseconds(fromTicks: clock.now())
-            var cycle: Int64 = 0, delay: Int64 = 0
-            let length = UInt64(count / channels) * 1_000_000_000 / UInt64(Self.sampleRate)
-            // The last sample reached the stream `delay` before the cycle began; the first, a buffer earlier.
-            var lastSampleTime = now
-            if CPipeWireShims_streamTime(stream, &cycle, &delay), cycle > 0, UInt64(cycle) <= now, delay >= 0, delay < 1_000_000_000 {
-                lastSampleTime = UInt64(cycle) - UInt64(delay)
+        var count = 0
+        while count < taken.count, let buffer = pw_stream_dequeue_buffer(stream) {
+            taken[count] = buffer
+            count += 1
+        }
+        guard count > 0 else { return }
+        defer {
+            for index in 0..<count {
+                pw_stream_queue_buffer(stream, taken[index])
+                taken[index] = nil
             }
-            let latency = Double(now - min(now, lastSampleTime)) / 1e6
-            captureLatencyMilliseconds = captureLatencyMilliseconds.map { 0.95 * $0 + 0.05 * latency } ?? latency
-            let first = lastSampleTime > length ? lastSampleTime - length : 0
+        }
+        guard channels > 0, consumerError == nil, let consumer else { return }
+        let now = clock.nanoseconds(fromTicks: clock.now())
+        var cycle: Int64 = 0, delay: Int64 = 0, buffered: Int64 = 0
+        var end = now
+        if CPipeWireShims_captureTime(stream, &cycle, &delay, &buffered), cycle > 0, UInt64(cycle) <= now, delay >= 0,
+            delay < 1_000_000_000, buffered >= 0, buffered < Int64(Self.sampleRate)
+        {
+            end = UInt64(cycle) - UInt64(delay) - UInt64(buffered) * 1_000_000_000 / UInt64(Self.sampleRate)
+        }
+        let latency = Double(now - min(now, end)) / 1e6
+        captureLatencyMilliseconds = captureLatencyMilliseconds.map { 0.95 * $0 + 0.05 * latency } ?? latency
+        var remaining: UInt64 = 0
+        for index in 0..<count { remaining += UInt64(samples(in: taken[index]!).count / channels) }
+        for index in 0..<count {
+            let samples = samples(in: taken[index]!)
+            let first = end - min(end, remaining * 1_000_000_000 / UInt64(Self.sampleRate))
+            remaining -= UInt64(samples.count / channels)
+            guard !samples.isEmpty else { continue }
             do {
                 try consumer.consume(samples, channels: channels, captureTime: clock.mediaTime(fromTicks: clock.ticks(fromNanoseconds: first)))
             } catch {
                 consumerError = error
+                return
             }
         }
+    }
+
+    /// The whole frames of interleaved float samples a buffer holds (none when it holds nothing readable).
+    private func samples(in buffer: UnsafeMutablePointer<pw_buffer>) -> UnsafeBufferPointer<Float> {
+        guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let data = spaBuffer.pointee.datas,
+            let base = data.pointee.data, let chunk = data.pointee.chunk, data.pointee.maxsize > 0
+        else { return UnsafeBufferPointer(start: nil, count: 0) }
+        let offset = Int(chunk.pointee.offset) % Int(data.pointee.maxsize)
+        let bytes = min(Int(chunk.pointee.size), Int(data.pointee.maxsize) - offset)
+        let count = bytes / MemoryLayout<Float>.size / channels * channels
+        return UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self), count: max(0, count))
     }
 }
 

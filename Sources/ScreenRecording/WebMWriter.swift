@@ -22,7 +22,9 @@ public final class WebMWriter {
     private let metadataStream: Int32
     /// The Opus track, when the stream has sound.
     private let audioStream: Int32?
-    private var lastAudioTimestamp: Int64 = -1
+    /// The capture time of the track's first sample, and the samples its packets hold so far.
+    private var audioOrigin: MediaTime?
+    private var audioPosition: Int64 = 0
     /// Audio since the last cluster was closed, in ms: closed every ``audioFlushMilliseconds`` so that sound
     /// reaches the disk even while the picture is idle.
     private var audioSinceFlush: Int64 = 0
@@ -160,11 +162,33 @@ public final class WebMWriter {
         }
         guard let audioStream else { throw RecordingError(.writeFailed, "\(path) was opened without an audio track") }
         guard let first = firstCaptureTime, frame.captureTime >= first else { return }
-        var timestamp = (frame.captureTime - first).converted(to: 1000).value
-        if timestamp <= lastAudioTimestamp { timestamp = lastAudioTimestamp + 1 }
-        lastAudioTimestamp = timestamp
+        // The track is laid out sample by sample from its first frame: where each frame belongs is counted in
+        // samples from there, and the packets so far fill the track up to `audioPosition`. Frames not sent
+        // (silence between DTX frames, a muted stretch, samples lost) leave a gap, filled with empty Opus
+        // packets (a TOC byte alone, which decoders play as concealed silence) of 20, 10, 5 and 2.5 ms, so that
+        // players that lay packets end to end, ffmpeg among them, keep the sound in its place (within 2.5 ms,
+        // an error that does not add up from gap to gap).
+        let origin = audioOrigin ?? frame.captureTime
+        audioOrigin = origin
+        let originMilliseconds = (origin - first).converted(to: 1000).value
+        let target = (frame.captureTime - origin).converted(to: 48_000).value
+        func timestamp(at position: Int64) -> Int64 { originMilliseconds + position / 48 }
+        // CELT fullband configurations 31, 30, 29, 28 (20, 10, 5, 2.5 ms), one frame, stereo or mono.
+        for (samples, config) in [(960, 31), (480, 30), (240, 29), (120, 28)] as [(Int64, UInt8)] {
+            var toc = config << 3 | (frame.channels == 2 ? 0b100 : 0)
+            while target - audioPosition >= samples {
+                let at = timestamp(at: audioPosition)
+                try withUnsafeBytes(of: &toc) { empty throws(RecordingError) in
+                    try writePacket(context, packet, stream: audioStream, data: empty, timestamp: at, duration: samples / 48, keyframe: true)
+                }
+                audioPosition += samples
+            }
+        }
         let duration = frame.duration.converted(to: 1000).value
-        try writePacket(context, packet, stream: audioStream, data: frame.payload, timestamp: timestamp, duration: duration, keyframe: true)
+        try writePacket(
+            context, packet, stream: audioStream, data: frame.payload, timestamp: timestamp(at: audioPosition), duration: duration,
+            keyframe: true)
+        audioPosition += Int64(frame.samples)
         audioFramesWritten += 1
         audioSinceFlush += duration
         if audioSinceFlush >= Self.audioFlushMilliseconds {

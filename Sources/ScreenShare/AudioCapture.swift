@@ -71,7 +71,8 @@ final class AudioCapture: Sendable {
                 thread.start()
             }
         } catch let error as ScreenError<PipeWireCaptureFailure> {
-            throw ShareError(.cannotStart, "cannot share sound: \(error.message)")
+            // Its messages name what could not be captured.
+            throw ShareError(.cannotStart, error.message)
         } catch {
             throw ShareError(.cannotStart, "cannot share sound: \(error)")
         }

@@ -102,7 +102,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         }
         guard status >= 0 else { throw PrivatePipeWire.Failure(description: "the producer cannot connect its stream: \(status)") }
         CPipeWireShims_startTimer(loop, timer, 1_000_000_000 / UInt64(framesPerSecond))
-        pipewire.closeBeforeStopping(self)
+        pipewire.closeBeforeStopping { [weak self] in self?.close() }
     }
 
     deinit { close() }

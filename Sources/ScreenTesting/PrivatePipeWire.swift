@@ -16,8 +16,8 @@ public final class PrivatePipeWire: Sendable {
     public let busAddress: String
     private let processes: [ChildProcess]
     private let stopped = Locked(false)
-    /// Test producers to close before the daemons stop.
-    private let producers = Locked<[PipeWireTestProducer]>([])
+    /// Test nodes (producers, tones) to close before the daemons stop.
+    private let producers = Locked<[@Sendable () -> Void]>([])
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
@@ -121,15 +121,15 @@ public final class PrivatePipeWire: Sendable {
 
     /// Closes the producers and hands out the daemons to stop, in stopping order, once.
     private func takeForStopping() -> [ChildProcess] {
-        for producer in producers.withLock({ producers in defer { producers = [] }; return producers }) { producer.close() }
+        for close in producers.withLock({ producers in defer { producers = [] }; return producers }) { close() }
         return stopped.withLock { stopped in
             defer { stopped = true }
             return stopped ? [] : processes.reversed()
         }
     }
 
-    func closeBeforeStopping(_ producer: PipeWireTestProducer) {
-        producers.withLock { $0.append(producer) }
+    func closeBeforeStopping(_ close: @escaping @Sendable () -> Void) {
+        producers.withLock { $0.append(close) }
     }
 
     /// A new connection to this PipeWire: a connected socket (the caller owns it).

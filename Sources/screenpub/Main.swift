@@ -29,7 +29,10 @@ struct ScreenpubCommand: AsyncParsableCommand {
             options). The other commands talk to a running screenpub over its control socket.
             """,
         version: ScreenpubVersion.current,
-        subcommands: [ShareCommand.self, StatusCommand.self, PauseCommand.self, ResumeCommand.self, StopCommand.self],
+        subcommands: [
+            ShareCommand.self, StatusCommand.self, PauseCommand.self, ResumeCommand.self, MuteCommand.self, UnmuteCommand.self,
+            StopCommand.self,
+        ],
         defaultSubcommand: ShareCommand.self)
 }
 
@@ -52,7 +55,7 @@ enum ScreenpubMain {
             return
         }
         // Help, versions, completions and the control commands read no settings.
-        let controlCommands = ["status", "pause", "resume", "stop", "help"]
+        let controlCommands = ["status", "pause", "resume", "mute", "unmute", "stop", "help"]
         let informational: Set<String> = ["-h", "--help", "--help-hidden", "--version", "--experimental-dump-help"]
         if let first = arguments.first, controlCommands.contains(first)
             || arguments.contains(where: { informational.contains($0) || $0.hasPrefix("--generate-completion-script") })
@@ -165,6 +168,33 @@ struct ResumeCommand: AsyncParsableCommand {
     func run() async throws {
         let (status, _) = try await control.send("resume")
         printNow("screenpub is \(status.state ?? "sharing")")
+    }
+}
+
+struct MuteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mute",
+        abstract: "Stop sending sound (a share started with --audio); the picture goes on and viewers see that it is muted.",
+        discussion: "Exit status: 0 muted; 3 no screenpub is running; 1 it has no sound to mute.")
+
+    @OptionGroup var control: ControlOptions
+
+    func run() async throws {
+        _ = try await control.send("mute")
+        printNow("screenpub's sound is muted")
+    }
+}
+
+struct UnmuteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unmute", abstract: "Send sound again after `screenpub mute`.",
+        discussion: "Exit status: 0 unmuted; 3 no screenpub is running; 1 it has no sound.")
+
+    @OptionGroup var control: ControlOptions
+
+    func run() async throws {
+        _ = try await control.send("unmute")
+        printNow("screenpub's sound is on")
     }
 }
 

@@ -18,9 +18,10 @@ struct ScreensubCommand: AsyncParsableCommand {
             screensub --input share.webm --print-metadata lists every frame of a recording with its capture time \
             and metadata (from the WebM's timed metadata track). screensub --server URL --token TOKEN subscribes \
             to a live stream on screenrelay (the first screen stream, or --stream ID) and does the same as frames \
-            arrive, with the capture-to-arrival latency. Frames are decoded with libvpx, so a corrupt stream is \
+            arrive, with the capture-to-arrival latency; a stream's sound (screenpub --audio) arrives as Opus \
+            frames, printed as "audio" lines. Frames are decoded with libvpx, so a corrupt stream is \
             reported; --frames DIR writes every decoded picture as a PNG, --output FILE records the live stream as \
-            a WebM (with its metadata track), as it arrives and without re-encoding. screensub --hls URL \
+            a WebM (with its metadata track and its Opus track), as it arrives and without re-encoding. screensub --hls URL \
             --print-metadata follows a live HLS stream (screenrelay's /hls/SESSION/index.m3u8?token=…) as a player \
             does and prints each segment's PROGRAM-DATE-TIME, each DATERANGE and each frame's ID3 metadata.
 
@@ -224,36 +225,44 @@ struct ScreensubCommand: AsyncParsableCommand {
             if let directory { { _ in try PNGSequence(directory: directory) } } else { nil }
         do {
             let summary = try await subscriber.run(
-                frameLimit: count,
+                frameLimit: count, audio: true,
                 makeDecoder: { codec throws -> any VideoDecoder in try VPXDecoder(codec: codec) },
                 makeRenderer: makeRenderer,
                 makeSink: { stream throws -> any EncodedFrameSink in
                     var sinks: [any EncodedFrameSink] = []
                     if printing { sinks.append(LiveFramePrinter(json: asJSON)) }
-                    if let outputPath { sinks.append(RecordingSink(path: outputPath, framesPerSecond: stream.properties.estimatedFramesPerSecond)) }
+                    if let outputPath {
+                        sinks.append(RecordingSink(
+                            path: outputPath, framesPerSecond: stream.properties.estimatedFramesPerSecond, audio: stream.properties.audio))
+                    }
                     return SinkGroup(sinks)
                 },
                 onStream: { sessionId, stream in
                     if !asJSON {
                         let p = stream.properties
-                        emit("session \(sessionId): stream \(stream.streamId) \"\(stream.name)\", \(p.videoType) \(p.width)×\(p.height) \(p.codec) ~\(p.estimatedFramesPerSecond) fps\(p.hasVideo ? "" : ", paused")")
+                        let sound = p.audio.map { ", \($0.codec) \($0.channels == 1 ? "mono" : "stereo")\(p.hasAudio ? "" : " (muted)")" } ?? ""
+                        emit("session \(sessionId): stream \(stream.streamId) \"\(stream.name)\", \(p.videoType) \(p.width)×\(p.height) \(p.codec) ~\(p.estimatedFramesPerSecond) fps\(sound)\(p.hasVideo ? "" : ", paused")")
                     }
                 },
                 onPropertiesChanged: { stream in
                     let p = stream.properties
                     if asJSON {
                         let object: [String: Any] = [
-                            "event": "streamPropertyChanged", "streamId": Int(stream.streamId), "hasVideo": p.hasVideo,
+                            "event": "streamPropertyChanged", "streamId": Int(stream.streamId), "hasVideo": p.hasVideo, "hasAudio": p.hasAudio,
                             "estimatedFramesPerSecond": p.estimatedFramesPerSecond,
                         ]
                         if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
                             emit(String(decoding: data, as: UTF8.self))
                         }
                     } else {
-                        emit("stream \(stream.streamId): \(p.hasVideo ? "video on" : "paused by the publisher (last picture kept)"), ~\(p.estimatedFramesPerSecond) fps")
+                        let sound = p.audio == nil ? "" : p.hasAudio ? ", sound on" : ", sound muted"
+                        emit("stream \(stream.streamId): \(p.hasVideo ? "video on" : "paused by the publisher (last picture kept)")\(sound), ~\(p.estimatedFramesPerSecond) fps")
                     }
                 })
-            if !json { emit("\(summary.framesReceived) frames received, \(summary.framesRendered) decoded; \(summary.ending)") }
+            if !json {
+                let sound = summary.audioFramesReceived > 0 ? ", \(summary.audioFramesReceived) audio frames" : ""
+                emit("\(summary.framesReceived) frames received, \(summary.framesRendered) decoded\(sound); \(summary.ending)")
+            }
         } catch {
             FileHandle.standardError.write(Data("screensub: \(error)\n".utf8))
             throw ExitCode(1)
@@ -282,10 +291,33 @@ final class PNGSequence: VideoRenderer {
     }
 }
 
-/// Prints each live frame as it arrives: index, key/delta, bytes, size, latency, capture time, metadata.
-final class LiveFramePrinter: EncodedFrameSink {
+/// Prints each live frame as it arrives: index, key/delta, bytes, size, latency, capture time, metadata; and
+/// each audio frame, marked as such (bytes, channels, length, silence, latency, capture time).
+final class LiveFramePrinter: EncodedFrameSink, EncodedAudioSink {
     let json: Bool
     private var index = 0
+    private var audioIndex = 0
+
+    func writeAudio(_ frame: EncodedAudioFrame) throws {
+        audioIndex += 1
+        let latency = WallClockTime.now().millisecondsSince1970 - frame.wallClock.millisecondsSince1970
+        let milliseconds = frame.samples * 1000 / 48_000
+        if json {
+            let object: [String: Any] = [
+                "kind": "audio", "index": audioIndex, "codec": frame.codec.rawValue, "bytes": frame.payload.count,
+                "channels": frame.channels, "samples": frame.samples, "silence": frame.isSilence,
+                "captureTime": frame.captureTime.description, "wallClock": FrameMetadata.iso8601(frame.wallClock).text ?? "",
+                "latencyMilliseconds": latency,
+            ]
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+                emit(String(decoding: data, as: UTF8.self))
+            }
+            return
+        }
+        emit(String(format: "audio %5d  %@  %7d B  %dch %d ms%@  latency %lld ms  capture=%@",
+                     audioIndex, frame.codec.rawValue, frame.payload.count, frame.channels, milliseconds,
+                     frame.isSilence ? " silence" : "", latency, frame.captureTime.description))
+    }
 
     init(json: Bool) { self.json = json }
 
@@ -295,7 +327,7 @@ final class LiveFramePrinter: EncodedFrameSink {
         let latency = WallClockTime.now().millisecondsSince1970 - frame.wallClock.millisecondsSince1970
         if json {
             var object: [String: Any] = [
-                "index": index, "keyframe": frame.isKeyframe, "bytes": frame.payload.count,
+                "kind": "video", "index": index, "keyframe": frame.isKeyframe, "bytes": frame.payload.count,
                 "width": frame.width, "height": frame.height, "captureTime": frame.captureTime.description,
                 "wallClock": FrameMetadata.iso8601(frame.wallClock).text ?? "", "latencyMilliseconds": latency,
                 "metadataBase64": Data(frame.metadata.bytes).base64EncodedString(),
@@ -315,11 +347,14 @@ final class LiveFramePrinter: EncodedFrameSink {
     func finish() throws {}
 }
 
-/// Several sinks fed the same frames, in order.
-final class SinkGroup: EncodedFrameSink {
+/// Several sinks fed the same frames, in order; audio frames go to those that take them.
+final class SinkGroup: EncodedFrameSink, EncodedAudioSink {
     private let sinks: [any EncodedFrameSink]
     init(_ sinks: [any EncodedFrameSink]) { self.sinks = sinks }
     func write(_ frame: EncodedFrame) throws { for sink in sinks { try sink.write(frame) } }
+    func writeAudio(_ frame: EncodedAudioFrame) throws {
+        for case let sink as any EncodedAudioSink in sinks { try sink.writeAudio(frame) }
+    }
     func finish() throws { for sink in sinks { try sink.finish() } }
 }
 

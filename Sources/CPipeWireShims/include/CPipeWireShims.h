@@ -53,6 +53,9 @@ int CPipeWireShims_parseAudioFormat(const struct spa_pod *param, uint32_t *forma
 /// between the device and the stream in nanoseconds. False when PipeWire has none yet.
 bool CPipeWireShims_streamTime(struct pw_stream *stream, int64_t *now, int64_t *delayNanoseconds);
 
+/// Like the above, plus the samples the stream's resampler holds (their time is not yet in any buffer).
+bool CPipeWireShims_captureTime(struct pw_stream *stream, int64_t *now, int64_t *delayNanoseconds, int64_t *bufferedSamples);
+
 /// Reads a negotiated raw video format. Returns 0, or a negative errno.
 int CPipeWireShims_parseVideoFormat(const struct spa_pod *param, uint32_t *format, uint32_t *width, uint32_t *height);
 
