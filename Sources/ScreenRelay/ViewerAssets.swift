@@ -1,6 +1,6 @@
 import Foundation
 
-/// The browser pages' files (the live viewer: index.html, viewer.js, viewer-hls.js, viewer.css; the archive view: archive.html,
+/// The browser pages' files (the live viewer: index.html, viewer.js, viewer-hls.js, viewer-audio-worklet.js, viewer.css; the archive view: archive.html,
 /// archive.js), read once at start.
 ///
 /// They ship as a SwiftPM resource directory beside the executable (`screenpub_ScreenRelay.resources/Viewer`)
@@ -17,6 +17,7 @@ struct ViewerAssets: Sendable {
         ("index.html", "text/html; charset=utf-8"),
         ("viewer.js", "text/javascript; charset=utf-8"),
         ("viewer-hls.js", "text/javascript; charset=utf-8"),
+        ("viewer-audio-worklet.js", "text/javascript; charset=utf-8"),
         ("viewer.css", "text/css; charset=utf-8"),
         ("archive.html", "text/html; charset=utf-8"),
         ("archive.js", "text/javascript; charset=utf-8"),

@@ -12,7 +12,9 @@ import ScreenMedia
 /// begins at the sample of that time.
 public final class PipeWireTestTone: @unchecked Sendable {
     // @unchecked: every libpipewire object and the signal are touched only with the thread loop's lock held (or
-    // on the loop's thread, in callbacks), which is how libpipewire's thread loop is meant to be used.
+    // on the loop's thread, in callbacks, which it runs with the lock held — hence no RT_PROCESS, whose data
+    // thread would read the signal while `play` replaces it), which is how libpipewire's thread loop is meant
+    // to be used.
     public enum Signal: Sendable, Equatable {
         case silence
         /// A sine of this frequency (Hz) and amplitude (0–1).
@@ -73,7 +75,7 @@ public final class PipeWireTestTone: @unchecked Sendable {
             ]
             return pw_stream_connect(
                 stream, SPA_DIRECTION_OUTPUT, UInt32.max,  // PW_ID_ANY
-                pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue), &params, 1)
+                pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue), &params, 1)
         }
         guard status >= 0 else { throw PrivatePipeWire.Failure(description: "the test tone cannot connect its stream: \(status)") }
         pipewire.closeBeforeStopping { [weak self] in self?.close() }

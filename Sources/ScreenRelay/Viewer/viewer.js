@@ -1,10 +1,19 @@
 // screenpub viewer: joins a session on the relay with the subscriber token from the page's URL, subscribes
-// to a screen stream and decodes it with WebCodecs into a canvas. The wire format is docs/protocol.md.
+// to a screen stream and decodes it with WebCodecs into a canvas, and its sound (Opus) with AudioDecoder into an
+// AudioWorklet, lined up with the pictures by capture time. The wire format is docs/protocol.md.
 'use strict';
 
 const HEADER_SIZE = 48;
 const MAGIC = 0x5350; // "SP"
-const WIRE_VERSION = 1;
+// Media frame versions read here: 1 (video) and 2 (a kind byte at offset 7: 0 video, 1 audio).
+const WIRE_VERSIONS = [1, 2];
+const KIND_VIDEO = 0;
+const KIND_AUDIO = 1;
+const FLAG_SILENCE = 4;
+const AUDIO_CODECS = { 1: 'opus' };
+// Sound is played this long after capture at least (its jitter buffer), more when the pictures take longer.
+const AUDIO_TARGET_DELAY_MS = 60;
+const AUDIO_MAX_DELAY_MS = 1000;
 const FLAG_KEYFRAME = 1;
 const FLAG_KEEPALIVE = 2;
 const MAX_METADATA = 32;
@@ -22,8 +31,12 @@ function parseMediaFrame(buffer) {
   if (buffer.byteLength < HEADER_SIZE) throw new Error(`media frame of ${buffer.byteLength} bytes is shorter than its header`);
   const view = new DataView(buffer);
   if (view.getUint16(0) !== MAGIC) throw new Error('media frame without the SP magic');
-  if (view.getUint8(2) !== WIRE_VERSION) throw new Error(`media frame version ${view.getUint8(2)} is not supported`);
+  const version = view.getUint8(2);
+  if (!WIRE_VERSIONS.includes(version)) throw new Error(`media frame version ${version} is not supported`);
   if (view.getUint8(3) !== HEADER_SIZE) throw new Error('media frame header length is not 48');
+  const kind = version === 1 ? KIND_VIDEO : view.getUint8(7);
+  if (kind === KIND_AUDIO) return parseAudioFrame(view, buffer);
+  if (kind !== KIND_VIDEO) return null; // a kind of a later version: ignored
   const flags = view.getUint8(4);
   const codec = view.getUint8(5);
   const metadataLength = view.getUint8(6);
@@ -33,6 +46,7 @@ function parseMediaFrame(buffer) {
   if (HEADER_SIZE + metadataLength + payloadLength !== buffer.byteLength) throw new Error('media frame lengths are inconsistent');
   if (!(codec in WEBCODECS_CODEC)) throw new Error(`unknown codec ${codec}`);
   return {
+    kind: 'video',
     keyframe: (flags & FLAG_KEYFRAME) !== 0,
     keepalive: (flags & FLAG_KEEPALIVE) !== 0,
     codec,
@@ -43,6 +57,29 @@ function parseMediaFrame(buffer) {
     wallClockMs: Number(view.getBigInt64(36)),
     metadata: new Uint8Array(buffer, HEADER_SIZE, metadataLength),
     payload: new Uint8Array(buffer, HEADER_SIZE + metadataLength, payloadLength),
+  };
+}
+
+function parseAudioFrame(view, buffer) {
+  const codec = view.getUint8(5);
+  const channels = view.getUint16(12);
+  const payloadLength = view.getUint32(44);
+  if (!(codec in AUDIO_CODECS)) throw new Error(`unknown audio codec ${codec}`);
+  if (channels < 1 || channels > 2) throw new Error(`audio frame with ${channels} channels`);
+  if (HEADER_SIZE + payloadLength !== buffer.byteLength) throw new Error('audio frame lengths are inconsistent');
+  const timescale = view.getInt32(32);
+  if (timescale <= 0) throw new Error('audio frame timescale is not positive');
+  return {
+    kind: 'audio',
+    codec,
+    silence: (view.getUint8(4) & FLAG_SILENCE) !== 0,
+    streamId: view.getUint32(8),
+    channels,
+    samples: view.getUint16(14),
+    sequence: Number(view.getBigUint64(16)),
+    captureUs: Number(view.getBigInt64(24) * 1000000n / BigInt(timescale)),
+    wallClockMs: Number(view.getBigInt64(36)),
+    payload: new Uint8Array(buffer, HEADER_SIZE, payloadLength),
   };
 }
 
@@ -77,6 +114,8 @@ const page = {
   chatInput: document.getElementById('chat-input'),
   recordingBadge: document.getElementById('recording-badge'),
   pausedBadge: document.getElementById('paused-badge'),
+  sound: document.getElementById('sound'),
+  mutedBadge: document.getElementById('muted-badge'),
 };
 const MAX_SIGNAL_DATA = 8192;
 const MAX_CHAT_LINES = 200;
@@ -99,6 +138,15 @@ const viewer = {
   problem: null,
   chat: [], // [{from, sender, text}] as shown
   recording: null, // the archive id while the session is being recorded
+  /// Sound: frames received and decoded, whether the presenter muted it, whether this page plays it (browsers
+  /// wait for a click), the playout delay in use, and what the worklet reported.
+  audioFramesReceived: 0,
+  audioFramesDecoded: 0,
+  audioDecoderErrors: 0,
+  audioMuted: false,
+  audioPlaying: false,
+  audioDelayMs: null,
+  audioWorklet: null,
 };
 window.screenViewer = viewer;
 
@@ -221,11 +269,108 @@ class StreamPlayer {
   }
 }
 
+/// Plays one stream's sound: Opus through WebCodecs' AudioDecoder, into an AudioWorklet that plays each chunk
+/// at its capture time plus a playout delay: at least AUDIO_TARGET_DELAY_MS (the jitter buffer), and as long as
+/// the pictures take from capture to screen, so that sound and pictures line up. The delay follows the
+/// measured latencies (wall clocks of publisher and viewer, as the picture's latency does).
+class AudioPlayer {
+  constructor(latencies) {
+    this.videoLatencies = latencies; // the picture's capture → display latencies (ms), shared with its player
+    this.decoder = null;
+    this.channels = 0;
+    this.arrivalLatencies = [];
+    this.pending = []; // frames being decoded, in order (the decoder's outputs come in the same order)
+    this.context = null;
+    this.node = null;
+    this.gain = null;
+  }
+
+  feed(frame) {
+    viewer.audioFramesReceived += 1;
+    this.arrivalLatencies.push(Date.now() - frame.wallClockMs);
+    if (this.arrivalLatencies.length > 100) this.arrivalLatencies.shift();
+    if (typeof AudioDecoder === 'undefined') return;
+    if (!this.decoder || this.decoder.state === 'closed' || this.channels !== frame.channels) this.openDecoder(frame.channels);
+    this.pending.push(frame);
+    if (this.pending.length > 50) this.pending.shift();
+    try {
+      this.decoder.decode(new EncodedAudioChunk({ type: 'key', timestamp: frame.captureUs, data: frame.payload }));
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  openDecoder(channels) {
+    this.close();
+    this.channels = channels;
+    this.decoder = new AudioDecoder({ output: (data) => this.play(data), error: (error) => this.fail(error) });
+    this.decoder.configure({ codec: 'opus', sampleRate: 48000, numberOfChannels: channels });
+  }
+
+  /// The playout delay: the jitter buffer, or longer when the pictures arrive later than the sound.
+  delayMs() {
+    const arrival = this.arrivalLatencies.length ? [...this.arrivalLatencies].sort((a, b) => a - b)[Math.floor(this.arrivalLatencies.length * 0.95)] : 0;
+    const pictures = median(this.videoLatencies);
+    const delay = Math.max(AUDIO_TARGET_DELAY_MS, arrival + 20, Number.isNaN(pictures) ? 0 : pictures);
+    return Math.min(delay, AUDIO_MAX_DELAY_MS);
+  }
+
+  play(data) {
+    viewer.audioFramesDecoded += 1;
+    while (this.pending.length && this.pending[0].captureUs < data.timestamp) this.pending.shift();
+    const frame = this.pending.shift();
+    if (!this.node || !frame) { data.close(); return; }
+    const channels = [];
+    for (let channel = 0; channel < data.numberOfChannels; channel += 1) {
+      const samples = new Float32Array(data.numberOfFrames);
+      data.copyTo(samples, { planeIndex: channel, format: 'f32-planar' });
+      channels.push(samples);
+    }
+    data.close();
+    viewer.audioDelayMs = Math.round(this.delayMs());
+    const start = this.context.currentTime + (frame.wallClockMs + viewer.audioDelayMs - Date.now()) / 1000;
+    this.node.port.postMessage({ start, channels }, channels.map((samples) => samples.buffer));
+  }
+
+  /// Starts the output (after a click: browsers allow sound only then); nothing plays before.
+  async enable() {
+    if (!this.context) {
+      this.context = new AudioContext({ sampleRate: 48000, latencyHint: 'interactive' });
+      await this.context.audioWorklet.addModule('/viewer/viewer-audio-worklet.js');
+      this.node = new AudioWorkletNode(this.context, 'screenpub-sound', { outputChannelCount: [2] });
+      this.node.port.onmessage = (event) => { viewer.audioWorklet = event.data; };
+      this.gain = new GainNode(this.context);
+      this.node.connect(this.gain).connect(this.context.destination);
+    }
+    await this.context.resume();
+    this.gain.gain.value = 1;
+    viewer.audioPlaying = true;
+  }
+
+  disable() {
+    if (this.gain) this.gain.gain.value = 0;
+    viewer.audioPlaying = false;
+  }
+
+  fail(error) {
+    viewer.audioDecoderErrors += 1;
+    console.warn('screenpub viewer: audio decoder error', error);
+    this.close();
+  }
+
+  close() {
+    if (this.decoder && this.decoder.state !== 'closed') this.decoder.close();
+    this.decoder = null;
+    this.pending = [];
+  }
+}
+
 class Viewer {
   constructor(token) {
     this.token = token;
     this.socket = null;
     this.player = null;
+    this.audio = null;
     this.attempt = 0;
     this.fatal = false;
   }
@@ -249,6 +394,11 @@ class Viewer {
     const stream = viewer.streams.get(viewer.currentStreamId);
     viewer.paused = Boolean(stream && stream.properties && stream.properties.hasVideo === false);
     page.pausedBadge.hidden = !viewer.paused;
+    // Sound: the speaker button only for a stream that has sound; a badge while the presenter muted it.
+    const hasSound = Boolean(stream && stream.properties && stream.properties.audio);
+    viewer.audioMuted = hasSound && stream.properties.hasAudio === false && !viewer.paused;
+    page.mutedBadge.hidden = !viewer.audioMuted;
+    page.sound.hidden = !hasSound;
   }
 
   send(message) {
@@ -364,8 +514,25 @@ class Viewer {
   media(buffer) {
     let frame;
     try { frame = parseMediaFrame(buffer); } catch (error) { console.warn('screenpub viewer:', error.message); return; }
-    if (frame.streamId !== viewer.currentStreamId || !this.player) return;
-    this.player.feed(frame);
+    if (!frame || frame.streamId !== viewer.currentStreamId || !this.player) return;
+    if (frame.kind === 'audio') this.audio?.feed(frame);
+    else this.player.feed(frame);
+  }
+
+  /// The speaker button: sound on (a click lets the page play it) or off.
+  async toggleSound() {
+    if (!this.audio) return;
+    try {
+      if (viewer.audioPlaying) this.audio.disable(); else await this.audio.enable();
+    } catch (error) {
+      this.showNotice(`Sound cannot play here: ${error.message || error}`);
+    }
+    this.renderSoundButton();
+  }
+
+  renderSoundButton() {
+    page.sound.textContent = viewer.audioPlaying ? '🔊 Sound on' : '🔇 Sound off — click to listen';
+    page.sound.setAttribute('aria-pressed', String(viewer.audioPlaying));
   }
 
   /// Subscribes to the first live stream when none is being watched.
@@ -383,7 +550,11 @@ class Viewer {
     const stream = viewer.streams.get(streamId);
     viewer.currentStreamId = streamId;
     this.player = new StreamPlayer(stream, () => this.send({ type: 'requestKeyframe', streamId }));
-    this.send({ type: 'subscribe', streamId });
+    // The sound player outlives subscriptions (its AudioContext was allowed by a click); its decoder does not.
+    this.audio?.close();
+    this.audio = this.audio || new AudioPlayer(this.player.latencies);
+    this.audio.videoLatencies = this.player.latencies;
+    this.send({ type: 'subscribe', streamId, audio: typeof AudioDecoder !== 'undefined' });
     this.renderStreams();
   }
 
@@ -414,6 +585,7 @@ class Viewer {
   closed(event) {
     page.chatInput.disabled = true;
     this.player?.closeDecoder();
+    this.audio?.close();
     this.player = null;
     viewer.currentStreamId = null;
     if (this.fatal) return;
@@ -462,6 +634,8 @@ async function start() {
     page.chatInput.value = '';
   });
   window.screenViewerSendChat = (text) => session.sendChat(text);
+  page.sound.addEventListener('click', () => session.toggleSound());
+  session.renderSoundButton();
   session.connect();
 }
 
