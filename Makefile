@@ -41,6 +41,7 @@ bench: deps
 	Benchmarks/relay.sh
 	Benchmarks/hls.sh
 	Benchmarks/pipewire.sh
+	Benchmarks/audio.sh
 
 # libFuzzer with AddressSanitizer on the relay's wire parsers: 10^7 executions (FUZZ_RUNS, FUZZ_SECONDS).
 fuzz:

@@ -19,6 +19,9 @@ public final class PipeWireTestTone: @unchecked Sendable {
         case silence
         /// A sine of this frequency (Hz) and amplitude (0–1).
         case tone(frequency: Double, amplitude: Double)
+        /// Something like music for a codec: a chord whose notes change every half second, with a tremolo and
+        /// a little noise (Opus spends its bit rate on it as on a song).
+        case music
         /// Silence but for beeps (a sine of `frequency`) starting at these `CLOCK_MONOTONIC` instants (ns), each
         /// `milliseconds` long.
         case beeps(frequency: Double, at: [UInt64], milliseconds: Double)
@@ -159,6 +162,12 @@ public final class PipeWireTestTone: @unchecked Sendable {
             return 0
         case .tone(let frequency, let amplitude):
             return amplitude * sin(2 * .pi * frequency * seconds)
+        case .music:
+            let notes: [Double] = [220, 247, 262, 294, 330, 349, 392, 440]
+            let step = Int(seconds * 2)
+            let chord = (0..<3).map { notes[(step + $0 * 2) % notes.count] * (1 + Double($0 / 2)) }
+            let tremolo = 0.75 + 0.25 * sin(2 * .pi * 3 * seconds)
+            return tremolo * chord.reduce(0) { $0 + 0.15 * sin(2 * .pi * $1 * seconds) } + Double.random(in: -0.01...0.01)
         case .beeps(let frequency, let instants, let milliseconds):
             for instant in instants where time >= Int64(instant) && Double(time - Int64(instant)) < milliseconds * 1e6 {
                 return 0.5 * sin(2 * .pi * frequency * Double(time - Int64(instant)) / 1e9)
