@@ -198,8 +198,16 @@ public final class PipeWireAudioSource {
         switch state {
         case PW_STREAM_STATE_ERROR:
             failure = PipeWireCaptureError(.streamFailed, "capturing \(options.input) failed: \(error ?? "stream error")")
+        case PW_STREAM_STATE_UNCONNECTED where channels == 0:
+            // The session manager found nothing to link the stream to.
+            let missing = switch options.input {
+            case .desktop: "PipeWire has no audio output whose sound could be captured (`wpctl status` lists the sinks)"
+            case .microphone: "PipeWire has no audio input to capture (`wpctl status` lists the sources)"
+            case .node(let node): "PipeWire has no node \(node) to capture (`pw-cli ls Node` lists them by id and node.name)"
+            }
+            failure = PipeWireCaptureError(.streamFailed, "cannot capture \(options.input): \(missing)")
         case PW_STREAM_STATE_UNCONNECTED:
-            failure = PipeWireCaptureError(.streamFailed, "lost \(options.input): PipeWire disconnected the stream (did the pipewire daemon stop?)")
+            failure = PipeWireCaptureError(.streamFailed, "lost \(options.input): PipeWire disconnected the stream (did the pipewire daemon stop, or the node go away?)")
         default:
             break
         }

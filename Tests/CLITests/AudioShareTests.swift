@@ -302,6 +302,19 @@ import Testing
         #expect(try await browser.evaluate("screenViewer.audioMuted", as: Bool.self))
     }
 
+    @Test func anUnknownNodeIsNamedWithWhereToFindTheRightOne() async throws {
+        let pipewire = try await PrivatePipeWire(busActivation: false)
+        let display = try VirtualDisplay(width: 320, height: 240)
+        var environment = RunningShare.environment(home: pipewire.runtimeDirectory)
+        environment["PIPEWIRE_RUNTIME_DIR"] = pipewire.runtimeDirectory
+        let outcome = try await ChildProcess.run(
+            RunningShare.screenpub,
+            ["--display", display.name, "--audio", "no-such-node", "--output", pipewire.runtimeDirectory + "/a.webm", "--duration", "1", "--control-socket", ""],
+            environment: environment, timeout: 30)
+        #expect(outcome.status == 2, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("PipeWire has no node no-such-node to capture (`pw-cli ls Node`"), "\(outcome.standardError)")
+    }
+
     @Test func withoutAPipeWireDaemonTheShareSaysSoOrGoesOnWithoutSound() async throws {
         let display = try VirtualDisplay(width: 320, height: 240)
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("nopw-\(UUID().uuidString.prefix(8))").path
