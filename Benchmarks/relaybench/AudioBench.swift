@@ -29,37 +29,6 @@ struct AudioBench: AsyncParsableCommand {
     @Option(help: "Frames per second captured during the A/V run (a picture's capture time is the tick after the paint).")
     var fps: Int = 30
 
-    final class Received: Sendable {
-        /// Audio frames: capture ns, arrival ns, bytes on the wire, decoded samples (left channel).
-        let sounds = Locked<[(capture: Int64, arrived: Int64, bytes: Int, left: [Float])]>([])
-        /// Pictures: capture ns and brightness.
-        let pictures = Locked<[(capture: Int64, brightness: Double)]>([])
-    }
-
-    final class Collector: EncodedFrameSink, EncodedAudioSink, VideoRenderer {
-        let received: Received
-        var decoder: OpusAudioDecoder?
-        let clock = MonotonicClock()
-        init(_ received: Received) { self.received = received }
-        func write(_ frame: EncodedFrame) throws {}
-        func finish() throws {}
-        func writeAudio(_ frame: EncodedAudioFrame) throws {
-            if decoder == nil { decoder = try OpusAudioDecoder(channels: frame.channels) }
-            let channels = frame.channels
-            let left = try decoder!.decode(frame.payload) { samples in stride(from: 0, to: samples.count, by: channels).map { samples[$0] } }
-            let now = Int64(clock.nanoseconds(fromTicks: clock.now()))
-            received.sounds.withLock {
-                $0.append((frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value, now, frame.payload.count + 48, left))
-            }
-        }
-        func render(_ frame: VideoFrame) throws {
-            let pixel = frame.pixel(x: frame.width / 4, y: frame.height / 4)
-            received.pictures.withLock {
-                $0.append((frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value, (Double(pixel.r) + Double(pixel.g) + Double(pixel.b)) / 3))
-            }
-        }
-    }
-
     /// CPU seconds of screenpub's audio thread (`screenpub-aud`), from /proc.
     static func audioThreadSeconds(_ pid: Int32) -> Double {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
@@ -90,7 +59,7 @@ struct AudioBench: AsyncParsableCommand {
         environment["XDG_CONFIG_HOME"] = home
         let share = try ChildProcess(
             screenpub,
-            ["--display", display.name, "--audio", tone.name, "--fps", String(fps), "--keepalive", "1", "--port", "0", "--control-socket", ""],
+            ["--display", display.name, "--audio", tone.name, "--fps", String(fps), "--keepalive", "0.05", "--port", "0", "--control-socket", ""],
             environment: environment)
         defer { share.endInBackground(signal: SIGTERM, timeout: 10) }
         var viewer = ""
@@ -101,13 +70,13 @@ struct AudioBench: AsyncParsableCommand {
         guard let url = URL(string: viewer), let token = viewer.split(separator: "token=").last, let port = url.port else {
             throw ValidationError("screenpub printed no viewer link: \(share.errorsSoFar)")
         }
-        let received = Received()
+        let received = SoundAndPictures()
         let subscriber = StreamSubscriber(
             transport: WebSocketTransport(url: "ws://127.0.0.1:\(port)/ws"), token: String(token), logger: Logger(label: "bench"))
         let subscription = Task {
             try await subscriber.run(
-                audio: true, makeDecoder: { try VPXDecoder(codec: $0) }, makeRenderer: { _ in Collector(received) },
-                makeSink: { _ in Collector(received) })
+                audio: true, makeDecoder: { try VPXDecoder(codec: $0) }, makeRenderer: { _ in received.collector() },
+                makeSink: { _ in received.collector() })
         }
         defer { subscription.cancel() }
         let clock = MonotonicClock()
@@ -121,10 +90,10 @@ struct AudioBench: AsyncParsableCommand {
             let (from, cpuBefore) = (now(), Self.audioThreadSeconds(share.processID))
             try await Task.sleep(for: .milliseconds(Int(phaseSeconds * 1000)))
             let (to, cpuAfter) = (now(), Self.audioThreadSeconds(share.processID))
-            let frames = received.sounds.value.filter { $0.capture >= from && $0.capture < to }
+            let frames = received.sounds.value.filter { $0.captureTime >= from && $0.captureTime < to }
             let minutes = Double(to - from) / 60e9
-            let bytes = frames.reduce(0) { $0 + $1.bytes }
-            let latencies = frames.map { Double($0.arrived - $0.capture) / 1e6 }
+            let bytes = frames.reduce(0) { $0 + $1.bytes + 48 }  // each with its 48-byte header
+            let latencies = frames.map { Double($0.arrived - $0.captureTime) / 1e6 }
             let (p50, _, p99, _) = percentiles(latencies)
             print(String(format: "%@: audio thread CPU %.2f %% of a core; %d frames, %.0f bytes/min on the wire (%.1f kbit/s); capture → arrival p50 %.1f ms p99 %.1f ms",
                          name, (cpuAfter - cpuBefore) / (Double(to - from) / 1e9) * 100, frames.count, Double(bytes) / minutes,
@@ -148,19 +117,8 @@ struct AudioBench: AsyncParsableCommand {
             painter.fill(window: canvas, PixelRect(x: 0, y: 0, width: 640, height: 360), color: black)
         }
         try await Task.sleep(for: .seconds(1))
-        let pictures = received.pictures.value
-        let sounds = received.sounds.value
-        var offsets: [Double] = []
-        for instant in instants.map(Int64.init) {
-            let window = (instant - 200_000_000)..<(instant + 500_000_000)
-            guard let flash = pictures.first(where: { window.contains($0.capture) && $0.brightness > 128 }) else { continue }
-            search: for sound in sounds where window.contains(sound.capture) {
-                for (index, sample) in sound.left.enumerated() where abs(sample) > 0.1 {
-                    offsets.append(Double(sound.capture + Int64(index) * 1_000_000_000 / 48_000 - flash.capture) / 1e6)
-                    break search
-                }
-            }
-        }
+        // Pictures come at least every 50 ms (--keepalive 0.05): a longer gap before a flash means dropped frames.
+        let offsets = received.offsets(at: instants.map(Int64.init), frameGap: 80_000_000).milliseconds
         let (p50, _, p99, _) = percentiles(offsets)
         let absolute = percentiles(offsets.map(abs))
         print(String(format: "A/V at %d fps: %d of %d flashes paired; audio − video p50 %.1f ms p99 %.1f ms, min %.1f max %.1f; |offset| p50 %.1f ms p99 %.1f ms",

@@ -57,9 +57,7 @@ public final class PipeWireAudioSource {
     public let options: PipeWireAudioOptions
     private let logger: Logger
     private let clock = MonotonicClock()
-    private let loop: UnsafeMutablePointer<pw_loop>
-    private let context: OpaquePointer
-    private let core: OpaquePointer
+    private let connection: PipeWireConnection
     private var stream: OpaquePointer?
     private var listener: UnsafeMutablePointer<spa_hook>?
     private var podBuffer = [UInt8](repeating: 0, count: 1024)
@@ -72,45 +70,23 @@ public final class PipeWireAudioSource {
     /// The smoothed time from a buffer's last sample being captured to its delivery here, in milliseconds.
     public private(set) var captureLatencyMilliseconds: Double?
 
-    private static let initialized: Void = { pw_init(nil, nil) }()
-
     /// Connects to the daemon, asks for the input and waits (up to ``PipeWireAudioOptions/linkTimeout``) until
     /// PipeWire has linked it and agreed on a format, so ``channels`` is known. Call it on the thread that will
     /// call `run`. Throws ``PipeWireCaptureFailure/noDaemon`` without a PipeWire daemon.
     public init(options: PipeWireAudioOptions, logger: Logger) throws(PipeWireCaptureError) {
-        _ = Self.initialized
         self.options = options
         self.logger = logger
-        guard let loop = pw_loop_new(nil) else { throw PipeWireCaptureError(.noDaemon, "cannot create a PipeWire loop") }
-        guard let context = pw_context_new(loop, nil, 0) else {
-            pw_loop_destroy(loop)
-            throw PipeWireCaptureError(.noDaemon, "cannot create a PipeWire context")
-        }
-        let core: OpaquePointer?
-        switch options.remote {
-        case .default: core = pw_context_connect(context, nil, 0)
-        case .fileDescriptor(let descriptor): core = pw_context_connect_fd(context, descriptor, nil, 0)
-        }
-        guard let core else {
-            pw_context_destroy(context)
-            pw_loop_destroy(loop)
-            throw PipeWireCaptureError(
-                .noDaemon,
-                "cannot capture \(options.input): no PipeWire daemon answers (is pipewire running in this session? `systemctl --user status pipewire`)")
-        }
-        self.loop = loop
-        self.context = context
-        self.core = core
+        connection = try PipeWireConnection(remote: options.remote, capturing: options.input.description)
         try connect()
         let deadline = clock.nanoseconds(fromTicks: clock.now()) + UInt64(options.linkTimeout * 1e9)
-        CPipeWireShims_loopEnter(loop)
-        defer { CPipeWireShims_loopLeave(loop) }
-        while channels == 0 {
-            try iterate(timeoutMilliseconds: 50)
-            guard clock.nanoseconds(fromTicks: clock.now()) < deadline else {
-                throw PipeWireCaptureError(
-                    .noFrames,
-                    "PipeWire did not connect \(options.input) within \(options.linkTimeout) s (state: \(stateDescription)); \(hint)")
+        try connection.whileEntered { () throws(PipeWireCaptureError) in
+            while channels == 0 {
+                try iterate(timeoutMilliseconds: 50)
+                guard clock.nanoseconds(fromTicks: clock.now()) < deadline else {
+                    throw PipeWireCaptureError(
+                        .noFrames,
+                        "PipeWire did not connect \(options.input) within \(options.linkTimeout) s (state: \(stateDescription)); \(hint)")
+                }
             }
         }
     }
@@ -120,9 +96,6 @@ public final class PipeWireAudioSource {
             CPipeWireShims_removeStreamListener(listener)
             pw_stream_destroy(stream)
         }
-        pw_core_disconnect(core)
-        pw_context_destroy(context)
-        pw_loop_destroy(loop)
     }
 
     private var hint: String {
@@ -138,7 +111,7 @@ public final class PipeWireAudioSource {
         if case .desktop = options.input { description += " stream.capture.sink=true" }
         let properties = pw_properties_new_string(description)
         if case .node(let node) = options.input { pw_properties_set(properties, "target.object", node) }
-        guard let stream = pw_stream_new(core, "screenpub audio", properties) else {
+        guard let stream = pw_stream_new(connection.core, "screenpub audio", properties) else {
             throw PipeWireCaptureError(.streamFailed, "cannot create a PipeWire stream")
         }
         self.stream = stream
@@ -172,22 +145,19 @@ public final class PipeWireAudioSource {
     public func run(stop: StopSignal, consumer: any AudioSampleConsumer) throws {
         self.consumer = consumer
         defer { self.consumer = nil }
-        CPipeWireShims_loopEnter(loop)
-        defer { CPipeWireShims_loopLeave(loop) }
-        while !stop.isStopped {
-            try iterate(timeoutMilliseconds: 100)
-            if let consumerError {
-                self.consumerError = nil
-                throw consumerError
+        try connection.whileEntered {
+            while !stop.isStopped {
+                try iterate(timeoutMilliseconds: 100)
+                if let consumerError {
+                    self.consumerError = nil
+                    throw consumerError
+                }
             }
         }
     }
 
     private func iterate(timeoutMilliseconds: Int32) throws(PipeWireCaptureError) {
-        let result = CPipeWireShims_loopIterate(loop, timeoutMilliseconds)
-        if result < 0 && result != -EINTR {
-            throw PipeWireCaptureError(.streamFailed, "the PipeWire loop failed: \(String(cString: strerror(-result)))")
-        }
+        try connection.iterate(timeoutMilliseconds: timeoutMilliseconds)
         if let failure { throw failure }
     }
 

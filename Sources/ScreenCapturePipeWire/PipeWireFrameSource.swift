@@ -139,9 +139,7 @@ final class PipeWireStream {
     private let logger: Logger
     private let nodeID: UInt32
     private let drawsCursor: Bool
-    private let loop: UnsafeMutablePointer<pw_loop>
-    private let context: OpaquePointer
-    private let core: OpaquePointer
+    private let connection: PipeWireConnection
     private var stream: OpaquePointer?
     /// The registry's view of our node: whether it exists and when it goes.
     private var nodeWatch: OpaquePointer?
@@ -178,34 +176,12 @@ final class PipeWireStream {
     private static let largestCursorSide: UInt32 = 256
     private var reportedCursorFormat = false
 
-    private static let initialized: Void = { pw_init(nil, nil) }()
-
     init(options: PipeWireCaptureOptions, logger: Logger) throws(PipeWireCaptureError) {
-        _ = Self.initialized
         self.logger = logger
         self.nodeID = options.nodeID
         self.drawsCursor = options.drawsCursor
-        guard let loop = pw_loop_new(nil) else { throw PipeWireCaptureError(.noDaemon, "cannot create a PipeWire loop") }
-        guard let context = pw_context_new(loop, nil, 0) else {
-            pw_loop_destroy(loop)
-            throw PipeWireCaptureError(.noDaemon, "cannot create a PipeWire context")
-        }
-        let core: OpaquePointer?
-        switch options.remote {
-        case .default: core = pw_context_connect(context, nil, 0)
-        case .fileDescriptor(let descriptor): core = pw_context_connect_fd(context, descriptor, nil, 0)
-        }
-        guard let core else {
-            let reason = String(cString: strerror(errno))
-            pw_context_destroy(context)
-            pw_loop_destroy(loop)
-            let route = if case .fileDescriptor(let descriptor) = options.remote { "file descriptor \(descriptor)" } else { "the default socket ($XDG_RUNTIME_DIR/pipewire-0)" }
-            throw PipeWireCaptureError(.noDaemon, "cannot connect to PipeWire through \(route): \(reason); is the pipewire daemon running?")
-        }
-        self.loop = loop
-        self.context = context
-        self.core = core
-        nodeWatch = CPipeWireShims_watchNode(core, options.nodeID)
+        connection = try PipeWireConnection(remote: options.remote, capturing: "PipeWire node \(options.nodeID)")
+        nodeWatch = CPipeWireShims_watchNode(connection.core, options.nodeID)
         try connect(nodeID: options.nodeID)
     }
 
@@ -216,14 +192,11 @@ final class PipeWireStream {
             CPipeWireShims_removeStreamListener(listener)
             pw_stream_destroy(stream)
         }
-        pw_core_disconnect(core)
-        pw_context_destroy(context)
-        pw_loop_destroy(loop)
     }
 
     private func connect(nodeID: UInt32) throws(PipeWireCaptureError) {
         let properties = pw_properties_new_string("media.type=Video media.category=Capture media.role=Screen")
-        guard let stream = pw_stream_new(core, "screenpub", properties) else {
+        guard let stream = pw_stream_new(connection.core, "screenpub", properties) else {
             throw PipeWireCaptureError(.streamFailed, "cannot create a PipeWire stream")
         }
         self.stream = stream
@@ -257,17 +230,12 @@ final class PipeWireStream {
 
     /// Runs `body` with the loop entered by this thread (PipeWire's callbacks happen inside `iterate`).
     func whileEntered(_ body: () throws -> Void) throws {
-        CPipeWireShims_loopEnter(loop)
-        defer { CPipeWireShims_loopLeave(loop) }
-        try body()
+        try connection.whileEntered(body)
     }
 
     /// Dispatches what PipeWire has for us, waiting up to `timeoutMilliseconds`; throws the stream's failure.
     func iterate(timeoutMilliseconds: Int32) throws(PipeWireCaptureError) {
-        let result = CPipeWireShims_loopIterate(loop, timeoutMilliseconds)
-        if result < 0 && result != -EINTR {
-            throw PipeWireCaptureError(.streamFailed, "the PipeWire loop failed: \(String(cString: strerror(-result)))")
-        }
+        try connection.iterate(timeoutMilliseconds: timeoutMilliseconds)
         if failure == nil, let nodeWatch {
             switch CPipeWireShims_nodeState(nodeWatch) {
             case CPipeWireShims_NodeAbsent:

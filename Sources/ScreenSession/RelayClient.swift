@@ -24,11 +24,7 @@ public struct RelayLink: Sendable {
 
     /// Sends one media frame: header and metadata from `header`, then `payload`.
     public func send(_ header: MediaFrameHeader, payload: some Collection<UInt8>) async throws {
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(header.encodedSize + payload.count)
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: header.encodedSize) { header.encode(into: $0) }
-        buffer.writeBytes(payload)
-        try await outbound.send(.binary(buffer))
+        try await sendBinary(headerSize: header.encodedSize, header.encode(into:), payload: payload)
     }
 
     /// Sends raw bytes as a binary message (for tests of malformed input).
@@ -42,9 +38,16 @@ public struct RelayLink: Sendable {
 
     /// Sends one audio frame.
     public func send(_ header: AudioFrameHeader, payload: some Collection<UInt8>) async throws {
+        try await sendBinary(headerSize: header.encodedSize, header.encode(into:), payload: payload)
+    }
+
+    /// One binary message: a header written by `encodeHeader`, then the payload.
+    private func sendBinary(
+        headerSize: Int, _ encodeHeader: (UnsafeMutableRawBufferPointer) -> Int, payload: some Collection<UInt8>
+    ) async throws {
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(header.encodedSize + payload.count)
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: header.encodedSize) { header.encode(into: $0) }
+        buffer.reserveCapacity(headerSize + payload.count)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: headerSize, encodeHeader)
         buffer.writeBytes(payload)
         try await outbound.send(.binary(buffer))
     }

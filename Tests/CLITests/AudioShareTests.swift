@@ -12,59 +12,13 @@ import Testing
 /// signal, the X picture on Xvfb, screenpub and its embedded relay, and a subscriber that decodes the Opus it
 /// receives with libopus (and screensub recording a WebM, decoded by ffmpeg).
 @Suite(.watchdog(), .serialized) struct AudioShareTests {
-    /// What a subscriber received: each audio frame (decoded) and each picture's brightness, with capture times
-    /// and when they arrived (monotonic ns).
+    /// What the subscriber received (decoded sound, picture brightness) and the stream's announcements.
     final class Reception: Sendable {
-        struct Sound: Sendable {
-            var captureTime: Int64
-            var arrived: Int64
-            var bytes: Int
-            var silence: Bool
-            var channels: Int
-            var samples: [Float]
-        }
-        struct Picture: Sendable {
-            var captureTime: Int64
-            var arrived: Int64
-            var brightness: Double
-        }
-        let sounds = Locked<[Sound]>([])
-        let pictures = Locked<[Picture]>([])
+        let media = SoundAndPictures()
         let stream = Locked<StreamInfo?>(nil)
         let properties = Locked<[StreamProperties]>([])
-    }
-
-    /// Decodes the audio it is given and measures the brightness of each picture.
-    final class Collector: EncodedFrameSink, EncodedAudioSink, VideoRenderer {
-        let reception: Reception
-        var decoder: OpusAudioDecoder?
-        let clock = MonotonicClock()
-
-        init(_ reception: Reception) { self.reception = reception }
-
-        var now: Int64 { Int64(clock.nanoseconds(fromTicks: clock.now())) }
-
-        func write(_ frame: EncodedFrame) throws {}
-        func finish() throws {}
-
-        func writeAudio(_ frame: EncodedAudioFrame) throws {
-            if decoder == nil { decoder = try OpusAudioDecoder(channels: frame.channels) }
-            let samples = try decoder!.decode(frame.payload) { Array($0) }
-            reception.sounds.withLock {
-                $0.append(.init(
-                    captureTime: frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value, arrived: now,
-                    bytes: frame.payload.count, silence: frame.isSilence, channels: frame.channels, samples: samples))
-            }
-        }
-
-        func render(_ frame: VideoFrame) throws {
-            // Away from the middle, where the X server's pointer is.
-            let pixel = frame.pixel(x: frame.width / 4, y: frame.height / 4)
-            let brightness = (Double(pixel.r) + Double(pixel.g) + Double(pixel.b)) / 3
-            reception.pictures.withLock {
-                $0.append(.init(captureTime: frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value, arrived: now, brightness: brightness))
-            }
-        }
+        var sounds: Locked<[SoundAndPictures.Sound]> { media.sounds }
+        var pictures: Locked<[SoundAndPictures.Picture]> { media.pictures }
     }
 
     /// A share of `display` with the sound of `tone`, to its embedded relay.
@@ -84,7 +38,7 @@ import Testing
         let task = Task {
             try await subscriber.run(
                 frameLimit: pictures, audio: true, makeDecoder: { try VPXDecoder(codec: $0) },
-                makeRenderer: { _ in Collector(reception) }, makeSink: { _ in Collector(reception) },
+                makeRenderer: { _ in reception.media.collector() }, makeSink: { _ in reception.media.collector() },
                 onStream: { _, stream in reception.stream.withLock { $0 = stream } },
                 onPropertiesChanged: { stream in reception.properties.withLock { $0.append(stream.properties) } })
         }
@@ -107,10 +61,6 @@ import Testing
         return Double(best.frequency)
     }
 
-    static func left(_ sounds: [Reception.Sound]) -> [Float] {
-        sounds.flatMap { sound in stride(from: 0, to: sound.samples.count, by: sound.channels).map { sound.samples[$0] } }
-    }
-
     @Test func aToneReachesTheSubscriberAtItsFrequencyOnTheVideosClock() async throws {
         let pipewire = try await PrivatePipeWire(busActivation: false)
         let display = try VirtualDisplay(width: 320, height: 240)
@@ -122,7 +72,7 @@ import Testing
         #expect(summary.audioFramesReceived >= 100, "\(summary.audioFramesReceived) audio frames in \(summary.framesReceived) pictures; \(share.process.errorsSoFar)")
         #expect(reception.stream.value?.properties.audio == AudioProperties(channels: 2, estimatedCaptureDelayMilliseconds: reception.stream.value?.properties.audio?.estimatedCaptureDelayMilliseconds ?? -1))
         // After the codec's start, the tone's frequency within 2 %.
-        let measured = Self.dominantFrequency(Array(Self.left(sounds).dropFirst(48_000 / 5).prefix(24_000)), low: 300, high: 600)
+        let measured = Self.dominantFrequency(Array(SoundAndPictures.left(sounds).dropFirst(48_000 / 5).prefix(24_000)), low: 300, high: 600)
         #expect(abs(measured - 440) / 440 < 0.02, "\(measured) Hz")
         // Frames follow each other 20 ms apart on the capture clock (more where samples were lost, on a loaded
         // machine; never less); sound and pictures share that clock.
@@ -156,6 +106,7 @@ import Testing
         let muted = now()
         let mute = try await share.control(["mute"])
         #expect(mute.status == 0, "\(mute.standardError)")
+        let answered = now()
         let status = try await share.status()
         #expect(status["muted"] as? Bool == true && (status["audio"] as? String)?.contains("screenpub-test-silence") == true, "\(status)")
         try await Task.sleep(for: .seconds(2))
@@ -169,10 +120,9 @@ import Testing
         #expect((2...5).contains(silent.count), "\(silent.count) silent frames in 1.5 s")
         let loud = sounds.filter { $0.captureTime > toneStarted + 300_000_000 && $0.captureTime < muted }
         #expect(loud.count > 50 && loud.allSatisfy { !$0.silence }, "\(loud.count) frames of tone")
-        // Muted: no sound after the announcement reached us, pictures still.
         // Muted: nothing captured after `screenpub mute` answered (frames captured before may still be on their
         // way on a loaded machine), pictures still.
-        let answered = muted + 300_000_000, afterMute = muted + 1_000_000_000
+        let afterMute = answered + 500_000_000
         #expect(sounds.filter { $0.captureTime > answered }.isEmpty, "\(sounds.filter { $0.captureTime > answered }.count) audio frames captured after mute")
         #expect(pictures.filter { $0.arrived > afterMute }.count >= 5, "the picture stopped too")
         #expect(reception.properties.value.last?.hasAudio == false)
@@ -206,25 +156,11 @@ import Testing
             painter.sync()
         }
         _ = try await task.value
-        let pictures = reception.pictures.value
-        let sounds = reception.sounds.value
-        // Each decoded sample's capture time: its frame's, plus its place in the frame.
-        var onsets: [Int64] = []
-        var flashes: [Int64] = []
-        for instant in instants.map(Int64.init) {
-            let window = (instant - 200_000_000)..<(instant + 500_000_000)
-            if let flash = pictures.first(where: { window.contains($0.captureTime) && $0.brightness > 128 }) { flashes.append(flash.captureTime) }
-            onsetSearch: for sound in sounds where window.contains(sound.captureTime) {
-                for index in stride(from: 0, to: sound.samples.count, by: sound.channels) where abs(sound.samples[index]) > 0.1 {
-                    onsets.append(sound.captureTime + Int64(index / sound.channels) * 1_000_000_000 / 48_000)
-                    break onsetSearch
-                }
-            }
-        }
-        #expect(flashes.count == 4 && onsets.count == 4, "flashes \(flashes.count), beeps \(onsets.count) at \(instants); pictures \(pictures.count), brightest \(pictures.map(\.brightness).max() ?? -1), painted at \(painted); sounds \(sounds.first?.captureTime ?? 0)…\(sounds.last?.captureTime ?? 0)")
+        // Pictures come at least every 50 ms (--keepalive 0.05): a longer gap before a flash means dropped frames.
+        let (flashes, beeps, offsets) = reception.media.offsets(at: instants.map(Int64.init), frameGap: 80_000_000)
+        #expect(flashes >= 3 && beeps == 4, "flashes \(flashes), beeps \(beeps) at \(instants); painted at \(painted)")
         // Within ±40 ms (the median; each within ±60 ms, as the whole suite loads this machine meanwhile and a
         // picture's capture time is the tick after the paint: Benchmarks/audio.sh measures the distribution).
-        let offsets = zip(onsets, flashes).map { Double($0 - $1) / 1e6 }
         #expect(abs(median(offsets)) <= 40 && offsets.allSatisfy { abs($0) <= 60 }, "audio − video at the subscriber: \(offsets) ms")
 
         // The same in screensub's recording, as ffmpeg decodes it.
@@ -232,12 +168,14 @@ import Testing
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let fileOffsets = try await Self.offsetsInRecording(recording)
         #expect(
-            fileOffsets.count >= 3 && abs(median(fileOffsets)) <= 40 && fileOffsets.allSatisfy { abs($0) <= 60 },
+            fileOffsets.count >= 2 && abs(median(fileOffsets)) <= 40 && fileOffsets.allSatisfy { abs($0) <= 60 },
             "audio − video in the WebM: \(fileOffsets) ms")
     }
 
     /// For each flash in a WebM (a frame whose average luma jumps above 128): its time, and the first beep
-    /// sample after it − 200 ms, as ffmpeg decodes the file; returns audio − video per flash, in ms.
+    /// sample after it − 200 ms, as ffmpeg decodes the file; returns audio − video per flash, in ms. A flash whose
+    /// frame follows a gap (the recording subscriber fell behind and the relay dropped frames up to a keyframe)
+    /// is not where the flash began: it is left out.
     static func offsetsInRecording(_ path: String) async throws -> [Double] {
         let ffmpeg = "/usr/bin/ffmpeg", ffprobe = "/usr/bin/ffprobe"
         let frames = try await run(ffprobe, [
@@ -246,12 +184,15 @@ import Testing
         ])
         var flashTimes: [Double] = []
         var wasBright = false
+        var previous = -Double.infinity
         for line in frames.split(separator: "\n") {
             let fields = line.split(separator: ",").compactMap { Double($0) }
             guard fields.count == 2 else { continue }
             let bright = fields[1] > 128
-            if bright && !wasBright { flashTimes.append(fields[0]) }
+            // Frames come at least every 50 ms (--keepalive 0.05).
+            if bright && !wasBright && fields[0] - previous < 0.08 { flashTimes.append(fields[0]) }
             wasBright = bright
+            previous = fields[0]
         }
         let audioStart = Double(try await run(ffprobe, ["-v", "error", "-select_streams", "a", "-show_entries", "stream=start_time", "-of", "csv=p=0", path]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         let raw = path + ".f32"
