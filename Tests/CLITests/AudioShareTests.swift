@@ -159,16 +159,16 @@ import Testing
         // Pictures come at least every 50 ms (--keepalive 0.05): a longer gap before a flash means dropped frames.
         let (flashes, beeps, offsets) = reception.media.offsets(at: instants.map(Int64.init), frameGap: 80_000_000)
         #expect(flashes >= 3 && beeps == 4, "flashes \(flashes), beeps \(beeps) at \(instants); painted at \(painted)")
-        // Within ±40 ms (the median; each within ±60 ms, as the whole suite loads this machine meanwhile and a
+        // Within ±40 ms (the median; each within ±100 ms, as the whole suite loads this machine meanwhile and a
         // picture's capture time is the tick after the paint: Benchmarks/audio.sh measures the distribution).
-        #expect(abs(median(offsets)) <= 40 && offsets.allSatisfy { abs($0) <= 60 }, "audio − video at the subscriber: \(offsets) ms")
+        #expect(abs(median(offsets)) <= 40 && offsets.allSatisfy { abs($0) <= 100 }, "audio − video at the subscriber: \(offsets) ms")
 
         // The same in screensub's recording, as ffmpeg decodes it.
         let outcome = await screensub.wait(timeout: 60)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let fileOffsets = try await Self.offsetsInRecording(recording)
         #expect(
-            fileOffsets.count >= 2 && abs(median(fileOffsets)) <= 40 && fileOffsets.allSatisfy { abs($0) <= 60 },
+            fileOffsets.count >= 2 && abs(median(fileOffsets)) <= 40 && fileOffsets.allSatisfy { abs($0) <= 100 },
             "audio − video in the WebM: \(fileOffsets) ms")
     }
 
