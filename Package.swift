@@ -240,7 +240,7 @@ let package = Package(
         .testTarget(name: "ScreenSessionTests", dependencies: ["ScreenSession", "ScreenTransport"], swiftSettings: strictSwift),
         .testTarget(name: "ScreenWireTests", dependencies: ["ScreenMedia", "ScreenWire"], swiftSettings: strictSwift),
         .testTarget(
-            name: "ScreenCodecTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenTesting"],
+            name: "ScreenCodecTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenPipeline", "ScreenTesting"],
             swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenCaptureX11Tests",

@@ -1,9 +1,10 @@
 public import ScreenMedia
 
-/// The fixed header of a binary WebSocket message carrying one encoded frame (protocol version 1).
+/// The fixed header of a binary WebSocket message carrying one encoded video frame.
 ///
 /// Layout (big-endian, 48 bytes), then `metadataLength` bytes of metadata, then `payloadLength` bytes of
-/// VP8/VP9 data. Specified in docs/protocol.md.
+/// VP8/VP9 data. Written as media frame version 1, which every receiver reads; version 2 has the same layout
+/// with a kind at offset 7 (0 video; audio frames are ``AudioFrameHeader``). Specified in docs/protocol.md.
 ///
 /// | offset | size | field |
 /// |---:|---:|---|
@@ -13,7 +14,7 @@ public import ScreenMedia
 /// | 4 | 1 | flags: bit 0 keyframe, bit 1 keepalive; other bits 0 |
 /// | 5 | 1 | codec: 1 VP8, 2 VP9 |
 /// | 6 | 1 | metadata length (0–32) |
-/// | 7 | 1 | reserved, 0 |
+/// | 7 | 1 | reserved, 0 (version 2: the kind, 0) |
 /// | 8 | 4 | stream id |
 /// | 12 | 2 | width |
 /// | 14 | 2 | height |
