@@ -319,7 +319,7 @@ const struct spa_pod *CPipeWireShims_audioFormat(uint8_t *buffer, uint32_t size,
         SPA_FORMAT_AUDIO_format, SPA_POD_Id(SPA_AUDIO_FORMAT_F32),
         SPA_FORMAT_AUDIO_rate, SPA_POD_Int((int32_t)rate), 0);
     if (channels == 0) {
-        spa_pod_builder_add(&builder, SPA_FORMAT_AUDIO_channels, SPA_POD_CHOICE_RANGE_Int(2, 1, 2), 0);
+        // No channel count: the adapter keeps the node's own (a mono source stays mono).
     } else {
         spa_pod_builder_add(&builder, SPA_FORMAT_AUDIO_channels, SPA_POD_Int((int32_t)channels), 0);
         if (channels == 2) {

@@ -49,7 +49,8 @@ public struct PipeWireAudioOptions: Sendable, Hashable {
 ///
 /// Like ``PipeWireFrameSource``, it has a private PipeWire loop iterated by the one thread that calls
 /// ``run(stop:consumer:)`` (the audio thread): the stream's callbacks and the consumer run there. PipeWire's
-/// adapter converts whatever the node plays to 32-bit float at 48 kHz, stereo or mono as the node is.
+/// adapter converts whatever the node plays to 32-bit float at 48 kHz, mono or stereo as the node is (more
+/// channels are downmixed to stereo).
 /// Each buffer is stamped with the capture time of its first sample, on the same clock as the video frames:
 /// counted back from the graph cycle's time, the device-to-stream delay and the samples queued after it.
 public final class PipeWireAudioSource {
@@ -186,9 +187,22 @@ public final class PipeWireAudioSource {
     private func paramChanged(_ id: UInt32, _ param: UnsafePointer<spa_pod>?) {
         guard id == SPA_PARAM_Format.rawValue, let param else { return }
         var format: UInt32 = 0, rate: UInt32 = 0, channels: UInt32 = 0
-        guard CPipeWireShims_parseAudioFormat(param, &format, &rate, &channels) == 0, format == SPA_AUDIO_FORMAT_F32_LE.rawValue,
-            rate == UInt32(Self.sampleRate), channels == 1 || channels == 2
-        else {
+        guard CPipeWireShims_parseAudioFormat(param, &format, &rate, &channels) == 0 else {
+            failure = PipeWireCaptureError(.unsupportedFormat, "\(options.input) offers no raw audio format")
+            return
+        }
+        if channels > 2 && self.channels == 0, let stream {
+            // Surround (a 5.1 output's monitor): ask the adapter for a stereo downmix instead.
+            logger.info("\(options.input) has \(channels) channels: capturing a stereo downmix")
+            podBuffer.withUnsafeMutableBufferPointer { buffer in
+                var params: [UnsafePointer<spa_pod>?] = [
+                    CPipeWireShims_audioFormat(buffer.baseAddress, UInt32(buffer.count), UInt32(Self.sampleRate), 2)
+                ]
+                _ = pw_stream_update_params(stream, &params, UInt32(params.count))
+            }
+            return
+        }
+        guard format == SPA_AUDIO_FORMAT_F32_LE.rawValue, rate == UInt32(Self.sampleRate), channels == 1 || channels == 2 else {
             failure = PipeWireCaptureError(.unsupportedFormat, "\(options.input) offers no 48 kHz mono or stereo float format")
             return
         }

@@ -69,7 +69,7 @@ import Testing
         let (reception, task) = receive(share, pictures: 30)
         let summary = try await task.value
         let sounds = reception.sounds.value
-        #expect(summary.audioFramesReceived >= 100, "\(summary.audioFramesReceived) audio frames in \(summary.framesReceived) pictures; \(share.process.errorsSoFar)")
+        #expect(summary.audioFramesReceived >= 50, "\(summary.audioFramesReceived) audio frames in \(summary.framesReceived) pictures; \(share.process.errorsSoFar)")
         #expect(reception.stream.value?.properties.audio == AudioProperties(channels: 2, estimatedCaptureDelayMilliseconds: reception.stream.value?.properties.audio?.estimatedCaptureDelayMilliseconds ?? -1))
         // After the codec's start, the tone's frequency within 2 %.
         let measured = Self.dominantFrequency(Array(SoundAndPictures.left(sounds).dropFirst(48_000 / 5).prefix(24_000)), low: 300, high: 600)
@@ -241,6 +241,21 @@ import Testing
         #expect(try await share.control(["mute"]).status == 0)
         #expect(try await eventually(10) { (try? await browser.evaluate("!document.getElementById('muted-badge').hidden", as: Bool.self)) == true })
         #expect(try await browser.evaluate("screenViewer.audioMuted", as: Bool.self))
+    }
+
+    /// A mono source stays mono; a surround one is downmixed to stereo.
+    @Test(arguments: [(1, 1), (6, 2)])
+    func theChannelsFollowTheSource(source: Int, shared: Int) async throws {
+        let pipewire = try await PrivatePipeWire(busActivation: false)
+        let display = try VirtualDisplay(width: 320, height: 240)
+        let tone = try PipeWireTestTone(on: pipewire, name: "screenpub-test-\(source)ch", channels: source, signal: .tone(frequency: 440, amplitude: 0.5))
+        let share = try await share(display, pipewire, tone)
+        let (reception, task) = receive(share, pictures: 15)
+        _ = try await task.value
+        #expect(reception.stream.value?.properties.audio?.channels == shared, "\(String(describing: reception.stream.value?.properties.audio)); \(share.process.errorsSoFar)")
+        #expect(!reception.sounds.value.isEmpty && reception.sounds.value.allSatisfy { $0.channels == shared })
+        let measured = Self.dominantFrequency(Array(SoundAndPictures.left(reception.sounds.value).dropFirst(9_600).prefix(24_000)), low: 300, high: 600)
+        #expect(abs(measured - 440) / 440 < 0.02, "\(measured) Hz")
     }
 
     @Test func anUnknownNodeIsNamedWithWhereToFindTheRightOne() async throws {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ScreenCodec
 import ScreenMedia
 import ScreenRecording
 import ScreenRelay
@@ -402,5 +403,96 @@ import Testing
                 #expect(object?["level"] is String && object?["message"] is String && object?["time"] is String, "\(line)")
             }
         }
+    }
+}
+
+/// An archive of a stream with sound carries its Opus track beside VP9 and the metadata track, in place.
+@Suite(.watchdog()) struct ArchiveSoundTests {
+    @Test(.timeLimit(.minutes(1)))
+    func anArchiveCarriesTheStreamsOpusTrack() async throws {
+        let directory = ArchiveTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let relay = try await RunningRelay(dataDirectory: directory)
+        let session = try await relay.createSession()
+        let frames = try TestMedia.encodedFrames(count: 20)
+        // 440 Hz for as long as the pictures last, in 20 ms Opus frames on the pictures' clock.
+        let encoder = try OpusAudioEncoder()
+        let first = frames[0].captureTime.converted(to: MediaTime.nanosecondTimescale).value
+        var sounds: [(header: AudioFrameHeader, payload: [UInt8])] = []
+        for index in 0..<190 {
+            let samples = (0..<960).flatMap { sample -> [Float] in
+                let value = Float(0.4 * sin(2 * Double.pi * 440 * Double(index * 960 + sample) / 48_000))
+                return [value, value]
+            }
+            try samples.withUnsafeBufferPointer { buffer in
+                try encoder.encode(buffer) { packet, silence in
+                    let header = AudioFrameHeader(
+                        streamID: 0, sequence: UInt64(index), codec: .opus, channels: 2, samples: 960,
+                        captureTime: MediaTime(value: first + Int64(index) * 20_000_000, timescale: MediaTime.nanosecondTimescale),
+                        wallClockMilliseconds: 0, isSilence: silence, payloadLength: packet.count)
+                    sounds.append((header, Array(packet)))
+                }
+            }
+        }
+        let done = Locked(false), started = Locked<UInt32?>(nil)
+        defer { done.withLock { $0 = true } }
+        let sent = sounds
+        let publisher = Task {
+            try await RelayClient.connect(transport: relay.server.inProcessTransport, token: session.token, logger: quietLogger) { link, events in
+                _ = try await events.nextControl()
+                var properties = TestMedia.properties
+                properties.audio = AudioProperties(channels: 2)
+                try await link.send(.publish(name: "screen", properties: properties))
+                guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
+                    throw TestFailure("not published")
+                }
+                started.withLock { $0 = stream.streamId }
+                _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) })
+                // Pictures and sound interleaved by capture time, as a publisher sends them.
+                var audio = sent.makeIterator()
+                var next = audio.next()
+                for (index, frame) in frames.enumerated() {
+                    while let sound = next, sound.header.captureTime <= frame.captureTime {
+                        var header = sound.header
+                        header.streamID = stream.streamId
+                        try await link.send(header, payload: sound.payload)
+                        next = audio.next()
+                    }
+                    try await link.send(TestMedia.header(frame, streamId: stream.streamId, sequence: UInt64(index)), payload: frame.payload)
+                }
+                while !done.value { try await Task.sleep(for: .milliseconds(20)) }
+            }
+        }
+        while started.value == nil { try await Task.sleep(for: .milliseconds(10)) }
+        let (startStatus, startBody) = try await relay.post("/archive", json: ["sessionId": session.sessionId, "name": "with sound"])
+        #expect(startStatus == 200)
+        let id = try #require(ArchiveTests.json(startBody)["id"] as? String)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            let (status, body) = try await relay.request("GET", "/archive/\(id)/metadata")
+            if status == 200, ((try? JSONSerialization.jsonObject(with: body)) as? [Any])?.count == 20 { break }
+        }
+        #expect(try await relay.post("/archive/\(id)/stop").0 == 200)
+        let (downloadStatus, file) = try await relay.request("GET", "/archive/\(id)/download")
+        #expect(downloadStatus == 200)
+        let path = ArchiveTests.temporaryDirectory() + ".webm"
+        try file.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let streams = try await ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,channels", "-of", "csv=p=0", path])
+        #expect(streams.standardOutput.contains("vp9") && streams.standardOutput.contains("opus,2"), "\(streams.standardOutput)")
+        // ffmpeg decodes the sound: the tone, as long as the pictures (3.8 s, less what came before the first).
+        let raw = path + ".f32"
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let decoded = try await ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "1", "-f", "f32le", raw])
+        #expect(decoded.status == 0, "\(decoded.standardError)")
+        let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        #expect(abs(Double(samples.count) / 48_000 - 3.8) < 0.1, "\(Double(samples.count) / 48_000) s of sound")
+        let middle = Array(samples.dropFirst(48_000).prefix(48_000))
+        var crossings = 0
+        for index in 1..<middle.count where middle[index - 1] < 0 && middle[index] >= 0 { crossings += 1 }
+        #expect(abs(crossings - 440) <= 9, "\(crossings) Hz")
+        done.withLock { $0 = true }
+        try await publisher.value
     }
 }

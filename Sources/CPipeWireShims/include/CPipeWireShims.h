@@ -42,8 +42,8 @@ bool CPipeWireShims_setCursor(struct spa_buffer *buffer, uint32_t id, int32_t x,
                               uint8_t red, uint8_t green, uint8_t blue);
 
 /// The EnumFormat an audio consumer (or, with `channels` fixed, a producer) offers: 32-bit float samples,
-/// interleaved, at `rate`, with `channels` channels, or 1–2 channels when `channels` is 0 (the adapter then keeps
-/// a mono source mono). Front-left/front-right positions for two channels.
+/// interleaved, at `rate`, with `channels` channels, or the node's own channel count when `channels` is 0 (a
+/// mono source stays mono). Front-left/front-right positions for two channels.
 const struct spa_pod *CPipeWireShims_audioFormat(uint8_t *buffer, uint32_t size, uint32_t rate, uint32_t channels);
 
 /// Reads a negotiated raw audio format. Returns 0, or a negative errno.
