@@ -1,4 +1,5 @@
-// libFuzzer target for the relay's wire parsers: every input is tried as a binary media frame and as a text
+// libFuzzer target for the relay's wire parsers: every input is tried as a binary media frame (video, and
+// audio through MediaMessage) and as a text
 // control message. Neither may trap; what parses must encode to something that parses to the same value
 // (a parser and an encoder that disagree are a bug even without a crash). Built by Benchmarks/fuzz.sh.
 import ScreenMedia
@@ -11,6 +12,12 @@ public func fuzzWireParsers(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let again = header.encoded() + Array(bytes[payload])
         guard let (reparsed, _) = try? MediaFrameHeader.parse(again), reparsed == header else {
             fatalError("a media header that parses does not survive encoding: \(header)")
+        }
+    }
+    if case .audio(let header, let payload)? = try? MediaMessage.parse(bytes) {
+        let again = header.encoded() + Array(bytes[payload])
+        guard case .audio(let reparsed, _)? = try? MediaMessage.parse(again), reparsed == header else {
+            fatalError("an audio header that parses does not survive encoding: \(header)")
         }
     }
     let text = String(decoding: bytes, as: UTF8.self)
