@@ -350,16 +350,7 @@ int CPipeWireShims_parseAudioFormat(const struct spa_pod *param, uint32_t *forma
     return 0;
 }
 
-bool CPipeWireShims_streamTime(struct pw_stream *stream, int64_t *now, int64_t *delayNanoseconds) {
-    struct pw_time time;
-    spa_zero(time);
-    if (pw_stream_get_time_n(stream, &time, sizeof(time)) < 0 || time.rate.denom == 0) return false;
-    *now = time.now;
-    *delayNanoseconds = time.delay * (int64_t)SPA_NSEC_PER_SEC * time.rate.num / time.rate.denom;
-    return true;
-}
-
-bool CPipeWireShims_captureTime(struct pw_stream *stream, int64_t *now, int64_t *delayNanoseconds, int64_t *bufferedSamples) {
+bool CPipeWireShims_streamTime(struct pw_stream *stream, int64_t *now, int64_t *delayNanoseconds, int64_t *bufferedSamples) {
     struct pw_time time;
     spa_zero(time);
     if (pw_stream_get_time_n(stream, &time, sizeof(time)) < 0 || time.rate.denom == 0) return false;

@@ -239,7 +239,7 @@ public final class PipeWireAudioSource {
         let now = clock.nanoseconds(fromTicks: clock.now())
         var cycle: Int64 = 0, delay: Int64 = 0, buffered: Int64 = 0
         var end = now
-        if CPipeWireShims_captureTime(stream, &cycle, &delay, &buffered), cycle > 0, UInt64(cycle) <= now, delay >= 0,
+        if CPipeWireShims_streamTime(stream, &cycle, &delay, &buffered), cycle > 0, UInt64(cycle) <= now, delay >= 0,
             delay < 1_000_000_000, buffered >= 0, buffered < Int64(Self.sampleRate)
         {
             end = UInt64(cycle) - UInt64(delay) - UInt64(buffered) * 1_000_000_000 / UInt64(Self.sampleRate)

@@ -136,11 +136,11 @@ public final class PipeWireTestTone: @unchecked Sendable {
         let stride = MemoryLayout<Float>.size * channels
         var frames = Int(data.pointee.maxsize) / stride
         if buffer.pointee.requested > 0 { frames = min(frames, Int(buffer.pointee.requested)) }
-        var cycle: Int64 = 0, delay: Int64 = 0
+        var cycle: Int64 = 0, delay: Int64 = 0, buffered: Int64 = 0
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         var end = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-        if CPipeWireShims_streamTime(stream, &cycle, &delay), cycle > 0 { end = cycle }
+        if CPipeWireShims_streamTime(stream, &cycle, &delay, &buffered), cycle > 0 { end = cycle }
         let start = end - Int64(frames) * 1_000_000_000 / Int64(Self.sampleRate)
         let samples = base.assumingMemoryBound(to: Float.self)
         for frame in 0..<frames {

@@ -49,12 +49,10 @@ const struct spa_pod *CPipeWireShims_audioFormat(uint8_t *buffer, uint32_t size,
 /// Reads a negotiated raw audio format. Returns 0, or a negative errno.
 int CPipeWireShims_parseAudioFormat(const struct spa_pod *param, uint32_t *format, uint32_t *rate, uint32_t *channels);
 
-/// The stream's timing now: the graph cycle's start (CLOCK_MONOTONIC ns, 0 when unknown) and the delay
-/// between the device and the stream in nanoseconds. False when PipeWire has none yet.
-bool CPipeWireShims_streamTime(struct pw_stream *stream, int64_t *now, int64_t *delayNanoseconds);
-
-/// Like the above, plus the samples the stream's resampler holds (their time is not yet in any buffer).
-bool CPipeWireShims_captureTime(struct pw_stream *stream, int64_t *now, int64_t *delayNanoseconds, int64_t *bufferedSamples);
+/// The stream's timing now: the graph cycle's start (CLOCK_MONOTONIC ns, 0 when unknown), the delay between the
+/// device and the stream in nanoseconds, and the samples its resampler holds (their time is not yet in any
+/// buffer). False when PipeWire has none yet.
+bool CPipeWireShims_streamTime(struct pw_stream *stream, int64_t *now, int64_t *delayNanoseconds, int64_t *bufferedSamples);
 
 /// Reads a negotiated raw video format. Returns 0, or a negative errno.
 int CPipeWireShims_parseVideoFormat(const struct spa_pod *param, uint32_t *format, uint32_t *width, uint32_t *height);
