@@ -59,6 +59,8 @@ public struct StreamSubscriber: Sendable {
             var waitingForKeyframe = true
             var renderer: (any VideoRenderer)?
             var sink: (any EncodedFrameSink)?
+            /// The sink's audio side, when it takes sound (looked up once, not per frame).
+            var audioSink: (any EncodedAudioSink)?
             defer { try? sink?.finish() }
 
             func choose(_ candidates: [StreamInfo]) async throws {
@@ -70,6 +72,7 @@ public struct StreamSubscriber: Sendable {
                 onStream(summary.sessionId, chosen)
                 renderer = try makeRenderer?(chosen)
                 sink = try makeSink?(chosen)
+                audioSink = sink as? any EncodedAudioSink
                 try await link.send(.subscribe(streamId: chosen.streamId, audio: audio))
             }
 
@@ -92,7 +95,7 @@ public struct StreamSubscriber: Sendable {
                     guard header.streamID == summary.stream?.streamId else { continue }
                     summary.audioFramesReceived += 1
                     try payload.withUnsafeReadableBytes { bytes in
-                        try (sink as? any EncodedAudioSink)?.writeAudio(EncodedAudioFrame(
+                        try audioSink?.writeAudio(EncodedAudioFrame(
                             codec: header.codec, payload: bytes, channels: header.channels, samples: header.samples,
                             captureTime: header.captureTime, wallClock: WallClockTime(millisecondsSince1970: header.wallClockMilliseconds),
                             isSilence: header.isSilence))
