@@ -37,15 +37,10 @@ final class AudioCapture: Sendable {
 
     /// Starts capturing; throws ``ShareError`` (`cannotStart`) when there is no PipeWire or no such input.
     static func start(_ settings: AudioSettings, pause: PauseSwitch, logger: Logger) async throws(ShareError) -> AudioCapture {
-        let ready = Locked<CheckedContinuation<AudioCapture, any Error>?>(nil)
         do {
             return try await withCheckedThrowingContinuation { continuation in
-                ready.withLock { $0 = continuation }
                 let thread = Thread {
                     nameCurrentThread("screenpub-aud")
-                    func report(_ result: Result<AudioCapture, any Error>) {
-                        ready.withLock { $0.take() }?.resume(with: result)
-                    }
                     let source: PipeWireAudioSource
                     let capture: AudioCapture
                     let pipeline: AudioPipeline
@@ -56,10 +51,10 @@ final class AudioCapture: Sendable {
                         capture = AudioCapture(settings: settings, channels: source.channels, preSkip: encoder.lookaheadSamples)
                         pipeline = AudioPipeline(encoder: encoder, sinks: capture.sinks, pause: pause, mute: capture.mute, statistics: capture.statistics)
                     } catch {
-                        report(.failure(error))
+                        continuation.resume(throwing: error)
                         return
                     }
-                    report(.success(capture))
+                    continuation.resume(returning: capture)
                     do {
                         try source.run(stop: capture.stop, consumer: LatencyReporting(pipeline, source: source, capture: capture))
                     } catch {
