@@ -53,6 +53,7 @@ let package = Package(
             name: "CX11", pkgConfig: "x11 xext xdamage xfixes xrandr",
             providers: [.apt(["libx11-dev", "libxext-dev", "libxdamage-dev", "libxfixes-dev", "libxrandr-dev"])]),
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
+        .systemLibrary(name: "CAOM", pkgConfig: "aom", providers: [.apt(["libaom-dev"])]),
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(
@@ -76,6 +77,7 @@ let package = Package(
             name: "CX11Shims", dependencies: ["CX11"],
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xext")]),
         .target(name: "CVPXShims", dependencies: ["CVPX"], linkerSettings: [.linkedLibrary("vpx")]),
+        .target(name: "CAOMShims", dependencies: ["CAOM"], linkerSettings: [.linkedLibrary("aom")]),
         .target(name: "COpusShims", dependencies: ["COpus"], linkerSettings: [.linkedLibrary("opus")]),
         // Linked into the test binary only (through ScreenTesting).
         .target(name: "CTestingShims"),
@@ -102,7 +104,7 @@ let package = Package(
             swiftSettings: strictSwift + [.unsafeFlags(pipeWireIncludes.flatMap { ["-Xcc", $0] })]),
         .target(
             name: "ScreenCodec",
-            dependencies: ["ScreenMedia", "CVPX", "CYUV", "CVPXShims", "COpus", "COpusShims"],
+            dependencies: ["ScreenMedia", "CVPX", "CYUV", "CVPXShims", "CAOM", "CAOMShims", "COpus", "COpusShims"],
             swiftSettings: strictSwift),
         .target(
             name: "ScreenRecording",

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # build: system libraries linked by the Swift package
   pkg-config libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxrandr-dev
-  libvpx-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev libsqlite3-dev libpipewire-0.3-dev libopus-dev
+  libvpx-dev libaom-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev libsqlite3-dev libpipewire-0.3-dev libopus-dev
   libportal-dev libglib2.0-dev
   # tests and demo: a virtual X server, X clients that draw, and ffprobe to check recordings
   xvfb x11-apps x11-utils x11-xserver-utils xdotool ffmpeg

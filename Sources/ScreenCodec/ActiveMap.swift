@@ -1,7 +1,7 @@
-import CVPX
 import ScreenMedia
 
-/// Which 16×16 macroblocks libvpx should encode: those that changed in this frame or the previous one.
+/// Which 16×16 blocks the encoder should code: those that changed in this frame or the previous one. libvpx
+/// (VP8, VP9) and libaom (AV1) take the same map, one byte per 16×16 block.
 ///
 /// Inactive blocks are coded as "skip, copy from the last frame" without motion search or mode decisions
 /// (Chrome Remote Desktop drives libvpx the same way), so a small change costs in proportion to its area.
@@ -12,7 +12,7 @@ struct ActiveMap {
     let rows: Int
     private var thisFrame: [UInt8]
     private var lastFrame: [UInt8]
-    /// What libvpx is given: blocks changed in this frame or the last one.
+    /// What the encoder is given: blocks changed in this frame or the last one.
     private var sent: [UInt8]
 
     init(width: Int, height: Int) {
@@ -48,12 +48,8 @@ struct ActiveMap {
         for index in lastFrame.indices { lastFrame[index] = 0 }
     }
 
-    /// Lends the map computed by the last ``update(changed:)`` to libvpx.
-    mutating func withMap<Result>(_ body: (inout vpx_active_map_t) -> Result) -> Result {
-        let (rowCount, columnCount) = (UInt32(rows), UInt32(columns))
-        return sent.withUnsafeMutableBufferPointer { buffer in
-            var map = vpx_active_map_t(active_map: buffer.baseAddress, rows: rowCount, cols: columnCount)
-            return body(&map)
-        }
+    /// Lends the map computed by the last ``update(changed:)`` (rows × columns bytes, 1 = code this block).
+    mutating func withMap<Result>(_ body: (UnsafeMutablePointer<UInt8>) -> Result) -> Result {
+        sent.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
     }
 }

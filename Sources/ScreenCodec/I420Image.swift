@@ -1,23 +1,39 @@
-import CVPX
 import CYUV
 import ScreenMedia
 
-/// An I420 picture owned by libvpx's allocator, reused for every frame of one size.
+/// An 8-bit 4:2:0 picture in memory of its own, reused for every frame of one size: what the encoders read.
+/// Each codec library is lent its planes through its own image descriptor (`vpx_img_wrap`, `aom_img_wrap`).
 final class I420Image {
-    let image: UnsafeMutablePointer<vpx_image_t>
     let width: Int
     let height: Int
+    let lumaStride: Int
+    let chromaStride: Int
+    let luma: UnsafeMutablePointer<UInt8>
+    let blueDifference: UnsafeMutablePointer<UInt8>
+    let redDifference: UnsafeMutablePointer<UInt8>
+    private let storage: UnsafeMutableRawPointer
 
+    /// Rows are 32-byte aligned (the SIMD loads of libyuv and the codecs prefer it).
     init(width: Int, height: Int) throws(CodecError) {
-        guard let image = vpx_img_alloc(nil, VPX_IMG_FMT_I420, UInt32(width), UInt32(height), 32) else {
-            throw CodecError(.unsupportedConfiguration, "cannot allocate a \(width)×\(height) I420 picture")
+        guard width >= 2, height >= 2, width <= 16384, height <= 16384 else {
+            throw CodecError(.unsupportedConfiguration, "cannot encode a \(width)×\(height) picture")
         }
-        self.image = image
         self.width = width
         self.height = height
+        lumaStride = (width + 31) & ~31
+        chromaStride = ((width + 1) / 2 + 31) & ~31
+        let chromaRows = (height + 1) / 2
+        let lumaBytes = lumaStride * height, chromaBytes = chromaStride * chromaRows
+        storage = UnsafeMutableRawPointer.allocate(byteCount: lumaBytes + 2 * chromaBytes, alignment: 64)
+        // Black, so that rows no frame has converted yet (none, in practice) are not garbage.
+        storage.initializeMemory(as: UInt8.self, repeating: 16, count: lumaBytes)
+        (storage + lumaBytes).initializeMemory(as: UInt8.self, repeating: 128, count: 2 * chromaBytes)
+        luma = storage.assumingMemoryBound(to: UInt8.self)
+        blueDifference = luma + lumaBytes
+        redDifference = blueDifference + chromaBytes
     }
 
-    deinit { vpx_img_free(image) }
+    deinit { storage.deallocate() }
 
     /// Converts the parts of `frame` listed in its changed rectangles (all of it when `everything`; nothing when
     /// the list is empty, as for a keepalive of an unchanged screen) from BGRA
@@ -41,17 +57,102 @@ final class I420Image {
     }
 
     private func convertRect(_ rect: PixelRect, _ source: UnsafePointer<UInt8>, _ sourceStride: Int) {
-        let img = image.pointee
-        let yStride = Int(img.stride.0), uStride = Int(img.stride.1), vStride = Int(img.stride.2)
-        guard let yPlane = img.planes.0, let uPlane = img.planes.1, let vPlane = img.planes.2 else { return }
         ARGBToI420(
             source + rect.y * sourceStride + rect.x * 4, Int32(sourceStride),
-            yPlane + rect.y * yStride + rect.x, Int32(yStride),
-            uPlane + rect.y / 2 * uStride + rect.x / 2, Int32(uStride),
-            vPlane + rect.y / 2 * vStride + rect.x / 2, Int32(vStride),
+            luma + rect.y * lumaStride + rect.x, Int32(lumaStride),
+            blueDifference + rect.y / 2 * chromaStride + rect.x / 2, Int32(chromaStride),
+            redDifference + rect.y / 2 * chromaStride + rect.x / 2, Int32(chromaStride),
             Int32(rect.width), Int32(rect.height))
     }
 }
 
 @available(*, unavailable)
 extension I420Image: Sendable {}
+
+/// The BGRA picture a decoder lends to its caller, reused from one decoded frame to the next.
+struct DecodedPicture {
+    private var frame: VideoFrame?
+
+    /// Converts a decoded 8-bit 4:2:0 picture (planes as the codec library lends them) to BGRA, stamps it and
+    /// lends it to `body`.
+    mutating func lend(
+        width: Int, height: Int,
+        planes: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>), strides: (Int, Int, Int),
+        captureTime: MediaTime, wallClock: WallClockTime, metadata: FrameMetadata, _ body: (VideoFrame) throws -> Void
+    ) rethrows {
+        let picture: VideoFrame
+        if let frame {
+            frame.resize(width: width, height: height)
+            picture = frame
+        } else {
+            picture = VideoFrame(width: width, height: height)
+            frame = picture
+        }
+        picture.withUnsafeMutableBytes { pixels in
+            _ = I420ToARGB(
+                planes.0, Int32(strides.0), planes.1, Int32(strides.1), planes.2, Int32(strides.2),
+                pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(picture.bytesPerRow),
+                Int32(width), Int32(height))
+        }
+        picture.captureTime = captureTime
+        picture.wallClock = wallClock
+        picture.metadata = metadata
+        picture.markAllChanged()
+        try body(picture)
+    }
+}
+
+/// What every encoder does to a frame before its library sees it: the I420 picture (reallocated at a new size),
+/// the active map, presentation times and keyframe requests.
+struct EncoderInput {
+    let usesActiveMap: Bool
+    private(set) var picture: I420Image?
+    private(set) var activeMap: ActiveMap?
+    private var keyframeRequested = true
+    private var firstCaptureTime: MediaTime?
+    private var lastPresentationTime: Int64 = -1
+    /// Whether the picture may not be fully converted yet (after a resize every row must be converted).
+    private var needsFullConversion = true
+
+    init(usesActiveMap: Bool) { self.usesActiveMap = usesActiveMap }
+
+    mutating func requestKeyframe() { keyframeRequested = true }
+
+    /// Whether `frame` needs a new picture (the first frame, or a new size): the encoder reopens its library.
+    func needsReopening(for frame: VideoFrame) -> Bool {
+        picture.map { $0.width != frame.width || $0.height != frame.height } ?? true
+    }
+
+    mutating func reopen(width: Int, height: Int) throws(CodecError) {
+        picture = try I420Image(width: width, height: height)
+        activeMap = usesActiveMap ? ActiveMap(width: width, height: height) : nil
+        needsFullConversion = true
+        keyframeRequested = true
+    }
+
+    /// Lends the active map of the last ``prepare(_:)`` (nil when the encoder uses none).
+    mutating func activeMapBytes<Result>(_ body: (UnsafeMutablePointer<UInt8>) -> Result) -> Result? {
+        activeMap?.withMap(body)
+    }
+
+    /// Converts what changed in `frame` and says whether it is to be a keyframe, at which presentation time
+    /// (milliseconds since the first frame, strictly increasing as the libraries require) and whether the
+    /// whole frame is to be coded (a keyframe or a change covering it: no active map).
+    mutating func prepare(_ frame: VideoFrame) -> (keyframe: Bool, presentationTime: Int64, wholeFrame: Bool) {
+        picture?.convert(from: frame, everything: needsFullConversion)
+        needsFullConversion = false
+        let first = firstCaptureTime ?? frame.captureTime
+        firstCaptureTime = first
+        var presentationTime = (frame.captureTime - first).converted(to: 1000).value
+        if presentationTime <= lastPresentationTime { presentationTime = lastPresentationTime + 1 }
+        lastPresentationTime = presentationTime
+        let keyframe = keyframeRequested
+        keyframeRequested = false
+        let wholeFrame = keyframe || frame.changedRects.contains { $0.intersection(frame.bounds) == frame.bounds }
+        if activeMap != nil {
+            // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
+            if wholeFrame { activeMap?.reset() } else { _ = activeMap?.update(changed: frame.changedRects) }
+        }
+        return (keyframe, presentationTime, wholeFrame)
+    }
+}

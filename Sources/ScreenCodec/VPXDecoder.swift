@@ -1,15 +1,15 @@
 import CVPXShims
 import CVPX
-import CYUV
 public import ScreenMedia
 
 /// libvpx VP8/VP9 decoder producing BGRA frames (converted with libyuv). One decoder belongs to one thread.
 public final class VPXDecoder: VideoDecoder {
     public let codec: VideoCodec
     private let context = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
-    private var output: VideoFrame?
+    private var output = DecodedPicture()
 
     public init(codec: VideoCodec) throws(CodecError) {
+        guard codec != .av1 else { throw CodecError(.unsupportedConfiguration, "libvpx does not decode AV1") }
         self.codec = codec
         context.initialize(to: vpx_codec_ctx_t())
         let interface = codec == .vp9 ? vpx_codec_vp9_dx() : vpx_codec_vp8_dx()
@@ -40,27 +40,12 @@ public final class VPXDecoder: VideoDecoder {
         }
         var iterator: vpx_codec_iter_t? = nil
         while let image = vpx_codec_get_frame(context, &iterator) {
-            let width = Int(image.pointee.d_w), height = Int(image.pointee.d_h)
-            let frame: VideoFrame
-            if let output {
-                output.resize(width: width, height: height)
-                frame = output
-            } else {
-                frame = VideoFrame(width: width, height: height)
-                output = frame
-            }
             let img = image.pointee
-            frame.withUnsafeMutableBytes { pixels in
-                _ = I420ToARGB(
-                    img.planes.0, img.stride.0, img.planes.1, img.stride.1, img.planes.2, img.stride.2,
-                    pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(frame.bytesPerRow),
-                    Int32(width), Int32(height))
-            }
-            frame.captureTime = captureTime
-            frame.wallClock = wallClock
-            frame.metadata = metadata
-            frame.markAllChanged()
-            try body(frame)
+            guard let y = img.planes.0, let u = img.planes.1, let v = img.planes.2 else { continue }
+            try output.lend(
+                width: Int(img.d_w), height: Int(img.d_h), planes: (y, u, v),
+                strides: (Int(img.stride.0), Int(img.stride.1), Int(img.stride.2)),
+                captureTime: captureTime, wallClock: wallClock, metadata: metadata, body)
         }
     }
 }

@@ -2,88 +2,48 @@ import CVPXShims
 import CVPX
 public import ScreenMedia
 
-/// Encoder settings. The defaults suit a screen at a low frame rate.
-public struct VPXEncoderConfiguration: Sendable, Hashable {
-    public var codec: VideoCodec
-    /// Target bit rate in kbit/s (constant bit rate).
-    public var bitrateKbps: Int
-    public var framesPerSecond: Double
-    /// Encoder threads; 1 keeps a share on one core.
-    public var threads: Int
-    /// Encode only the 16×16 blocks inside the frame's changed rectangles (libvpx active map).
-    public var usesActiveMap: Bool
-    /// libvpx speed (`cpu-used`): VP9 realtime 5–9, VP8 4–16; higher is faster and coarser. Nil: the codec's default.
-    public var speed: Int?
-
-    public init(
-        codec: VideoCodec = .vp9, bitrateKbps: Int = 1500, framesPerSecond: Double = 5, threads: Int = 1,
-        usesActiveMap: Bool = true, speed: Int? = nil
-    ) {
-        self.speed = speed
-        self.codec = codec
-        self.bitrateKbps = bitrateKbps
-        self.framesPerSecond = framesPerSecond
-        self.threads = threads
-        self.usesActiveMap = usesActiveMap
-    }
-}
-
 /// libvpx VP9 (screen-content tuning) or VP8 encoder at the realtime deadline with CBR rate control.
 ///
 /// Converts BGRA to I420 with libyuv, only the changed rectangles of each frame. The first frame, a frame at
 /// a new size and a frame after ``requestKeyframe()`` are keyframes. Holds a `vpx_codec_ctx_t`, which is
 /// not thread-safe: one encoder belongs to one thread.
 public final class VPXEncoder: VideoEncoder {
-    public let configuration: VPXEncoderConfiguration
+    public let configuration: VideoEncoderConfiguration
     public var codec: VideoCodec { configuration.codec }
 
     private let context = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
+    /// libvpx's descriptor of ``EncoderInput/picture``'s planes.
+    private let image = UnsafeMutablePointer<vpx_image_t>.allocate(capacity: 1)
     private var isOpen = false
-    private var picture: I420Image?
-    private var activeMap: ActiveMap?
-    private var keyframeRequested = true
-    private var firstCaptureTime: MediaTime?
-    private var lastPresentationTime: Int64 = -1
-    /// Frames whose picture may not be fully converted yet (after a resize every row must be converted).
-    private var needsFullConversion = true
+    private var input: EncoderInput
 
     static let defaultVP9Speed = 8
     static let defaultVP8Speed = 12
 
-    public init(configuration: VPXEncoderConfiguration) {
+    public init(configuration: VideoEncoderConfiguration) {
+        precondition(configuration.codec != .av1, "VPXEncoder encodes VP8 and VP9")
         self.configuration = configuration
+        input = EncoderInput(usesActiveMap: configuration.usesActiveMap)
         context.initialize(to: vpx_codec_ctx_t())
+        image.initialize(to: vpx_image_t())
     }
 
     deinit {
         if isOpen { vpx_codec_destroy(context) }
         context.deallocate()
+        image.deallocate()
     }
 
-    public func requestKeyframe() { keyframeRequested = true }
+    public func requestKeyframe() { input.requestKeyframe() }
 
     public func encode(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
-        if picture == nil || picture!.width != frame.width || picture!.height != frame.height {
-            try open(width: frame.width, height: frame.height)
-        }
-        guard let picture else { return }
-        picture.convert(from: frame, everything: needsFullConversion)
-        needsFullConversion = false
-
-        let first = firstCaptureTime ?? frame.captureTime
-        firstCaptureTime = first
-        // Presentation times in milliseconds since the first frame, strictly increasing as libvpx requires.
-        var presentationTime = (frame.captureTime - first).converted(to: 1000).value
-        if presentationTime <= lastPresentationTime { presentationTime = lastPresentationTime + 1 }
-        lastPresentationTime = presentationTime
-
-        let keyframe = keyframeRequested
+        if input.needsReopening(for: frame) { try open(width: frame.width, height: frame.height) }
+        let (keyframe, presentationTime, wholeFrame) = input.prepare(frame)
+        try applyActiveMap(wholeFrame: wholeFrame)
         let flags: vpx_enc_frame_flags_t = keyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
-        keyframeRequested = false
-        try applyActiveMap(for: frame, keyframe: keyframe)
         let duration = UInt(max(1, (1000 / configuration.framesPerSecond).rounded()))
         let status = vpx_codec_encode(
-            context, picture.image, vpx_codec_pts_t(presentationTime), duration, flags, UInt(VPX_DL_REALTIME))
+            context, image, vpx_codec_pts_t(presentationTime), duration, flags, UInt(VPX_DL_REALTIME))
         guard status == VPX_CODEC_OK else {
             throw CodecError(.encoderFailed, "libvpx could not encode a frame: \(errorDetail())")
         }
@@ -91,28 +51,28 @@ public final class VPXEncoder: VideoEncoder {
         while let packet = vpx_codec_get_cx_data(context, &iterator) {
             guard packet.pointee.kind == VPX_CODEC_CX_FRAME_PKT else { continue }
             let data = packet.pointee.data.frame
-            let encoded = EncodedFrame(
+            try output(EncodedFrame(
                 codec: codec,
                 payload: UnsafeRawBufferPointer(start: data.buf, count: data.sz),
                 isKeyframe: (data.flags & vpx_codec_frame_flags_t(VPX_FRAME_IS_KEY)) != 0,
                 width: frame.width, height: frame.height,
-                captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata)
-            try output(encoded)
+                captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata))
         }
     }
 
     private func open(width: Int, height: Int) throws(CodecError) {
-        guard width >= 2, height >= 2, width <= 16384, height <= 16384 else {
-            throw CodecError(.unsupportedConfiguration, "cannot encode a \(width)×\(height) picture")
-        }
         if isOpen {
             vpx_codec_destroy(context)
             isOpen = false
         }
-        picture = try I420Image(width: width, height: height)
-        activeMap = configuration.usesActiveMap ? ActiveMap(width: width, height: height) : nil
-        needsFullConversion = true
-        keyframeRequested = true
+        try input.reopen(width: width, height: height)
+        guard let picture = input.picture,
+            vpx_img_wrap(image, VPX_IMG_FMT_I420, UInt32(width), UInt32(height), 32, picture.luma) != nil
+        else {
+            throw CodecError(.unsupportedConfiguration, "libvpx cannot take a \(width)×\(height) I420 picture")
+        }
+        image.pointee.planes = (picture.luma, picture.blueDifference, picture.redDifference, nil)
+        image.pointee.stride = (Int32(picture.lumaStride), Int32(picture.chromaStride), Int32(picture.chromaStride), 0)
 
         let interface = codec == .vp9 ? vpx_codec_vp9_cx() : vpx_codec_vp8_cx()
         var config = vpx_codec_enc_cfg_t()
@@ -164,22 +124,23 @@ public final class VPXEncoder: VideoEncoder {
             try control(VP8E_SET_SCREEN_CONTENT_MODE, 1)
             try control(VP8E_SET_NOISE_SENSITIVITY, 0)
             try control(VP8E_SET_STATIC_THRESHOLD, 1)
+        case .av1:
+            break
         }
     }
 
     /// Restricts encoding to the changed blocks, or lifts the restriction for keyframes and whole-frame changes.
-    private func applyActiveMap(for frame: VideoFrame, keyframe: Bool) throws(CodecError) {
-        // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
-        guard let rows = activeMap?.rows, let columns = activeMap?.columns else { return }
-        let wholeFrame = keyframe || frame.changedRects.contains { $0.intersection(frame.bounds) == frame.bounds }
-        let status: vpx_codec_err_t?
+    private func applyActiveMap(wholeFrame: Bool) throws(CodecError) {
+        guard let rows = input.activeMap?.rows, let columns = input.activeMap?.columns else { return }
+        var map = vpx_active_map_t(active_map: nil, rows: UInt32(rows), cols: UInt32(columns))
+        let status: vpx_codec_err_t
         if wholeFrame {
-            activeMap?.reset()
-            var disabled = vpx_active_map_t(active_map: nil, rows: UInt32(rows), cols: UInt32(columns))
-            status = CVPXShims_vpxControlActiveMap(context, &disabled)
+            status = CVPXShims_vpxControlActiveMap(context, &map)
         } else {
-            _ = activeMap?.update(changed: frame.changedRects)
-            status = activeMap?.withMap { CVPXShims_vpxControlActiveMap(context, &$0) }
+            status = input.activeMapBytes { bytes in
+                map.active_map = bytes
+                return CVPXShims_vpxControlActiveMap(context, &map)
+            } ?? VPX_CODEC_OK
         }
         guard status == VPX_CODEC_OK else {
             throw CodecError(.encoderFailed, "libvpx refused the active map: \(errorDetail())")

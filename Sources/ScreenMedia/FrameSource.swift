@@ -54,6 +54,17 @@ public protocol VideoDecoder: AnyObject {
         _ body: (VideoFrame) throws -> Void) throws
 }
 
+extension VideoDecoder {
+    /// Decodes one compressed frame whose timing does not matter (tests, tools).
+    public func decode(
+        _ payload: UnsafeRawBufferPointer, metadata: FrameMetadata = .empty, _ body: (VideoFrame) throws -> Void
+    ) throws {
+        try decode(
+            payload, captureTime: .zero, wallClock: WallClockTime(secondsSince1970: 0, nanoseconds: 0), metadata: metadata,
+            body)
+    }
+}
+
 /// Receives decoded frames with their metadata (the seed's `renderer:didReceiveFrame:`).
 public protocol VideoRenderer: AnyObject {
     /// One decoded picture with its capture time, wall clock and metadata; lent for this call only.

@@ -8,14 +8,9 @@ public enum VideoType: String, Sendable, Hashable, Codable {
 public enum VideoCodec: String, Sendable, Hashable, Codable, CaseIterable {
     case vp8
     case vp9
-
-    /// The WebCodecs / RFC 6381 codec string.
-    public var webCodecsName: String {
-        switch self {
-        case .vp8: "vp8"
-        case .vp9: "vp09.00.10.08"
-        }
-    }
+    /// AV1 main profile, 8-bit 4:2:0, as libaom's realtime encoder produces it (payloads are temporal units in
+    /// the low-overhead bitstream format; keyframes carry the sequence header, see ``AV1SequenceHeader``).
+    case av1
 }
 
 public enum AudioCodec: String, Sendable, Hashable, Codable, CaseIterable {

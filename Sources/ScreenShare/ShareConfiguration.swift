@@ -80,8 +80,9 @@ public struct ShareConfiguration: Sendable, Equatable {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         capture = CaptureSettings(
             framesPerSecond: settings.fps, source: source,
-            encoder: VPXEncoderConfiguration(
-                codec: settings.codec, bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
+            codec: settings.codec,
+            encoder: VideoEncoderConfiguration(
+                codec: settings.codec.resolved(width: 1920, height: 1080, framesPerSecond: settings.fps), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
                 threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed),
             metadata: (try? MetadataPolicy(option: settings.metadata)) ?? .captureTime,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
@@ -137,7 +138,8 @@ public struct ShareConfiguration: Sendable, Equatable {
         try require(!s.audioOptional || AudioInput(argument: s.audio) != nil, "--audio-optional goes with --audio desktop, mic or a node")
         if let threads = s.threads { try require((1...16).contains(threads), "--threads must be between 1 and 16") }
         if let speed = s.speed {
-            let range = s.codec == .vp9 ? 5...9 : 4...16
+            try require(s.codec != .auto, "--speed needs --codec av1, vp9 or vp8: each codec has its own range")
+            let range = VideoEncoderConfiguration.speedRange(for: s.codec.resolved(width: 0, height: 0, framesPerSecond: s.fps))
             try require(range.contains(speed), "--speed for \(s.codec) must be between \(range.lowerBound) and \(range.upperBound)")
         }
         if let duration = s.duration { try require(duration > 0, "--duration must be positive") }
@@ -202,7 +204,9 @@ public struct AudioSettings: Sendable, Equatable {
 public struct CaptureSettings: Sendable, Equatable {
     public var framesPerSecond: Double
     public var source: CaptureSource
-    public var encoder: VPXEncoderConfiguration
+    /// `--codec`; ``encoder``'s codec is what it resolves to for a 1080p picture, until the source's size is known.
+    public var codec: VideoCodecChoice
+    public var encoder: VideoEncoderConfiguration
     public var metadata: MetadataPolicy
     public var keepaliveInterval: Double?
     public var duration: Double?

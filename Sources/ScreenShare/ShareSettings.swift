@@ -1,5 +1,6 @@
 public import ScreenCapturePipeWire
-public import ScreenMedia
+import ScreenMedia
+public import ScreenCodec
 
 /// A share's settings as the user gives them (command line, `SCREENPUB_*`, config.toml), before they are
 /// checked and resolved into a ``ShareConfiguration``. Every field is the option of the same long name.
@@ -14,7 +15,7 @@ public struct ShareSettings: Sendable, Equatable {
     public var monitor: Int?
     public var window: String?
     public var region: String?
-    public var codec = VideoCodec.vp9
+    public var codec = VideoCodecChoice.auto
     public var bitrate = 1500
     public var metadata: String?
     /// `--audio`: none, desktop, mic, or a PipeWire node; `--audio-bitrate` in kbit/s; `--audio-optional`.

@@ -37,7 +37,7 @@ public final class LiveCapture: Sendable {
             }
             let pipeline = CapturePipeline(
                 configuration: .init(metadata: metadata, keepaliveInterval: keepaliveInterval),
-                encoder: VPXEncoder(configuration: .init(codec: codec, bitrateKbps: 4000, framesPerSecond: framesPerSecond)),
+                encoder: makeVideoEncoder(.init(codec: codec, bitrateKbps: 4000, framesPerSecond: framesPerSecond)),
                 sinks: [sink], stop: stop, statistics: statistics)
             let result = Result { try source.run(framesPerSecond: framesPerSecond, stop: stop, consumer: pipeline) }
             try? pipeline.finish()
@@ -76,7 +76,7 @@ public final class LiveCapture: Sendable {
     public func decodeLast() throws -> VideoFrame? {
         let frames = sink.frames
         guard let codec = frames.first?.codec else { return nil }
-        let decoder = try VPXDecoder(codec: codec)
+        let decoder = try makeVideoDecoder(for: codec)
         var last: VideoFrame?
         for frame in frames {
             try frame.payload.withUnsafeBytes { payload in

@@ -2,6 +2,7 @@ public import ArgumentParser
 import Foundation
 import Logging
 import ScreenCapturePipeWire
+import ScreenCodec
 import ScreenMedia
 import ScreenService
 import ScreenShare
@@ -75,8 +76,8 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: "Capture a rectangle of the screen: X,Y,WIDTH,HEIGHT.")
     var region: String?
 
-    @Option(help: "Video codec: vp9 (screen-content tuning) or vp8.")
-    var codec: VideoCodec = .vp9
+    @Option(help: "Video codec: auto (AV1 up to 1080p at 15 fps, VP9 above: docs/performance.md says why), av1 (libaom, screen-content tools), vp9 (libvpx, screen tuning) or vp8 (for old receivers).")
+    var codec: VideoCodecChoice = .auto
 
     @Option(help: "Target bit rate in kbit/s (constant bit rate).")
     var bitrate: Int = 1500
@@ -148,7 +149,7 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: "Encoder threads (default: 1; 2 from 15 fps up on a machine with 2 or more cores, which keeps a full-screen change at 1080p30 within the frame interval).")
     var threads: Int?
 
-    @Option(help: "libvpx speed (cpu-used): VP9 5–9 (default 8), VP8 4–16 (default 12); higher is faster, coarser.")
+    @Option(help: "Encoder speed (cpu-used), with --codec av1, vp9 or vp8: AV1 7–10 (default 10), VP9 5–9 (default 8), VP8 4–16 (default 12); higher is faster, coarser.")
     var speed: Int?
 
     @Flag(inversion: .prefixedNo, help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them.")
@@ -237,3 +238,4 @@ struct ShareCommand: AsyncParsableCommand {
 extension CaptureBackend: ExpressibleByArgument {}
 extension ScreenCastPortalRequest.Sources: ExpressibleByArgument {}
 extension VideoCodec: ExpressibleByArgument {}
+extension VideoCodecChoice: ExpressibleByArgument {}

@@ -112,7 +112,7 @@ struct ScreensubCommand: AsyncParsableCommand {
         guard let input else { return }
         do {
             let reader = try WebMReader(path: input)
-            let decoder = noDecode ? nil : try VPXDecoder(codec: reader.codec)
+            let decoder = noDecode ? nil : try makeVideoDecoder(for: reader.codec)
             let pictures = try frames.map { try PNGSequence(directory: $0) }
             if !json {
                 emit("\(input): \(reader.codec) \(reader.width)×\(reader.height), metadata track: \(reader.hasMetadataTrack ? "yes" : "no")")
@@ -124,7 +124,11 @@ struct ScreensubCommand: AsyncParsableCommand {
                 if frame.isKeyframe { keyframes += 1 }
                 if let decoder {
                     try frame.payload.withUnsafeBytes { payload in
-                        try decoder.decode(payload) { picture in
+                        try decoder.decode(
+                            payload, captureTime: frame.cue?.captureTime ?? frame.timestamp,
+                            wallClock: frame.cue?.wallClock ?? WallClockTime(secondsSince1970: 0, nanoseconds: 0),
+                            metadata: frame.cue?.metadata ?? .empty
+                        ) { picture in
                             decoded += 1
                             lastSize = (picture.width, picture.height)
                             try pictures?.render(picture)
@@ -226,7 +230,7 @@ struct ScreensubCommand: AsyncParsableCommand {
         do {
             let summary = try await subscriber.run(
                 frameLimit: count, audio: true,
-                makeDecoder: { codec throws -> any VideoDecoder in try VPXDecoder(codec: codec) },
+                makeDecoder: { codec throws -> any VideoDecoder in try makeVideoDecoder(for: codec) },
                 makeRenderer: makeRenderer,
                 makeSink: { stream throws -> any EncodedFrameSink in
                     var sinks: [any EncodedFrameSink] = []

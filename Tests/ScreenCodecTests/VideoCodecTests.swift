@@ -3,15 +3,15 @@ import ScreenMedia
 import ScreenTesting
 import Testing
 
-@Suite(.watchdog()) struct VPXCodecTests {
+@Suite(.watchdog()) struct VideoCodecTests {
     /// Encodes `frame` and returns copies of what came out.
-    private func encode(_ encoder: VPXEncoder, _ frame: VideoFrame) throws -> [CollectedFrame] {
+    private func encode(_ encoder: any VideoEncoder, _ frame: VideoFrame) throws -> [CollectedFrame] {
         let sink = CollectingSink()
         try encoder.encode(frame) { try sink.write($0) }
         return sink.frames
     }
 
-    private func decodeLast(_ decoder: VPXDecoder, _ frames: [CollectedFrame], check: (VideoFrame) -> Void) throws {
+    private func decodeLast(_ decoder: any VideoDecoder, _ frames: [CollectedFrame], check: (VideoFrame) -> Void) throws {
         var decoded = 0
         for frame in frames {
             try frame.payload.withUnsafeBytes { payload in
@@ -24,17 +24,18 @@ import Testing
         #expect(decoded == frames.count)
     }
 
-    @Test(arguments: [VideoCodec.vp9, .vp8])
+    @Test(arguments: [VideoCodec.av1, .vp9, .vp8])
     func quadrantsSurviveEncodeAndDecode(codec: VideoCodec) throws {
         let frame = VideoFrame(width: 320, height: 240)
         TestPattern.fillQuadrants(frame)
         frame.metadata = try FrameMetadata(text: "hello")
-        let encoder = VPXEncoder(configuration: .init(codec: codec, bitrateKbps: 2000, framesPerSecond: 5))
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 2000, framesPerSecond: 5))
         let frames = try encode(encoder, frame)
         #expect(frames.count == 1)
         #expect(frames.first?.isKeyframe == true)
         #expect(frames.first?.metadata == (try FrameMetadata(text: "hello")))
-        let decoder = try VPXDecoder(codec: codec)
+        #expect(frames.first?.codec == codec)
+        let decoder = try makeVideoDecoder(for: codec)
         try decodeLast(decoder, frames) { picture in
             #expect(picture.width == 320 && picture.height == 240)
             for (x, y) in [(40, 40), (280, 40), (40, 200), (280, 200), (150, 110)] {
@@ -44,10 +45,11 @@ import Testing
         }
     }
 
-    @Test func onlyTheFirstFrameAndRequestedFramesAreKeyframes() throws {
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func onlyTheFirstFrameAndRequestedFramesAreKeyframes(codec: VideoCodec) throws {
         let frame = VideoFrame(width: 160, height: 96)
         TestPattern.fillQuadrants(frame)
-        let encoder = VPXEncoder(configuration: .init(codec: .vp9))
+        let encoder = makeVideoEncoder(.init(codec: codec))
         var keyflags: [Bool] = []
         for index in 0..<6 {
             frame.captureTime = MediaTime(value: Int64(index), timescale: 5)
@@ -57,11 +59,12 @@ import Testing
         #expect(keyflags == [true, false, false, false, true, false])
     }
 
-    @Test func aSizeChangeStartsWithAKeyframeAtTheNewSize() throws {
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func aSizeChangeStartsWithAKeyframeAtTheNewSize(codec: VideoCodec) throws {
         let frame = VideoFrame(width: 160, height: 96)
         TestPattern.fillQuadrants(frame)
-        let encoder = VPXEncoder(configuration: .init(codec: .vp9))
-        let decoder = try VPXDecoder(codec: .vp9)
+        let encoder = makeVideoEncoder(.init(codec: codec))
+        let decoder = try makeVideoDecoder(for: codec)
         try decodeLast(decoder, try encode(encoder, frame)) { #expect($0.width == 160) }
         frame.resize(width: 200, height: 120)
         TestPattern.fillQuadrants(frame)
@@ -75,11 +78,12 @@ import Testing
         }
     }
 
-    @Test func onlyChangedRectanglesAreConvertedAndTheChangeArrives() throws {
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func onlyChangedRectanglesAreConvertedAndTheChangeArrives(codec: VideoCodec) throws {
         let frame = VideoFrame(width: 256, height: 128)
         TestPattern.fill(frame) { _, _ in (0, 0, 0) }
-        let encoder = VPXEncoder(configuration: .init(codec: .vp9, bitrateKbps: 2000))
-        let decoder = try VPXDecoder(codec: .vp9)
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 2000))
+        let decoder = try makeVideoDecoder(for: codec)
         try decodeLast(decoder, try encode(encoder, frame)) { _ in }
 
         // Paint a white square but report only its rectangle as changed.
@@ -103,8 +107,9 @@ import Testing
         }
     }
 
-    @Test func corruptInputIsAnErrorNotACrash() throws {
-        let decoder = try VPXDecoder(codec: .vp9)
+    @Test(arguments: [VideoCodec.av1, .vp9, .vp8])
+    func corruptInputIsAnErrorNotACrash(codec: VideoCodec) throws {
+        let decoder = try makeVideoDecoder(for: codec)
         let garbage: [UInt8] = (0..<200).map { UInt8(truncatingIfNeeded: $0 &* 37) }
         #expect(throws: CodecError.self) {
             try garbage.withUnsafeBytes { try decoder.decode($0) { _ in } }
@@ -112,5 +117,42 @@ import Testing
         #expect(throws: CodecError.self) {
             try [UInt8]().withUnsafeBytes { try decoder.decode($0) { _ in } }
         }
+    }
+
+    /// A small change on a big static picture codes only the changed blocks (the active map): the frame is a
+    /// fraction of a whole-picture change, and the rest of the picture stays as it was.
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func aSmallChangeCostsLittle(codec: VideoCodec) throws {
+        let frame = VideoFrame(width: 640, height: 360)
+        TestPattern.fill(frame) { x, y in (UInt8(truncatingIfNeeded: x * 7 ^ y * 3), UInt8(truncatingIfNeeded: y * 5), 90) }
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 2000))
+        let decoder = try makeVideoDecoder(for: codec)
+        try decodeLast(decoder, try encode(encoder, frame)) { _ in }
+        let square = PixelRect(x: 320, y: 160, width: 16, height: 16)
+        TestPattern.fill(frame) { x, y in
+            !square.intersection(PixelRect(x: x, y: y, width: 1, height: 1)).isEmpty ? (255, 255, 255) : (UInt8(truncatingIfNeeded: x * 7 ^ y * 3), UInt8(truncatingIfNeeded: y * 5), 90)
+        }
+        frame.changedRects = [square]
+        frame.captureTime = MediaTime(value: 1, timescale: 5)
+        let small = try encode(encoder, frame)
+        try decodeLast(decoder, small) { picture in
+            #expect(TestPattern.difference(picture, x: 328, y: 168, (255, 255, 255)) <= 24)
+        }
+        #expect(small.map(\.payload.count).reduce(0, +) < 2000, "a 16×16 change took \(small.map(\.payload.count)) bytes")
+    }
+
+    @Test func anAV1KeyframeCarriesItsSequenceHeader() throws {
+        let frame = VideoFrame(width: 320, height: 240)
+        TestPattern.fillQuadrants(frame)
+        let encoder = makeVideoEncoder(.init(codec: .av1))
+        let keyframe = try #require(try encode(encoder, frame).first)
+        let header = try #require(AV1SequenceHeader(temporalUnit: keyframe.payload))
+        #expect(header.profile == 0 && header.bitDepth == 8 && !header.monochrome)
+        #expect(header.chromaSubsamplingX && header.chromaSubsamplingY)
+        #expect(header.codecString.hasPrefix("av01.0.") && header.codecString.hasSuffix("M.08"))
+        #expect(header.configurationRecord.prefix(4) == [0x81, UInt8(header.level), 0x0C, 0])
+        frame.captureTime = MediaTime(value: 1, timescale: 5)
+        let inter = try #require(try encode(encoder, frame).first)
+        #expect(AV1SequenceHeader(temporalUnit: inter.payload) == nil)
     }
 }

@@ -1,0 +1,18 @@
+#include "CAOMShims.h"
+
+aom_codec_err_t CAOMShims_encoderInit(aom_codec_ctx_t *ctx, aom_codec_iface_t *iface, const aom_codec_enc_cfg_t *cfg) {
+    return aom_codec_enc_init(ctx, iface, cfg, 0);
+}
+
+aom_codec_err_t CAOMShims_decoderInit(aom_codec_ctx_t *ctx, aom_codec_iface_t *iface, unsigned int threads) {
+    aom_codec_dec_cfg_t cfg = {.threads = threads, .w = 0, .h = 0, .allow_lowbitdepth = 1};
+    return aom_codec_dec_init(ctx, iface, &cfg, 0);
+}
+
+aom_codec_err_t CAOMShims_controlInt(aom_codec_ctx_t *ctx, int control, int value) {
+    return aom_codec_control(ctx, control, value);
+}
+
+aom_codec_err_t CAOMShims_controlActiveMap(aom_codec_ctx_t *ctx, aom_active_map_t *map) {
+    return aom_codec_control(ctx, AOME_SET_ACTIVEMAP, map);
+}

@@ -1,0 +1,16 @@
+// C helpers for libaom's function-like macros (codec init) and its variadic control call.
+// Every symbol is prefixed CAOMShims_.
+#ifndef CAOMSHIMS_H
+#define CAOMSHIMS_H
+
+#include <aom/aom_encoder.h>
+#include <aom/aom_decoder.h>
+#include <aom/aomcx.h>
+#include <aom/aomdx.h>
+
+aom_codec_err_t CAOMShims_encoderInit(aom_codec_ctx_t *ctx, aom_codec_iface_t *iface, const aom_codec_enc_cfg_t *cfg);
+aom_codec_err_t CAOMShims_decoderInit(aom_codec_ctx_t *ctx, aom_codec_iface_t *iface, unsigned int threads);
+aom_codec_err_t CAOMShims_controlInt(aom_codec_ctx_t *ctx, int control, int value);
+aom_codec_err_t CAOMShims_controlActiveMap(aom_codec_ctx_t *ctx, aom_active_map_t *map);
+
+#endif

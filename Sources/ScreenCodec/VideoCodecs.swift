@@ -1,0 +1,78 @@
+public import ScreenMedia
+
+/// Encoder settings, the same for every codec. The defaults suit a screen at a low frame rate.
+public struct VideoEncoderConfiguration: Sendable, Hashable {
+    public var codec: VideoCodec
+    /// Target bit rate in kbit/s (constant bit rate).
+    public var bitrateKbps: Int
+    public var framesPerSecond: Double
+    /// Encoder threads; 1 keeps a share on one core.
+    public var threads: Int
+    /// Encode only the 16×16 blocks inside the frame's changed rectangles (the libraries' active map).
+    public var usesActiveMap: Bool
+    /// The library's speed (`cpu-used`), higher is faster and coarser: VP9 5–9, VP8 4–16, AV1 7–10
+    /// (``speedRange(for:)``). Nil: the codec's default.
+    public var speed: Int?
+
+    public init(
+        codec: VideoCodec = .vp9, bitrateKbps: Int = 1500, framesPerSecond: Double = 5, threads: Int = 1,
+        usesActiveMap: Bool = true, speed: Int? = nil
+    ) {
+        self.speed = speed
+        self.codec = codec
+        self.bitrateKbps = bitrateKbps
+        self.framesPerSecond = framesPerSecond
+        self.threads = threads
+        self.usesActiveMap = usesActiveMap
+    }
+
+    /// The realtime speeds a codec's library accepts.
+    public static func speedRange(for codec: VideoCodec) -> ClosedRange<Int> {
+        switch codec {
+        case .vp9: 5...9
+        case .vp8: 4...16
+        case .av1: 7...10
+        }
+    }
+}
+
+/// The encoder for `configuration.codec`: libvpx for VP8 and VP9, libaom for AV1.
+public func makeVideoEncoder(_ configuration: VideoEncoderConfiguration) -> any VideoEncoder {
+    switch configuration.codec {
+    case .vp8, .vp9: VPXEncoder(configuration: configuration)
+    case .av1: AV1Encoder(configuration: configuration)
+    }
+}
+
+/// A decoder for `codec`: libvpx for VP8 and VP9, libaom for AV1.
+public func makeVideoDecoder(for codec: VideoCodec) throws(CodecError) -> any VideoDecoder {
+    switch codec {
+    case .vp8, .vp9: try VPXDecoder(codec: codec)
+    case .av1: try AV1Decoder()
+    }
+}
+
+/// `--codec`: a codec, or `auto`, which picks one by the picture's size and frame rate (the rule and the
+/// measurements behind it are in docs/performance.md, "Choosing the codec").
+public enum VideoCodecChoice: String, Sendable, Hashable, CaseIterable {
+    case auto, av1, vp9, vp8
+
+    /// The codec to encode a `width`×`height` picture at `framesPerSecond` with.
+    public func resolved(width: Int, height: Int, framesPerSecond: Double) -> VideoCodec {
+        switch self {
+        case .av1: .av1
+        case .vp9: .vp9
+        case .vp8: .vp8
+        case .auto: Self.automatic(width: width, height: height, framesPerSecond: framesPerSecond)
+        }
+    }
+
+    /// AV1 while its CPU time per second of screen stays within one core's budget at this size and rate, VP9
+    /// above it: pixels per second up to ``av1PixelRateLimit``.
+    static func automatic(width: Int, height: Int, framesPerSecond: Double) -> VideoCodec {
+        Double(width * height) * framesPerSecond <= av1PixelRateLimit ? .av1 : .vp9
+    }
+
+    /// 1920×1080 at 15 fps.
+    static let av1PixelRateLimit = 1920.0 * 1080.0 * 15
+}
