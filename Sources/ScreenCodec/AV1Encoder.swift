@@ -54,11 +54,19 @@ public final class AV1Encoder: VideoEncoder {
             let data = packet.pointee.data.frame
             try output(EncodedFrame(
                 codec: .av1,
-                payload: UnsafeRawBufferPointer(start: data.buf, count: data.sz),
+                payload: Self.withoutTemporalDelimiter(UnsafeRawBufferPointer(start: data.buf, count: data.sz)),
                 isKeyframe: (data.flags & aom_codec_frame_flags_t(AOM_FRAME_IS_KEY)) != 0,
                 width: frame.width, height: frame.height,
                 captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata))
         }
+    }
+
+    /// The temporal unit without its leading temporal delimiter OBU (`0x12 0x00`): Matroska and ISO-BMFF
+    /// store none (libavformat removes them), RTP drops them, and decoders do not need them; without it a
+    /// frame's bytes are the same on the wire and in every file.
+    static func withoutTemporalDelimiter(_ unit: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        guard unit.count >= 2, unit[0] == 0x12, unit[1] == 0x00 else { return unit }
+        return UnsafeRawBufferPointer(rebasing: unit[2...])
     }
 
     private func open(width: Int, height: Int) throws(CodecError) {

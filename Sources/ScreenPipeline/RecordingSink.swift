@@ -30,7 +30,8 @@ public final class RecordingSink: EncodedFrameSink, ConcurrentAudioSink, @unchec
             if writer == nil {
                 writer = try WebMWriter(
                     path: path, codec: frame.codec, width: frame.width, height: frame.height,
-                    framesPerSecond: framesPerSecond, audio: audio, audioPreSkip: audioPreSkip)
+                    framesPerSecond: framesPerSecond, audio: audio, audioPreSkip: audioPreSkip,
+                    sequenceHeader: frame.codec == .av1 ? AV1SequenceHeader(temporalUnit: frame.payload) : nil)
             }
             try writer?.write(frame)
         }

@@ -1,7 +1,7 @@
 import CAVFormat
 public import ScreenMedia
 
-/// Packs encoded VP8/VP9 frames into fragmented MP4 (CMAF) in memory with libavformat's mp4 muxer: an
+/// Packs encoded VP8/VP9/AV1 frames into fragmented MP4 (CMAF) in memory with libavformat's mp4 muxer: an
 /// initialization segment (`ftyp` + `moov`, no samples) and then one fragment (`moof` + `mdat`) per frame,
 /// which HLS segments are made of. Each frame is its own fragment so that the frame's timed metadata (an
 /// ``EventMessageBox``) can sit right ahead of it, and a segment can end at any frame.
@@ -20,7 +20,10 @@ public final class FragmentedMP4Writer {
     /// What the muxer has written since it was last taken.
     private var output: [UInt8] = []
 
-    public init(codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double) throws(RecordingError) {
+    /// AV1 needs `sequenceHeader`, from the first keyframe.
+    public init(
+        codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double, sequenceHeader: AV1SequenceHeader? = nil
+    ) throws(RecordingError) {
         self.codec = codec
         self.width = width
         self.height = height
@@ -33,10 +36,7 @@ public final class FragmentedMP4Writer {
             throw RecordingError(.cannotOpen, "cannot add a video track to the MP4 muxer")
         }
         let parameters = video.pointee.codecpar!
-        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-        parameters.pointee.codec_id = codec == .vp9 ? AV_CODEC_ID_VP9 : AV_CODEC_ID_VP8
-        parameters.pointee.width = Int32(width)
-        parameters.pointee.height = Int32(height)
+        try describeVideoTrack(parameters, codec: codec, width: width, height: height, sequenceHeader: sequenceHeader)
         // What screenpub's encoders make: profile 0, 8-bit 4:2:0, limited range (the `vpcC` box says so).
         parameters.pointee.profile = 0
         parameters.pointee.format = AV_PIX_FMT_YUV420P.rawValue

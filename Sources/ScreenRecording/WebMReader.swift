@@ -13,7 +13,7 @@ public struct RecordedFrame: Sendable {
     public var cue: MetadataCue?
 }
 
-/// Reads the video frames and metadata cues of a WebM written by ``WebMWriter`` (or any VP8/VP9 WebM).
+/// Reads the video frames and metadata cues of a WebM written by ``WebMWriter`` (or any VP8/VP9/AV1 WebM).
 public final class WebMReader {
     public let path: String
     public let codec: VideoCodec
@@ -57,13 +57,11 @@ public final class WebMReader {
             throw RecordingError(.unsupportedContent, "\(path) has no video track")
         }
         let parameters = stream.pointee.codecpar.pointee
-        switch parameters.codec_id {
-        case AV_CODEC_ID_VP9: codec = .vp9
-        case AV_CODEC_ID_VP8: codec = .vp8
-        default:
+        guard let codec = videoCodec(of: parameters.codec_id) else {
             avformat_close_input(&self.context)
-            throw RecordingError(.unsupportedContent, "\(path) holds video that is neither VP8 nor VP9")
+            throw RecordingError(.unsupportedContent, "\(path) holds video that is not VP8, VP9 or AV1")
         }
+        self.codec = codec
         width = Int(parameters.width)
         height = Int(parameters.height)
         videoStream = video

@@ -2,7 +2,7 @@ import CAVFormat
 import CAVFormatShims
 public import ScreenMedia
 
-/// Writes encoded VP8/VP9 frames and their metadata to a WebM file with libavformat's Matroska muxer, and the
+/// Writes encoded VP8/VP9/AV1 frames and their metadata to a WebM file with libavformat's Matroska muxer, and the
 /// stream's Opus sound when it has one.
 ///
 /// Each frame is flushed as its own cluster as soon as it is written, so a file whose writer is killed is
@@ -44,9 +44,11 @@ public final class WebMWriter {
     /// The stream's video type and target frame rate are stored as the file's `SCREENPUB_VIDEO_TYPE` and
     /// `SCREENPUB_ESTIMATED_FPS` tags (the properties a publisher announces), read back by ``WebMReader``.
     /// `audio` adds an Opus track (`audioPreSkip`: the encoder's lookahead in samples, which players skip).
+    /// AV1 needs `sequenceHeader`, from the first keyframe (``AV1SequenceHeader/init(temporalUnit:)``).
     public init(
         path: String, codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double,
-        videoType: VideoType = .screen, audio: AudioProperties? = nil, audioPreSkip: Int = 312
+        videoType: VideoType = .screen, audio: AudioProperties? = nil, audioPreSkip: Int = 312,
+        sequenceHeader: AV1SequenceHeader? = nil
     ) throws(RecordingError) {
         self.path = path
         self.codec = codec
@@ -60,10 +62,12 @@ public final class WebMWriter {
             avformat_free_context(context)
             throw RecordingError(.cannotOpen, "cannot add streams to \(path)")
         }
-        video.pointee.codecpar.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-        video.pointee.codecpar.pointee.codec_id = codec == .vp9 ? AV_CODEC_ID_VP9 : AV_CODEC_ID_VP8
-        video.pointee.codecpar.pointee.width = Int32(width)
-        video.pointee.codecpar.pointee.height = Int32(height)
+        do {
+            try describeVideoTrack(video.pointee.codecpar, codec: codec, width: width, height: height, sequenceHeader: sequenceHeader)
+        } catch {
+            avformat_free_context(context)
+            throw error
+        }
         video.pointee.time_base = Self.millisecondTimeBase
         video.pointee.avg_frame_rate = av_d2q(framesPerSecond, 1000)
         cues.pointee.codecpar.pointee.codec_type = AVMEDIA_TYPE_SUBTITLE

@@ -74,6 +74,8 @@ final class HLSPackager: @unchecked Sendable {
         /// Discontinuities that slid out of the window (`#EXT-X-DISCONTINUITY-SEQUENCE`).
         var discontinuitiesBefore = 0
         var codec: VideoCodec = .vp9
+        /// AV1's sequence header (its codec string names the level it declares).
+        var sequenceHeader: AV1SequenceHeader?
         var width = 0
         var height = 0
         var framesPerSecond = 0.0
@@ -196,8 +198,11 @@ final class HLSPackager: @unchecked Sendable {
         if header.isKeyframe, changed || current.map({ Double(ticks - $0.startTicks) >= Double(FragmentedMP4Writer.timescale) * configuration.segmentSeconds / 2 }) ?? true {
             closeSegment(at: ticks)
             if changed {
+                let sequenceHeader = header.sequenceHeader(in: buffer)
                 do {
-                    writer = try FragmentedMP4Writer(codec: header.codec, width: header.width, height: header.height, framesPerSecond: framesPerSecond)
+                    writer = try FragmentedMP4Writer(
+                        codec: header.codec, width: header.width, height: header.height, framesPerSecond: framesPerSecond,
+                        sequenceHeader: sequenceHeader)
                 } catch {
                     writer = nil
                     return
@@ -207,6 +212,7 @@ final class HLSPackager: @unchecked Sendable {
                 published.withLock { snapshot in
                     snapshot.initializations[index] = bytes
                     (snapshot.codec, snapshot.width, snapshot.height, snapshot.framesPerSecond) = (header.codec, header.width, header.height, framesPerSecond)
+                    snapshot.sequenceHeader = sequenceHeader
                 }
             }
             current = (

@@ -132,8 +132,8 @@ public struct ShareControl: Sendable {
         var next = configuration.capture
         // The codec of a running stream (and of a recording) stays (see the warning above), and with it the
         // speed, whose range is the codec's.
-        if next.encoder.codec != capture.encoder.codec {
-            next.encoder.codec = capture.encoder.codec
+        if next.codec != capture.codec || next.encoder.codec != capture.encoder.codec {
+            (next.codec, next.encoder.codec) = (capture.codec, capture.encoder.codec)
             next.encoder.speed = capture.encoder.speed
         }
         guard next != capture else { return effects + [.log(.info, "SIGHUP: the capture settings are unchanged")] }

@@ -37,7 +37,7 @@ import Testing
             logger: Logger(label: "test"))
         let task = Task {
             try await subscriber.run(
-                frameLimit: pictures, audio: true, makeDecoder: { try VPXDecoder(codec: $0) },
+                frameLimit: pictures, audio: true, makeDecoder: { try makeVideoDecoder(for: $0) },
                 makeRenderer: { _ in reception.media.collector() }, makeSink: { _ in reception.media.collector() },
                 onStream: { _, stream in reception.stream.withLock { $0 = stream } },
                 onPropertiesChanged: { stream in reception.properties.withLock { $0.append(stream.properties) } })

@@ -28,9 +28,10 @@ import Testing
 
     /// The recording's frames are the producer's picture at its size.
     func expectRecordingOfTheProducer(_ path: String, width: Int, height: Int) throws {
-        let frames = try WebMReader(path: path).readAll()
+        let reader = try WebMReader(path: path)
+        let frames = try reader.readAll()
         #expect(frames.count >= 2, "frames: \(frames.count)")
-        let decoder = try VPXDecoder(codec: .vp9)
+        let decoder = try makeVideoDecoder(for: reader.codec)
         var checked = 0
         for frame in frames {
             try frame.payload.withUnsafeBytes { bytes in
@@ -146,8 +147,9 @@ import Testing
         #expect(outcome.standardError.contains("draws it from PipeWire cursor metadata"), "\(outcome.standardError)")
         #expect(backend.selectSourcesOptions().first?["cursor_mode"] as? Int == 4, "\(backend.calls())")
         // The last picture has the pointer (a 16×16 square from its hotspot) on the producer's colour.
-        let frames = try WebMReader(path: path).readAll()
-        let decoder = try VPXDecoder(codec: .vp9)
+        let reader = try WebMReader(path: path)
+        let frames = try reader.readAll()
+        let decoder = try makeVideoDecoder(for: reader.codec)
         var last: (inside: Int, outside: Int)?
         for frame in frames {
             try frame.payload.withUnsafeBytes { bytes in
@@ -188,8 +190,9 @@ import Testing
         let selections = backend.selectSourcesOptions()
         #expect(selections.count == 2 && selections.last?["restore_data"] != nil, "\(backend.calls())")
         // One recording across both casts: red first, then green.
-        let frames = try WebMReader(path: path).readAll()
-        let decoder = try VPXDecoder(codec: .vp9)
+        let reader = try WebMReader(path: path)
+        let frames = try reader.readAll()
+        let decoder = try makeVideoDecoder(for: reader.codec)
         var colors: [Bool] = []
         for frame in frames {
             try frame.payload.withUnsafeBytes { bytes in

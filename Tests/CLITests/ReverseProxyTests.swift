@@ -193,7 +193,7 @@ import Testing
         #expect(try await eventually(30) { FileManager.default.fileExists(atPath: directory + "/index.m3u8") }, "\(relay.process.errorsSoFar)")
         let url = "http://127.0.0.1:\(nginx.port)/hls/\(session)/index.m3u8"
         let playlist = try await RelayHTTPClient().send("GET", url)
-        #expect(playlist.status == 200 && String(decoding: playlist.body, as: UTF8.self).contains("CODECS=\"vp09."))
+        #expect(playlist.status == 200 && String(decoding: playlist.body, as: UTF8.self).contains("CODECS=\"av01."))
         let decoded = try await ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", url, "-frames:v", "5", "-f", "null", "-"], timeout: 60)
         #expect(decoded.status == 0, "\(decoded.standardError)")
 

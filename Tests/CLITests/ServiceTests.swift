@@ -107,7 +107,7 @@ import Testing
     @Test func theCommandLineWinsOverTheEnvironmentWhichWinsOverTheFile() async throws {
         let display = try VirtualDisplay(width: 320, height: 240)
         let share = try await RunningShare(
-            ["--display", display.name, "--fps", "4"], config: "fps = 2\nbitrate = 800\nspeed = 7\n",
+            ["--display", display.name, "--fps", "4"], config: "fps = 2\nbitrate = 800\ncodec = \"vp9\"\nspeed = 7\n",
             environment: ["SCREENPUB_FPS": "3", "SCREENPUB_SPEED": "9", "SCREENPUB_BITRATE": "900"])
         let status = try await share.status()
         #expect(status["framesPerSecond"] as? Double == 4)

@@ -9,9 +9,9 @@ import Testing
 /// ffprobe (the video) and by mutagen (the timed metadata) — readers independent of screenpub.
 @Suite(.watchdog()) struct FragmentedMP4Tests {
     /// 10 frames at 5 fps (0.2 s apart) with text metadata, but binary on frame 3; the stream as a file.
-    func writeStream(to path: String) throws -> [CollectedFrame] {
+    func writeStream(to path: String, codec: VideoCodec = .vp9) throws -> [CollectedFrame] {
         let frame = VideoFrame(width: 320, height: 180)
-        let encoder = VPXEncoder(configuration: .init(codec: .vp9, framesPerSecond: 5))
+        let encoder = makeVideoEncoder(.init(codec: codec, framesPerSecond: 5))
         let sink = CollectingSink()
         for index in 0..<10 {
             TestPattern.fill(frame) { x, _ in x / 20 == index ? (255, 255, 255) : (10, 10, 40) }
@@ -20,7 +20,9 @@ import Testing
             frame.metadata = index == 3 ? try FrameMetadata(bytes: [0x00, 0xFF, 0x10]) : try FrameMetadata(text: "slide \(index)")
             try encoder.encode(frame) { try sink.write($0) }
         }
-        let writer = try FragmentedMP4Writer(codec: .vp9, width: 320, height: 180, framesPerSecond: 5)
+        let writer = try FragmentedMP4Writer(
+            codec: codec, width: 320, height: 180, framesPerSecond: 5,
+            sequenceHeader: sink.frames.first.flatMap { AV1SequenceHeader(temporalUnit: $0.payload) })
         var stream = writer.initializationSegment
         for (index, frame) in sink.frames.enumerated() {
             let time = Int64(index) * 18_000
@@ -36,15 +38,17 @@ import Testing
         return sink.frames
     }
 
-    @Test func ffprobeReadsEveryFrameAtItsTime() async throws {
+    @Test(arguments: [VideoCodec.vp9, .av1])
+    func ffprobeReadsEveryFrameAtItsTime(codec: VideoCodec) async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cmaf-\(UUID().uuidString).mp4").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let frames = try writeStream(to: path)
+        let frames = try writeStream(to: path, codec: codec)
         #expect(frames.first?.isKeyframe == true)
         let streams = try await ChildProcess.run(
             "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,codec_tag_string,width,height", "-of", "json", path])
         let stream = try #require((try JSONSerialization.jsonObject(with: Data(streams.standardOutput.utf8)) as? [String: Any])?["streams"] as? [[String: Any]]).first
-        #expect(stream?["codec_name"] as? String == "vp9" && stream?["codec_tag_string"] as? String == "vp09", "\(streams)")
+        let (name, tag) = codec == .av1 ? ("av1", "av01") : ("vp9", "vp09")
+        #expect(stream?["codec_name"] as? String == name && stream?["codec_tag_string"] as? String == tag, "\(streams)")
         #expect(stream?["width"] as? Int == 320 && stream?["height"] as? Int == 180)
         let packets = try await ChildProcess.run(
             "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "packet=pts_time,flags,size", "-of", "csv=p=0", path])

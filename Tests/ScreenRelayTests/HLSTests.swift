@@ -51,7 +51,7 @@ import Testing
         let index = try await http.send("GET", base + "/index.m3u8?token=\(viewerToken)")
         let multivariant = String(decoding: index.body, as: UTF8.self)
         #expect(index.status == 200, "\(multivariant)")
-        #expect(multivariant.contains("CODECS=\"vp09.00.") && multivariant.contains("RESOLUTION=320x240"), "\(multivariant)")
+        #expect(multivariant.contains("CODECS=\"av01.0.") && multivariant.contains("RESOLUTION=320x240"), "\(multivariant)")  // AV1, from auto
         #expect(multivariant.contains("stream.m3u8?token=\(viewerToken)"), "the token is carried on: \(multivariant)")
 
         // A few segments into the stream, the media playlist lists them with their dates.
@@ -215,11 +215,11 @@ import Testing
         #expect(watched?.dateRanges?.contains { $0["ID"] == "break-1" && $0["X-TITLE"] == "Sponsor" } == true, "\(String(describing: watched?.dateRanges))")
         #expect(watched?.eventsText.contains("Sponsor") == true, "\(String(describing: watched?.eventsText))")
 
-        // ffmpeg plays the live stream from its URL: VP9 at the screen's size, frames decoded.
+        // ffmpeg plays the live stream from its URL: AV1 at the screen's size, frames decoded.
         let probe = try await ChildProcess.run(
             "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", "\(base)/index.m3u8?token=\(viewerToken)"],
             timeout: 60)
-        #expect(probe.standardOutput.contains("vp9,320,240"), "\(probe.standardOutput) \(probe.standardError)")
+        #expect(probe.standardOutput.contains("av1,320,240"), "\(probe.standardOutput) \(probe.standardError)")
         let decoded = try await ChildProcess.run(
             "/usr/bin/ffmpeg", ["-v", "error", "-live_start_index", "0", "-i", "\(base)/index.m3u8?token=\(viewerToken)", "-frames:v", "10", "-f", "null", "-"],
             timeout: 60)

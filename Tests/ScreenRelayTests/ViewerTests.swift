@@ -16,6 +16,7 @@ import Testing
         var decoderErrors: Int
         var lastMetadata: String?
         var lastLatencyMs: Double?
+        var codecString: String?
         var width: Int
         var height: Int
         var currentStreamId: UInt32?
@@ -74,12 +75,16 @@ import Testing
 
     static let probePoints = [(80, 45), (560, 45), (80, 315), (560, 315)]
 
-    @Test func theEmbeddedRelaysViewerURLShowsTheScreenAndItsMetadataInChromium() async throws {
+    /// AV1 (what `--codec auto` picks for this size) and VP9.
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func theEmbeddedRelaysViewerURLShowsTheScreenAndItsMetadataInChromium(codec: VideoCodec) async throws {
         let display = try VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         let windows = Self.paintQuadrants(painter, width: 640, height: 360)
         let publisher = try ChildProcess(
-            screenpub, ["--display", display.name, "--port", "0", "--duration", "90", "--metadata", "viewer check", "--no-cursor"])
+            screenpub,
+            ["--display", display.name, "--port", "0", "--duration", "90", "--metadata", "viewer check", "--no-cursor"]
+                + (codec == .av1 ? [] : ["--codec", codec.rawValue]))
         defer { publisher.endInBackground(signal: SIGTERM, timeout: 20) }
         var viewerURL = ""
         for _ in 0..<200 where viewerURL.isEmpty {
@@ -96,7 +101,11 @@ import Testing
         #expect(state.width == 640 && state.height == 360)
         #expect(state.lastMetadata == "viewer check")
         #expect(state.metadataText == "viewer check")
-        #expect(state.streamsText.contains("screen 640×360 VP9"))
+        #expect(state.streamsText.contains("screen 640×360 \(codec.rawValue.uppercased())"), "\(state.streamsText)")
+        if codec == .av1 {
+            // Read from the stream's sequence header: main profile, 8 bits, a level that fits 640×360.
+            #expect(state.codecString?.hasPrefix("av01.0.") == true && state.codecString?.hasSuffix("M.08") == true, "\(state)")
+        }
         #expect(state.decoderErrors == 0)
         // Same machine, same clock: the latency shown is a real, small figure.
         #expect((state.lastLatencyMs ?? -1) >= 0 && (state.lastLatencyMs ?? .infinity) < 5000)

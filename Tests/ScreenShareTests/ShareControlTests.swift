@@ -79,7 +79,7 @@ import Testing
             Issue.record("no restart in \(effects)")
             return
         }
-        #expect(capture.framesPerSecond == 10 && capture.encoder.codec == .vp9 && capture.encoder.speed == nil)
+        #expect(capture.framesPerSecond == 10 && capture.codec == .auto && capture.encoder.codec == .av1 && capture.encoder.speed == nil)
         #expect(control.capture == capture)
         // The same settings again: nothing restarts.
         #expect(!control.handle(.reload(.success(next))).contains { if case .restartCapture = $0 { true } else { false } })

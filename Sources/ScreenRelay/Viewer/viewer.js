@@ -18,9 +18,12 @@ const FLAG_KEYFRAME = 1;
 const FLAG_KEEPALIVE = 2;
 const MAX_METADATA = 32;
 const MAX_PAYLOAD = 8 * 1024 * 1024;
-// WebCodecs codec strings: VP9 profile 0, level 1.0, 8-bit (what libvpx produces for screenpub's I420).
-const WEBCODECS_CODEC = { 1: 'vp8', 2: 'vp09.00.10.08' };
-const CODEC_NAME = { 1: 'VP8', 2: 'VP9' };
+// WebCodecs codec strings: VP9 profile 0, level 1.0, 8-bit (what libvpx produces for screenpub's I420); AV1's
+// is read from the sequence header of its keyframes (av1CodecString), this one only stands in for a header
+// that cannot be read.
+const WEBCODECS_CODEC = { 1: 'vp8', 2: 'vp09.00.10.08', 3: 'av01.0.08M.08' };
+const CODEC_NAME = { 1: 'VP8', 2: 'VP9', 3: 'AV1' };
+const CODEC_AV1 = 3;
 const BT601 = { primaries: 'smpte170m', transfer: 'smpte170m', matrix: 'smpte170m', fullRange: false };
 // More chunks than this waiting in the decoder means the viewer cannot keep up: skip to the next keyframe.
 const MAX_DECODE_QUEUE = 8;
@@ -58,6 +61,101 @@ function parseMediaFrame(buffer) {
     metadata: new Uint8Array(buffer, HEADER_SIZE, metadataLength),
     payload: new Uint8Array(buffer, HEADER_SIZE + metadataLength, payloadLength),
   };
+}
+
+/// Big-endian bit fields, most significant bit first; reading past the end throws.
+class BitReader {
+  constructor(bytes) { this.bytes = bytes; this.position = 0; }
+  read(count) {
+    let value = 0;
+    for (let i = 0; i < count; i += 1) {
+      if (this.position >= this.bytes.length * 8) throw new Error('sequence header too short');
+      value = value * 2 + ((this.bytes[this.position >> 3] >> (7 - (this.position & 7))) & 1);
+      this.position += 1;
+    }
+    return value;
+  }
+  skipUVLC() {
+    let zeros = 0;
+    while (this.read(1) === 0) { zeros += 1; if (zeros >= 32) throw new Error('bad uvlc'); }
+    this.read(zeros);
+  }
+}
+
+/// The WebCodecs codec string (av01.P.LLT.DD) of an AV1 temporal unit's sequence header (AV1 §5.5, the same
+/// fields as screenpub's AV1SequenceHeader), or null when it has none.
+function av1CodecString(payload) {
+  let offset = 0;
+  while (offset < payload.length) {
+    const header = payload[offset];
+    const type = (header >> 3) & 15;
+    offset += (header & 4) ? 2 : 1;
+    let size = payload.length - offset;
+    if (header & 2) {
+      size = 0;
+      for (let i = 0; ; i += 1) {
+        if (i === 8 || offset >= payload.length) return null;
+        const byte = payload[offset++];
+        size += (byte & 127) * 2 ** (7 * i);
+        if (!(byte & 128)) break;
+      }
+    }
+    if (offset + size > payload.length) return null;
+    if (type === 1) {
+      try {
+        return av1SequenceHeaderCodec(new BitReader(payload.subarray(offset, offset + size)));
+      } catch (error) {
+        return null;
+      }
+    }
+    offset += size;
+  }
+  return null;
+}
+
+function av1SequenceHeaderCodec(bits) {
+  const profile = bits.read(3);
+  bits.read(1); // still_picture
+  const reduced = bits.read(1);
+  let level = 0, tier = 0;
+  if (reduced) {
+    level = bits.read(5);
+  } else {
+    let decoderModel = 0, delayLength = 0;
+    if (bits.read(1)) { // timing_info_present_flag
+      bits.read(32); bits.read(32);
+      if (bits.read(1)) bits.skipUVLC();
+      decoderModel = bits.read(1);
+      if (decoderModel) { delayLength = bits.read(5) + 1; bits.read(32); bits.read(10); }
+    }
+    const displayDelay = bits.read(1);
+    const points = bits.read(5);
+    for (let i = 0; i <= points; i += 1) {
+      bits.read(12);
+      const index = bits.read(5);
+      const pointTier = index > 7 ? bits.read(1) : 0;
+      if (i === 0) { level = index; tier = pointTier; }
+      if (decoderModel && bits.read(1)) bits.read(2 * delayLength + 1);
+      if (displayDelay && bits.read(1)) bits.read(4);
+    }
+  }
+  const widthBits = bits.read(4), heightBits = bits.read(4);
+  bits.read(widthBits + 1); bits.read(heightBits + 1);
+  if (!reduced && bits.read(1)) bits.read(7); // frame ids
+  bits.read(3);
+  if (!reduced) {
+    bits.read(4);
+    const orderHint = bits.read(1);
+    if (orderHint) bits.read(2);
+    const force = bits.read(1) ? 2 : bits.read(1);
+    if (force > 0 && !bits.read(1)) bits.read(1);
+    if (orderHint) bits.read(3);
+  }
+  bits.read(3);
+  let depth = bits.read(1) ? 10 : 8;
+  if (profile === 2 && depth === 10 && bits.read(1)) depth = 12;
+  const two = (n) => String(n).padStart(2, '0');
+  return `av01.${profile}.${two(level)}${tier ? 'H' : 'M'}.${two(depth)}`;
 }
 
 function parseAudioFrame(view, buffer) {
@@ -133,6 +231,8 @@ const viewer = {
   decoderErrors: 0,
   lastMetadata: null,
   lastLatencyMs: null,
+  /// The WebCodecs codec string the decoder was configured with (AV1: from the stream's sequence header).
+  codecString: null,
   width: 0,
   height: 0,
   problem: null,
@@ -170,6 +270,7 @@ class StreamPlayer {
     this.requestKeyframe = requestKeyframe;
     this.decoder = null;
     this.codec = null;
+    this.codecString = null;
     this.waitingForKeyframe = true;
     this.pending = new Map(); // chunk timestamp → the frame's header fields
     this.context = page.canvas.getContext('2d', { alpha: false });
@@ -189,7 +290,13 @@ class StreamPlayer {
       viewer.framesSkipped += 1;
       return;
     }
-    if (!this.decoder || this.decoder.state === 'closed' || this.codec !== frame.codec) this.openDecoder(frame.codec);
+    // An AV1 keyframe names its profile and level: a new one (a new picture size) means a new configuration.
+    const codecString = frame.codec === CODEC_AV1 && frame.keyframe
+      ? av1CodecString(frame.payload) || WEBCODECS_CODEC[CODEC_AV1]
+      : (this.codec === frame.codec ? this.codecString : WEBCODECS_CODEC[frame.codec]);
+    if (!this.decoder || this.decoder.state === 'closed' || this.codec !== frame.codec || this.codecString !== codecString) {
+      this.openDecoder(frame.codec, codecString);
+    }
     this.waitingForKeyframe = false;
     this.pending.set(frame.sequence, frame);
     try {
@@ -203,15 +310,17 @@ class StreamPlayer {
     }
   }
 
-  openDecoder(codec) {
+  openDecoder(codec, codecString) {
     this.closeDecoder();
     this.codec = codec;
+    this.codecString = codecString;
+    viewer.codecString = codecString;
     this.decoder = new VideoDecoder({
       output: (picture) => this.show(picture),
       error: (error) => this.fail(error),
     });
     // screenpub converts with libyuv's BT.601 studio-range matrix; VP8 cannot say so in its bitstream.
-    this.decoder.configure({ codec: WEBCODECS_CODEC[codec], optimizeForLatency: true, colorSpace: BT601 });
+    this.decoder.configure({ codec: codecString, optimizeForLatency: true, colorSpace: BT601 });
   }
 
   show(picture) {
@@ -620,8 +729,10 @@ async function start() {
       : 'WebCodecs is only available on secure pages. Open this viewer over https, or on localhost / 127.0.0.1 (for example through an SSH tunnel: ssh -L PORT:127.0.0.1:PORT host).');
     return;
   }
-  const support = await VideoDecoder.isConfigSupported({ codec: WEBCODECS_CODEC[2] }).catch(() => ({ supported: false }));
-  if (!support.supported) console.warn('screenpub viewer: this browser reports no VP9 decoder; VP8 streams can still play');
+  for (const codec of [2, CODEC_AV1]) {
+    const support = await VideoDecoder.isConfigSupported({ codec: WEBCODECS_CODEC[codec] }).catch(() => ({ supported: false }));
+    if (!support.supported) console.warn(`screenpub viewer: this browser reports no ${CODEC_NAME[codec]} decoder; streams in it will not play`);
+  }
   const token = new URLSearchParams(location.search).get('token');
   if (!token) {
     showProblem('This link has no token. Open the viewer URL that screenpub or the relay printed (…/view/SESSION?token=…).');
