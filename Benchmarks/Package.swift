@@ -22,6 +22,9 @@ let package = Package(
             name: "screenbench",
             dependencies: [
                 .product(name: "ScreenTesting", package: "screenpub"),
+                .product(name: "ScreenMedia", package: "screenpub"),
+                .product(name: "ScreenCodec", package: "screenpub"),
+                .product(name: "ScreenRecording", package: "screenpub"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "screenbench",

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# screenpub against ffmpeg x11grab + libvpx-vp9 on the same Xvfb content, one after the other in one run.
-# Prints CPU seconds (user+sys), output bytes, frames, peak RSS and missed/dropped frames for each, and the
-# screenpub/ffmpeg ratios. Both run pinned to one core with one encoder thread and the same VP9 settings
-# (realtime, speed 8, screen-content tuning, 1500 kbit/s CBR).
+# screenpub (AV1 and VP9) against ffmpeg x11grab + libvpx-vp9 on the same Xvfb content, one after the other in
+# one run. Prints CPU seconds (user+sys), output bytes, frames, quality (SSIM against what was drawn), peak RSS
+# and missed/dropped frames for each, and the screenpub/ffmpeg ratios. All run pinned to one core with one
+# encoder thread at 1500 kbit/s CBR, without the pointer; VP9 with the same settings in both (realtime,
+# speed 8, screen-content tuning), AV1 with screenpub's (libaom realtime, speed 10, screen tools).
 #
 #   BENCH_SECONDS  duration of each run (default 20)
 #   BENCH_SIZE     screen size (default 1920x1080)
+#   BENCH_SCENES   which scenes (default: all; e.g. "pageflip terminal")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${BENCH_SECONDS:-20}"
@@ -29,9 +31,20 @@ trap cleanup EXIT
 core=$(( $(nproc) > 1 ? 1 : 0 ))
 
 start_content() {
-  [ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null && wait "$content_pid" 2>/dev/null || true
+  stop_content
   "$benchbin/screenbench" --display "$DISPLAY" --content "$1" --interval "$2" & content_pid=$!
   sleep 1
+}
+stop_content() {
+  if [ -n "$content_pid" ]; then kill "$content_pid" 2>/dev/null; wait "$content_pid" 2>/dev/null || true; fi
+  content_pid=""
+}
+
+# quality CONTENT FILE -> "ssim ssim_y": the recording against the content's steps, drawn again.
+quality() {
+  local line
+  line=$("$benchbin/screenbench" --display "$DISPLAY" --content "$1" --quality "$2" --duration "$seconds" 2>/dev/null || true)
+  echo "$(echo "$line" | grep -o 'ssim=[0-9.na]*' | cut -d= -f2) $(echo "$line" | grep -o 'ssim_y=[0-9.na]*' | cut -d= -f2)"
 }
 
 frames_of() {
@@ -45,21 +58,22 @@ cpu_seconds_of() {
   echo "(${fields[13]} + ${fields[14]}) / $(getconf CLK_TCK)" | bc -l
 }
 
-# measure FPS TOOL -> prints "cpu steady_cpu_percent rss bytes frames missed"
-# steady_cpu_percent leaves out the first $warmup seconds (start-up and the first keyframe).
+# measure FPS TOOL OUT -> prints "cpu steady_cpu_percent rss bytes frames missed"; TOOL is av1, vp9 (screenpub)
+# or ffmpeg. steady_cpu_percent leaves out the first $warmup seconds (start-up and the first keyframe).
 warmup=3
 measure() {
-  local fps=$1 tool=$2
-  local out="$work/$tool-$fps.webm" timing="$work/time" log="$work/log"
+  local fps=$1 tool=$2 out=$3
+  local timing="$work/time" log="$work/log"
   rm -f "$out"
-  if [ "$tool" = screenpub ]; then
+  if [ "$tool" = ffmpeg ]; then
     /usr/bin/time -f "%U %S %M" -o "$timing" taskset -c "$core" \
-      "$bin/screenpub" --fps "$fps" --duration "$seconds" --output "$out" --bitrate 1500 --threads 1 2>"$log" &
+      ffmpeg -nostdin -hide_banner -y -f x11grab -draw_mouse 0 -framerate "$fps" -video_size "$size" -i "$DISPLAY" -t "$seconds" \
+      -pix_fmt yuv420p -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -tune-content screen \
+      -b:v 1500k -minrate 1500k -maxrate 1500k -threads 1 -row-mt 1 "$out" 2>"$log" &
   else
     /usr/bin/time -f "%U %S %M" -o "$timing" taskset -c "$core" \
-      ffmpeg -nostdin -hide_banner -y -f x11grab -framerate "$fps" -video_size "$size" -i "$DISPLAY" -t "$seconds" \
-      -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -tune-content screen -b:v 1500k -minrate 1500k -maxrate 1500k \
-      -threads 1 -row-mt 1 "$out" 2>"$log" &
+      "$bin/screenpub" --codec "$tool" --fps "$fps" --duration "$seconds" --output "$out" --bitrate 1500 --threads 1 \
+      --no-cursor 2>"$log" &
   fi
   local timer=$!
   sleep "$warmup"
@@ -67,11 +81,11 @@ measure() {
   child=$(pgrep -P "$timer" | head -1)
   warm=$(cpu_seconds_of "$child")
   wait "$timer"
-  if [ "$tool" = screenpub ]; then
-    missed=$(grep -o '[0-9]* ticks missed' "$log" | grep -o '^[0-9]*' || echo "?")
-  else
+  if [ "$tool" = ffmpeg ]; then
     # ffmpeg's last progress line: "drop=N" counts frames it had to drop.
     missed=$(tr '\r' '\n' <"$log" | grep -o 'drop=[ ]*[0-9]*' | tail -1 | grep -o '[0-9]*$' || echo 0)
+  else
+    missed=$(grep -o '[0-9]* ticks missed' "$log" | grep -o '^[0-9]*' || echo "?")
   fi
   read -r user sys rss <"$timing"
   local cpu steady
@@ -82,24 +96,44 @@ measure() {
 
 ratio() { if [ "$(echo "$2 > 0" | bc -l)" = 1 ]; then printf "%.3f" "$(echo "$1 / $2" | bc -l)"; else echo "n/a"; fi; }
 
-printf "screenpub vs ffmpeg x11grab, %s, %s s per run, one core (taskset -c %s), VP9 speed 8 screen tuning 1500 kbit/s\n\n" "$size" "$seconds" "$core"
-printf "| scenario | tool | CPU s | CPU %% of a core | steady CPU %% (after %s s) | output bytes | frames | missed/dropped | peak RSS MB |\n" "$warmup"
-printf "|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+printf "screenpub (AV1, VP9) vs ffmpeg x11grab + libvpx-vp9, %s, %s s per run, one core (taskset -c %s), 1500 kbit/s, no pointer\n" "$size" "$seconds" "$core"
+printf "SSIM: ffmpeg's ssim filter (All = Y, U, V by pixel count), each decoded frame against the picture its marker names, drawn again, weighted by how long the frame is shown\n\n"
+printf "| scene | tool | CPU s | CPU %% of a core | steady CPU %% (after %s s) | output bytes | frames | missed/dropped | SSIM | SSIM Y | peak RSS MB |\n" "$warmup"
+printf "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
 summary=()
-run_scenario() {
+run_scene() {
   local name=$1 content=$2 interval=$3 fps=$4
-  start_content "$content" "$interval"
-  read -r s_cpu s_steady s_rss s_bytes s_frames s_missed < <(measure "$fps" screenpub)
-  read -r f_cpu f_steady f_rss f_bytes f_frames f_missed < <(measure "$fps" ffmpeg)
-  for row in "screenpub $s_cpu $s_steady $s_rss $s_bytes $s_frames $s_missed" "ffmpeg $f_cpu $f_steady $f_rss $f_bytes $f_frames $f_missed"; do
-    set -- $row
-    printf "| %s | %s | %.2f | %.1f | %.2f | %d | %d | %s | %.1f |\n" "$name" "$1" "$2" "$(echo "100 * $2 / $seconds" | bc -l)" "$3" "$5" "$6" "$7" "$(echo "$4 / 1024" | bc -l)"
+  local -A row
+  for tool in av1 vp9 ffmpeg; do
+    local out="$work/$content-$fps-$tool.webm"
+    start_content "$content" "$interval"
+    row[$tool]="$(measure "$fps" "$tool" "$out")"
+    stop_content
+    row[$tool]="${row[$tool]} $(quality "$content" "$out")"
   done
-  summary+=("| $name | $(ratio "$s_cpu" "$f_cpu") | $(ratio "$s_steady" "$f_steady") | $(ratio "$s_bytes" "$f_bytes") | $(ratio "$s_rss" "$f_rss") |")
+  for tool in av1 vp9 ffmpeg; do
+    set -- ${row[$tool]}
+    local label="screenpub $tool"
+    [ "$tool" = ffmpeg ] && label="ffmpeg vp9"
+    printf "| %s | %s | %.2f | %.1f | %.2f | %d | %d | %s | %s | %s | %.1f |\n" "$name" "$label" "$1" "$(echo "100 * $1 / $seconds" | bc -l)" "$2" "$4" "$5" "$6" "$7" "$8" "$(echo "$3 / 1024" | bc -l)"
+  done
+  set -- ${row[ffmpeg]}
+  local f_cpu=$1 f_steady=$2 f_rss=$3 f_bytes=$4 f_ssim=$7
+  for tool in av1 vp9; do
+    set -- ${row[$tool]}
+    summary+=("| $name | $tool | $(ratio "$1" "$f_cpu") | $(ratio "$2" "$f_steady") | $(ratio "$4" "$f_bytes") | $7 vs $f_ssim | $(ratio "$3" "$f_rss") |")
+  done
 }
-run_scenario "idle desktop, 5 fps" typing 1000000 5
-run_scenario "text changing every 200 ms, 5 fps" terminal 0.2 5
-run_scenario "text changing every 200 ms, 30 fps" terminal 0.2 30
-run_scenario "typing (one line every 200 ms), 5 fps" typing 0.2 5
-printf "\nRatios screenpub / ffmpeg (lower is better for screenpub):\n\n| scenario | CPU | steady CPU | bytes | peak RSS |\n|---|---:|---:|---:|---:|\n"
+scenes="${BENCH_SCENES:-idle typing terminal pageflip terminal30}"
+for scene in $scenes; do
+  case "$scene" in
+    idle) run_scene "idle desktop, 5 fps" idle 1 5 ;;
+    typing) run_scene "typing (one line every 200 ms), 5 fps" typing 0.2 5 ;;
+    terminal) run_scene "scrolling terminal (a line every 200 ms), 5 fps" terminal 0.2 5 ;;
+    pageflip) run_scene "page flips (a new page every 1 s), 5 fps" pageflip 1 5 ;;
+    terminal30) run_scene "scrolling terminal (a line every 200 ms), 30 fps" terminal 0.2 30 ;;
+    *) echo "unknown scene $scene" >&2; exit 64 ;;
+  esac
+done
+printf "\nRatios screenpub / ffmpeg (lower is better for screenpub; SSIM: higher is better):\n\n| scene | codec | CPU | steady CPU | bytes | SSIM (screenpub vs ffmpeg) | peak RSS |\n|---|---|---:|---:|---:|---:|---:|\n"
 printf "%s\n" "${summary[@]}"

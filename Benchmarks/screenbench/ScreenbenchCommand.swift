@@ -3,6 +3,8 @@ import Foundation
 import ScreenMedia
 import ScreenTesting
 
+extension BenchScene.Content: ExpressibleByArgument {}
+
 /// Content for benchmarks: draws on an X display, or runs a PipeWire video node, until killed.
 @main
 struct ScreenbenchCommand: AsyncParsableCommand {
@@ -10,17 +12,20 @@ struct ScreenbenchCommand: AsyncParsableCommand {
         commandName: "screenbench",
         abstract: "Draw benchmark content on an X display, or produce a PipeWire video node, until stopped.",
         discussion: """
-            terminal: a full-screen terminal of text that scrolls one line every --interval seconds, \
-            like `tail -f` of a busy log (every row of pixels changes).
-            typing: a full-screen page of text where one line is rewritten every --interval seconds, \
-            like typing in an editor (a small part changes).
+            Content (each change is one numbered step, drawn at once, with its number in a marker at the top \
+            right): idle, a full screen of static text; terminal, a terminal that scrolls one line per step \
+            (`tail -f` of a busy log: every row of pixels changes); typing, a page where one line is rewritten \
+            per step (an editor); pageflip, a new page of text per step (slides, switching windows).
+
+            With --quality FILE: draws, for each frame of the WebM FILE (a capture of this content on a display \
+            of the same size), the step its marker names, and prints the SSIM of the decoded frames against those \
+            pictures as ffmpeg's ssim filter measures it, each frame weighted by how long it is shown (the last one until \
+            --duration): `ssim=ALL ssim_y=Y frames=N unreadable=M`.
 
             With --pipewire WIDTHxHEIGHT: starts a private PipeWire (its own runtime directory and bus) with a \
             video node that sends whole new frames at --producer-fps, as a compositor does for a playing \
             video, and prints `runtime=DIR node=ID` for the capture tools to connect to.
             """)
-
-    enum Content: String, ExpressibleByArgument { case terminal, typing }
 
     @Option(help: "X display to draw on.")
     var display: String?
@@ -31,52 +36,44 @@ struct ScreenbenchCommand: AsyncParsableCommand {
     @Option(help: "With --pipewire: frames per second the node sends.")
     var producerFps: Int = 30
 
-    @Option(help: "What to draw: terminal or typing.")
-    var content: Content = .terminal
+    @Option(help: "What to draw: idle, terminal, typing or pageflip.")
+    var content: BenchScene.Content = .terminal
 
     @Option(help: "Seconds between changes.")
     var interval: Double = 0.2
 
+    @Option(help: "Measure the quality of this WebM capture of the content instead of drawing it live.")
+    var quality: String?
+
+    @Option(help: "With --quality: seconds the capture covers (its last frame counts until then).")
+    var duration: Double = 20
+
     func run() async throws {
         if let pipewire { return try await producePipeWire(size: pipewire) }
         guard let display else { throw ValidationError("give --display or --pipewire") }
-        try draw(on: display, size: try await screenSize(of: display))
+        let (width, height) = try await screenSize(of: display)
+        let scene = BenchScene(content: content, width: width, height: height)
+        if let quality {
+            let result = try await QualityPass(scene: scene, display: display, recording: quality, duration: duration).run()
+            print(result)
+            return
+        }
+        try draw(scene, on: display)
     }
 
-    /// Draws `content` on `display` forever (blocking this thread).
-    private func draw(on display: String, size: (width: Int, height: Int)) throws {
+    /// Draws the scene's steps on `display` forever (blocking this thread).
+    private func draw(_ scene: BenchScene, on display: String) throws {
         let painter = try XPainter(displayName: display)
-        let (width, height) = size
-        let background = XPainter.pixel(red: 24, green: 24, blue: 32)
-        let foreground = XPainter.pixel(red: 220, green: 220, blue: 210)
-        let window = painter.createWindow(PixelRect(x: 0, y: 0, width: width, height: height), color: background)
-        let lineHeight = 14
-        let lines = height / lineHeight
-        var counter = 0
-        func line(_ number: Int) -> String {
-            let words = ["capture", "damage", "encode", "vp9", "frame", "metadata", "relay", "subscriber", "keyframe", "pixels"]
-            var text = String(format: "%06d  ", number)
-            for index in 0..<24 { text += words[(number * 7 + index * 3) % words.count] + " " }
-            return text
+        let window = painter.createWindow(PixelRect(x: 0, y: 0, width: scene.width, height: scene.height), color: scene.background)
+        scene.drawWhole(painter, window, step: 0)
+        guard scene.content != .idle else {
+            while true { Thread.sleep(forTimeInterval: 3600) }
         }
-        for row in 0..<lines {
-            painter.drawText(window: window, line(row), x: 4, y: row * lineHeight + 11, color: foreground, background: background)
-        }
-        counter = lines
-        painter.sync()
+        var step = 0
         while true {
             Thread.sleep(forTimeInterval: interval)
-            switch content {
-            case .terminal:
-                painter.scrollUp(window: window, width: width, height: lines * lineHeight, by: lineHeight, background: background)
-                painter.drawText(window: window, line(counter), x: 4, y: (lines - 1) * lineHeight + 11, color: foreground, background: background)
-            case .typing:
-                let row = counter % lines
-                painter.fill(window: window, PixelRect(x: 0, y: row * lineHeight, width: width, height: lineHeight), color: background)
-                painter.drawText(window: window, line(counter), x: 4, y: row * lineHeight + 11, color: foreground, background: background)
-            }
-            counter += 1
-            painter.sync()
+            step += 1
+            scene.drawChange(painter, window, step: step)
         }
     }
 

@@ -20,6 +20,8 @@ public final class AV1Encoder: VideoEncoder {
     private let image = UnsafeMutablePointer<aom_image_t>.allocate(capacity: 1)
     private var isOpen = false
     private var input: EncoderInput
+    /// The configuration the library was opened with (a refinement changes it for one frame).
+    private var config = aom_codec_enc_cfg_t()
 
     static let defaultSpeed = 10
 
@@ -44,6 +46,26 @@ public final class AV1Encoder: VideoEncoder {
         let (keyframe, presentationTime, wholeFrame) = input.prepare(frame)
         try applyActiveMap(wholeFrame: wholeFrame)
         let flags: aom_enc_frame_flags_t = keyframe ? aom_enc_frame_flags_t(AOM_EFLAG_FORCE_KF) : 0
+        try encodePicture(frame, presentationTime: presentationTime, flags: flags, output: output)
+    }
+
+    public var hasUnrefinedChanges: Bool { input.hasUnrefinedChanges }
+
+    public func refine(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
+        guard isOpen, !input.needsReopening(for: frame), let presentationTime = input.prepareRefinement(frame) else { return }
+        try applyActiveMap(wholeFrame: false)
+        var refinement = config
+        refinement.rc_max_quantizer = UInt32(VideoEncoderConfiguration.refinementMaxQuantizer)
+        guard aom_codec_enc_config_set(context, &refinement) == AOM_CODEC_OK else {
+            throw CodecError(.encoderFailed, "libaom refused the refinement's quantizer: \(errorDetail())")
+        }
+        defer { _ = aom_codec_enc_config_set(context, &config) }
+        try encodePicture(frame, presentationTime: presentationTime, flags: 0, output: output)
+    }
+
+    private func encodePicture(
+        _ frame: VideoFrame, presentationTime: Int64, flags: aom_enc_frame_flags_t, output: (EncodedFrame) throws -> Void
+    ) throws {
         let duration = UInt(max(1, (1000 / configuration.framesPerSecond).rounded()))
         guard aom_codec_encode(context, image, aom_codec_pts_t(presentationTime), duration, flags) == AOM_CODEC_OK else {
             throw CodecError(.encoderFailed, "libaom could not encode a frame: \(errorDetail())")
@@ -84,7 +106,6 @@ public final class AV1Encoder: VideoEncoder {
         image.pointee.stride = (Int32(picture.lumaStride), Int32(picture.chromaStride), Int32(picture.chromaStride))
 
         let interface = aom_codec_av1_cx()
-        var config = aom_codec_enc_cfg_t()
         guard aom_codec_enc_config_default(interface, &config, UInt32(AOM_USAGE_REALTIME)) == AOM_CODEC_OK else {
             throw CodecError(.unsupportedConfiguration, "libaom has no realtime configuration for AV1")
         }

@@ -14,6 +14,9 @@ struct ActiveMap {
     private var lastFrame: [UInt8]
     /// What the encoder is given: blocks changed in this frame or the last one.
     private var sent: [UInt8]
+    /// Blocks changed since the last refinement (``beginRefinement()``): coded at the rate control's quality
+    /// of the moment, which a still screen can afford to improve.
+    private var unrefined: [UInt8]
 
     init(width: Int, height: Int) {
         columns = (width + 15) / 16
@@ -21,6 +24,7 @@ struct ActiveMap {
         thisFrame = [UInt8](repeating: 0, count: columns * rows)
         lastFrame = thisFrame
         sent = thisFrame
+        unrefined = [UInt8](repeating: 1, count: columns * rows)
     }
 
     /// Marks the blocks touched by `rects`, combines them with the last frame's and returns the active share.
@@ -37,15 +41,27 @@ struct ActiveMap {
         var active = 0
         for index in sent.indices {
             sent[index] = thisFrame[index] | lastFrame[index]
+            unrefined[index] |= thisFrame[index]
             active += Int(sent[index])
         }
         swap(&thisFrame, &lastFrame)
         return Double(active) / Double(sent.count)
     }
 
-    /// Forgets earlier changes (after a keyframe, which codes every block anyway).
+    /// Forgets earlier changes (after a keyframe or a whole-frame change, which codes every block anyway, and
+    /// every block then awaits refinement).
     mutating func reset() {
         for index in lastFrame.indices { lastFrame[index] = 0 }
+        for index in unrefined.indices { unrefined[index] = 1 }
+    }
+
+    /// Makes the unrefined blocks the map (what a refinement codes again) and counts them as refined.
+    mutating func beginRefinement() {
+        for index in sent.indices {
+            sent[index] = unrefined[index]
+            unrefined[index] = 0
+            lastFrame[index] = 0
+        }
     }
 
     /// Lends the map computed by the last ``update(changed:)`` (rows × columns bytes, 1 = code this block).

@@ -113,6 +113,8 @@ struct EncoderInput {
     private var lastPresentationTime: Int64 = -1
     /// Whether the picture may not be fully converted yet (after a resize every row must be converted).
     private var needsFullConversion = true
+    /// Whether something was coded since the last refinement (``prepareRefinement(_:)``).
+    private(set) var hasUnrefinedChanges = false
 
     init(usesActiveMap: Bool) { self.usesActiveMap = usesActiveMap }
 
@@ -149,10 +151,24 @@ struct EncoderInput {
         let keyframe = keyframeRequested
         keyframeRequested = false
         let wholeFrame = keyframe || frame.changedRects.contains { $0.intersection(frame.bounds) == frame.bounds }
+        if keyframe || !frame.changedRects.isEmpty { hasUnrefinedChanges = true }
         if activeMap != nil {
             // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
             if wholeFrame { activeMap?.reset() } else { _ = activeMap?.update(changed: frame.changedRects) }
         }
         return (keyframe, presentationTime, wholeFrame)
+    }
+
+    /// Times a refinement of the unchanged picture (nothing to convert) and makes the active map the blocks
+    /// coded since the last one; nil when there is nothing to refine.
+    mutating func prepareRefinement(_ frame: VideoFrame) -> Int64? {
+        guard hasUnrefinedChanges, picture != nil else { return nil }
+        hasUnrefinedChanges = false
+        let first = firstCaptureTime ?? frame.captureTime
+        var presentationTime = (frame.captureTime - first).converted(to: 1000).value
+        if presentationTime <= lastPresentationTime { presentationTime = lastPresentationTime + 1 }
+        lastPresentationTime = presentationTime
+        activeMap?.beginRefinement()
+        return presentationTime
     }
 }

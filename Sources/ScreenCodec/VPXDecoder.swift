@@ -41,6 +41,9 @@ public final class VPXDecoder: VideoDecoder {
         var iterator: vpx_codec_iter_t? = nil
         while let image = vpx_codec_get_frame(context, &iterator) {
             let img = image.pointee
+            guard img.fmt == VPX_IMG_FMT_I420 else {
+                throw CodecError(.unsupportedConfiguration, "\(codec) pictures in format \(img.fmt.rawValue) (not 8-bit 4:2:0) are not supported")
+            }
             guard let y = img.planes.0, let u = img.planes.1, let v = img.planes.2 else { continue }
             try output.lend(
                 width: Int(img.d_w), height: Int(img.d_h), planes: (y, u, v),

@@ -16,6 +16,8 @@ public final class VPXEncoder: VideoEncoder {
     private let image = UnsafeMutablePointer<vpx_image_t>.allocate(capacity: 1)
     private var isOpen = false
     private var input: EncoderInput
+    /// The configuration the library was opened with (a refinement changes it for one frame).
+    private var config = vpx_codec_enc_cfg_t()
 
     static let defaultVP9Speed = 8
     static let defaultVP8Speed = 12
@@ -41,6 +43,26 @@ public final class VPXEncoder: VideoEncoder {
         let (keyframe, presentationTime, wholeFrame) = input.prepare(frame)
         try applyActiveMap(wholeFrame: wholeFrame)
         let flags: vpx_enc_frame_flags_t = keyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
+        try encodePicture(frame, presentationTime: presentationTime, flags: flags, output: output)
+    }
+
+    public var hasUnrefinedChanges: Bool { input.hasUnrefinedChanges }
+
+    public func refine(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
+        guard isOpen, !input.needsReopening(for: frame), let presentationTime = input.prepareRefinement(frame) else { return }
+        try applyActiveMap(wholeFrame: false)
+        var refinement = config
+        refinement.rc_max_quantizer = UInt32(VideoEncoderConfiguration.refinementMaxQuantizer)
+        guard vpx_codec_enc_config_set(context, &refinement) == VPX_CODEC_OK else {
+            throw CodecError(.encoderFailed, "libvpx refused the refinement's quantizer: \(errorDetail())")
+        }
+        defer { _ = vpx_codec_enc_config_set(context, &config) }
+        try encodePicture(frame, presentationTime: presentationTime, flags: 0, output: output)
+    }
+
+    private func encodePicture(
+        _ frame: VideoFrame, presentationTime: Int64, flags: vpx_enc_frame_flags_t, output: (EncodedFrame) throws -> Void
+    ) throws {
         let duration = UInt(max(1, (1000 / configuration.framesPerSecond).rounded()))
         let status = vpx_codec_encode(
             context, image, vpx_codec_pts_t(presentationTime), duration, flags, UInt(VPX_DL_REALTIME))
@@ -75,7 +97,6 @@ public final class VPXEncoder: VideoEncoder {
         image.pointee.stride = (Int32(picture.lumaStride), Int32(picture.chromaStride), Int32(picture.chromaStride), 0)
 
         let interface = codec == .vp9 ? vpx_codec_vp9_cx() : vpx_codec_vp8_cx()
-        var config = vpx_codec_enc_cfg_t()
         guard vpx_codec_enc_config_default(interface, &config, 0) == VPX_CODEC_OK else {
             throw CodecError(.unsupportedConfiguration, "libvpx has no default configuration for \(codec)")
         }

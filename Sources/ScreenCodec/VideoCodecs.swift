@@ -26,6 +26,10 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
         self.usesActiveMap = usesActiveMap
     }
 
+    /// The highest quantizer (of 0–63, as libvpx and libaom count) a refinement may use: text that was coded at
+    /// whatever the bit rate allowed while it changed is coded again at least this finely once it stands still.
+    static let refinementMaxQuantizer = 12
+
     /// The realtime speeds a codec's library accepts.
     public static func speedRange(for codec: VideoCodec) -> ClosedRange<Int> {
         switch codec {

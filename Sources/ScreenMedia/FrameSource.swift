@@ -42,6 +42,12 @@ public protocol VideoEncoder: AnyObject {
     func requestKeyframe()
     /// Encodes `frame`; calls `output` zero or more times with the compressed result.
     func encode(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws
+    /// Whether parts of the picture were coded since the last ``refine(_:output:)``: at the quality the bit
+    /// rate allowed while the screen changed.
+    var hasUnrefinedChanges: Bool { get }
+    /// Codes the unchanged last picture (`frame`, nothing changed in it) once more, at high quality where it
+    /// was coded since the last refinement: what a screen that went still deserves, for a few frames' bytes.
+    func refine(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws
 }
 
 /// Decompresses frames. One decoder belongs to one thread.

@@ -7,12 +7,17 @@ public import ScreenMedia
 ///
 /// Idle policy: a tick on which nothing changed costs no conversion and no encode. Only when the screen has been
 /// unchanged for `keepaliveInterval` is the last picture encoded again (a tiny delta frame carrying fresh
-/// metadata and timestamps), so that live viewers and recordings can tell "idle" from "stalled".
+/// metadata and timestamps), so that live viewers and recordings can tell "idle" from "stalled". Once the
+/// screen has stood still for `refineAfter`, the blocks coded since the last such moment are coded once more at
+/// high quality (``VideoEncoder/refine(_:output:)``): text that changed while the bit rate was tight ends up
+/// sharp when people stop to read it.
 public final class CapturePipeline: FrameConsumer {
     public struct Configuration: Sendable {
         public var metadata: MetadataPolicy
         /// Seconds without change before the unchanged picture is sent again; nil never sends one.
         public var keepaliveInterval: Double?
+        /// Seconds the screen stays unchanged before what changed is coded again at high quality; nil never.
+        public var refineAfter: Double?
         /// Stop after this many seconds of capture; nil runs until stopped.
         public var duration: Double?
         /// Keyframe requests from subscribers (through a relay connection). A request is served on the next
@@ -23,9 +28,10 @@ public final class CapturePipeline: FrameConsumer {
         public var pause: PauseSwitch?
 
         public init(
-            metadata: MetadataPolicy = .captureTime, keepaliveInterval: Double? = 5, duration: Double? = nil,
-            keyframeRequests: KeyframeRequestFlag? = nil, pause: PauseSwitch? = nil
+            metadata: MetadataPolicy = .captureTime, keepaliveInterval: Double? = 5, refineAfter: Double? = 1,
+            duration: Double? = nil, keyframeRequests: KeyframeRequestFlag? = nil, pause: PauseSwitch? = nil
         ) {
+            self.refineAfter = refineAfter
             self.pause = pause
             self.metadata = metadata
             self.keepaliveInterval = keepaliveInterval
@@ -42,6 +48,8 @@ public final class CapturePipeline: FrameConsumer {
     private let clock = MonotonicClock()
     private var firstTickTime: MediaTime?
     private var lastSentTime: MediaTime?
+    /// When the screen last changed (a frame was encoded because of it).
+    private var lastChangeTime: MediaTime?
     /// Paused on an earlier tick: the next unpaused one starts again with a keyframe.
     private var resumeWithKeyframe = false
 
@@ -67,6 +75,7 @@ public final class CapturePipeline: FrameConsumer {
             resumeWithKeyframe = false
             encoder.requestKeyframe()
         }
+        lastChangeTime = frame.captureTime
         try send(frame)
     }
 
@@ -81,6 +90,14 @@ public final class CapturePipeline: FrameConsumer {
             resumeWithKeyframe = false
             encoder.requestKeyframe()
             try send(frame)
+            return
+        }
+        if let still = configuration.refineAfter, encoder.hasUnrefinedChanges, let lastChangeTime,
+            (time - lastChangeTime).seconds >= still
+        {
+            statistics.countRefinement()
+            frame.changedRects.removeAll(keepingCapacity: true)  // nothing to convert again
+            try send(frame, refinement: true)
             return
         }
         guard let interval = configuration.keepaliveInterval, let lastSentTime,
@@ -105,13 +122,14 @@ public final class CapturePipeline: FrameConsumer {
         if let firstError { throw firstError }
     }
 
-    private func send(_ frame: VideoFrame) throws {
+    private func send(_ frame: VideoFrame, refinement: Bool = false) throws {
         frame.metadata = configuration.metadata.metadata(for: frame)
         let started = clock.now()
-        try encoder.encode(frame) { encoded in
-            statistics.countEncoded(bytes: encoded.payload.count, keyframe: encoded.isKeyframe)
-            for sink in sinks { try sink.write(encoded) }
+        let output = { (encoded: EncodedFrame) throws in
+            self.statistics.countEncoded(bytes: encoded.payload.count, keyframe: encoded.isKeyframe)
+            for sink in self.sinks { try sink.write(encoded) }
         }
+        if refinement { try encoder.refine(frame, output: output) } else { try encoder.encode(frame, output: output) }
         statistics.addEncodeTime(nanoseconds: clock.nanoseconds(fromTicks: clock.now() - started))
         lastSentTime = frame.captureTime
         checkDuration(frame.captureTime)

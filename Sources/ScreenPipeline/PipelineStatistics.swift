@@ -7,6 +7,7 @@ public final class PipelineStatistics: Sendable {
     private let encoded = Atomic<Int>(0)
     private let keyframes = Atomic<Int>(0)
     private let keepalives = Atomic<Int>(0)
+    private let refinements = Atomic<Int>(0)
     private let missed = Atomic<Int>(0)
     private let paused = Atomic<Int>(0)
     private let bytes = Atomic<Int>(0)
@@ -23,6 +24,8 @@ public final class PipelineStatistics: Sendable {
         public var framesEncoded: Int
         public var keyframes: Int
         public var keepalives: Int
+        /// Unchanged pictures coded again at high quality once the screen stood still.
+        public var refinements: Int
         /// Ticks skipped because capture and encoding took longer than the frame interval.
         public var missedTicks: Int
         /// Ticks skipped because the share was paused.
@@ -36,7 +39,8 @@ public final class PipelineStatistics: Sendable {
         Snapshot(
             framesCaptured: captured.load(ordering: .relaxed), framesUnchanged: unchanged.load(ordering: .relaxed),
             framesEncoded: encoded.load(ordering: .relaxed), keyframes: keyframes.load(ordering: .relaxed),
-            keepalives: keepalives.load(ordering: .relaxed), missedTicks: missed.load(ordering: .relaxed),
+            keepalives: keepalives.load(ordering: .relaxed), refinements: refinements.load(ordering: .relaxed),
+            missedTicks: missed.load(ordering: .relaxed),
             pausedTicks: paused.load(ordering: .relaxed),
             bytesEncoded: bytes.load(ordering: .relaxed),
             encodeSeconds: Double(encodeNanoseconds.load(ordering: .relaxed)) / 1e9)
@@ -45,6 +49,7 @@ public final class PipelineStatistics: Sendable {
     func countCaptured() { captured.add(1, ordering: .relaxed) }
     func countUnchanged() { unchanged.add(1, ordering: .relaxed) }
     func countKeepalive() { keepalives.add(1, ordering: .relaxed) }
+    func countRefinement() { refinements.add(1, ordering: .relaxed) }
     func countPaused() { paused.add(1, ordering: .relaxed) }
     func countMissed(_ count: Int) { missed.add(count, ordering: .relaxed) }
     func countEncoded(bytes count: Int, keyframe: Bool) {

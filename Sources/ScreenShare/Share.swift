@@ -241,7 +241,7 @@ public final class Share: Sendable {
             let totals = statistics.snapshot()
             let places = destinations.value.map { $0.status.kind == "file" ? "wrote \($0.endpoint)" : "published to \($0.endpoint)" }
             logger.info(
-                "\(places.joined(separator: " and ")): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed, \(totals.pausedTicks) paused"
+                "\(places.joined(separator: " and ")): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.refinements) refinements, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed, \(totals.pausedTicks) paused"
             )
             return nil
         }

@@ -97,6 +97,35 @@ public final class XPainter {
     }
 
     public func sync() { XSync(display, 0) }
+
+    /// Runs `body` with the server grabbed (no other client's request, a capture included, is served in the
+    /// meantime), so that what it draws appears at once.
+    public func atomically(_ body: () -> Void) {
+        XGrabServer(display)
+        body()
+        XUngrabServer(display)
+        sync()
+    }
+
+    /// Copies `rect` of `window` (the root when nil) into `frame` (resized to the rectangle), with XGetImage.
+    public func read(window: UInt? = nil, _ rect: PixelRect, into frame: VideoFrame) throws {
+        guard let image = XGetImage(
+            display, Window(window ?? root), Int32(rect.x), Int32(rect.y), UInt32(rect.width), UInt32(rect.height),
+            UInt(bitPattern: -1), ZPixmap)
+        else { throw Failure(description: "XGetImage of \(rect) failed") }
+        defer { CX11Shims_destroyImage(image) }
+        guard image.pointee.bits_per_pixel == 32, let data = image.pointee.data else {
+            throw Failure(description: "the display's pixels are not 32-bit")
+        }
+        frame.resize(width: rect.width, height: rect.height)
+        let sourceStride = Int(image.pointee.bytes_per_line)
+        frame.withUnsafeMutableBytes { pixels in
+            for row in 0..<rect.height {
+                (pixels.baseAddress! + row * frame.bytesPerRow).copyMemory(
+                    from: UnsafeRawPointer(data) + row * sourceStride, byteCount: rect.width * 4)
+            }
+        }
+    }
 }
 
 @available(*, unavailable, message: "an Xlib Display belongs to one thread at a time")

@@ -107,6 +107,26 @@ import Testing
         expectColor(picture, x: 300, y: 300, Self.black)
     }
 
+    @Test func aStillScreenIsRefinedOncePerStillPeriod() async throws {
+        let display = try VirtualDisplay(width: 320, height: 240)
+        let painter = try XPainter(displayName: display.name)
+        let capture = try LiveCapture(
+            options: .init(displayName: display.name, drawsCursor: false), framesPerSecond: 20, codec: .av1,
+            refineAfter: 0.3)
+        #expect(await capture.wait { capture.statistics.snapshot().refinements == 1 })
+        let unchanged = capture.statistics.snapshot().framesUnchanged
+        #expect(await capture.wait { capture.statistics.snapshot().framesUnchanged >= unchanged + 12 })
+        #expect(capture.statistics.snapshot().refinements == 1, "once per still period")
+        // A change, then stillness again: refined once more.
+        painter.createWindow(PixelRect(x: 100, y: 100, width: 50, height: 50), color: XPainter.pixel(red: 240, green: 240, blue: 240))
+        #expect(await capture.wait { capture.statistics.snapshot().refinements == 2 })
+        try await capture.stop()
+        let frames = capture.sink.frames
+        #expect(frames.map(\.isKeyframe) == [true, false, false, false], "keyframe, refinement, change, refinement")
+        let picture = try #require(try capture.decodeLast())
+        expectColor(picture, x: 125, y: 125, Self.white)
+    }
+
     @Test func keepaliveResendsTheUnchangedPictureAtItsInterval() async throws {
         let display = try VirtualDisplay(width: 320, height: 240)
         let capture = try LiveCapture(

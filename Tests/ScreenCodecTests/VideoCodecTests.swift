@@ -155,4 +155,46 @@ import Testing
         let inter = try #require(try encode(encoder, frame).first)
         #expect(AV1SequenceHeader(temporalUnit: inter.payload) == nil)
     }
+
+    /// Coded at a starved bit rate, a detailed picture comes out coarse; one refinement of the unchanged picture
+    /// brings it close to the source, and there is nothing left to refine until something changes.
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func aRefinementSharpensWhatWasCodedCoarsely(codec: VideoCodec) throws {
+        let frame = VideoFrame(width: 320, height: 240)
+        TestPattern.fill(frame) { x, y in
+            let on = (x / 3 + y / 5 * 7) % 5 < 2
+            return on ? (230, 230, 220) : (20, 24, 40)
+        }
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 50))
+        let decoder = try makeVideoDecoder(for: codec)
+        func error(of frames: [CollectedFrame]) throws -> Double {
+            var total = 0.0
+            try decodeLast(decoder, frames) { picture in
+                var sum = 0
+                for y in stride(from: 0, to: 240, by: 3) {
+                    for x in stride(from: 0, to: 320, by: 3) {
+                        let source = frame.pixel(x: x, y: y)
+                        sum += TestPattern.difference(picture, x: x, y: y, (source.r, source.g, source.b))
+                    }
+                }
+                total = Double(sum) / Double(80 * 107)
+            }
+            return total
+        }
+        #expect(!encoder.hasUnrefinedChanges)
+        let coarse = try error(of: try encode(encoder, frame))
+        #expect(encoder.hasUnrefinedChanges)
+        frame.changedRects = []
+        frame.captureTime = MediaTime(value: 1, timescale: 5)
+        let sink = CollectingSink()
+        try encoder.refine(frame) { try sink.write($0) }
+        #expect(sink.frames.count == 1 && sink.frames.first?.isKeyframe == false)
+        let refined = try error(of: sink.frames)
+        #expect(refined < coarse * 0.75, "mean error \(coarse) → \(refined)")
+        #expect(!encoder.hasUnrefinedChanges)
+        let again = CollectingSink()
+        frame.captureTime = MediaTime(value: 2, timescale: 5)
+        try encoder.refine(frame) { try again.write($0) }
+        #expect(again.frames.isEmpty)
+    }
 }
