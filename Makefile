@@ -33,10 +33,12 @@ test: deps
 	Benchmarks/fuzz.sh --build-only
 	SCREENPUB_TEST_CONSOLE_FD=3 $(SWIFT) test --skip-build --disable-xctest 3>&1
 
-# screenpub and ffmpeg x11grab on the same Xvfb content (table with ratios), allocations per frame, then
-# latency and fan-out through screenrelay, HLS (glass to glass, relay CPU, bytes).
+# screenpub (AV1, VP9) and ffmpeg x11grab on the same Xvfb content (CPU, bytes, SSIM, RSS, with ratios), the
+# codec choice's evidence (AV1 and VP9 by size and rate, a bit-rate sweep for bytes at equal SSIM), allocations
+# per frame, then latency and fan-out through screenrelay, HLS (glass to glass, relay CPU, bytes).
 bench: deps
 	Benchmarks/run.sh
+	Benchmarks/codecs.sh
 	Benchmarks/allocations.sh
 	Benchmarks/relay.sh
 	Benchmarks/hls.sh

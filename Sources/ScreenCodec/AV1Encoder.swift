@@ -148,6 +148,8 @@ public final class AV1Encoder: VideoEncoder {
         try control(AV1E_SET_ENABLE_WARPED_MOTION, 0)
         try control(AV1E_SET_ENABLE_OBMC, 0)
         try control(AV1E_SET_ENABLE_CDEF, 1)
+        try control(AV1E_SET_SUPERBLOCK_SIZE, Int32(AOM_SUPERBLOCK_SIZE_64X64.rawValue))
+        try control(AV1E_SET_MAX_REFERENCE_FRAMES, 3)
         try control(AOME_SET_MAX_INTRA_BITRATE_PCT, 300)
         // Adapt the entropy costs less often (libwebrtc's realtime setting): a measurable saving per frame.
         try control(AV1E_SET_COEFF_COST_UPD_FREQ, 3)

@@ -76,7 +76,7 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: "Capture a rectangle of the screen: X,Y,WIDTH,HEIGHT.")
     var region: String?
 
-    @Option(help: "Video codec: auto (AV1 up to 1080p at 15 fps, VP9 above: docs/performance.md says why), av1 (libaom, screen-content tools), vp9 (libvpx, screen tuning) or vp8 (for old receivers).")
+    @Option(help: "Video codec: auto (AV1 up to 10 fps, VP9 above: docs/performance.md says why), av1 (libaom, screen-content tools), vp9 (libvpx, screen tuning) or vp8 (for old receivers).")
     var codec: VideoCodecChoice = .auto
 
     @Option(help: "Target bit rate in kbit/s (constant bit rate).")

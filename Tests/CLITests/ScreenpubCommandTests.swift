@@ -155,6 +155,9 @@ import Testing
             (["--display", display.name, "--monitor", "7"], 2, "there is no monitor 7"),
             (["--display", display.name, "--metadata", String(repeating: "m", count: 33)], 64, "33 bytes; the limit is 32 bytes"),
             (["--display", display.name, "--fps", "0"], 64, "--fps must be between"),
+            (["--display", display.name, "--codec", "h264"], 64, "'h264'"),
+            (["--display", display.name, "--speed", "9"], 64, "--speed needs --codec av1, vp9 or vp8"),
+            (["--display", display.name, "--codec", "av1", "--speed", "5"], 64, "--speed for av1 must be between 7 and 10"),
             (["--display", display.name, "--output", "/nonexistent-dir/x.webm"], 2, "cannot create /nonexistent-dir/x.webm"),
             (["--display", display.name, "--output", existing], 2, "exists (5 bytes); pass --overwrite"),
         ]

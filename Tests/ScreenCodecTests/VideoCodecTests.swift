@@ -141,6 +141,14 @@ import Testing
         #expect(small.map(\.payload.count).reduce(0, +) < 2000, "a 16×16 change took \(small.map(\.payload.count)) bytes")
     }
 
+    @Test func autoPicksAV1UpToTenFramesPerSecondAndVP9Above() {
+        #expect(VideoCodecChoice.auto.resolved(width: 1920, height: 1080, framesPerSecond: 5) == .av1)
+        #expect(VideoCodecChoice.auto.resolved(width: 3840, height: 2160, framesPerSecond: 10) == .av1)
+        #expect(VideoCodecChoice.auto.resolved(width: 1280, height: 720, framesPerSecond: 15) == .vp9)
+        #expect(VideoCodecChoice.vp8.resolved(width: 1280, height: 720, framesPerSecond: 5) == .vp8)
+        #expect(VideoCodecChoice.av1.resolved(width: 1920, height: 1080, framesPerSecond: 60) == .av1)
+    }
+
     @Test func anAV1KeyframeCarriesItsSequenceHeader() throws {
         let frame = VideoFrame(width: 320, height: 240)
         TestPattern.fillQuadrants(frame)
