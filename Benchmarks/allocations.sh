@@ -19,7 +19,7 @@ trap 'kill $content 2>/dev/null; stop_virtual_display; rm -rf "$work"' EXIT
 sleep 1
 run() {
   MALLOC_COUNT_THREAD=screenpub-cap LD_PRELOAD="$work/malloc-count.so" \
-    "$bin/screenpub" --output "$work/out.webm" --duration "$1" 2>"$work/log-$1" || true
+    "$bin/screenpub" --output "$work/out-$1.webm" --duration "$1" 2>"$work/log-$1" || true
   grep -o '[0-9]* changed ticks captured' "$work/log-$1" | grep -o '^[0-9]*'
 }
 short_frames=$(run 4)

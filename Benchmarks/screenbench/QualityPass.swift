@@ -17,6 +17,8 @@ struct QualityPass {
     let recording: String
     /// Seconds the recording covers (the last frame is shown until then).
     let duration: Double
+    /// Print each frame's time, step and SSIM on standard error.
+    var printsFrames = false
 
     struct Result: CustomStringConvertible {
         var ssim: Double?
@@ -47,7 +49,7 @@ struct QualityPass {
                 timeout: 3600)
         }
         let steps = StepQueue()
-        let counts = Locked((frames: 0, unreadable: 0, failure: String?.none, times: [Double]()))
+        let counts = Locked((frames: 0, unreadable: 0, failure: String?.none, times: [Double](), steps: [Int]()))
         let (scene, display, recording) = (scene, display, recording)
         let decoding = Thread {
             defer { steps.finish() }
@@ -66,6 +68,7 @@ struct QualityPass {
                             counts.withLock {
                                 $0.frames += 1
                                 $0.times.append(frame.timestamp.seconds)
+                                $0.steps.append(step)
                             }
                             steps.push(step)
                         }
@@ -114,6 +117,11 @@ struct QualityPass {
             let end = index + 1 < final.times.count ? final.times[index + 1] : max(duration, final.times[index])
             let shown = max(end - final.times[index], 0.001)
             weighted = (weighted.all + value.0 * shown, weighted.luma + value.1 * shown, weighted.time + shown)
+            if printsFrames {
+                FileHandle.standardError.write(Data(String(
+                    format: "frame %d t=%.3f shown=%.3f step=%d ssim=%.5f y=%.5f\n", index, final.times[index], shown,
+                    final.steps[index], value.0, value.1).utf8))
+            }
         }
         return Result(
             ssim: weighted.all / weighted.time, ssimY: weighted.luma / weighted.time, frames: final.frames,

@@ -48,13 +48,16 @@ struct ScreenbenchCommand: AsyncParsableCommand {
     @Option(help: "With --quality: seconds the capture covers (its last frame counts until then).")
     var duration: Double = 20
 
+    @Flag(help: "With --quality: print each frame's time, step and SSIM on standard error.")
+    var printFrames = false
+
     func run() async throws {
         if let pipewire { return try await producePipeWire(size: pipewire) }
         guard let display else { throw ValidationError("give --display or --pipewire") }
         let (width, height) = try await screenSize(of: display)
         let scene = BenchScene(content: content, width: width, height: height)
         if let quality {
-            let result = try await QualityPass(scene: scene, display: display, recording: quality, duration: duration).run()
+            let result = try await QualityPass(scene: scene, display: display, recording: quality, duration: duration, printsFrames: printFrames).run()
             print(result)
             return
         }

@@ -155,7 +155,7 @@ public final class AV1Encoder: VideoEncoder {
         try control(AV1E_SET_COEFF_COST_UPD_FREQ, 3)
         try control(AV1E_SET_MODE_COST_UPD_FREQ, 3)
         try control(AV1E_SET_MV_COST_UPD_FREQ, 3)
-        try control(AV1E_SET_ROW_MT, 1)
+        try control(AV1E_SET_ROW_MT, configuration.threads > 1 ? 1 : 0)
         try control(AV1E_SET_TILE_COLUMNS, configuration.threads > 1 ? 1 : 0)
         // What libyuv produced: BT.601, studio range (as the VP9 encoder says).
         try control(AV1E_SET_COLOR_PRIMARIES, Int32(AOM_CICP_CP_BT_601.rawValue))

@@ -125,14 +125,20 @@ public final class CapturePipeline: FrameConsumer {
     private func send(_ frame: VideoFrame, refinement: Bool = false) throws {
         frame.metadata = configuration.metadata.metadata(for: frame)
         let started = clock.now()
-        let output = { (encoded: EncodedFrame) throws in
-            self.statistics.countEncoded(bytes: encoded.payload.count, keyframe: encoded.isKeyframe)
-            for sink in self.sinks { try sink.write(encoded) }
+        // Closure literals, not a closure stored in a local: non-escaping, so nothing is allocated per frame.
+        if refinement {
+            try encoder.refine(frame) { try emit($0) }
+        } else {
+            try encoder.encode(frame) { try emit($0) }
         }
-        if refinement { try encoder.refine(frame, output: output) } else { try encoder.encode(frame, output: output) }
         statistics.addEncodeTime(nanoseconds: clock.nanoseconds(fromTicks: clock.now() - started))
         lastSentTime = frame.captureTime
         checkDuration(frame.captureTime)
+    }
+
+    private func emit(_ encoded: EncodedFrame) throws {
+        statistics.countEncoded(bytes: encoded.payload.count, keyframe: encoded.isKeyframe)
+        for sink in sinks { try sink.write(encoded) }
     }
 
     /// Whether this tick is skipped because the share is paused; remembers to resume with a keyframe.
