@@ -15,6 +15,7 @@
 # sweep's points): bytes at equal quality, not only at equal bit-rate targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/lib.sh
 seconds="${BENCH_SECONDS:-12}"
 scripts/install-deps.sh
 swift build -c release --product screenpub >&2
@@ -33,12 +34,6 @@ cleanup() {
 trap cleanup EXIT
 core=$(( $(nproc) > 1 ? 1 : 0 ))
 warmup=3
-
-cpu_seconds_of() {
-  local fields
-  read -r -a fields <"/proc/$1/stat" || { echo 0; return; }
-  echo "(${fields[13]} + ${fields[14]}) / $(getconf CLK_TCK)" | bc -l
-}
 
 printf "screenpub --codec av1 vs vp9 on a terminal scrolling one line per frame, %s s per run, one core, 1500 kbit/s\n\n" "$seconds"
 printf "| size | fps | codec | steady CPU %% of a core | ticks missed | bytes | SSIM | SSIM Y |\n"
@@ -61,9 +56,7 @@ for size in ${BENCH_SIZES-1280x720 1920x1080 2560x1440}; do
       kill "$content_pid" 2>/dev/null; wait "$content_pid" 2>/dev/null || true; content_pid=""
       steady=$(echo "100 * ($last - $warm) / ($seconds - $warmup - 1)" | bc -l)
       missed=$(grep -o '[0-9]* ticks missed' "$work/log" | grep -o '^[0-9]*' || echo "?")
-      line=$("$benchbin/screenbench" --display "$DISPLAY" --content terminal --quality "$out" --duration "$seconds" 2>/dev/null || true)
-      ssim=$(echo "$line" | grep -o 'ssim=[0-9.na]*' | cut -d= -f2)
-      ssim_y=$(echo "$line" | grep -o 'ssim_y=[0-9.na]*' | cut -d= -f2)
+      read -r ssim ssim_y < <(quality terminal "$out" "$seconds")
       printf "| %s | %s | %s | %.1f | %s | %d | %s | %s |\n" "$size" "$fps" "$codec" "$steady" "$missed" "$(stat -c %s "$out")" "$ssim" "$ssim_y"
     done
   done
@@ -97,9 +90,7 @@ for scene in terminal:0.2 pageflip:1; do
       sleep 1
       record "$tool" "$kbps" "$out"
       kill "$content_pid" 2>/dev/null; wait "$content_pid" 2>/dev/null || true; content_pid=""
-      line=$("$benchbin/screenbench" --display "$DISPLAY" --content "$content" --quality "$out" --duration 20 2>/dev/null || true)
-      ssim=$(echo "$line" | grep -o 'ssim=[0-9.na]*' | cut -d= -f2)
-      ssim_y=$(echo "$line" | grep -o 'ssim_y=[0-9.na]*' | cut -d= -f2)
+      read -r ssim ssim_y < <(quality "$content" "$out" 20)
       bytes=$(stat -c %s "$out")
       points[$tool]="${points[$tool]:-} $ssim:$bytes"
       printf "| %s | %s | %s | %d | %s | %s |\n" "$content" "$tool" "$kbps" "$bytes" "$ssim" "$ssim_y"

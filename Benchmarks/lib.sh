@@ -22,3 +22,18 @@ bench_cleanup() {
   stop_virtual_display
   rm -rf "$work"
 }
+
+# CPU seconds (user+sys) a process has used so far, from /proc.
+cpu_seconds_of() {
+  local fields
+  read -r -a fields <"/proc/$1/stat" || { echo 0; return; }
+  echo "(${fields[13]} + ${fields[14]}) / $(getconf CLK_TCK)" | bc -l
+}
+
+# quality CONTENT FILE SECONDS -> "ssim ssim_y": a WebM recording of screenbench's CONTENT against the content's
+# steps drawn again on $DISPLAY, time-weighted over SECONDS (screenbench --quality); needs $benchbin.
+quality() {
+  local line
+  line=$("$benchbin/screenbench" --display "$DISPLAY" --content "$1" --quality "$2" --duration "$3" 2>/dev/null || true)
+  echo "$(echo "$line" | grep -o 'ssim=[0-9.na]*' | cut -d= -f2) $(echo "$line" | grep -o 'ssim_y=[0-9.na]*' | cut -d= -f2)"
+}

@@ -14,6 +14,7 @@ size="${BENCH_SIZE:-1920x1080}"
 scripts/install-deps.sh --bench
 swift build -c release --product screenpub >&2
 swift build -c release --package-path Benchmarks --product screenbench >&2
+swift build -c release --package-path Benchmarks --product relaybench >&2
 bin=$(swift build -c release --show-bin-path)
 benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
 work=$(mktemp -d)
@@ -83,3 +84,7 @@ run_scenario "node sends 30 fps, captured at 30 fps" 30 30
 run_scenario "node sends 1 fps (nearly idle), captured at 5 fps" 1 5
 printf "\nRatios screenpub / GStreamer (lower is better for screenpub):\n\n| scenario | CPU | bytes | peak RSS |\n|---|---:|---:|---:|\n"
 printf "%s\n" "${summary[@]}"
+# The tile comparison that finds what changed when the node sends no damage metadata (as mutter), against the
+# whole-picture conversion it can spare.
+printf "\n"
+"$benchbin/relaybench" tiles --size 1920x1080

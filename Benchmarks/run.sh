@@ -10,6 +10,7 @@
 #   BENCH_SCENES   which scenes (default: all; e.g. "pageflip terminal")
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/lib.sh
 seconds="${BENCH_SECONDS:-20}"
 size="${BENCH_SIZE:-1920x1080}"
 scripts/install-deps.sh
@@ -40,22 +41,8 @@ stop_content() {
   content_pid=""
 }
 
-# quality CONTENT FILE -> "ssim ssim_y": the recording against the content's steps, drawn again.
-quality() {
-  local line
-  line=$("$benchbin/screenbench" --display "$DISPLAY" --content "$1" --quality "$2" --duration "$seconds" 2>/dev/null || true)
-  echo "$(echo "$line" | grep -o 'ssim=[0-9.na]*' | cut -d= -f2) $(echo "$line" | grep -o 'ssim_y=[0-9.na]*' | cut -d= -f2)"
-}
-
 frames_of() {
   ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$1" 2>/dev/null || echo 0
-}
-
-# CPU seconds (user+sys) a process has used so far, from /proc.
-cpu_seconds_of() {
-  local fields
-  read -r -a fields <"/proc/$1/stat" || { echo 0; return; }
-  echo "(${fields[13]} + ${fields[14]}) / $(getconf CLK_TCK)" | bc -l
 }
 
 # measure FPS TOOL OUT -> prints "cpu steady_cpu_percent rss bytes frames missed"; TOOL is av1, vp9 (screenpub)
@@ -109,7 +96,7 @@ run_scene() {
     start_content "$content" "$interval"
     row[$tool]="$(measure "$fps" "$tool" "$out")"
     stop_content
-    row[$tool]="${row[$tool]} $(quality "$content" "$out")"
+    row[$tool]="${row[$tool]} $(quality "$content" "$out" "$seconds")"
   done
   for tool in av1 vp9 ffmpeg; do
     set -- ${row[$tool]}

@@ -82,6 +82,14 @@ const struct spa_pod *CPipeWireShims_cursorMeta(uint8_t *buffer, uint32_t size, 
         SPA_POD_CHOICE_RANGE_Int(cursorMetaSize(64, 64), cursorMetaSize(1, 1), cursorMetaSize(largestSide, largestSide)));
 }
 
+const struct spa_pod *CPipeWireShims_fixedCursorMeta(uint8_t *buffer, uint32_t size, uint32_t side) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    return spa_pod_builder_add_object(
+        &builder, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Cursor),
+        SPA_PARAM_META_size, SPA_POD_Int(cursorMetaSize(side, side)));
+}
+
 int CPipeWireShims_cursor(struct spa_buffer *buffer, struct CPipeWireShims_Cursor *cursor) {
     struct spa_meta *region = spa_buffer_find_meta(buffer, SPA_META_Cursor);
     if (region == NULL || region->size < sizeof(struct spa_meta_cursor)) return -1;

@@ -41,12 +41,18 @@ public struct PipeWireCaptureOptions: Sendable, Hashable {
     /// Draw the pointer when the node sends it as cursor metadata (portal cursor mode "metadata"); a
     /// pointer the compositor embeds is in the pixels anyway.
     public var drawsCursor: Bool
+    /// The node is to send the pointer as cursor metadata (the portal said so): its absence is warned about.
+    public var expectsCursorMetadata: Bool
 
-    public init(remote: PipeWireRemote = .default, nodeID: UInt32, firstFrameTimeout: Double = 5, drawsCursor: Bool = true) {
+    public init(
+        remote: PipeWireRemote = .default, nodeID: UInt32, firstFrameTimeout: Double = 5, drawsCursor: Bool = true,
+        expectsCursorMetadata: Bool = false
+    ) {
         self.remote = remote
         self.nodeID = nodeID
         self.firstFrameTimeout = firstFrameTimeout
         self.drawsCursor = drawsCursor
+        self.expectsCursorMetadata = expectsCursorMetadata
     }
 }
 
@@ -159,6 +165,9 @@ final class PipeWireStream {
     private var heldPicture: UnsafeMutablePointer<pw_buffer>?
     /// Since the last copy: the whole picture changed (a new size, or a buffer without damage metadata).
     private var wholePictureChanged = true
+    /// Since the last copy: a buffer came without usable damage metadata (mutter sends none), so what changed
+    /// is found by comparing the held picture with the frame in tiles (``TileDiff``).
+    private var comparesTiles = false
     /// Since the last copy: the pointer moved, appeared, vanished or changed shape.
     private var cursorChanged = false
     /// The frame changed since the consumer last had it.
@@ -173,13 +182,19 @@ final class PipeWireStream {
     /// The pointer from cursor metadata: its shape, where it is, and where it was drawn.
     private var cursor = CursorOverlay()
     private var cursorPosition: (x: Int32, y: Int32)?
-    private static let largestCursorSide: UInt32 = 256
+    /// The largest pointer bitmap accepted: the metadata size asked for is a range up to this square (mutter
+    /// offers a fixed 384×384, 589,872 bytes; a range that misses the producer's size loses the pointer).
+    static let largestCursorSide: UInt32 = 512
     private var reportedCursorFormat = false
+    /// Whether the first picture's buffer was checked for cursor metadata.
+    private var checkedCursorMetadata = false
+    private let expectsCursorMetadata: Bool
 
     init(options: PipeWireCaptureOptions, logger: Logger) throws(PipeWireCaptureError) {
         self.logger = logger
         self.nodeID = options.nodeID
         self.drawsCursor = options.drawsCursor
+        expectsCursorMetadata = options.expectsCursorMetadata
         connection = try PipeWireConnection(remote: options.remote, capturing: "PipeWire node \(options.nodeID)")
         nodeWatch = CPipeWireShims_watchNode(connection.core, options.nodeID)
         try connect(nodeID: options.nodeID)
@@ -351,7 +366,7 @@ final class PipeWireStream {
             }
             releaseHeldPicture()
             heldPicture = buffer
-            if !wholePictureChanged && !collectDamage(spaBuffer, into: frame) { wholePictureChanged = true }
+            if !wholePictureChanged && !comparesTiles && !collectDamage(spaBuffer, into: frame) { comparesTiles = true }
         }
     }
 
@@ -376,9 +391,25 @@ final class PipeWireStream {
             let chunk = data.pointee.chunk!
             let stride = chunk.pointee.stride > 0 ? Int(chunk.pointee.stride) : frame.width * 4
             if stride >= frame.width * 4, stride * frame.height <= Int(data.pointee.maxsize) - Int(chunk.pointee.offset) {
-                if wholePictureChanged || !hasPicture { frame.markAllChanged() }
-                copy(from: data.pointee.data!.advanced(by: Int(chunk.pointee.offset)), stride: stride, into: frame)
+                let source = data.pointee.data!.advanced(by: Int(chunk.pointee.offset))
+                if wholePictureChanged || !hasPicture || (comparesTiles && format != SPA_VIDEO_FORMAT_BGRx && format != SPA_VIDEO_FORMAT_BGRA) {
+                    frame.markAllChanged()
+                } else if comparesTiles {
+                    // The frame holds the last picture (the pointer already taken off): compare in tiles.
+                    frame.withUnsafeBytes { previous in
+                        _ = TileDiff.changedRects(
+                            previous: previous.baseAddress!, previousStride: frame.bytesPerRow, current: source,
+                            currentStride: stride, width: frame.width, height: frame.height, into: &frame.changedRects)
+                    }
+                    if frame.changedRects.isEmpty && !cursorChanged {
+                        // The same picture again (a compositor repainting without damage): nothing to do.
+                        comparesTiles = false
+                        return
+                    }
+                }
+                copy(from: source, stride: stride, into: frame)
                 wholePictureChanged = false
+                comparesTiles = false
                 // The compositor's presentation time when it is on our clock (CLOCK_MONOTONIC), else now.
                 var pts: Int64 = -1, headerFlags: UInt32 = 0
                 if CPipeWireShims_header(spaBuffer, &pts, &headerFlags), pts > 0, UInt64(pts) <= now, now - UInt64(pts) < 1_000_000_000 {
@@ -411,13 +442,21 @@ final class PipeWireStream {
     /// Takes the buffer's cursor metadata; true when the pointer moved, appeared, vanished or changed shape.
     private func readCursor(_ buffer: UnsafeMutablePointer<spa_buffer>) -> Bool {
         var meta = CPipeWireShims_Cursor()
-        switch CPipeWireShims_cursor(buffer, &meta) {
+        let kind = CPipeWireShims_cursor(buffer, &meta)
+        if !checkedCursorMetadata {
+            checkedCursorMetadata = true
+            if kind == -1 && expectsCursorMetadata {
+                logger.warning(
+                    "PipeWire node \(nodeID) sends no cursor metadata although the pointer was to come that way: the pointer will not be shown (the compositor's cursor metadata size may be larger than a \(Self.largestCursorSide)×\(Self.largestCursorSide) pointer)")
+            }
+        }
+        switch kind {
         case -1:
             return false
         case 0:
             defer { cursorPosition = nil }
             return cursorPosition != nil
-        case let kind:
+        default:
             var changed = cursorPosition.map { $0.x != meta.x || $0.y != meta.y } ?? true
             cursorPosition = (meta.x, meta.y)
             if kind == 2, let pixels = meta.pixels { changed = loadCursorShape(meta, pixels) || changed }

@@ -88,7 +88,8 @@ final class PortalGrant: Sendable {
     private func source(on grant: ScreenCastPortalSession, _ request: ScreenCastPortalRequest) throws -> PipeWireFrameSource {
         try PipeWireFrameSource(
             options: PipeWireCaptureOptions(
-                remote: .fileDescriptor(try grant.openPipeWireRemote()), nodeID: grant.nodeID, drawsCursor: request.cursor != .hidden),
+                remote: .fileDescriptor(try grant.openPipeWireRemote()), nodeID: grant.nodeID, drawsCursor: request.cursor != .hidden,
+                expectsCursorMetadata: grant.cursorAsMetadata && request.cursor != .hidden),
             logger: logger)
     }
 

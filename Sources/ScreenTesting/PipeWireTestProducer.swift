@@ -42,16 +42,20 @@ public final class PipeWireTestProducer: @unchecked Sendable {
     private var pictureFrozen = false
     /// The cursor bitmap: a square of this side in this colour (r, g, b).
     public static let cursorSide: UInt32 = 16
+    private let cursorMetadataSide: UInt32?
     public static let cursorColor: (r: UInt8, g: UInt8, b: UInt8) = (250, 240, 20)
 
     private static let initialized: Void = { pw_init(nil, nil) }()
 
     /// Connects to `pipewire` and starts producing at `framesPerSecond` once a consumer links to it. The
     /// PipeWire closes it before its daemons stop (a client outliving its daemon can crash libpipewire).
+    /// `cursorMetadataSide`: offer cursor metadata of exactly this size (room for a side×side bitmap), as mutter
+    /// does (384); nil offers a range up to 64×64.
     public init(
         on pipewire: PrivatePipeWire, width: Int, height: Int, order: PixelOrder = .bgrx, color: (r: UInt8, g: UInt8, b: UInt8),
-        framesPerSecond: Int = 30
+        framesPerSecond: Int = 30, cursorMetadataSide: UInt32? = nil
     ) throws {
+        self.cursorMetadataSide = cursorMetadataSide
         let descriptor = try pipewire.connect()
         _ = Self.initialized
         self.order = order
@@ -193,7 +197,8 @@ public final class PipeWireTestProducer: @unchecked Sendable {
             var params: [UnsafePointer<spa_pod>?] = [
                 CPipeWireShims_buffers(base, third, negotiatedWidth * 4, negotiatedHeight),
                 CPipeWireShims_meta(base + Int(third), third / 2, SPA_META_Header.rawValue, 0),
-                CPipeWireShims_cursorMeta(base + Int(third + third / 2), third / 2, 64),
+                cursorMetadataSide.map { CPipeWireShims_fixedCursorMeta(base + Int(third + third / 2), third / 2, $0) }
+                    ?? CPipeWireShims_cursorMeta(base + Int(third + third / 2), third / 2, 64),
             ]
             _ = pw_stream_update_params(stream, &params, UInt32(params.count))
         }

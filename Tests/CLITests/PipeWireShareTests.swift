@@ -137,9 +137,13 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: pipewire.runtimeDirectory + "/state/screenpub/portal-restore-token"))
     }
 
-    @Test func aBackendThatCannotEmbedThePointerSendsItAsMetadataWhichIsDrawn() async throws {
+    /// A producer offering a range of cursor metadata sizes, and one offering exactly mutter's (room for a
+    /// 384×384 pointer, 589,872 bytes).
+    @Test(arguments: [nil, 384] as [UInt32?])
+    func aBackendThatCannotEmbedThePointerSendsItAsMetadataWhichIsDrawn(cursorMetadataSide: UInt32?) async throws {
         let pipewire = try await PrivatePipeWire()
-        let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 200, color: Self.color)
+        let producer = try PipeWireTestProducer(
+            on: pipewire, width: 320, height: 200, color: Self.color, cursorMetadataSide: cursorMetadataSide)
         producer.setCursor(x: 100, y: 100)
         let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), cursorModes: 1 | 4)
         let (outcome, path) = try await share(["--backend", "pipewire"], pipewire)
@@ -162,6 +166,20 @@ import Testing
             }
         }
         #expect(last.map { $0.inside <= 16 && $0.outside <= 12 } == true, "\(String(describing: last))")
+        #expect(!outcome.standardError.contains("sends no cursor metadata"), "\(outcome.standardError)")
+    }
+
+    /// Cursor metadata too big to accept (a 600×600 pointer) is not negotiated: the share goes on without the
+    /// pointer and says why, once.
+    @Test func cursorMetadataThatCannotBeNegotiatedIsWarnedAboutOnce() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 200, color: Self.color, cursorMetadataSide: 600)
+        producer.setCursor(x: 100, y: 100)
+        let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), cursorModes: 1 | 4)
+        let (outcome, _) = try await share(["--backend", "pipewire"], pipewire)
+        withExtendedLifetime(backend) {}
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardError.components(separatedBy: "sends no cursor metadata").count == 2, "\(outcome.standardError)")
     }
 
     @Test func aScreenCastThatEndsIsGrantedAgainSilentlyWithCaptureRetry() async throws {

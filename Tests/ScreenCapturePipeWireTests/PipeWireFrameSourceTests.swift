@@ -21,6 +21,7 @@ import Testing
             var height: Int
             var sample: (r: UInt8, g: UInt8, b: UInt8)
             var sizeChanged: Bool
+            var changedRects: [PixelRect]
         }
         let seen = Locked<[Seen]>([])
         let encoded = Locked<[(payload: [UInt8], width: Int, height: Int)]>([])
@@ -43,7 +44,8 @@ import Testing
             let counter = bytes.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
             let middle = frame.pixel(x: frame.width / 2, y: frame.height / 2)
             seen.withLock {
-                $0.append(Seen(counter: counter, width: frame.width, height: frame.height, sample: (middle.r, middle.g, middle.b), sizeChanged: sizeChanged))
+                $0.append(Seen(counter: counter, width: frame.width, height: frame.height, sample: (middle.r, middle.g, middle.b), sizeChanged: sizeChanged,
+                    changedRects: frame.changedRects))
             }
             if sizeChanged { encoder.requestKeyframe() }
             try encoder.encode(frame) { output in
@@ -66,6 +68,22 @@ import Testing
                     logger: Logger(label: "pw-test"))
                 try source.run(framesPerSecond: 10, stop: observer.stop, consumer: observer)
             }
+        }
+    }
+
+    /// The producer sends no damage metadata (as mutter) and changes only its first pixel (the counter) per
+    /// frame: compared in tiles, each frame after the first is one changed 32×32 tile, not the whole picture.
+    @Test func aProducerWithoutDamageIsComparedInTiles() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 240, order: .bgrx, color: (30, 90, 160))
+        let node = try await producer.nodeID()
+        let observer = Observer(swizzled: false, stopAfter: 5, stop: StopSignal())
+        try await capture(pipewire, node: node, observer: observer).value
+        let seen = observer.seen.value
+        #expect(seen.count == 5)
+        #expect(seen.first?.changedRects == [PixelRect(x: 0, y: 0, width: 320, height: 240)])
+        for frame in seen.dropFirst() {
+            #expect(frame.changedRects == [PixelRect(x: 0, y: 0, width: 32, height: 32)], "\(frame.changedRects)")
         }
     }
 

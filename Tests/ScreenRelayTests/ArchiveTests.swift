@@ -50,14 +50,14 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func anArchiveIsRecordedListedDownloadedAndCarriesTheMetadata() async throws {
+    @Test(.timeLimit(.minutes(1)), arguments: [VideoCodec.vp9, .av1])
+    func anArchiveIsRecordedListedDownloadedAndCarriesTheMetadata(codec: VideoCodec) async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let relay = try await RunningRelay(dataDirectory: directory)
         let session = try await relay.createSession()
         let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
-        let frames = try TestMedia.encodedFrames(count: 20)
+        let frames = try TestMedia.encodedFrames(count: 20, codec: codec)
 
         // A subscriber sees the recording indicator come and go.
         let events = Task {
@@ -129,8 +129,21 @@ import Testing
         let cues = try JSONSerialization.jsonObject(with: try await relay.request("GET", "/archive/\(id)/metadata").1) as? [[String: Any]] ?? []
         #expect(cues.map { $0["metadata"] as? String } == (0..<20).map { "frame \($0)" })
         #expect(cues.map { $0["captureTime"] as? String } == frames.map { $0.captureTime.description })
-        let recorded = try WebMReader(path: path).readAll()
+        let reader = try WebMReader(path: path)
+        #expect(reader.codec == codec)
+        let recorded = try reader.readAll()
         #expect(recorded.map(\.payload) == frames.map(\.payload), "no re-encoding")
+        let decoder = try makeVideoDecoder(for: codec)
+        var decoded = 0
+        for frame in recorded {
+            try frame.payload.withUnsafeBytes { payload in
+                try decoder.decode(payload) { picture in
+                    decoded += 1
+                    #expect(TestPattern.difference(picture, x: 240, y: 180, TestPattern.quadrantColors[3]) <= 12)
+                }
+            }
+        }
+        #expect(decoded == 20)
 
         // A byte range, as players ask when they seek.
         let partial = try await RelayHTTPClient().send(

@@ -110,10 +110,10 @@ enum TestMedia {
         codec: .vp9, width: 320, height: 240, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 1)
 
     /// Encodes `count` frames of the quadrant pattern with metadata "frame N", captured at N/5 s.
-    static func encodedFrames(count: Int) throws -> [CollectedFrame] {
+    static func encodedFrames(count: Int, codec: VideoCodec = .vp9) throws -> [CollectedFrame] {
         let frame = VideoFrame(width: 320, height: 240)
         TestPattern.fillQuadrants(frame)
-        let encoder = VPXEncoder(configuration: .init(codec: .vp9, bitrateKbps: 2000))
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 2000))
         let sink = CollectingSink()
         for index in 0..<count {
             frame.captureTime = MediaTime(value: Int64(index), timescale: 5)

@@ -24,6 +24,8 @@ const struct spa_pod *CPipeWireShims_meta(uint8_t *buffer, uint32_t size, uint32
 
 /// A Meta param asking for SPA_META_Cursor with room for a bitmap of up to largestSide² pixels.
 const struct spa_pod *CPipeWireShims_cursorMeta(uint8_t *buffer, uint32_t size, uint32_t largestSide);
+// Cursor metadata of exactly one size (room for a side×side bitmap), as mutter offers it.
+const struct spa_pod *CPipeWireShims_fixedCursorMeta(uint8_t *buffer, uint32_t size, uint32_t side);
 
 /// A buffer's cursor metadata: position and hotspot, and the bitmap when this buffer carries one (it is
 /// sent only when the shape changes). `pixels` points into the buffer's metadata.
