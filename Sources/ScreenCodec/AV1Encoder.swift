@@ -151,7 +151,7 @@ public final class AV1Encoder: VideoEncoder {
         try control(AV1E_SET_SUPERBLOCK_SIZE, Int32(AOM_SUPERBLOCK_SIZE_64X64.rawValue))
         try control(AV1E_SET_MAX_REFERENCE_FRAMES, 3)
         try control(AOME_SET_MAX_INTRA_BITRATE_PCT, 300)
-        // Adapt the entropy costs less often (libwebrtc's realtime setting): a measurable saving per frame.
+        // Adapt the entropy costs less often: libwebrtc's realtime settings, less work per frame.
         try control(AV1E_SET_COEFF_COST_UPD_FREQ, 3)
         try control(AV1E_SET_MODE_COST_UPD_FREQ, 3)
         try control(AV1E_SET_MV_COST_UPD_FREQ, 3)
