@@ -392,7 +392,7 @@ final class PipeWireStream {
             let stride = chunk.pointee.stride > 0 ? Int(chunk.pointee.stride) : frame.width * 4
             if stride >= frame.width * 4, stride * frame.height <= Int(data.pointee.maxsize) - Int(chunk.pointee.offset) {
                 let source = data.pointee.data!.advanced(by: Int(chunk.pointee.offset))
-                if wholePictureChanged || !hasPicture || (comparesTiles && format != SPA_VIDEO_FORMAT_BGRx && format != SPA_VIDEO_FORMAT_BGRA) {
+                if wholePictureChanged || !hasPicture || (comparesTiles && swizzles) {
                     frame.markAllChanged()
                 } else if comparesTiles {
                     // The frame holds the last picture (the pointer already taken off): compare in tiles.
@@ -516,15 +516,18 @@ final class PipeWireStream {
         return true
     }
 
+    /// Whether the stream's pixels are in RGB order, to be swizzled into our BGRA (and so not comparable with
+    /// the frame byte for byte).
+    private var swizzles: Bool { format == SPA_VIDEO_FORMAT_RGBx || format == SPA_VIDEO_FORMAT_RGBA }
+
     /// Copies the changed rectangles from the buffer into the frame, as BGRA.
     private func copy(from source: UnsafeMutableRawPointer, stride: Int, into frame: VideoFrame) {
-        let swizzle = format == SPA_VIDEO_FORMAT_RGBx || format == SPA_VIDEO_FORMAT_RGBA
         frame.withUnsafeMutableBytes { destination in
             guard let base = destination.baseAddress else { return }
             for rect in frame.changedRects {
                 let from = source.advanced(by: rect.y * stride + rect.x * 4).assumingMemoryBound(to: UInt8.self)
                 let to = base.advanced(by: rect.y * frame.bytesPerRow + rect.x * 4).assumingMemoryBound(to: UInt8.self)
-                if swizzle {
+                if swizzles {
                     // libyuv's "ABGR" is R,G,B,A in memory; its "ARGB" is B,G,R,A: our BGRA.
                     _ = ABGRToARGB(from, Int32(stride), to, Int32(frame.bytesPerRow), Int32(rect.width), Int32(rect.height))
                 } else {

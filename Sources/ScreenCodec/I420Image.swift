@@ -143,11 +143,7 @@ struct EncoderInput {
     mutating func prepare(_ frame: VideoFrame) -> (keyframe: Bool, presentationTime: Int64, wholeFrame: Bool) {
         picture?.convert(from: frame, everything: needsFullConversion)
         needsFullConversion = false
-        let first = firstCaptureTime ?? frame.captureTime
-        firstCaptureTime = first
-        var presentationTime = (frame.captureTime - first).converted(to: 1000).value
-        if presentationTime <= lastPresentationTime { presentationTime = lastPresentationTime + 1 }
-        lastPresentationTime = presentationTime
+        let presentationTime = nextPresentationTime(for: frame)
         let keyframe = keyframeRequested
         keyframeRequested = false
         let wholeFrame = keyframe || frame.changedRects.contains { $0.intersection(frame.bounds) == frame.bounds }
@@ -164,11 +160,17 @@ struct EncoderInput {
     mutating func prepareRefinement(_ frame: VideoFrame) -> Int64? {
         guard hasUnrefinedChanges, picture != nil else { return nil }
         hasUnrefinedChanges = false
+        activeMap?.beginRefinement()
+        return nextPresentationTime(for: frame)
+    }
+
+    /// `frame`'s presentation time: milliseconds since the first frame, strictly increasing.
+    private mutating func nextPresentationTime(for frame: VideoFrame) -> Int64 {
         let first = firstCaptureTime ?? frame.captureTime
+        firstCaptureTime = first
         var presentationTime = (frame.captureTime - first).converted(to: 1000).value
         if presentationTime <= lastPresentationTime { presentationTime = lastPresentationTime + 1 }
         lastPresentationTime = presentationTime
-        activeMap?.beginRefinement()
         return presentationTime
     }
 }

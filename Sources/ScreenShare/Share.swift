@@ -32,9 +32,6 @@ public final class Share: Sendable {
     private let capture: Locked<CaptureService?> = Locked(nil)
     /// The share's sound, when it has any and it could be captured.
     private let audio = Locked<AudioCapture?>(nil)
-    /// The codec `--codec` resolved to when capture first started: kept when capture starts again (after the
-    /// display came back, at another size), as files and viewers cannot change codec mid-stream.
-    private let chosenCodec = Locked<(choice: VideoCodecChoice, codec: VideoCodec)?>(nil)
 
     /// - Parameters:
     ///   - sources: how frames are captured (the system's X11/PipeWire/portal; a test pattern in tests).
@@ -208,7 +205,7 @@ public final class Share: Sendable {
         status.output = all.first { $0.kind == "file" }?.endpoint
         status.destinations = all
         status.framesPerSecond = current.framesPerSecond
-        status.codec = (chosenCodec.value?.codec ?? current.encoder.codec).rawValue
+        status.codec = current.encoder.codec.rawValue
         if let sound = audio.value {
             let counts = sound.statistics.snapshot()
             status.audio = sound.settings.input.description
@@ -272,23 +269,15 @@ public final class Share: Sendable {
                 started.fail(error)
                 throw error
             }
-            var encoder = current.encoder
-            encoder.codec = chosenCodec.withLock { chosen in
-                if let chosen, chosen.choice == current.codec { return chosen.codec }
-                let size = made.source.size
-                let codec = current.codec.resolved(width: size.width, height: size.height, framesPerSecond: current.framesPerSecond)
-                chosen = (current.codec, codec)
-                return codec
-            }
             let automatic = current.codec == .auto ? " (auto)" : ""
             logger.info(
-                "capturing \(made.description) at \(current.framesPerSecond) fps, \(encoder.codec)\(automatic) \(encoder.bitrateKbps) kbit/s → \(destinations.value.map(\.endpoint).joined(separator: " and "))"
+                "capturing \(made.description) at \(current.framesPerSecond) fps, \(current.encoder.codec)\(automatic) \(current.encoder.bitrateKbps) kbit/s → \(destinations.value.map(\.endpoint).joined(separator: " and "))"
             )
             let pipeline = CapturePipeline(
                 configuration: CapturePipeline.Configuration(
                     metadata: current.metadata, keepaliveInterval: current.keepaliveInterval, duration: current.duration,
                     keyframeRequests: keyframeRequests, pause: pause),
-                encoder: makeVideoEncoder(encoder), sinks: outputs, stop: stop, statistics: statistics)
+                encoder: makeVideoEncoder(current.encoder), sinks: outputs, stop: stop, statistics: statistics)
             if isFirst { started.succeed() }
             return .init(source: made.source, pipeline: pipeline, sinks: outputs, framesPerSecond: current.framesPerSecond)
         }

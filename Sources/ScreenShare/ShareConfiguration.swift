@@ -82,7 +82,7 @@ public struct ShareConfiguration: Sendable, Equatable {
             framesPerSecond: settings.fps, source: source,
             codec: settings.codec,
             encoder: VideoEncoderConfiguration(
-                codec: settings.codec.resolved(width: 1920, height: 1080, framesPerSecond: settings.fps), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
+                codec: settings.codec.resolved(framesPerSecond: settings.fps), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
                 threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed),
             metadata: (try? MetadataPolicy(option: settings.metadata)) ?? .captureTime,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
@@ -139,7 +139,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         if let threads = s.threads { try require((1...16).contains(threads), "--threads must be between 1 and 16") }
         if let speed = s.speed {
             try require(s.codec != .auto, "--speed needs --codec av1, vp9 or vp8: each codec has its own range")
-            let range = VideoEncoderConfiguration.speedRange(for: s.codec.resolved(width: 0, height: 0, framesPerSecond: s.fps))
+            let range = VideoEncoderConfiguration.speedRange(for: s.codec.resolved(framesPerSecond: s.fps))
             try require(range.contains(speed), "--speed for \(s.codec) must be between \(range.lowerBound) and \(range.upperBound)")
         }
         if let duration = s.duration { try require(duration > 0, "--duration must be positive") }
@@ -204,7 +204,7 @@ public struct AudioSettings: Sendable, Equatable {
 public struct CaptureSettings: Sendable, Equatable {
     public var framesPerSecond: Double
     public var source: CaptureSource
-    /// `--codec`; ``encoder``'s codec is what it resolves to for a 1080p picture, until the source's size is known.
+    /// `--codec`; ``encoder``'s codec is what it resolves to (kept across SIGHUP: see ``ShareControl``).
     public var codec: VideoCodecChoice
     public var encoder: VideoEncoderConfiguration
     public var metadata: MetadataPolicy

@@ -142,11 +142,11 @@ import Testing
     }
 
     @Test func autoPicksAV1UpToTenFramesPerSecondAndVP9Above() {
-        #expect(VideoCodecChoice.auto.resolved(width: 1920, height: 1080, framesPerSecond: 5) == .av1)
-        #expect(VideoCodecChoice.auto.resolved(width: 3840, height: 2160, framesPerSecond: 10) == .av1)
-        #expect(VideoCodecChoice.auto.resolved(width: 1280, height: 720, framesPerSecond: 15) == .vp9)
-        #expect(VideoCodecChoice.vp8.resolved(width: 1280, height: 720, framesPerSecond: 5) == .vp8)
-        #expect(VideoCodecChoice.av1.resolved(width: 1920, height: 1080, framesPerSecond: 60) == .av1)
+        #expect(VideoCodecChoice.auto.resolved(framesPerSecond: 5) == .av1)
+        #expect(VideoCodecChoice.auto.resolved(framesPerSecond: 10) == .av1)
+        #expect(VideoCodecChoice.auto.resolved(framesPerSecond: 15) == .vp9)
+        #expect(VideoCodecChoice.vp8.resolved(framesPerSecond: 5) == .vp8)
+        #expect(VideoCodecChoice.av1.resolved(framesPerSecond: 60) == .av1)
     }
 
     @Test func anAV1KeyframeCarriesItsSequenceHeader() throws {
