@@ -107,11 +107,13 @@ import Testing
         child.signal(SIGKILL)
         #expect(await child.wait().status == 128 + SIGKILL)
         let frames = try WebMReader(path: path).readAll()
-        #expect(frames.count == 6)  // the first frame and one per change
+        // The first frame and one per change, and a refinement after any second the screen stood still (on
+        // a slow machine, between two paints).
+        #expect(frames.count >= 6 && frames.count <= 11, "\(frames.count) frames")
         #expect(frames.allSatisfy { $0.cue != nil })
         let listing = try await ChildProcess.run(screensub, ["--input", path])
         #expect(listing.status == 0)
-        #expect(listing.standardOutput.contains("6 frames, 1 keyframes, 6 decoded"))
+        #expect(listing.standardOutput.contains("\(frames.count) frames, 1 keyframes, \(frames.count) decoded"), "\(listing.standardOutput)")
     }
 
     @Test func withoutADisplayItSaysSoAndExitsTwo() async throws {
