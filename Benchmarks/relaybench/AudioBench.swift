@@ -47,7 +47,7 @@ struct AudioBench: AsyncParsableCommand {
     func run() async throws {
         let pipewire = try await PrivatePipeWire(busActivation: false)
         defer { pipewire.stop() }
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let tone = try PipeWireTestTone(on: pipewire, name: "screenpub-bench-sound", signal: .silence)
         try await tone.waitUntilListed(on: pipewire)
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("audiobench-\(UUID().uuidString.prefix(8))").path

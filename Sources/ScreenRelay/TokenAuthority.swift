@@ -65,7 +65,7 @@ public struct TokenAuthority: Sendable {
         }
         // Expiry is checked here, against `now`, so tests and clock handling are explicit.
         guard claims.exp.value > now else {
-            throw WireError(.tokenExpired, "the token expired at \(ISO8601DateFormatter().string(from: claims.exp.value))")
+            throw WireError(.tokenExpired, "the token expired at \(ISO8601DateFormatter().string(from: claims.exp.value)); ask for a new one")
         }
         if let sessionId, claims.sid != sessionId {
             throw WireError(.wrongSession, "the token is for another session")

@@ -20,19 +20,16 @@ public final class LiveCapture: Sendable {
     public init(
         options: X11CaptureOptions, framesPerSecond: Double, codec: VideoCodec = .vp9,
         keepaliveInterval: Double? = nil, refineAfter: Double? = nil, metadata: MetadataPolicy = .captureTime
-    ) throws {
+    ) async throws {
         let started = Locked<Result<(Int, Int), any Error>?>(nil)
-        let ready = DispatchSemaphore(value: 0)
         let (sink, statistics, stop, outcome) = (sink, statistics, stopSignal, outcome)
         let thread = Thread {
             let source: XShmFrameSource
             do {
                 source = try XShmFrameSource(options: options, logger: Logger(label: "test-capture"))
                 started.withLock { $0 = .success(source.size) }
-                ready.signal()
             } catch {
                 started.withLock { $0 = .failure(error) }
-                ready.signal()
                 return
             }
             let pipeline = CapturePipeline(
@@ -44,7 +41,8 @@ public final class LiveCapture: Sendable {
             outcome.withLock { $0 = result }
         }
         thread.start()
-        ready.wait()
+        // Awaited, not waited for on a semaphore: this is a concurrency-pool thread.
+        while started.withLock({ $0 }) == nil { try? await Task.sleep(for: .milliseconds(5)) }
         initialSize = try started.withLock { $0! }.get()
     }
 

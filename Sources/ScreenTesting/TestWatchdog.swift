@@ -7,6 +7,11 @@ import ScreenMedia
 /// test process with the names of the tests still running, so a run never hangs without saying where.
 /// With `SCREENPUB_TEST_TRACE=FILE`, every test's start and end is appended to FILE as it happens (the
 /// console output of `swift test` is relayed and can lag or lose lines when the machine is loaded).
+///
+/// Watched tests also take turns: at most three per core run at once (`SCREENPUB_TEST_PARALLELISM` sets
+/// another number). Swift Testing starts every test at once, and on a small machine dozens of X servers,
+/// browsers and relays starting together leave each one too little of the processor to answer in time.
+/// A test's limit counts from its turn.
 public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
     /// How long one test may run.
     public var limit: Duration
@@ -19,6 +24,8 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
         // Suites get a scope too; only test functions (each of their cases) are watched.
         guard !test.isSuite else { return try await function() }
         let name = Self.name(of: test, testCase)
+        await Self.turns.enter()
+        defer { Self.turns.leave() }
         let started = ContinuousClock.now
         Self.running.withLock { $0[name, default: 0] += 1 }
         Self.trace("start \(name)")
@@ -66,6 +73,13 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
 
     private static let running = Locked<[String: Int]>([:])
 
+    private static let turns = TurnTaking(width: {
+        if let value = ProcessInfo.processInfo.environment["SCREENPUB_TEST_PARALLELISM"], let width = Int(value), width > 0 {
+            return width
+        }
+        return 3 * ProcessInfo.processInfo.activeProcessorCount
+    }())
+
     private static let traceFile: Int32? = {
         guard let path = ProcessInfo.processInfo.environment["SCREENPUB_TEST_TRACE"], !path.isEmpty else { return nil }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
@@ -97,5 +111,41 @@ extension Trait where Self == TestWatchdog {
     /// loaded machine) and a minute's grace after cancelling.
     public static func watchdog(limit: Duration = .seconds(300), grace: Duration = .seconds(60)) -> Self {
         TestWatchdog(limit: limit, grace: grace)
+    }
+}
+
+/// At most `width` holders at once; the others wait their turn, first come first served, without holding a thread.
+final class TurnTaking: Sendable {
+    private struct State {
+        var free: Int
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state: Locked<State>
+
+    init(width: Int) { state = Locked(State(free: width)) }
+
+    func enter() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let admitted = state.withLock { state in
+                guard state.free > 0 else {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.free -= 1
+                return true
+            }
+            if admitted { continuation.resume() }
+        }
+    }
+
+    func leave() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiting.isEmpty else {
+                state.free += 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
     }
 }

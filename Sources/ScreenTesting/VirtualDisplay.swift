@@ -1,6 +1,7 @@
 import CTestingShims
 import Foundation
 import ScreenMedia
+import ScreenPipeline
 import Glibc
 
 /// A private Xvfb server for tests and demos, stopped on `stop()` or deinit.
@@ -11,7 +12,9 @@ import Glibc
 /// other program holds is skipped.
 ///
 /// Spawned with posix_spawn and reaped with waitpid rather than Foundation's `Process`, whose
-/// `waitUntilExit()` spins a run loop and can block a concurrency thread indefinitely on Linux.
+/// `waitUntilExit()` spins a run loop and can block a concurrency thread indefinitely on Linux. Starting (until
+/// the server accepts connections) and reaping happen on threads of their own: the concurrency pool has as many
+/// threads as the machine has cores, and a wait there holds back the relays and shares of every other test.
 public final class VirtualDisplay: Sendable {
     public let name: String
     public let width: Int
@@ -28,21 +31,22 @@ public final class VirtualDisplay: Sendable {
     /// Starts Xvfb on the next display number of this process, or on `displayNumber` (to bring a display back
     /// after `stop()`). A number in use (by a server of another program) is skipped; on a given number a failed
     /// start is tried again (three attempts).
-    public init(width: Int = 1280, height: Int = 720, displayNumber: Int? = nil) throws {
+    public init(width: Int = 1280, height: Int = 720, displayNumber: Int? = nil) async throws {
         self.width = width
         self.height = height
-        var attempt = 0
-        while true {
-            attempt += 1
-            let number = displayNumber ?? Self.nextNumber.withLock { next in
-                defer { next += 1 }
-                return next
-            }
-            do {
-                (processID, name) = try Self.spawn(width: width, height: height, displayNumber: number)
-                return
-            } catch where attempt < (displayNumber == nil ? 20 : 3) {
-                if displayNumber != nil { usleep(UInt32.random(in: 50_000...250_000)) }
+        (processID, name) = try await runOnDedicatedThread(name: "xvfb-start") {
+            var attempt = 0
+            while true {
+                attempt += 1
+                let number = displayNumber ?? Self.nextNumber.withLock { next in
+                    defer { next += 1 }
+                    return next
+                }
+                do {
+                    return try Self.spawn(width: width, height: height, displayNumber: number)
+                } catch where attempt < (displayNumber == nil ? 20 : 3) {
+                    if displayNumber != nil { usleep(UInt32.random(in: 50_000...250_000)) }
+                }
             }
         }
     }
@@ -98,9 +102,8 @@ public final class VirtualDisplay: Sendable {
         return (pid, ":\(number)")
     }
 
-    /// Stops the server (as if it crashed, for tests of a vanished display) and waits for it to exit.
-    /// SIGKILL ends it at once, so reaping it takes no time: this runs on concurrency-pool threads (in deinit),
-    /// and a wait there would hold back every other test.
+    /// Stops the server (as if it crashed, for tests of a vanished display); it is reaped on a thread of its own
+    /// (a killed server still takes a while to exit on a loaded machine). ``stopAndWait()`` waits for that.
     public func stop() {
         let alreadyStopped = stopped.withLock { value in
             defer { value = true }
@@ -108,6 +111,22 @@ public final class VirtualDisplay: Sendable {
         }
         guard !alreadyStopped else { return }
         kill(processID, SIGKILL)
+        let (processID, name, reaped) = (processID, name, reaped)
+        Thread.detachNewThread {
+            Self.reap(processID, name: name)
+            reaped.withLock { $0 = true }
+        }
+    }
+
+    /// ``stop()``, returning once the server has exited and its display number is free again.
+    public func stopAndWait() async {
+        stop()
+        while !reaped.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    private let reaped = Locked(false)
+
+    private static func reap(_ processID: pid_t, name: String) {
         var exitStatus: Int32 = 0
         waitpid(processID, &exitStatus, 0)
         // A killed Xvfb leaves its lock and socket; other Xvfbs looking for a free number would trip on them.

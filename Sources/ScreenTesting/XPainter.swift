@@ -1,5 +1,6 @@
 import CX11Shims
 import CX11
+import Foundation
 public import ScreenMedia
 
 /// A minimal X client that draws known content for capture tests: solid windows, filled rectangles, resizes.
@@ -25,8 +26,13 @@ public final class XPainter {
     }
 
     deinit {
-        if !CX11Shims_xConnectionLost(display) { XCloseDisplay(display) }
-        CX11Shims_forgetDisplay(display)
+        // Closing waits for the server's answer (XSync): on a thread of its own, not the concurrency-pool thread
+        // the painter is released on. Nothing else holds the connection once the painter is gone.
+        nonisolated(unsafe) let display = display
+        Thread.detachNewThread {
+            if !CX11Shims_xConnectionLost(display) { XCloseDisplay(display) }
+            CX11Shims_forgetDisplay(display)
+        }
     }
 
     /// Packs 8-bit red, green, blue into a TrueColor pixel value.

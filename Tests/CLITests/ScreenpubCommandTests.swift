@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func recordsAWebMWhoseMetadataScreensubPrintsBack() async throws {
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let path = temporaryPath("share.webm")
         let result = try await ChildProcess.run(
             screenpub,
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func theDefaultMetadataIsTheISO8601CaptureTime() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let path = temporaryPath("time.webm")
         let result = try await ChildProcess.run(
             screenpub, ["--display", display.name, "--output", path, "--duration", "1", "--codec", "vp8"])
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func sigtermFinishesTheFileAndExitsZero() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
         let path = temporaryPath("term.webm")
         let child = try ChildProcess(screenpub, ["--display", display.name, "--output", path, "--fps", "10"])
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func sigkillLeavesAFileReadableUpToTheLastFrame() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
         let path = temporaryPath("killed.webm")
         let child = try ChildProcess(screenpub, ["--display", display.name, "--output", path, "--fps", "10"])
@@ -135,7 +135,7 @@ import Testing
         }
         #expect(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let result = try await ChildProcess.run(screenpub, ["--display", display.name, "--port", "\(port)", "--duration", "5"], timeout: 30)
         #expect(result.status == 2)
         #expect(result.standardError.contains("cannot start the relay on 127.0.0.1:\(port)"), "\(result.standardError)")
@@ -144,7 +144,7 @@ import Testing
     }
 
     @Test func badTargetsAreClearErrors() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let output = temporaryPath("x.webm")
         let existing = temporaryPath("existing.webm")
         try Data("keep!".utf8).write(to: URL(fileURLWithPath: existing))
@@ -201,7 +201,7 @@ import Testing
     let screensub = ChildProcess.productsDirectory + "/screensub"
 
     @Test func aSharedScreenArrivesAtScreensubWithItsPixelsAndMetadata() async throws {
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         let colors = TestPattern.quadrantColors
         var windows: [UInt] = []

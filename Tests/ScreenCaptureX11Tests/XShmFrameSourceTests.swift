@@ -28,10 +28,10 @@ import Testing
     }
 
     @Test func rootWindowCaptureDecodesToThePaintedPixels() async throws {
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         paintQuadrants(painter, width: 640, height: 360)
-        let capture = try LiveCapture(
+        let capture = try await LiveCapture(
             options: .init(displayName: display.name, drawsCursor: false), framesPerSecond: 20)
         #expect(capture.initialSize == (640, 360))
         #expect(await capture.wait { capture.sink.frames.count >= 1 })
@@ -46,12 +46,12 @@ import Testing
     }
 
     @Test func regionCaptureHasTheRegionsSizeAndContent() async throws {
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         paintQuadrants(painter, width: 640, height: 360)
         // Straddles all four quadrants: 200×100 centred on the middle of the screen.
         let region = PixelRect(x: 220, y: 130, width: 200, height: 100)
-        let capture = try LiveCapture(
+        let capture = try await LiveCapture(
             options: .init(displayName: display.name, target: .region(region), drawsCursor: false),
             framesPerSecond: 20)
         #expect(await capture.wait { capture.sink.frames.count >= 1 })
@@ -65,12 +65,12 @@ import Testing
     }
 
     @Test func windowCaptureFollowsTheWindowNotTheScreen() async throws {
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         paintQuadrants(painter, width: 640, height: 360)
         let window = painter.createWindow(PixelRect(x: 300, y: 150, width: 160, height: 120), color: pixel(Self.blue))
         painter.fill(window: window, PixelRect(x: 80, y: 0, width: 80, height: 120), color: pixel(Self.green))
-        let capture = try LiveCapture(
+        let capture = try await LiveCapture(
             options: .init(displayName: display.name, target: .window(window), drawsCursor: false),
             framesPerSecond: 20)
         #expect(capture.initialSize == (160, 120))
@@ -83,10 +83,10 @@ import Testing
     }
 
     @Test func anIdleScreenEncodesNothingAndAChangeEncodesOneFrame() async throws {
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         let background = painter.createWindow(PixelRect(x: 0, y: 0, width: 640, height: 360), color: pixel(Self.black))
-        let capture = try LiveCapture(
+        let capture = try await LiveCapture(
             options: .init(displayName: display.name, drawsCursor: false), framesPerSecond: 20)
         #expect(await capture.wait { capture.sink.frames.count >= 1 })
         // One second idle at 20 fps: about 20 ticks, none encoded.
@@ -108,9 +108,9 @@ import Testing
     }
 
     @Test func aStillScreenIsRefinedOncePerStillPeriod() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
-        let capture = try LiveCapture(
+        let capture = try await LiveCapture(
             options: .init(displayName: display.name, drawsCursor: false), framesPerSecond: 20, codec: .av1,
             refineAfter: 0.3)
         #expect(await capture.wait { capture.statistics.snapshot().refinements == 1 })
@@ -128,8 +128,8 @@ import Testing
     }
 
     @Test func keepaliveResendsTheUnchangedPictureAtItsInterval() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
-        let capture = try LiveCapture(
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let capture = try await LiveCapture(
             options: .init(displayName: display.name, drawsCursor: false), framesPerSecond: 20,
             keepaliveInterval: 0.3)
         #expect(await capture.wait { capture.statistics.snapshot().keepalives >= 2 })
@@ -145,10 +145,10 @@ import Testing
     }
 
     @Test func aResizedWindowKeepsCapturingAtTheNewSizeWithAKeyframe() async throws {
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         let window = painter.createWindow(PixelRect(x: 10, y: 10, width: 200, height: 100), color: pixel(Self.red))
-        let capture = try LiveCapture(
+        let capture = try await LiveCapture(
             options: .init(displayName: display.name, target: .window(window), drawsCursor: false),
             framesPerSecond: 20)
         #expect(await capture.wait { capture.sink.frames.count >= 1 })
@@ -169,8 +169,8 @@ import Testing
     }
 
     @Test func aResizedScreenKeepsCapturingAtTheNewSizeWithAKeyframe() async throws {
-        let display = try VirtualDisplay(width: 640, height: 360)
-        let capture = try LiveCapture(options: .init(displayName: display.name, drawsCursor: false), framesPerSecond: 20)
+        let display = try await VirtualDisplay(width: 640, height: 360)
+        let capture = try await LiveCapture(options: .init(displayName: display.name, drawsCursor: false), framesPerSecond: 20)
         #expect(await capture.wait { capture.sink.frames.count >= 1 })
         // A RandR resize of the root window, as `xrandr --fb` does when a monitor changes mode.
         let resize = try await ChildProcess.run("/usr/bin/xrandr", ["-d", display.name, "--fb", "480x270"])
@@ -184,7 +184,7 @@ import Testing
     }
 
     @Test func aMonitorCaptureHasTheMonitorsGeometry() async throws {
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         paintQuadrants(painter, width: 640, height: 360)
         // Two RandR monitors side by side: the left and right halves of the screen.
@@ -198,7 +198,7 @@ import Testing
                 guard line.contains("right") else { return nil }
                 return Int(line.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber })
             }.first)
-        let capture = try LiveCapture(
+        let capture = try await LiveCapture(
             options: .init(displayName: display.name, target: .monitor(rightIndex), drawsCursor: false),
             framesPerSecond: 20)
         #expect(capture.initialSize == (320, 360))
@@ -210,12 +210,12 @@ import Testing
     }
 
     @Test func thePointerIsDrawnInAndItsMovementIsAChange() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
         painter.createWindow(PixelRect(x: 0, y: 0, width: 320, height: 240), color: pixel(Self.black))
         painter.movePointer(x: 300, y: 220)
         let region = PixelRect(x: 0, y: 0, width: 128, height: 128)
-        let withCursor = try LiveCapture(
+        let withCursor = try await LiveCapture(
             options: .init(displayName: display.name, target: .region(region), drawsCursor: true),
             framesPerSecond: 20)
         #expect(await withCursor.wait { withCursor.sink.frames.count >= 1 })
@@ -229,7 +229,7 @@ import Testing
         }
         #expect(brightest > 100, "the pointer should be visible near 64,64")
 
-        let withoutCursor = try LiveCapture(
+        let withoutCursor = try await LiveCapture(
             options: .init(displayName: display.name, target: .region(region), drawsCursor: false),
             framesPerSecond: 20)
         #expect(await withoutCursor.wait { withoutCursor.sink.frames.count >= 1 })
@@ -239,8 +239,8 @@ import Testing
     }
 
     @Test func aVanishedServerEndsCaptureWithAClearError() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
-        let capture = try LiveCapture(options: .init(displayName: display.name), framesPerSecond: 20)
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let capture = try await LiveCapture(options: .init(displayName: display.name), framesPerSecond: 20)
         #expect(await capture.wait { capture.sink.frames.count >= 1 })
         display.stop()
         let error = await capture.waitForFailure(timeout: 5)
@@ -251,10 +251,10 @@ import Testing
     }
 
     @Test func aClosedWindowEndsCaptureWithAClearError() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
         let window = painter.createWindow(PixelRect(x: 10, y: 10, width: 100, height: 100), color: pixel(Self.red))
-        let capture = try LiveCapture(
+        let capture = try await LiveCapture(
             options: .init(displayName: display.name, target: .window(window)), framesPerSecond: 20)
         #expect(await capture.wait { capture.sink.frames.count >= 1 })
         painter.destroy(window: window)
@@ -262,8 +262,8 @@ import Testing
         #expect(error.kind == .windowClosed)
     }
 
-    @Test func badTargetsAreRefusedBeforeCapturing() throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
+    @Test func badTargetsAreRefusedBeforeCapturing() async throws {
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let logger = Logger(label: "test")
         func kind(_ options: X11CaptureOptions) -> X11CaptureFailure? {
             do {
@@ -281,10 +281,10 @@ import Testing
     }
 
     @Test func xGetImageFallbackCapturesTheSamePixels() async throws {
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
         paintQuadrants(painter, width: 320, height: 240)
-        let capture = try LiveCapture(
+        let capture = try await LiveCapture(
             options: .init(displayName: display.name, drawsCursor: false, usesSharedMemory: false),
             framesPerSecond: 20)
         #expect(await capture.wait { capture.sink.frames.count >= 1 })

@@ -70,16 +70,17 @@ import Testing
     }
 
     @Test(arguments: [VideoCodec.vp9, .av1])
-    func ffprobeReadsTheFrameCountAndAMetadataTrack(codec: VideoCodec) throws {
+    func ffprobeReadsTheFrameCountAndAMetadataTrack(codec: VideoCodec) async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ffprobe") else {
             Issue.record("ffprobe is not installed (apt-get install ffmpeg)")
             return
         }
         let path = temporaryPath("probe.webm")
         _ = try record(path: path, codec: codec, count: 10) { _ in .iso8601(.now()) }
-        let output = try runTool(
+        let output = try await ChildProcess.run(
             "/usr/bin/ffprobe",
-            ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,codec_type,nb_read_frames:stream_disposition=metadata", "-of", "compact", path])
+            ["-v", "error", "-count_frames", "-show_entries", "stream=codec_name,codec_type,nb_read_frames:stream_disposition=metadata", "-of", "compact", path]
+        ).standardOutput
         #expect(output.contains("codec_name=\(codec == .av1 ? "av1" : "vp9")|codec_type=video|nb_read_frames=10"), "\(output)")
         #expect(output.contains("codec_name=webvtt|codec_type=subtitle|nb_read_frames=10"))
         #expect(output.contains("disposition:metadata=1"))
@@ -126,15 +127,3 @@ import Testing
     }
 }
 
-/// Runs a tool and returns its standard output.
-func runTool(_ path: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
-}

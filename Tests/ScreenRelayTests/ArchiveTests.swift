@@ -357,7 +357,7 @@ import Testing
         let session = ArchiveTests.json(try await recovery.call("POST", base + "/session").1)
         let token = try #require(session["token"] as? String)
         let viewerToken = try #require((session["viewerURL"] as? String)?.split(separator: "token=").last.map(String.init))
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         // 10 fps and a keepalive every 0.2 s: frames flow even on an idle screen.
         let publisher = try ChildProcess(screenpub, [
             "--display", display.name, "--server", base, "--token", token, "--fps", "10", "--keepalive", "0.2", "--duration", "50",

@@ -17,7 +17,7 @@ import Testing
         let relay = try await RunningRelay(dataDirectory: archives) { $0.hlsSegmentSeconds = 1 }
         let session = try await relay.createSession()
         let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
-        let display = try VirtualDisplay(width: 320, height: 240)
+        let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
         // The default metadata: each frame's capture time (ISO-8601, ms), which the segments' dates must match.
         let controlSocket = FileManager.default.temporaryDirectory.appendingPathComponent("hls-\(UUID().uuidString.prefix(8)).sock").path

@@ -50,7 +50,9 @@ import Testing
             Issue.record("the connection ended with \(String(describing: ending)), not tokenExpired")
             return
         }
-        #expect(message.contains("connect again with a new one"))
+        // Ended while connected ("connect again with a new one"), or, on a machine slow enough that the token
+        // expired before it was checked, refused at hello ("ask for a new one").
+        #expect(message.contains("with a new one") || message.contains("ask for a new one"), "\(message)")
         #expect(try await eventually(10) { relay.server.metrics.value(.connections) == 0 })
     }
 

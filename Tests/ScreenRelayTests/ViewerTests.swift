@@ -78,7 +78,7 @@ import Testing
     /// AV1 (what `--codec auto` picks for this size) and VP9.
     @Test(arguments: [VideoCodec.av1, .vp9])
     func theEmbeddedRelaysViewerURLShowsTheScreenAndItsMetadataInChromium(codec: VideoCodec) async throws {
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         let windows = Self.paintQuadrants(painter, width: 640, height: 360)
         let publisher = try ChildProcess(
@@ -128,7 +128,7 @@ import Testing
     @Test func theViewerSurvivesAPublisherThatReconnects() async throws {
         let relay = try await RunningRelay()
         let session = try await relay.createSession()
-        let display = try VirtualDisplay(width: 640, height: 360)
+        let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
         _ = Self.paintQuadrants(painter, width: 640, height: 360)
         func publish(_ metadata: String, controlSocket: String? = nil) throws -> ChildProcess {
