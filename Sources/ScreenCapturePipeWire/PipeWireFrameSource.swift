@@ -249,6 +249,11 @@ final class PipeWireStream {
     }
 
     /// Dispatches what PipeWire has for us, waiting up to `timeoutMilliseconds`; throws the stream's failure.
+    /// The node vanished from the registry, or its stream disconnected after streaming: the same event.
+    private var nodeWentAway: PipeWireCaptureError {
+        PipeWireCaptureError(.streamFailed, "PipeWire node \(nodeID) went away (its screen cast ended, or the compositor exited)")
+    }
+
     func iterate(timeoutMilliseconds: Int32) throws(PipeWireCaptureError) {
         try connection.iterate(timeoutMilliseconds: timeoutMilliseconds)
         if failure == nil, let nodeWatch {
@@ -256,7 +261,7 @@ final class PipeWireStream {
             case CPipeWireShims_NodeAbsent:
                 failure = PipeWireCaptureError(.streamFailed, "PipeWire has no node \(nodeID) (`pw-cli ls Node` lists them)")
             case CPipeWireShims_NodeRemoved:
-                failure = PipeWireCaptureError(.streamFailed, "PipeWire node \(nodeID) went away (the screen cast ended)")
+                failure = nodeWentAway
             default:
                 let error = CPipeWireShims_coreError(nodeWatch)
                 if error < 0 {
@@ -291,7 +296,7 @@ final class PipeWireStream {
                 .streamFailed,
                 connectionLost
                     ? "lost the connection to PipeWire while capturing node \(nodeID) (did the pipewire daemon stop?)"
-                    : wasStreaming ? "PipeWire node \(nodeID) went away" : "PipeWire disconnected before node \(nodeID) streamed")
+                    : wasStreaming ? nodeWentAway.message : "PipeWire disconnected before node \(nodeID) streamed")
         case PW_STREAM_STATE_STREAMING:
             wasStreaming = true
             logger.debug("PipeWire node \(nodeID) is streaming")

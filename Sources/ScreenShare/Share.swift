@@ -234,14 +234,16 @@ public final class Share: Sendable {
         sourceFactory.close()
         audio.value?.stopCapturing()
         reporter.clearLine()
-        guard let error else {
+        // What was written and sent, also when the capture failed: the destinations are finished either way,
+        // and a file then holds everything up to the failure.
+        if started.didStart {
             let totals = statistics.snapshot()
             let places = destinations.value.map { $0.status.kind == "file" ? "wrote \($0.endpoint)" : "published to \($0.endpoint)" }
             logger.info(
                 "\(places.joined(separator: " and ")): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.refinements) refinements, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed, \(totals.pausedTicks) paused"
             )
-            return nil
         }
+        guard let error else { return nil }
         let reason = started.failure ?? error
         if let failure = reason as? ShareError { return failure }
         if let portal = reason as? ScreenCastPortalError, portal.kind == .cancelled { return ShareError(.declined, portal.message) }

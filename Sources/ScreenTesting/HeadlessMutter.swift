@@ -1,0 +1,153 @@
+import Foundation
+import ScreenMedia
+
+/// GNOME's compositor, mutter, running headless with one virtual monitor on a ``PrivatePipeWire`` (its private
+/// runtime directory, session bus and PipeWire): the real producer of Wayland screen casts, with no GPU and no
+/// display. Clients draw on it (``showTestWindow(clock:)``), and ``screenCast(cursorMode:)`` records its monitor
+/// through mutter's own ScreenCast and RemoteDesktop D-Bus API, with a virtual pointer to move.
+public final class HeadlessMutter: Sendable {
+    public let pipewire: PrivatePipeWire
+    public let width: Int
+    public let height: Int
+    private let compositor: ChildProcess
+    private let clients = Locked<[ChildProcess]>([])
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The environment of a Wayland client of this compositor (and of this session's bus and PipeWire).
+    public var environment: [String: String] {
+        var environment = pipewire.environment
+        environment["WAYLAND_DISPLAY"] = "wayland-0"
+        environment["GDK_BACKEND"] = "wayland"
+        environment["DISPLAY"] = nil
+        return environment
+    }
+
+    /// Starts mutter; throws a ``Failure`` that says why when it is not installed or does not come up.
+    public init(width: Int = 1280, height: Int = 720) async throws {
+        guard access("/usr/bin/mutter", X_OK) == 0 else {
+            throw Failure(description: "mutter is not installed (apt-get install mutter xdg-desktop-portal-gnome gir1.2-gtk-3.0)")
+        }
+        self.width = width
+        self.height = height
+        pipewire = try await PrivatePipeWire(busActivation: false)
+        var environment = pipewire.environment
+        environment["DISPLAY"] = nil
+        environment["WAYLAND_DISPLAY"] = nil
+        compositor = try ChildProcess(
+            "/usr/bin/mutter", ["--headless", "--virtual-monitor", "\(width)x\(height)", "--wayland", "--no-x11"],
+            environment: environment)
+        let socket = pipewire.runtimeDirectory + "/wayland-0"
+        guard try await eventually(20, { FileManager.default.fileExists(atPath: socket) || self.compositor.hasExited }),
+            !compositor.hasExited
+        else {
+            compositor.signal(SIGKILL)
+            throw Failure(description: "mutter did not start: \(compositor.errorsSoFar.suffix(800))")
+        }
+    }
+
+    /// A fullscreen GTK window, left half red and right half blue (``red``, ``blue``); with `clock`, a white
+    /// 16×16 block near the top-left corner moves every second. Returns once it was drawn.
+    public func showTestWindow(clock: Bool = false) async throws {
+        let window = try ChildProcess(
+            "/usr/bin/python3", [TestFixtures.directory + "/gtk-test-window.py"] + (clock ? ["--clock"] : []), environment: environment)
+        clients.withLock { $0.append(window) }
+        guard try await eventually(20, { window.outputSoFar.contains("shown") || window.hasExited }), !window.hasExited else {
+            throw Failure(description: "the GTK test window did not show: \(window.errorsSoFar.suffix(800))")
+        }
+    }
+
+    public static let red: (r: UInt8, g: UInt8, b: UInt8) = (255, 0, 0)
+    public static let blue: (r: UInt8, g: UInt8, b: UInt8) = (0, 0, 255)
+
+    /// How the pointer reaches a screen cast: mutter's `cursor-mode`.
+    public enum CursorMode: Int, Sendable {
+        case hidden = 0, embedded = 1, metadata = 2
+    }
+
+    /// A screen cast of the monitor, ready once mutter has made its PipeWire node.
+    public func screenCast(cursorMode: CursorMode) async throws -> MutterScreenCast {
+        let cast = try MutterScreenCast(environment: environment, cursorMode: cursorMode, directory: pipewire.runtimeDirectory)
+        try await cast.waitForNode()
+        return cast
+    }
+
+    /// Ends the compositor at once, as a crash would.
+    public func kill() {
+        compositor.signal(SIGKILL)
+    }
+
+    deinit {
+        for client in clients.withLock({ $0 }) { client.endInBackground(signal: SIGTERM) }
+        compositor.endInBackground(signal: SIGTERM)
+    }
+}
+
+/// One screen cast of a ``HeadlessMutter`` (`Tests/Fixtures/mutter-screencast.py`): its PipeWire node, and the
+/// virtual pointer and keyboard of the remote-desktop session it belongs to. It ends when released.
+public final class MutterScreenCast: Sendable {
+    private let helper: ChildProcess
+    /// The writing end of the helper's standard input (a FIFO): commands go in, closing it ends the cast.
+    private let commands: Int32
+    private let node = Locked<UInt32?>(nil)
+    private let answered = Locked(0)
+
+    /// The PipeWire node id of the cast.
+    public var nodeID: UInt32 { node.withLock { $0 } ?? 0 }
+
+    init(environment: [String: String], cursorMode: HeadlessMutter.CursorMode, directory: String) throws {
+        let fifo = directory + "/cast-\(UUID().uuidString.prefix(8))"
+        guard mkfifo(fifo, 0o600) == 0 else { throw HeadlessMutter.Failure(description: "mkfifo \(fifo): errno \(errno)") }
+        // Opened for reading and writing here first, so the helper's open (for reading) does not wait for a writer.
+        commands = open(fifo, O_RDWR | O_CLOEXEC)
+        guard commands >= 0 else { throw HeadlessMutter.Failure(description: "open \(fifo): errno \(errno)") }
+        helper = try ChildProcess(
+            "/usr/bin/python3", [TestFixtures.directory + "/mutter-screencast.py", String(cursorMode.rawValue)],
+            environment: environment, standardInput: fifo)
+    }
+
+    func waitForNode() async throws {
+        let found = try await eventually(20) {
+            guard let line = self.helper.outputSoFar.split(separator: "\n").first(where: { $0.hasPrefix("node ") }) else {
+                return self.helper.hasExited
+            }
+            self.node.withLock { $0 = UInt32(line.dropFirst(5)) }
+            return true
+        }
+        guard found, node.withLock({ $0 }) != nil else {
+            throw HeadlessMutter.Failure(description: "mutter made no screen cast: \(helper.errorsSoFar.suffix(800))")
+        }
+    }
+
+    /// Moves the virtual pointer to (x, y) on the monitor.
+    public func movePointer(x: Double, y: Double) async throws { try await send("move \(x) \(y)") }
+    /// A left click where the pointer is.
+    public func click() async throws { try await send("click") }
+    /// Presses and releases the key with X keysym `keysym` (0xFF0D Return, 0xFF09 Tab, 0x0020 space).
+    public func press(keysym: UInt32) async throws { try await send("key \(keysym)") }
+
+    /// Sends one command and waits for its answer.
+    private func send(_ command: String) async throws {
+        let expected = answered.withLock { count in
+            count += 1
+            return count
+        }
+        let line = Array((command + "\n").utf8)
+        guard line.withUnsafeBytes({ write(commands, $0.baseAddress, $0.count) }) == line.count else {
+            throw HeadlessMutter.Failure(description: "the screen cast helper is gone: \(helper.errorsSoFar.suffix(400))")
+        }
+        let answers = { self.helper.outputSoFar.split(separator: "\n").filter { $0 == "ok" || $0.hasPrefix("error:") } }
+        guard try await eventually(10, { answers().count >= expected || self.helper.hasExited }), answers().count >= expected else {
+            throw HeadlessMutter.Failure(description: "no answer to \"\(command)\": \(helper.errorsSoFar.suffix(400))")
+        }
+        let answer = answers()[expected - 1]
+        if answer.hasPrefix("error:") { throw HeadlessMutter.Failure(description: "\(command): \(answer)") }
+    }
+
+    deinit {
+        close(commands)
+        helper.endInBackground(signal: SIGTERM)
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import ScreenCodec
+import ScreenMedia
+import ScreenRecording
+import ScreenTesting
+import Testing
+
+/// `screenpub --pipewire-node` on a real compositor: GNOME's mutter, headless, with a GTK window of known
+/// content and mutter's virtual pointer, recorded through mutter's own ScreenCast API. What the test producer
+/// cannot show: mutter's buffers (memfd, BGRx, no damage), its cursor metadata size, its pointer drawn in each
+/// cursor mode, and the compositor going away.
+@Suite(.watchdog(), .serialized) struct MutterShareTests {
+    static let screenpub = ChildProcess.productsDirectory + "/screenpub"
+
+    /// A headless mutter with the test window, or the test is skipped, saying why, where mutter cannot start.
+    func compositor(clock: Bool = false) async throws -> HeadlessMutter {
+        let mutter: HeadlessMutter
+        do {
+            mutter = try await HeadlessMutter()
+        } catch let failure as HeadlessMutter.Failure {
+            try Test.cancel("mutter cannot start here: \(failure.description)")
+        }
+        try await mutter.showTestWindow(clock: clock)
+        return mutter
+    }
+
+    /// screenpub recording the cast's node to a file, with the session's environment.
+    func share(_ cast: MutterScreenCast, on mutter: HeadlessMutter, seconds: Double, path: String) throws -> ChildProcess {
+        var environment = mutter.pipewire.environment.filter { !$0.key.hasPrefix("SCREENPUB_") }
+        environment["DISPLAY"] = nil
+        environment["WAYLAND_DISPLAY"] = nil
+        return try ChildProcess(
+            Self.screenpub, ["--pipewire-node", String(cast.nodeID), "--output", path, "--duration", String(seconds), "--fps", "10"],
+            environment: environment)
+    }
+
+    /// What `measure` finds in each frame of a recording, decoded (the decoder reuses its picture).
+    func measured<Measure>(_ path: String, _ measure: (VideoFrame) -> Measure) throws -> [Measure] {
+        let reader = try WebMReader(path: path)
+        let decoder = try makeVideoDecoder(for: reader.codec)
+        var measures: [Measure] = []
+        for frame in try reader.readAll() {
+            try frame.payload.withUnsafeBytes { bytes in
+                try decoder.decode(bytes) { picture in measures.append(measure(picture)) }
+            }
+        }
+        return measures
+    }
+
+    /// A decoded picture's size, whether the window's colours are where they belong, and the pointer pixels
+    /// at (300, 200) and (900, 500).
+    struct Look: Equatable {
+        var width = 0, height = 0
+        var windowShown = false
+        var pointerAtStart = 0, pointerAtEnd = 0
+    }
+
+    static func look(_ picture: VideoFrame) -> Look {
+        Look(
+            width: picture.width, height: picture.height,
+            windowShown: TestPattern.difference(picture, x: 100, y: 600, HeadlessMutter.red) <= 16
+                && TestPattern.difference(picture, x: 1100, y: 600, HeadlessMutter.blue) <= 16,
+            pointerAtStart: pointerPixels(picture, x: 300, y: 200), pointerAtEnd: pointerPixels(picture, x: 900, y: 500))
+    }
+
+    /// How many pixels of the 16×24 area whose top-left corner is (x, y) (where the arrow pointer is drawn, its
+    /// hot spot at the tip) are far from the window's colour there.
+    static func pointerPixels(_ picture: VideoFrame, x: Int, y: Int) -> Int {
+        let background = x < picture.width / 2 ? HeadlessMutter.red : HeadlessMutter.blue
+        var count = 0
+        for row in y..<min(y + 24, picture.height) {
+            for column in x..<min(x + 16, picture.width) where TestPattern.difference(picture, x: column, y: row, background) > 80 {
+                count += 1
+            }
+        }
+        return count
+    }
+
+    @Test(arguments: [HeadlessMutter.CursorMode.hidden, .embedded, .metadata])
+    func thePointerIsDrawnAsTheCursorModeSays(mode: HeadlessMutter.CursorMode) async throws {
+        let mutter = try await compositor()
+        let cast = try await mutter.screenCast(cursorMode: mode)
+        try await cast.movePointer(x: 300, y: 200)
+        let path = mutter.pipewire.runtimeDirectory + "/pointer.webm"
+        let share = try share(cast, on: mutter, seconds: 4, path: path)
+        #expect(try await eventually(15) { share.errorsSoFar.contains("capturing PipeWire node") }, "\(share.errorsSoFar)")
+        try await Task.sleep(for: .seconds(1.5))
+        try await cast.movePointer(x: 900, y: 500)
+        let outcome = await share.wait(timeout: 30)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        // mutter offers its cursor metadata for 384×384 bitmaps: a mode-2 stream that got none would say so.
+        #expect(!outcome.standardError.contains("sends no cursor metadata"), "\(outcome.standardError)")
+
+        let looks = try measured(path, Self.look)
+        let (first, last) = try (#require(looks.first), #require(looks.last))
+        #expect(first.width == mutter.width && first.height == mutter.height)
+        // The window's pixels come back: red on the left, blue on the right.
+        #expect(first.windowShown && last.windowShown)
+        let before = (first.pointerAtStart, last.pointerAtStart)
+        let after = (first.pointerAtEnd, last.pointerAtEnd)
+        if mode == .hidden {
+            #expect(before == (0, 0) && after == (0, 0), "pointer pixels: at the start \(before), at the end \(after)")
+        } else {
+            // Where the pointer was, then where it went: drawn in the first picture, moved by the last.
+            #expect(before.0 >= 20 && before.1 == 0, "pointer pixels at (300, 200): first \(before.0), last \(before.1)")
+            #expect(after.0 == 0 && after.1 >= 20, "pointer pixels at (900, 500): first \(after.0), last \(after.1)")
+        }
+    }
+
+    @Test func theCompositorGoingAwayEndsTheShareWithAClearErrorAndACompleteFile() async throws {
+        let mutter = try await compositor(clock: true)
+        let cast = try await mutter.screenCast(cursorMode: .embedded)
+        let path = mutter.pipewire.runtimeDirectory + "/crash.webm"
+        let share = try share(cast, on: mutter, seconds: 60, path: path)
+        #expect(try await eventually(15) { share.errorsSoFar.contains("capturing PipeWire node") }, "\(share.errorsSoFar)")
+        try await Task.sleep(for: .seconds(2))
+        mutter.kill()
+        let outcome = await share.wait(timeout: 30)
+        #expect(outcome.status != 0 && outcome.status < 128, "status \(outcome.status): \(outcome.standardError)")
+        #expect(outcome.standardError.contains("PipeWire node \(cast.nodeID) went away (its screen cast ended, or the compositor exited)"), "\(outcome.standardError)")
+        // What was recorded up to then is said, and the file holds it.
+        #expect(outcome.standardError.contains("wrote \(path)"), "\(outcome.standardError)")
+        let looks = try measured(path, Self.look)
+        #expect(looks.count >= 2 && looks.allSatisfy(\.windowShown), "\(looks)")
+    }
+}
