@@ -20,6 +20,10 @@ typedef struct {
     const CPortalShims_Request *request;
 } Pending;
 
+/// libportal prints its own warnings ("libportal-WARNING **: Failed to get pipewire fd: GDBus.Error…") on
+/// standard error; every failure they describe comes back to the caller too, which says it in a sentence.
+static void quietLibportal(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {}
+
 static void onReady(GObject *source, GAsyncResult *result, gpointer data) {
     ((Pending *)data)->result = g_object_ref(result);
 }
@@ -143,6 +147,11 @@ CPortalShims_Session *CPortalShims_start(const CPortalShims_Request *request, in
         session->cursorMode = (cursorModes & XDP_CURSOR_MODE_METADATA) ? XDP_CURSOR_MODE_METADATA : XDP_CURSOR_MODE_HIDDEN;
     }
 
+    static gsize quieted = 0;
+    if (g_once_init_enter(&quieted)) {
+        g_log_set_handler("libportal", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, quietLibportal, NULL);
+        g_once_init_leave(&quieted, 1);
+    }
     session->portal = xdp_portal_new();
     Pending created = {0};
     xdp_portal_create_screencast_session(

@@ -25,14 +25,16 @@ public final class HeadlessMutter: Sendable {
         return environment
     }
 
-    /// Starts mutter; throws a ``Failure`` that says why when it is not installed or does not come up.
-    public init(width: Int = 1280, height: Int = 720) async throws {
+    /// Starts mutter; throws a ``Failure`` that says why when it is not installed or does not come up. With
+    /// `portal`, the bus starts the real ScreenCast portal on demand with GNOME's backend
+    /// (xdg-desktop-portal-gnome), whose "Screen Share" dialog appears on the monitor.
+    public init(width: Int = 1280, height: Int = 720, portal: Bool = false) async throws {
         guard access("/usr/bin/mutter", X_OK) == 0 else {
             throw Failure(description: "mutter is not installed (apt-get install mutter xdg-desktop-portal-gnome gir1.2-gtk-3.0)")
         }
         self.width = width
         self.height = height
-        pipewire = try await PrivatePipeWire(busActivation: false)
+        pipewire = try await PrivatePipeWire(busActivation: portal)
         var environment = pipewire.environment
         environment["DISPLAY"] = nil
         environment["WAYLAND_DISPLAY"] = nil
@@ -46,6 +48,39 @@ public final class HeadlessMutter: Sendable {
             compositor.signal(SIGKILL)
             throw Failure(description: "mutter did not start: \(compositor.errorsSoFar.suffix(800))")
         }
+        if portal {
+            // Services the bus starts get its environment: GNOME's portal backend, drawing on this compositor.
+            let variables = [
+                "XDG_CURRENT_DESKTOP": "GNOME", "WAYLAND_DISPLAY": "wayland-0", "GDK_BACKEND": "wayland",
+                "XDG_DESKTOP_PORTAL_DIR": "/usr/share/xdg-desktop-portal/portals",
+            ]
+            let dictionary = "{" + variables.map { "'\($0.key)': '\($0.value)'" }.joined(separator: ", ") + "}"
+            let updated = try await ChildProcess.run(
+                "/usr/bin/gdbus",
+                ["call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                 "--method", "org.freedesktop.DBus.UpdateActivationEnvironment", dictionary],
+                environment: environment)
+            guard updated.status == 0 else { throw Failure(description: "gdbus: \(updated.standardError)") }
+        }
+    }
+
+    /// Turns the monitor a quarter (mutter's DisplayConfig, as the Displays settings do): the monitor becomes
+    /// height × width, and mutter ends the screen casts of it.
+    public func rotateMonitor() async throws {
+        let destination = ["--session", "--dest", "org.gnome.Mutter.DisplayConfig", "--object-path", "/org/gnome/Mutter/DisplayConfig"]
+        let state = try await ChildProcess.run(
+            "/usr/bin/gdbus", ["call"] + destination + ["--method", "org.gnome.Mutter.DisplayConfig.GetCurrentState"], environment: environment)
+        // "(uint32 SERIAL, [(('Meta-0', …), [('1280x720@60.000', …": the serial, the connector and its mode.
+        let output = state.standardOutput
+        guard let serial = output.firstMatch(of: /^\(uint32 (\d+),/)?.1,
+            let monitor = output.firstMatch(of: /\(\('([^']+)'.*?\[\('([^']+)'/)
+        else { throw Failure(description: "mutter's display state is not as expected: \(output.prefix(300)) \(state.standardError)") }
+        let configuration = "[(0, 0, 1.0, 1, true, [('\(monitor.1)', '\(monitor.2)', {})])]"
+        let applied = try await ChildProcess.run(
+            "/usr/bin/gdbus",
+            ["call"] + destination + ["--method", "org.gnome.Mutter.DisplayConfig.ApplyMonitorsConfig", String(serial), "1", configuration, "{}"],
+            environment: environment)
+        guard applied.status == 0 else { throw Failure(description: "mutter refused the new configuration: \(applied.standardError)") }
     }
 
     /// A fullscreen GTK window, left half red and right half blue (``red``, ``blue``); with `clock`, a white

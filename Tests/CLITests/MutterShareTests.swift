@@ -13,25 +13,28 @@ import Testing
     static let screenpub = ChildProcess.productsDirectory + "/screenpub"
 
     /// A headless mutter with the test window, or the test is skipped, saying why, where mutter cannot start.
-    func compositor(clock: Bool = false) async throws -> HeadlessMutter {
+    func compositor(window: Bool = true, clock: Bool = false, portal: Bool = false) async throws -> HeadlessMutter {
         let mutter: HeadlessMutter
         do {
-            mutter = try await HeadlessMutter()
+            mutter = try await HeadlessMutter(portal: portal)
         } catch let failure as HeadlessMutter.Failure {
             try Test.cancel("mutter cannot start here: \(failure.description)")
         }
-        try await mutter.showTestWindow(clock: clock)
+        if window { try await mutter.showTestWindow(clock: clock) }
         return mutter
     }
 
-    /// screenpub recording the cast's node to a file, with the session's environment.
-    func share(_ cast: MutterScreenCast, on mutter: HeadlessMutter, seconds: Double, path: String) throws -> ChildProcess {
+    /// screenpub recording to a file with the session's environment (its bus, PipeWire and state directory).
+    func share(_ arguments: [String], on mutter: HeadlessMutter, seconds: Double, path: String) throws -> ChildProcess {
         var environment = mutter.pipewire.environment.filter { !$0.key.hasPrefix("SCREENPUB_") }
         environment["DISPLAY"] = nil
         environment["WAYLAND_DISPLAY"] = nil
         return try ChildProcess(
-            Self.screenpub, ["--pipewire-node", String(cast.nodeID), "--output", path, "--duration", String(seconds), "--fps", "10"],
-            environment: environment)
+            Self.screenpub, arguments + ["--output", path, "--duration", String(seconds), "--fps", "10"], environment: environment)
+    }
+
+    func share(_ cast: MutterScreenCast, on mutter: HeadlessMutter, seconds: Double, path: String) throws -> ChildProcess {
+        try share(["--pipewire-node", String(cast.nodeID)], on: mutter, seconds: seconds, path: path)
     }
 
     /// What `measure` finds in each frame of a recording, decoded (the decoder reuses its picture).
@@ -47,8 +50,8 @@ import Testing
         return measures
     }
 
-    /// A decoded picture's size, whether the window's colours are where they belong, and the pointer pixels
-    /// at (300, 200) and (900, 500).
+    /// A decoded picture's size, whether the window's colours are where they belong (red in the left half,
+    /// blue in the right, at any size), and the pointer pixels at (300, 200) and (900, 500).
     struct Look: Equatable {
         var width = 0, height = 0
         var windowShown = false
@@ -56,16 +59,18 @@ import Testing
     }
 
     static func look(_ picture: VideoFrame) -> Look {
-        Look(
-            width: picture.width, height: picture.height,
-            windowShown: TestPattern.difference(picture, x: 100, y: 600, HeadlessMutter.red) <= 16
-                && TestPattern.difference(picture, x: 1100, y: 600, HeadlessMutter.blue) <= 16,
+        let (width, height) = (picture.width, picture.height)
+        return Look(
+            width: width, height: height,
+            windowShown: TestPattern.difference(picture, x: width / 12, y: height * 5 / 6, HeadlessMutter.red) <= 16
+                && TestPattern.difference(picture, x: width * 11 / 12, y: height * 5 / 6, HeadlessMutter.blue) <= 16,
             pointerAtStart: pointerPixels(picture, x: 300, y: 200), pointerAtEnd: pointerPixels(picture, x: 900, y: 500))
     }
 
     /// How many pixels of the 16×24 area whose top-left corner is (x, y) (where the arrow pointer is drawn, its
     /// hot spot at the tip) are far from the window's colour there.
     static func pointerPixels(_ picture: VideoFrame, x: Int, y: Int) -> Int {
+        guard x < picture.width, y < picture.height else { return 0 }
         let background = x < picture.width / 2 ? HeadlessMutter.red : HeadlessMutter.blue
         var count = 0
         for row in y..<min(y + 24, picture.height) {
@@ -122,5 +127,52 @@ import Testing
         #expect(outcome.standardError.contains("wrote \(path)"), "\(outcome.standardError)")
         let looks = try measured(path, Self.look)
         #expect(looks.count >= 2 && looks.allSatisfy(\.windowShown), "\(looks)")
+    }
+
+    @Test func thePortalsDialogIsAnsweredOnceAndItsGrantOutlivesARotatedMonitor() async throws {
+        let mutter = try await compositor(window: false, portal: true)
+        // The first start asks: GNOME's "Screen Share" dialog, answered with the virtual pointer (the monitor's
+        // row, then Share; where this dialog draws them at 1280×720) until the grant arrives.
+        let first = try share(["--backend", "pipewire"], on: mutter, seconds: 1, path: mutter.pipewire.runtimeDirectory + "/first.webm")
+        #expect(try await eventually(20) { first.errorsSoFar.contains("asking the ScreenCast portal for a monitor") }, "\(first.errorsSoFar)")
+        let pointer = try await mutter.screenCast(cursorMode: .hidden)
+        let granted = try await eventually(40) {
+            guard !first.errorsSoFar.contains("capturing the screen cast granted by the portal"), !first.hasExited else { return true }
+            try? await pointer.movePointer(x: 640, y: 386)
+            try? await pointer.click()
+            try? await pointer.movePointer(x: 852, y: 233)
+            try? await pointer.click()
+            try? await Task.sleep(for: .seconds(1))
+            return false
+        }
+        #expect(granted && first.errorsSoFar.contains("capturing the screen cast granted by the portal"), "\(first.errorsSoFar)")
+        let firstOutcome = await first.wait(timeout: 30)
+        #expect(firstOutcome.status == 0, "\(firstOutcome.standardError)")
+        #expect(firstOutcome.standardError.contains("the screen-cast grant is remembered"), "\(firstOutcome.standardError)")
+
+        // The second start sends the saved grant: no dialog, no click. The monitor then turns: mutter ends the
+        // cast, and screenpub (--capture-retry) asks again with the grant and goes on at the new size.
+        try await mutter.showTestWindow()
+        let path = mutter.pipewire.runtimeDirectory + "/second.webm"
+        let second = try share(["--backend", "pipewire", "--capture-retry", "1"], on: mutter, seconds: 12, path: path)
+        #expect(try await eventually(20) { second.errorsSoFar.contains("capturing the screen cast granted by the portal") }, "\(second.errorsSoFar)")
+        #expect(second.errorsSoFar.contains("asking the ScreenCast portal with the grant saved"), "\(second.errorsSoFar)")
+        try await Task.sleep(for: .seconds(1.5))
+        try await mutter.rotateMonitor()
+        let rotated = "(\(mutter.height)×\(mutter.width))"
+        #expect(try await eventually(20) { second.errorsSoFar.contains(rotated) }, "\(second.errorsSoFar)")
+        let outcome = await second.wait(timeout: 40)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(!outcome.standardError.contains("for a monitor to share"), "the second start asked again: \(outcome.standardError)")
+        // The ended cast is said in our words, not in the portal library's warnings.
+        #expect(!outcome.standardError.contains("WARNING **"), "\(outcome.standardError)")
+
+        let frames = try WebMReader(path: path).readAll()
+        let looks = try measured(path, Self.look)
+        #expect(looks.count == frames.count)
+        let turned = try #require(looks.firstIndex { $0.width == mutter.height && $0.height == mutter.width }, "\(looks)")
+        #expect(looks[..<turned].allSatisfy { $0.width == mutter.width && $0.height == mutter.height })
+        #expect(frames[turned].isKeyframe, "the first picture at the new size is a keyframe")
+        #expect(looks.last?.windowShown == true, "\(looks.last.map { "\($0)" } ?? "no picture")")
     }
 }
