@@ -3,10 +3,17 @@
 # PipeWire video node, one after the other. The node is a private PipeWire's (screenbench --pipewire) sending
 # whole new 1080p frames, as a compositor does for a playing video (a busy screen), or one frame a second
 # (close to an idle one: a real compositor then sends nothing). Both run pinned to one core with one
-# encoder thread and the same VP9 settings (realtime, speed 8, 1500 kbit/s CBR).
+# encoder thread at 1500 kbit/s CBR: screenpub with its default codec (--codec auto: AV1 up to 10 fps, VP9
+# above), GStreamer with VP9 realtime speed 8.
+# Then the same on a real compositor's node: GNOME's mutter headless (screenbench --mutter), which sends a new
+# buffer for every change and no damage metadata, with a ticking clock (a 16×16 block moving once a second),
+# with and without a pointer moving 20 times a second (embedded in the picture by mutter).
 #
-#   BENCH_SECONDS  duration of each run (default 20)
-#   BENCH_SIZE     frame size (default 1920x1080)
+#   BENCH_SECONDS   duration of each run (default 20)
+#   BENCH_SIZE      frame size (default 1920x1080)
+#   BENCH_BASELINE  another screenpub binary measured beside this one on mutter, e.g. one built from the commit
+#                   before the tile comparison: git worktree add /tmp/base f3870b1^ &&
+#                   (cd /tmp/base && swift build -c release --product screenpub) → /tmp/base/.build/release/screenpub
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${BENCH_SECONDS:-20}"
@@ -27,10 +34,15 @@ trap cleanup EXIT
 core=$(( $(nproc) > 1 ? 1 : 0 ))
 
 # start_producer FPS: a private PipeWire with a node sending FPS frames a second; sets runtime and node.
+# start_producer mutter [--moving-pointer]: mutter's screen cast instead.
 start_producer() {
   [ -n "$producer_pid" ] && kill "$producer_pid" 2>/dev/null && wait "$producer_pid" 2>/dev/null || true
-  "$benchbin/screenbench" --pipewire "$size" --producer-fps "$1" >"$work/producer" & producer_pid=$!
-  for _ in $(seq 100); do grep -q node= "$work/producer" 2>/dev/null && break; sleep 0.1; done
+  if [ "$1" = mutter ]; then
+    "$benchbin/screenbench" --mutter "$size" "${@:2}" >"$work/producer" & producer_pid=$!
+  else
+    "$benchbin/screenbench" --pipewire "$size" --producer-fps "$1" >"$work/producer" & producer_pid=$!
+  fi
+  for _ in $(seq 300); do grep -q node= "$work/producer" 2>/dev/null && break; sleep 0.1; done
   runtime=$(sed -n 's/^runtime=\([^ ]*\) .*/\1/p' "$work/producer")
   node=$(sed -n 's/.* node=\([0-9]*\)$/\1/p' "$work/producer")
   [ -n "$node" ] || { echo "the PipeWire producer did not start" >&2; exit 1; }
@@ -42,15 +54,24 @@ frames_of() {
 
 # GStreamer ends after the node's frames of $seconds (num-buffers: an EOS of its own; a SIGINT would not reach
 # it from inside a process substitution, where bash starts it with SIGINT ignored).
-# measure FPS TOOL PRODUCER_FPS -> prints "cpu rss bytes frames"
+# measure FPS TOOL PRODUCER_FPS -> prints "cpu rss bytes frames" (TOOL: screenpub, baseline or gstreamer;
+# PRODUCER_FPS 0: a node that sends buffers only on change, which GStreamer is stopped after $seconds)
 measure() {
   local fps=$1 tool=$2 producer_fps=$3
-  local out="$work/$tool-$fps.webm" timing="$work/time"
+  local out="$work/$tool-$fps.webm" timing="$work/time" program="$bin/screenpub"
   rm -f "$out"
-  if [ "$tool" = screenpub ]; then
+  [ "$tool" = baseline ] && program="$BENCH_BASELINE"
+  if [ "$tool" != gstreamer ]; then
     XDG_RUNTIME_DIR="$runtime" PIPEWIRE_RUNTIME_DIR="$runtime" /usr/bin/time -f "%U %S %M" -o "$timing" taskset -c "$core" \
-      "$bin/screenpub" --pipewire-node "$node" --fps "$fps" --duration "$seconds" --output "$out" --bitrate 1500 --threads 1 \
-      --keepalive 0 2>"$work/log" || { cat "$work/log" >&2; exit 1; }
+      "$program" --pipewire-node "$node" --fps "$fps" --duration "$seconds" --output "$out" --bitrate 1500 --threads 1 \
+      --keepalive 0 --control-socket "$work/control.sock" 2>"$work/log" || { cat "$work/log" >&2; exit 1; }
+  elif [ "$producer_fps" = 0 ]; then
+    XDG_RUNTIME_DIR="$runtime" PIPEWIRE_RUNTIME_DIR="$runtime" /usr/bin/time -f "%U %S %M" -o "$timing" taskset -c "$core" \
+      timeout -s KILL "$seconds" gst-launch-1.0 -q \
+      pipewiresrc path="$node" do-timestamp=true ! videorate ! "video/x-raw,framerate=$fps/1" \
+      ! videoconvert ! vp9enc deadline=1 cpu-used=8 end-usage=cbr target-bitrate=1500000 threads=1 ! webmmux \
+      ! filesink location="$out" >"$work/log" 2>&1 || true
+    [ -s "$out" ] || { echo "GStreamer wrote nothing:" >&2; tail -5 "$work/log" >&2; }
   else
     XDG_RUNTIME_DIR="$runtime" PIPEWIRE_RUNTIME_DIR="$runtime" /usr/bin/time -f "%U %S %M" -o "$timing" taskset -c "$core" \
       timeout -s KILL $((seconds + 20)) gst-launch-1.0 -q -e \
@@ -82,9 +103,35 @@ run_scenario() {
 run_scenario "node sends 30 fps, captured at 5 fps" 30 5
 run_scenario "node sends 30 fps, captured at 30 fps" 30 30
 run_scenario "node sends 1 fps (nearly idle), captured at 5 fps" 1 5
+
 printf "\nRatios screenpub / GStreamer (lower is better for screenpub):\n\n| scenario | CPU | bytes | peak RSS |\n|---|---:|---:|---:|\n"
 printf "%s\n" "${summary[@]}"
 # The tile comparison that finds what changed when the node sends no damage metadata (as mutter), against the
 # whole-picture conversion it can spare.
 printf "\n"
 "$benchbin/relaybench" tiles --size 1920x1080
+
+# mutter: one row per tool, the baseline binary beside this one when given.
+run_mutter() {
+  local name=$1 fps=$2
+  local tools=(screenpub gstreamer)
+  [ -n "${BENCH_BASELINE:-}" ] && tools=(screenpub baseline gstreamer)
+  declare -A cpu
+  for tool in "${tools[@]}"; do
+    read -r t_cpu t_rss t_bytes t_frames < <(measure "$fps" "$tool" 0)
+    cpu[$tool]=$t_cpu
+    printf "| %s | %s | %.2f | %.1f | %d | %d | %.1f |\n" "$name" "$tool" "$t_cpu" "$(echo "100 * $t_cpu / $seconds" | bc -l)" "$t_bytes" "$t_frames" "$(echo "$t_rss / 1024" | bc -l)"
+  done
+  summary+=("| $name | $(ratio "${cpu[screenpub]}" "${cpu[gstreamer]}") | ${BENCH_BASELINE:+$(ratio "${cpu[screenpub]}" "${cpu[baseline]}")} |")
+}
+summary=()
+printf "\nmutter --headless %s: a ticking clock, the pointer embedded (screenbench --mutter)\n\n" "$size"
+printf "| scenario | tool | CPU s | CPU %% of a core | output bytes | frames | peak RSS MB |\n|---|---|---:|---:|---:|---:|---:|\n"
+start_producer mutter
+run_mutter "clock, captured at 5 fps" 5
+run_mutter "clock, captured at 30 fps" 30
+start_producer mutter --moving-pointer
+run_mutter "clock and moving pointer, 5 fps" 5
+run_mutter "clock and moving pointer, 30 fps" 30
+printf "\nCPU ratios on mutter (lower is better for screenpub):\n\n| scenario | screenpub / GStreamer | screenpub / baseline |\n|---|---:|---:|\n"
+printf "%s\n" "${summary[@]}"

@@ -25,6 +25,11 @@ struct ScreenbenchCommand: AsyncParsableCommand {
             With --pipewire WIDTHxHEIGHT: starts a private PipeWire (its own runtime directory and bus) with a \
             video node that sends whole new frames at --producer-fps, as a compositor does for a playing \
             video, and prints `runtime=DIR node=ID` for the capture tools to connect to.
+
+            With --mutter WIDTHxHEIGHT: the same for GNOME's compositor, mutter, headless on a private PipeWire: a \
+            fullscreen window with a ticking clock (a 16×16 block moving once a second), recorded through \
+            mutter's ScreenCast API with the pointer embedded; with --moving-pointer, mutter's virtual pointer \
+            circles 20 times a second. Prints `runtime=DIR node=ID`.
             """)
 
     @Option(help: "X display to draw on.")
@@ -32,6 +37,12 @@ struct ScreenbenchCommand: AsyncParsableCommand {
 
     @Option(help: "Run a PipeWire video node of this size (WIDTHxHEIGHT) instead of drawing on X.")
     var pipewire: String?
+
+    @Option(help: "Run GNOME's mutter headless with a monitor of this size (WIDTHxHEIGHT) and record it.")
+    var mutter: String?
+
+    @Flag(help: "With --mutter: move the pointer all the time.")
+    var movingPointer = false
 
     @Option(help: "With --pipewire: frames per second the node sends.")
     var producerFps: Int = 30
@@ -53,6 +64,7 @@ struct ScreenbenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let pipewire { return try await producePipeWire(size: pipewire) }
+        if let mutter { return try await castMutter(size: mutter) }
         guard let display else { throw ValidationError("give --display or --pipewire") }
         let (width, height) = try await screenSize(of: display)
         let scene = BenchScene(content: content, width: width, height: height)
@@ -81,21 +93,50 @@ struct ScreenbenchCommand: AsyncParsableCommand {
     }
 
     private func producePipeWire(size: String) async throws {
-        let parts = size.split(separator: "x").compactMap { Int($0) }
-        guard parts.count == 2 else { throw ValidationError("--pipewire must be WIDTHxHEIGHT, got \(size)") }
+        let (width, height) = try Self.size(size, of: "--pipewire")
         let pipewire = try await PrivatePipeWire(busActivation: false)
         let producer = try PipeWireTestProducer(
-            on: pipewire, width: parts[0], height: parts[1], color: (30, 90, 160), framesPerSecond: producerFps)
+            on: pipewire, width: width, height: height, color: (30, 90, 160), framesPerSecond: producerFps)
         let node = try await producer.nodeID()
         FileHandle.standardOutput.write(Data("runtime=\(pipewire.runtimeDirectory) node=\(node)\n".utf8))
-        // Until killed (SIGTERM ends the process; the daemons are children of it only by name, so stop them).
+        await Self.untilTerminated()
+        withExtendedLifetime(producer) { pipewire.stop() }
+    }
+
+    private func castMutter(size: String) async throws {
+        let (width, height) = try Self.size(size, of: "--mutter")
+        let mutter = try await HeadlessMutter(width: width, height: height)
+        try await mutter.showTestWindow(clock: true)
+        let cast = try await mutter.screenCast(cursorMode: .embedded)
+        FileHandle.standardOutput.write(Data("runtime=\(mutter.pipewire.runtimeDirectory) node=\(cast.nodeID)\n".utf8))
+        let pointer = Task { [movingPointer] in
+            var angle = 0.0
+            while movingPointer && !Task.isCancelled {
+                angle += 0.15
+                let radius = Double(min(width, height)) / 3
+                try? await cast.movePointer(x: Double(width) / 2 + radius * cos(angle), y: Double(height) / 2 + radius * sin(angle))
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        await Self.untilTerminated()
+        pointer.cancel()
+        withExtendedLifetime(cast) { mutter.stop() }
+    }
+
+    private static func size(_ text: String, of option: String) throws -> (Int, Int) {
+        let parts = text.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2 else { throw ValidationError("\(option) must be WIDTHxHEIGHT, got \(text)") }
+        return (parts[0], parts[1])
+    }
+
+    /// Until SIGTERM (which then does not end the process: the daemons it started are to be stopped first).
+    private static func untilTerminated() async {
         signal(SIGTERM, SIG_IGN)
         let termination = DispatchSource.makeSignalSource(signal: SIGTERM)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             termination.setEventHandler { done.resume() }
             termination.resume()
         }
-        withExtendedLifetime(producer) { pipewire.stop() }
     }
 
     private func screenSize(of display: String) async throws -> (Int, Int) {

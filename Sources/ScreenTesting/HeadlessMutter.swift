@@ -114,6 +114,16 @@ public final class HeadlessMutter: Sendable {
         compositor.signal(SIGKILL)
     }
 
+    /// Ends the clients, mutter and the session, and waits for them: for a program about to exit. Tests let
+    /// deinit do it without waiting.
+    public func stop() {
+        for process in clients.withLock({ $0 }) + [compositor] {
+            process.signal(SIGTERM)
+            process.waitSynchronously(timeout: 5)
+        }
+        pipewire.stop()
+    }
+
     deinit {
         for client in clients.withLock({ $0 }) { client.endInBackground(signal: SIGTERM) }
         compositor.endInBackground(signal: SIGTERM)
