@@ -115,6 +115,8 @@ struct EncoderInput {
     private var needsFullConversion = true
     /// Whether something was coded since the last refinement (``prepareRefinement(_:)``).
     private(set) var hasUnrefinedChanges = false
+    /// The covers painted over the picture now (``VideoFrame/covers``).
+    private var paintedCovers = FrameCovers()
 
     init(usesActiveMap: Bool) { self.usesActiveMap = usesActiveMap }
 
@@ -129,6 +131,7 @@ struct EncoderInput {
         picture = try I420Image(width: width, height: height)
         activeMap = usesActiveMap ? ActiveMap(width: width, height: height) : nil
         needsFullConversion = true
+        paintedCovers = FrameCovers()
         keyframeRequested = true
     }
 
@@ -141,7 +144,17 @@ struct EncoderInput {
     /// (milliseconds since the first frame, strictly increasing as the libraries require) and whether the
     /// whole frame is to be coded (a keyframe or a change covering it: no active map).
     mutating func prepare(_ frame: VideoFrame) -> (keyframe: Bool, presentationTime: Int64, wholeFrame: Bool) {
+        if frame.covers != paintedCovers {
+            // Where a cover was, the real picture comes back; where one now is, it goes: both are changes, to be
+            // converted (and covered again) and coded. Only when the covers change: no copy on other frames.
+            frame.changedRects.append(contentsOf: paintedCovers.rects)
+            frame.changedRects.append(contentsOf: frame.covers.rects)
+            paintedCovers = frame.covers
+        }
         picture?.convert(from: frame, everything: needsFullConversion)
+        if !frame.covers.isEmpty {
+            picture?.paint(frame.covers, from: frame, within: needsFullConversion ? nil : frame.changedRects)
+        }
         needsFullConversion = false
         let presentationTime = nextPresentationTime(for: frame)
         let keyframe = keyframeRequested
@@ -172,5 +185,114 @@ struct EncoderInput {
         if presentationTime <= lastPresentationTime { presentationTime = lastPresentationTime + 1 }
         lastPresentationTime = presentationTime
         return presentationTime
+    }
+}
+
+// MARK: Privacy covers
+
+extension I420Image {
+    /// Paints `covers` over the picture where they overlap `areas` (everywhere when nil): the real pixels stay in
+    /// the captured frame, so an area a cover leaves is converted again from there. Covers are widened to even
+    /// coordinates (chroma is shared by 2×2 pixels): a cover hides more, never less.
+    func paint(_ covers: FrameCovers, from frame: VideoFrame, within areas: [PixelRect]?) {
+        let bounds = PixelRect(x: 0, y: 0, width: width, height: height)
+        for cover in covers.rects {
+            let widened = evenOutward(cover).intersection(bounds)
+            guard !widened.isEmpty else { continue }
+            guard let areas else {
+                paint(widened, of: widened, style: covers.style, frame)
+                continue
+            }
+            for area in areas {
+                let part = evenOutward(area).intersection(widened)
+                if !part.isEmpty { paint(part, of: widened, style: covers.style, frame) }
+            }
+        }
+    }
+
+    private func evenOutward(_ rect: PixelRect) -> PixelRect {
+        let x = rect.x & ~1, y = rect.y & ~1
+        return PixelRect(x: x, y: y, width: ((rect.maxX + 1) & ~1) - x, height: ((rect.maxY + 1) & ~1) - y)
+    }
+
+    /// Paints `part` (even-aligned, inside `cover`) as the cover looks there: what is drawn depends only on the
+    /// position within the cover, so painting a cover piece by piece gives the same picture as painting it whole.
+    private func paint(_ part: PixelRect, of cover: PixelRect, style: CoverStyle, _ frame: VideoFrame) {
+        switch style {
+        case .solid:
+            fill(part, luma: Self.coverLuma, blueDifference: 128, redDifference: 128)
+        case .pixelate:
+            let block = Self.pixelBlock
+            var blockY = cover.y + (part.y - cover.y) / block * block
+            while blockY < part.maxY {
+                var blockX = cover.x + (part.x - cover.x) / block * block
+                while blockX < part.maxX {
+                    let whole = PixelRect(x: blockX, y: blockY, width: block, height: block).intersection(cover)
+                    let (y, u, v) = averageColor(of: whole, in: frame)
+                    fill(whole.intersection(part), luma: y, blueDifference: u, redDifference: v)
+                    blockX += block
+                }
+                blockY += block
+            }
+        }
+        drawBadge(over: part, centeredIn: cover)
+    }
+
+    static let coverLuma: UInt8 = 48
+    static let pixelBlock = 32
+
+    /// The light badge with dark diagonal stripes in the middle of a cover (when it fits): "something is here".
+    private func drawBadge(over part: PixelRect, centeredIn cover: PixelRect) {
+        let badgeWidth = 64, badgeHeight = 24
+        guard cover.width >= badgeWidth + 8, cover.height >= badgeHeight + 8 else { return }
+        let badge = PixelRect(
+            x: (cover.x + (cover.width - badgeWidth) / 2) & ~1, y: (cover.y + (cover.height - badgeHeight) / 2) & ~1,
+            width: badgeWidth, height: badgeHeight)
+        let visible = badge.intersection(part)
+        guard !visible.isEmpty else { return }
+        for row in visible.y..<visible.maxY {
+            let line = luma + row * lumaStride
+            for column in visible.x..<visible.maxX {
+                line[column] = ((column - badge.x + row - badge.y) / 6) % 2 == 0 ? 200 : 96
+            }
+        }
+        fill(visible, luma: nil, blueDifference: 128, redDifference: 128)
+    }
+
+    /// Fills an even-aligned rectangle; `luma` nil leaves the luma plane as it is.
+    private func fill(_ rect: PixelRect, luma value: UInt8?, blueDifference u: UInt8, redDifference v: UInt8) {
+        if let value {
+            for row in rect.y..<rect.maxY {
+                (luma + row * lumaStride + rect.x).update(repeating: value, count: rect.width)
+            }
+        }
+        for row in rect.y / 2..<(rect.maxY + 1) / 2 {
+            (blueDifference + row * chromaStride + rect.x / 2).update(repeating: u, count: (rect.width + 1) / 2)
+            (redDifference + row * chromaStride + rect.x / 2).update(repeating: v, count: (rect.width + 1) / 2)
+        }
+    }
+
+    /// The mean colour of `rect` of the BGRA frame, in BT.601 studio range as libyuv's ARGBToI420 makes it.
+    private func averageColor(of rect: PixelRect, in frame: VideoFrame) -> (UInt8, UInt8, UInt8) {
+        let clipped = rect.intersection(frame.bounds)
+        guard !clipped.isEmpty else { return (Self.coverLuma, 128, 128) }
+        var (blue, green, red) = (0, 0, 0)
+        frame.withUnsafeBytes { pixels in
+            guard let base = pixels.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+            for row in clipped.y..<clipped.maxY {
+                let line = base + row * frame.bytesPerRow + clipped.x * 4
+                for column in 0..<clipped.width {
+                    blue += Int(line[column * 4])
+                    green += Int(line[column * 4 + 1])
+                    red += Int(line[column * 4 + 2])
+                }
+            }
+        }
+        let count = clipped.width * clipped.height
+        let (r, g, b) = (red / count, green / count, blue / count)
+        let y = (66 * r + 129 * g + 25 * b + 128) >> 8 + 16
+        let u = (-38 * r - 74 * g + 112 * b + 128) >> 8 + 128
+        let v = (112 * r - 94 * g - 18 * b + 128) >> 8 + 128
+        return (UInt8(clamping: y), UInt8(clamping: u), UInt8(clamping: v))
     }
 }

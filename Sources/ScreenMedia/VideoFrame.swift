@@ -99,6 +99,9 @@ public final class VideoFrame {
     /// The parts that changed since the previous frame from the same source; the whole frame when unknown.
     /// Capacity is kept between frames.
     public var changedRects: [PixelRect] = []
+    /// Areas that must not leave the machine (``PrivacyMask``): the encoders cover them in every picture they
+    /// code. A change of the covers is a change of the picture: the areas they leave or take are coded again.
+    public var covers = FrameCovers()
 
     private var storage: PixelStorage
 
