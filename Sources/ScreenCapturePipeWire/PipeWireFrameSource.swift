@@ -43,16 +43,21 @@ public struct PipeWireCaptureOptions: Sendable, Hashable {
     public var drawsCursor: Bool
     /// The node is to send the pointer as cursor metadata (the portal said so): its absence is warned about.
     public var expectsCursorMetadata: Bool
+    /// Regions covered in every frame (a screen cast names no windows: window patterns do not apply).
+    public var maskRegions: [PixelRect]
+    public var maskStyle: CoverStyle
 
     public init(
         remote: PipeWireRemote = .default, nodeID: UInt32, firstFrameTimeout: Double = 5, drawsCursor: Bool = true,
-        expectsCursorMetadata: Bool = false
+        expectsCursorMetadata: Bool = false, maskRegions: [PixelRect] = [], maskStyle: CoverStyle = .solid
     ) {
         self.remote = remote
         self.nodeID = nodeID
         self.firstFrameTimeout = firstFrameTimeout
         self.drawsCursor = drawsCursor
         self.expectsCursorMetadata = expectsCursorMetadata
+        self.maskRegions = maskRegions
+        self.maskStyle = maskStyle
     }
 }
 
@@ -189,9 +194,13 @@ final class PipeWireStream {
     /// Whether the first picture's buffer was checked for cursor metadata.
     private var checkedCursorMetadata = false
     private let expectsCursorMetadata: Bool
+    private let maskRegions: [PixelRect]
+    private let maskStyle: CoverStyle
 
     init(options: PipeWireCaptureOptions, logger: Logger) throws(PipeWireCaptureError) {
         self.logger = logger
+        maskRegions = options.maskRegions
+        maskStyle = options.maskStyle
         self.nodeID = options.nodeID
         self.drawsCursor = options.drawsCursor
         expectsCursorMetadata = options.expectsCursorMetadata
@@ -323,6 +332,10 @@ final class PipeWireStream {
         } else {
             frame = VideoFrame(width: Int(width), height: Int(height))
             sizeChanged = true
+        }
+        if let frame, !maskRegions.isEmpty {
+            frame.covers.style = maskStyle
+            frame.covers.rects = maskRegions.map { $0.intersection(frame.bounds) }.filter { !$0.isEmpty }
         }
         logger.info("PipeWire node \(nodeID): \(width)×\(height) \(Self.name(of: videoFormat))")
         // A new size invalidates the picture: the next buffer is copied whole.

@@ -20,14 +20,17 @@ public struct X11CaptureOptions: Sendable, Hashable {
     public var drawsCursor: Bool
     /// Use MIT-SHM when the server allows it; otherwise (or when false) XGetImage, about 10× slower.
     public var usesSharedMemory: Bool
+    /// Windows and regions covered in every frame.
+    public var mask: PrivacyMask
 
     public init(
         displayName: String? = nil, target: X11CaptureTarget = .rootWindow, drawsCursor: Bool = true,
-        usesSharedMemory: Bool = true
+        usesSharedMemory: Bool = true, mask: PrivacyMask = PrivacyMask()
     ) {
         self.displayName = displayName
         self.target = target
         self.drawsCursor = drawsCursor
         self.usesSharedMemory = usesSharedMemory
+        self.mask = mask
     }
 }

@@ -38,6 +38,9 @@ public final class XShmFrameSource: FrameSource {
     private var geometryMayHaveChanged = false
     private var cursorShapeChanged = false
     private var windowDestroyed = false
+    /// Damage reported after a grab: to be captured on the next tick.
+    private var damagePending = false
+    private let windowMasks: WindowMaskTracker
 
     private let grabNanosecondsCounter = Atomic<UInt64>(0)
 
@@ -60,6 +63,8 @@ public final class XShmFrameSource: FrameSource {
             connection: connection, width: geometry.size.width, height: geometry.size.height,
             preferSharedMemory: options.usesSharedMemory, logger: logger)
         frame = VideoFrame(width: geometry.size.width, height: geometry.size.height)
+        frame.covers.style = options.mask.style
+        windowMasks = WindowMaskTracker(connection: connection, patterns: options.mask.windowPatterns)
         damagedRects.reserveCapacity(64)
         try setUpEvents()
     }
@@ -94,7 +99,8 @@ public final class XShmFrameSource: FrameSource {
 
     private func captureTick(first: Bool, consumer: any FrameConsumer) throws {
         try connection.checkAlive()
-        let damaged = drainEvents() || damage == 0
+        let damaged = drainEvents() || damage == 0 || damagePending
+        damagePending = false
         try connection.checkAlive()
         if windowDestroyed {
             throw X11CaptureError(.windowClosed, "the captured window \(hex(drawable)) was closed")
@@ -114,10 +120,11 @@ public final class XShmFrameSource: FrameSource {
         }
         // Moving, appearing or leaving the screen all change what is drawn.
         let pointerMoved = options.drawsCursor && !samePosition(pointer, lastPointer)
+        var coversChanged = updateCovers(force: first || sizeChanged)
         let captureTime = clock.mediaTime(fromTicks: clock.now())
         let wallClock = WallClockTime.now()
 
-        if !(first || sizeChanged || damaged || pointerMoved) {
+        if !(first || sizeChanged || damaged || pointerMoved || coversChanged) {
             frame.captureTime = captureTime
             frame.wallClock = wallClock
             try consumer.consumeUnchanged(frame, at: captureTime)
@@ -138,6 +145,12 @@ public final class XShmFrameSource: FrameSource {
             let code = grabber.grab(drawable, x: origin.x, y: origin.y)
             grabNanosecondsCounter.store(clock.nanoseconds(fromTicks: clock.now() - started), ordering: .relaxed)
             if code != 0 { try grabFailed(code) }
+            if windowMasks.isActive {
+                // A window mapped or moved before the grab was read has its events queued ahead of the grab's
+                // reply: read them now, so that the picture just grabbed is covered where it shows a match.
+                if drainEvents() { damagePending = true }
+                if updateCovers(force: false) { coversChanged = true }
+            }
         }
         if !cursor.drawnRect.isEmpty { frame.changedRects.append(cursor.drawnRect) }
         coalesceChangedRects()
@@ -151,6 +164,35 @@ public final class XShmFrameSource: FrameSource {
         frame.captureTime = captureTime
         frame.wallClock = wallClock
         try consumer.consume(frame, sizeChanged: first || sizeChanged)
+    }
+
+    // MARK: Privacy masks
+
+    /// Sets the frame's covers from the mask's regions and the matching windows now. Returns whether they
+    /// changed (the frame's cover list is only written then: the encoder keeps the previous one).
+    private func updateCovers(force: Bool) -> Bool {
+        guard !options.mask.isEmpty else { return false }
+        guard windowMasks.refresh() || force else { return false }
+        var rects = options.mask.regions
+        if windowMasks.isActive {
+            let origin = captureOriginInRoot()
+            for window in windowMasks.covered {
+                rects.append(PixelRect(x: window.x - origin.x, y: window.y - origin.y, width: window.width, height: window.height))
+            }
+        }
+        rects = rects.map { $0.intersection(frame.bounds) }.filter { !$0.isEmpty }
+        guard rects != frame.covers.rects else { return false }
+        frame.covers.rects = rects
+        return true
+    }
+
+    /// Where the captured area's top-left corner is on the root window.
+    private func captureOriginInRoot() -> (x: Int, y: Int) {
+        guard drawable != connection.root else { return origin }
+        var x: Int32 = 0, y: Int32 = 0
+        var child: Window = 0
+        guard XTranslateCoordinates(connection.display, drawable, connection.root, 0, 0, &x, &y, &child) != 0 else { return origin }
+        return (Int(x) + origin.x, Int(y) + origin.y)
     }
 
     // MARK: Events
@@ -170,8 +212,9 @@ public final class XShmFrameSource: FrameSource {
                 logger.warning("the X server has no XFIXES extension: the pointer is not drawn")
             }
         }
-        // Size changes of the root (RandR) or the window, and the window's destruction.
-        XSelectInput(display, connection.root, StructureNotifyMask)
+        // Size changes of the root (RandR) or the window, and the window's destruction; with window masks, every
+        // top-level window's life (WindowMaskTracker).
+        XSelectInput(display, connection.root, StructureNotifyMask | (windowMasks.isActive ? WindowMaskTracker.rootEvents : 0))
         if drawable != connection.root {
             let code = connection.errorCode { XSelectInput(display, drawable, StructureNotifyMask) }
             if code != 0 { throw X11CaptureError(.unknownWindow, "there is no window \(hex(drawable)) on \(connection.name)") }
@@ -201,11 +244,12 @@ public final class XShmFrameSource: FrameSource {
                 }
             } else if fixesEventBase != 0 && type == fixesEventBase + XFixesCursorNotify {
                 cursorShapeChanged = true
-            } else if type == ConfigureNotify {
+            } else if type == ConfigureNotify && (event.xconfigure.window == connection.root || event.xconfigure.window == drawable) {
                 geometryMayHaveChanged = true
             } else if type == DestroyNotify && event.xdestroywindow.window == drawable && drawable != connection.root {
                 windowDestroyed = true
             }
+            windowMasks.note(event)
         }
         return damaged
     }

@@ -89,7 +89,8 @@ final class PortalGrant: Sendable {
         try PipeWireFrameSource(
             options: PipeWireCaptureOptions(
                 remote: .fileDescriptor(try grant.openPipeWireRemote()), nodeID: grant.nodeID, drawsCursor: request.cursor != .hidden,
-                expectsCursorMetadata: grant.cursorAsMetadata && request.cursor != .hidden),
+                expectsCursorMetadata: grant.cursorAsMetadata && request.cursor != .hidden, maskRegions: request.maskRegions,
+                maskStyle: request.maskStyle),
             logger: logger)
     }
 

@@ -53,23 +53,28 @@ public struct ShareConfiguration: Sendable, Equatable {
         try Self.check(settings, destinationKinds: destinationKinds)
         self.environment = environment
         let backend = Self.resolvedBackend(settings, environment: environment)
+        let mask = (try? Self.privacyMask(settings)) ?? PrivacyMask()
         let source: CaptureSource
         if backend == .pipewire {
             if let node = settings.pipewireNode {
                 source = .pipeWireNode(
-                    PipeWireCaptureOptions(remote: settings.pipewireRemote.map { .fileDescriptor($0) } ?? .default, nodeID: node, drawsCursor: settings.cursor))
+                    PipeWireCaptureOptions(
+                        remote: settings.pipewireRemote.map { .fileDescriptor($0) } ?? .default, nodeID: node, drawsCursor: settings.cursor,
+                        maskRegions: mask.regions, maskStyle: mask.style))
             } else {
                 source = .portal(
                     ScreenCastPortalRequest(
                         sources: settings.portalSource, cursor: settings.cursor ? .embedded : .hidden,
-                        restoreTokenFile: ScreenCastPortalRequest.defaultRestoreTokenFile(environment: environment), timeout: settings.portalTimeout))
+                        restoreTokenFile: ScreenCastPortalRequest.defaultRestoreTokenFile(environment: environment), timeout: settings.portalTimeout,
+                        maskRegions: mask.regions, maskStyle: mask.style))
             }
         } else {
             let target: X11CaptureTarget =
                 if let monitor = settings.monitor { .monitor(monitor) } else if let window = settings.window { .window(parseWindowID(window)!) } else if let region = settings.region {
                     .region(PixelRect(parsing: region)!)
                 } else { .rootWindow }
-            source = .x11(X11CaptureOptions(displayName: settings.display, target: target, drawsCursor: settings.cursor, usesSharedMemory: settings.shm))
+            source = .x11(
+                X11CaptureOptions(displayName: settings.display, target: target, drawsCursor: settings.cursor, usesSharedMemory: settings.shm, mask: mask))
         }
         audio = AudioInput(argument: settings.audio).map {
             AudioSettings(input: $0, bitrateKbps: settings.audioBitrate, optional: settings.audioOptional)
@@ -125,6 +130,19 @@ public struct ShareConfiguration: Sendable, Equatable {
         }
     }
 
+    /// The windows and regions to hide, parsed; throws naming the option and what is wrong.
+    static func privacyMask(_ settings: ShareSettings) throws(PrivacyMaskError) -> PrivacyMask {
+        var patterns: [WindowPattern] = []
+        for text in settings.maskWindow {
+            do { patterns.append(try WindowPattern(text)) } catch { throw PrivacyMaskError("--mask-window: \(error.description)") }
+        }
+        var regions: [PixelRect] = []
+        for text in settings.maskRegion {
+            do { regions.append(try PixelRect(maskRegion: text)) } catch { throw PrivacyMaskError("--mask-region: \(error.description)") }
+        }
+        return PrivacyMask(windowPatterns: patterns, regions: regions, style: settings.maskStyle)
+    }
+
     private static func check(_ settings: ShareSettings, destinationKinds: [DestinationKind]) throws(ShareError) {
         func require(_ condition: Bool, _ message: @autoclosure () -> String) throws(ShareError) {
             if !condition { throw ShareError(.invalidSettings, message()) }
@@ -155,6 +173,14 @@ public struct ShareConfiguration: Sendable, Equatable {
             for (given, name) in [(s.monitor != nil, "--monitor"), (s.window != nil, "--window"), (s.region != nil, "--region"), (s.display != nil, "--display")] {
                 try require(!given, "\(name) is for X11 capture; with PipeWire the portal's dialog picks what is shared (--portal-source)")
             }
+            try require(
+                s.maskWindow.isEmpty,
+                "--mask-window is for X11 capture: a Wayland screen cast names no windows. Share only the windows you mean to in the portal's dialog (--portal-source window), or hide an area with --mask-region")
+        }
+        do {
+            _ = try privacyMask(s)
+        } catch {
+            throw ShareError(.invalidSettings, error.description)
         }
         try require([s.monitor != nil, s.window != nil, s.region != nil].filter { $0 }.count <= 1, "give at most one of --monitor, --window and --region")
         if let region = s.region {

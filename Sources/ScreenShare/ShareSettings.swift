@@ -1,5 +1,5 @@
 public import ScreenCapturePipeWire
-import ScreenMedia
+public import ScreenMedia
 public import ScreenCodec
 
 /// A share's settings as the user gives them (command line, `SCREENPUB_*`, config.toml), before they are
@@ -15,6 +15,10 @@ public struct ShareSettings: Sendable, Equatable {
     public var monitor: Int?
     public var window: String?
     public var region: String?
+    /// `--mask-window` globs, `--mask-region` rectangles (X,Y,W,H) and `--mask-style`.
+    public var maskWindow: [String] = []
+    public var maskRegion: [String] = []
+    public var maskStyle = CoverStyle.solid
     public var codec = VideoCodecChoice.auto
     public var bitrate = 1500
     public var metadata: String?

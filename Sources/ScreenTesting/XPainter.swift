@@ -55,6 +55,69 @@ public final class XPainter {
         return UInt(window)
     }
 
+    /// Creates and maps an application window (managed by a window manager, when one runs) with a WM_CLASS and a
+    /// title, its background `color` (painted by the server the moment it is mapped, as a real application's
+    /// first frame would be).
+    @discardableResult
+    public func createApplicationWindow(_ rect: PixelRect, color: UInt, instance: String, class className: String, title: String) -> UInt {
+        var attributes = XSetWindowAttributes()
+        attributes.background_pixel = color
+        let window = XCreateWindow(
+            display, Window(root), Int32(rect.x), Int32(rect.y), UInt32(rect.width), UInt32(rect.height), 0,
+            XDefaultDepth(display, screen), UInt32(InputOutput), XDefaultVisual(display, screen), UInt(CWBackPixel), &attributes)
+        instance.withCString { instanceName in
+            className.withCString { classText in
+                var hint = XClassHint(res_name: UnsafeMutablePointer(mutating: instanceName), res_class: UnsafeMutablePointer(mutating: classText))
+                XSetClassHint(display, window, &hint)
+            }
+        }
+        setTitle(window: UInt(window), title)
+        // Where the test put it, also under a window manager (which otherwise may place it as it likes).
+        var hints = XSizeHints()
+        hints.flags = PPosition | USPosition
+        hints.x = Int32(rect.x)
+        hints.y = Int32(rect.y)
+        XSetWMNormalHints(display, window, &hints)
+        XMapRaised(display, window)
+        sync()
+        return UInt(window)
+    }
+
+    /// Sets WM_NAME and _NET_WM_NAME.
+    public func setTitle(window: UInt, _ title: String) {
+        XStoreName(display, Window(window), title)
+        let bytes = Array(title.utf8)
+        XChangeProperty(
+            display, Window(window), XInternAtom(display, "_NET_WM_NAME", 0), XInternAtom(display, "UTF8_STRING", 0), 8,
+            PropModeReplace, bytes, Int32(bytes.count))
+        sync()
+    }
+
+    public func move(window: UInt, x: Int, y: Int) {
+        XMoveWindow(display, Window(window), Int32(x), Int32(y))
+        sync()
+    }
+
+    public func raise(window: UInt) {
+        XRaiseWindow(display, Window(window))
+        sync()
+    }
+
+    public func lower(window: UInt) {
+        XLowerWindow(display, Window(window))
+        sync()
+    }
+
+    public func unmap(window: UInt) {
+        XUnmapWindow(display, Window(window))
+        sync()
+    }
+
+    public func map(window: UInt) {
+        XMapRaised(display, Window(window))
+        sync()
+    }
+
     /// Fills a rectangle of `window` (the root when nil) with `color`.
     public func fill(window: UInt? = nil, _ rect: PixelRect, color: UInt) {
         let target = Window(window ?? root)

@@ -76,6 +76,17 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: "Capture a rectangle of the screen: X,Y,WIDTH,HEIGHT.")
     var region: String?
 
+    @Option(help: ArgumentHelp(
+        "Hide every window whose WM_CLASS or title matches this glob, ignoring case (repeatable; X11): it is covered in every frame before encoding, wherever it moves, from the first frame it shows in. Quote patterns with * or ?: --mask-window KeePassXC --mask-window '*Bitwarden*'.",
+        valueName: "PATTERN"))
+    var maskWindow: [String] = []
+
+    @Option(help: ArgumentHelp("Hide this rectangle of the captured area in every frame (repeatable; X11 and PipeWire).", valueName: "X,Y,W,H"))
+    var maskRegion: [String] = []
+
+    @Option(help: "How hidden areas look: solid (flat grey with a striped badge) or pixelate (32-pixel blocks of their average colours, with the badge).")
+    var maskStyle: CoverStyle = .solid
+
     @Option(help: "Video codec: auto (AV1 up to 10 fps, VP9 above: docs/performance.md says why), av1 (libaom, screen-content tools), vp9 (libvpx, screen tuning) or vp8 (for old receivers).")
     var codec: VideoCodecChoice = .auto
 
@@ -186,6 +197,7 @@ struct ShareCommand: AsyncParsableCommand {
         (s.captureRetry, s.controlSocket, s.logFormat) = (captureRetry, controlSocket, logFormat)
         (s.host, s.publicURL, s.tlsCert, s.tlsKey, s.caFile) = (host, publicURL, tlsCert, tlsKey, caFile)
         (s.audio, s.audioBitrate, s.audioOptional) = (audio, audioBitrate, audioOptional)
+        (s.maskWindow, s.maskRegion, s.maskStyle) = (maskWindow, maskRegion, maskStyle)
         return s
     }
 
@@ -239,3 +251,4 @@ extension CaptureBackend: ExpressibleByArgument {}
 extension ScreenCastPortalRequest.Sources: ExpressibleByArgument {}
 extension VideoCodec: ExpressibleByArgument {}
 extension VideoCodecChoice: ExpressibleByArgument {}
+extension CoverStyle: ExpressibleByArgument {}
