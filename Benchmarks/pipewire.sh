@@ -66,8 +66,10 @@ measure() {
       "$program" --pipewire-node "$node" --fps "$fps" --duration "$seconds" --output "$out" --bitrate 1500 --threads 1 \
       --keepalive 0 --control-socket "$work/control.sock" 2>"$work/log" || { cat "$work/log" >&2; exit 1; }
   elif [ "$producer_fps" = 0 ]; then
+    # SIGINT, which gst-launch -e turns into an end of stream (a finished file, a normal exit whose CPU time
+    # counts): this runs in the foreground (run_mutter), where SIGINT is not ignored.
     XDG_RUNTIME_DIR="$runtime" PIPEWIRE_RUNTIME_DIR="$runtime" /usr/bin/time -f "%U %S %M" -o "$timing" taskset -c "$core" \
-      timeout -s KILL "$seconds" gst-launch-1.0 -q \
+      timeout -s INT -k 10 "$seconds" gst-launch-1.0 -q -e \
       pipewiresrc path="$node" do-timestamp=true ! videorate ! "video/x-raw,framerate=$fps/1" \
       ! videoconvert ! vp9enc deadline=1 cpu-used=8 end-usage=cbr target-bitrate=1500000 threads=1 ! webmmux \
       ! filesink location="$out" >"$work/log" 2>&1 || true
@@ -86,7 +88,7 @@ measure() {
 
 ratio() { if [ "$(echo "$2 > 0" | bc -l)" = 1 ]; then printf "%.3f" "$(echo "$1 / $2" | bc -l)"; else echo "n/a"; fi; }
 
-printf "screenpub vs GStreamer pipewiresrc, %s, %s s per run, one core (taskset -c %s), VP9 speed 8 1500 kbit/s\n\n" "$size" "$seconds" "$core"
+printf "screenpub (--codec auto) vs GStreamer pipewiresrc (VP9 speed 8), %s, %s s per run, one core (taskset -c %s), 1500 kbit/s\n\n" "$size" "$seconds" "$core"
 printf "| scenario | tool | CPU s | CPU %% of a core | output bytes | frames | peak RSS MB |\n|---|---|---:|---:|---:|---:|---:|\n"
 summary=()
 run_scenario() {
@@ -118,7 +120,8 @@ run_mutter() {
   [ -n "${BENCH_BASELINE:-}" ] && tools=(screenpub baseline gstreamer)
   declare -A cpu
   for tool in "${tools[@]}"; do
-    read -r t_cpu t_rss t_bytes t_frames < <(measure "$fps" "$tool" 0)
+    measure "$fps" "$tool" 0 >"$work/result"
+    read -r t_cpu t_rss t_bytes t_frames <"$work/result"
     cpu[$tool]=$t_cpu
     printf "| %s | %s | %.2f | %.1f | %d | %d | %.1f |\n" "$name" "$tool" "$t_cpu" "$(echo "100 * $t_cpu / $seconds" | bc -l)" "$t_bytes" "$t_frames" "$(echo "$t_rss / 1024" | bc -l)"
   done

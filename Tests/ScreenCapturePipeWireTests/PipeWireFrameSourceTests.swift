@@ -59,12 +59,15 @@ import Testing
     }
 
     /// Captures `node` at 10 fps on a thread of its own until `observer` stops it or the source throws.
-    func capture(_ pipewire: PrivatePipeWire, node: UInt32, observer: Observer, firstFrameTimeout: Double = 5) -> Task<Void, any Error> {
+    func capture(
+        _ pipewire: PrivatePipeWire, node: UInt32, observer: Observer, firstFrameTimeout: Double = 5, maskRegions: [PixelRect] = []
+    ) -> Task<Void, any Error> {
         let descriptor = Result { try pipewire.connect() }
         return Task {
             try await runOnDedicatedThread(name: "pw-test-capture") {
                 let source = try PipeWireFrameSource(
-                    options: PipeWireCaptureOptions(remote: .fileDescriptor(try descriptor.get()), nodeID: node, firstFrameTimeout: firstFrameTimeout),
+                    options: PipeWireCaptureOptions(
+                        remote: .fileDescriptor(try descriptor.get()), nodeID: node, firstFrameTimeout: firstFrameTimeout, maskRegions: maskRegions),
                     logger: Logger(label: "pw-test"))
                 try source.run(framesPerSecond: 10, stop: observer.stop, consumer: observer)
             }
@@ -117,6 +120,31 @@ import Testing
             }
         }
         #expect(decoded == 8)
+    }
+
+    @Test func aMaskRegionIsCoveredInEveryFrameOfANode() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let color: (r: UInt8, g: UInt8, b: UInt8) = (200, 40, 90)
+        let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 240, order: .bgrx, color: color)
+        let node = try await producer.nodeID()
+        let observer = Observer(swizzled: false, stopAfter: 6, stop: StopSignal())
+        // The last rectangle reaches past the picture: what lies inside it is covered.
+        let regions = [PixelRect(x: 100, y: 80, width: 120, height: 80), PixelRect(x: 280, y: 200, width: 200, height: 200)]
+        try await capture(pipewire, node: node, observer: observer, maskRegions: regions).value
+        let decoder = try VPXDecoder(codec: .vp9)
+        var decoded = 0
+        for packet in observer.encoded.value {
+            try packet.payload.withUnsafeBytes { bytes in
+                try decoder.decode(bytes) { picture in
+                    decoded += 1
+                    #expect(TestPattern.difference(picture, x: 20, y: 20, color) <= 12, "outside the regions: the picture")
+                    for (x, y) in [(104, 84), (216, 156), (160, 120), (300, 230), (318, 238)] {
+                        #expect(TestPattern.difference(picture, x: x, y: y, color) > 60, "(\(x), \(y)) is inside a region")
+                    }
+                }
+            }
+        }
+        #expect(decoded == 6)
     }
 
     @Test func aSizeChangeOnTheProducerContinuesAtTheNewSize() async throws {

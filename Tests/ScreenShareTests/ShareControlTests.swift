@@ -156,6 +156,12 @@ import Testing
         (changed { $0.host = "0.0.0.0"; $0.output = "x.webm" }, "--host is for the relay inside screenpub"),
         (changed { $0.publicURL = "screen.example.org" }, "--public-url must be an http:// or https:// URL"),
         (changed { $0.caFile = "/nonexistent/ca.pem" }, "--ca-file: cannot use the CA file /nonexistent/ca.pem: it cannot be read"),
+        (changed { $0.maskWindow = ["**"] }, "--mask-window: window pattern \"**\" would match every window; use --mask-region"),
+        (changed { $0.maskWindow = ["[Kk]ee[pass"] }, "--mask-window: window pattern \"[Kk]ee[pass\" has a \"[\" that is not closed"),
+        (changed { $0.maskWindow = ["  "] }, "--mask-window: a window pattern is empty"),
+        (changed { $0.maskRegion = ["10,10,0,50"] }, "--mask-region: a mask region is X,Y,W,H in pixels of the captured area"),
+        (changed { $0.maskRegion = ["a,b,c,d"] }, "--mask-region: a mask region is X,Y,W,H"),
+        (changed { $0.backend = .pipewire; $0.maskWindow = ["KeePassXC"] }, "--mask-window is for X11 capture: a Wayland screen cast names no windows"),
     ])
     func badSettingsAreRefusedWithTheOptionsName(settings: ShareSettings, message: String) {
         #expect {
