@@ -15,8 +15,9 @@ packages=(
   # tests: a private PipeWire (its own runtime dir and session bus) for Wayland-style capture, the real
   # ScreenCast portal frontend (with its permission store) and Python GI for the test portal backend
   dbus-daemon pipewire pipewire-bin wireplumber xdg-desktop-portal python3-gi gir1.2-glib-2.0
-  # tests: a real compositor, GNOME's mutter headless, its portal backend, and a GTK 3 window drawn on it
-  mutter xdg-desktop-portal-gnome gir1.2-gtk-3.0 python3-gi-cairo
+  # tests: a real compositor, GNOME's mutter headless, its portal backend, and a GTK 3 window drawn on it;
+  # a real X window manager (privacy masks find windows inside its frames)
+  mutter xdg-desktop-portal-gnome gir1.2-gtk-3.0 python3-gi-cairo openbox
   # tests: a test CA's certificates (openssl) and the reverse-proxy recipes run by a real nginx and Caddy
   openssl nginx-light caddy
   # tests: an independent ID3 reader for the timed metadata in HLS segments

@@ -98,6 +98,16 @@ public final class XPainter {
         sync()
     }
 
+    /// The window's parent: the root, or a window manager's frame once the window is managed.
+    public func parent(of window: UInt) -> UInt {
+        var rootReturn: Window = 0, parent: Window = 0
+        var children: UnsafeMutablePointer<Window>?
+        var count: UInt32 = 0
+        guard XQueryTree(display, Window(window), &rootReturn, &parent, &children, &count) != 0 else { return 0 }
+        if let children { XFree(children) }
+        return UInt(parent)
+    }
+
     public func raise(window: UInt) {
         XRaiseWindow(display, Window(window))
         sync()

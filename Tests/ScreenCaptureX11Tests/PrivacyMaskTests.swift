@@ -1,3 +1,4 @@
+import Foundation
 import ScreenCaptureX11
 import ScreenCodec
 import ScreenMedia
@@ -84,5 +85,43 @@ import Testing
         #expect(leaks.isEmpty, "frames showing the hidden window: \(leaks) of \(seen.count)")
         #expect(seen[..<framesBeforeRename].contains { $0.other }, "the window that does not match is shown")
         #expect(seen.last?.other == false, "a window whose new title matches is hidden")
+    }
+
+    @Test func aWindowAWindowManagerReparentsIsFoundInItsFrame() async throws {
+        guard access("/usr/bin/openbox", X_OK) == 0 else {
+            Issue.record("openbox is not installed (apt-get install openbox)")
+            return
+        }
+        let display = try await VirtualDisplay(width: 640, height: 360)
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = display.name
+        let manager = try ChildProcess("/usr/bin/openbox", ["--sm-disable"], environment: environment)
+        defer { manager.endInBackground(signal: SIGTERM) }
+        let painter = try XPainter(displayName: display.name)
+        // Managing once a new window gets a frame of openbox's.
+        let probe = painter.createApplicationWindow(
+            PixelRect(x: 400, y: 200, width: 80, height: 60), color: XPainter.pixel(red: 0, green: 200, blue: 0),
+            instance: "probe", class: "Probe", title: "probe")
+        #expect(try await eventually(20) { painter.parent(of: probe) != painter.root }, "openbox did not manage windows: \(manager.errorsSoFar)")
+
+        let capture = try await LiveCapture(
+            options: X11CaptureOptions(displayName: display.name, drawsCursor: false, mask: PrivacyMask(windowPatterns: [try WindowPattern("keepassxc")])),
+            framesPerSecond: 30, codec: .vp9)
+        #expect(await capture.wait { capture.sink.frames.count >= 1 })
+        let vault = painter.createApplicationWindow(
+            PixelRect(x: 60, y: 60, width: 200, height: 140), color: XPainter.pixel(red: 255, green: 0, blue: 255),
+            instance: "keepassxc", class: "KeePassXC", title: "Passwords.kdbx")
+        #expect(try await eventually(10) { painter.parent(of: vault) != painter.root }, "the window was not reparented")
+        for step in 0..<4 {
+            try await Task.sleep(for: .milliseconds(150))
+            painter.move(window: vault, x: 60 + step * 50, y: 60 + step * 20)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try await capture.stop()
+        let seen = try Self.decodeEvery(capture.sink.frames, codec: .vp9)
+        #expect(seen.count > 3)
+        let leaks = seen.indices.filter { seen[$0].secret }
+        #expect(leaks.isEmpty, "frames showing the hidden window: \(leaks) of \(seen.count)")
+        #expect(seen.contains { $0.other }, "the managed window that does not match is shown")
     }
 }
