@@ -181,8 +181,9 @@ public final class XShmFrameSource: FrameSource {
             }
         }
         rects = rects.map { $0.intersection(frame.bounds) }.filter { !$0.isEmpty }
-        guard rects != frame.covers.rects else { return false }
+        guard rects != frame.covers.rects || windowMasks.covered.count != frame.covers.windowCount else { return false }
         frame.covers.rects = rects
+        frame.covers.windowCount = windowMasks.covered.count
         return true
     }
 

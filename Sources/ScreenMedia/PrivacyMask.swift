@@ -79,6 +79,8 @@ public struct FrameCovers: Sendable, Equatable {
     /// Areas of the frame, inside its bounds. Capacity is kept between frames.
     public var rects: [PixelRect] = []
     public var style: CoverStyle = .solid
+    /// How many of ``rects`` are windows (`--mask-window` matches) rather than regions.
+    public var windowCount = 0
 
     public init() { rects.reserveCapacity(16) }
 

@@ -66,6 +66,7 @@ public final class CapturePipeline: FrameConsumer {
 
     public func consume(_ frame: VideoFrame, sizeChanged: Bool) throws {
         statistics.countCaptured()
+        statistics.setWindowsCovered(frame.covers.windowCount)
         if isPaused(at: frame.captureTime) { return }
         if resumeWithKeyframe {
             // What changed while paused was never converted: convert the whole picture once.

@@ -12,6 +12,7 @@ public final class PipelineStatistics: Sendable {
     private let paused = Atomic<Int>(0)
     private let bytes = Atomic<Int>(0)
     private let encodeNanoseconds = Atomic<UInt64>(0)
+    private let windowsCovered = Atomic<Int>(0)
 
     public init() {}
 
@@ -33,6 +34,8 @@ public final class PipelineStatistics: Sendable {
         public var bytesEncoded: Int
         /// Time spent converting and encoding, summed.
         public var encodeSeconds: Double
+        /// Windows hidden by `--mask-window` in the last frame.
+        public var windowsCovered: Int
     }
 
     public func snapshot() -> Snapshot {
@@ -43,7 +46,8 @@ public final class PipelineStatistics: Sendable {
             missedTicks: missed.load(ordering: .relaxed),
             pausedTicks: paused.load(ordering: .relaxed),
             bytesEncoded: bytes.load(ordering: .relaxed),
-            encodeSeconds: Double(encodeNanoseconds.load(ordering: .relaxed)) / 1e9)
+            encodeSeconds: Double(encodeNanoseconds.load(ordering: .relaxed)) / 1e9,
+            windowsCovered: windowsCovered.load(ordering: .relaxed))
     }
 
     func countCaptured() { captured.add(1, ordering: .relaxed) }
@@ -58,4 +62,5 @@ public final class PipelineStatistics: Sendable {
         if keyframe { keyframes.add(1, ordering: .relaxed) }
     }
     func addEncodeTime(nanoseconds: UInt64) { encodeNanoseconds.add(nanoseconds, ordering: .relaxed) }
+    func setWindowsCovered(_ count: Int) { windowsCovered.store(count, ordering: .relaxed) }
 }

@@ -215,6 +215,13 @@ public final class Share: Sendable {
             status.audioCaptureDelayMilliseconds = sound.captureLatencyMilliseconds
         }
         status.bitrateKbps = current.encoder.bitrateKbps
+        let mask = current.source.mask
+        if !mask.isEmpty {
+            status.maskWindows = mask.windowPatterns.map(\.text)
+            status.maskRegions = mask.regions.map { "\($0.x),\($0.y),\($0.width),\($0.height)" }
+            status.maskStyle = mask.style.rawValue
+            status.windowsCovered = totals.windowsCovered
+        }
         status.measuredFramesPerSecond = rates.encodedPerSecond
         status.measuredKbps = rates.kilobitsPerSecond
         status.framesEncoded = totals.framesEncoded

@@ -255,6 +255,15 @@ public enum CaptureSource: Sendable, Equatable {
         }
     }
 
+    /// The windows and regions hidden in every frame.
+    public var mask: PrivacyMask {
+        switch self {
+        case .x11(let options): options.mask
+        case .pipeWireNode(let options): PrivacyMask(regions: options.maskRegions, style: options.maskStyle)
+        case .portal(let request): PrivacyMask(regions: request.maskRegions, style: request.maskStyle)
+        }
+    }
+
     /// For `screenpub status`: the X display, or "pipewire".
     public func displayDescription(environment: [String: String]) -> String? {
         switch self {

@@ -13,11 +13,22 @@ public struct ShareControl: Sendable {
         case mute, unmute
         /// The settings read again (SIGHUP), or why they could not be.
         case reload(Result<ShareConfiguration, ShareError>)
+        /// `mask add PATTERN` / `mask remove PATTERN`: hide windows matching PATTERN from now on, or no longer.
+        case maskWindow(add: Bool, pattern: String)
         /// A control socket command screenpub does not know.
         case unknown(String)
 
-        /// A control socket command by its name.
+        /// A control socket command by its name (and, for `mask`, its words).
         public init(_ name: String) {
+            let words = name.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            if words.first == "mask" {
+                if words.count == 3, words[1] == "add" || words[1] == "remove" {
+                    self = .maskWindow(add: words[1] == "add", pattern: String(words[2]))
+                } else {
+                    self = .unknown(name)
+                }
+                return
+            }
             switch name {
             case "status": self = .status
             case "pause": self = .pause
@@ -80,7 +91,11 @@ public struct ShareControl: Sendable {
         case (.status, _):
             return [.reply(.status)]
         case (.unknown(let name), _):
-            return [.reply(.refused("unknown command '\(name)' (status, pause, resume, mute, unmute, stop)"))]
+            return [.reply(.refused("unknown command '\(name)' (status, pause, resume, mute, unmute, stop, mask add|remove PATTERN)"))]
+        case (.maskWindow, .stopping):
+            return [.reply(.refused("screenpub is stopping"))]
+        case (.maskWindow(let add, let text), _):
+            return changeMask(add: add, text)
         case (.mute, .stopping), (.unmute, .stopping):
             return [.reply(.refused("screenpub is stopping"))]
         case (.mute, _) where !hasAudio, (.unmute, _) where !hasAudio:
@@ -117,6 +132,33 @@ public struct ShareControl: Sendable {
         case (.reload(.success(let next)), _):
             return reload(next)
         }
+    }
+
+    /// Adds or removes a window pattern: the capture restarts with it, the stream goes on.
+    private mutating func changeMask(add: Bool, _ text: String) -> [Effect] {
+        guard case .x11(var options) = capture.source else {
+            return [.reply(.refused("window masks are for X11 capture: a Wayland screen cast names no windows (--mask-region hides an area)"))]
+        }
+        let pattern: WindowPattern
+        do { pattern = try WindowPattern(text) } catch { return [.reply(.refused(error.description))] }
+        var patterns = options.mask.windowPatterns
+        if add {
+            guard !patterns.contains(pattern) else { return [.reply(.status)] }
+            patterns.append(pattern)
+        } else {
+            guard let index = patterns.firstIndex(of: pattern) else {
+                let current = patterns.map(\.text).joined(separator: ", ")
+                return [.reply(.refused("no window mask \"\(text)\" (masks: \(current.isEmpty ? "none" : current))"))]
+            }
+            patterns.remove(at: index)
+        }
+        options.mask.windowPatterns = patterns
+        capture.source = .x11(options)
+        return [
+            .restartCapture(capture),
+            .log(.info, add ? "windows matching \"\(pattern)\" are hidden from now on" : "windows matching \"\(pattern)\" are shown again"),
+            .reply(.status),
+        ]
     }
 
     /// What the destinations announce now.
@@ -177,6 +219,12 @@ public struct ShareStatus: Codable, Sendable, Equatable {
     public var audioCaptureDelayMilliseconds: Double?
     public var codec: String?
     public var bitrateKbps: Int?
+    /// `--mask-window` patterns in force, `--mask-region` rectangles, `--mask-style`, and how many windows are
+    /// hidden now.
+    public var maskWindows: [String]?
+    public var maskRegions: [String]?
+    public var maskStyle: String?
+    public var windowsCovered: Int?
     /// Encoded frames per second and kbit/s over the last few seconds.
     public var measuredFramesPerSecond: Double?
     public var measuredKbps: Double?
@@ -211,6 +259,14 @@ public struct ShareStatus: Codable, Sendable, Equatable {
                 connected ? " (connected)" : " (not connected\(destination.lastProblem.map { ": \($0)" } ?? ""))"
             }
             lines.append(label.padding(toLength: max(9, label.count + 1), withPad: " ", startingAt: 0) + destination.endpoint + (connection ?? ""))
+        }
+        if maskWindows?.isEmpty == false || maskRegions?.isEmpty == false {
+            var parts: [String] = []
+            if let windows = maskWindows, !windows.isEmpty {
+                parts.append("windows \(windows.joined(separator: ", ")) (\(windowsCovered ?? 0) hidden now)")
+            }
+            if let regions = maskRegions, !regions.isEmpty { parts.append("regions \(regions.joined(separator: "; "))") }
+            lines.append("masks:   \(parts.joined(separator: "; ")), \(maskStyle ?? "solid")")
         }
         if let sessionId { lines.append("session: \(sessionId)") }
         if let viewerURL { lines.append("viewer:  \(viewerURL)") }

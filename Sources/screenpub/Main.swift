@@ -31,7 +31,7 @@ struct ScreenpubCommand: AsyncParsableCommand {
         version: ScreenpubVersion.current,
         subcommands: [
             ShareCommand.self, StatusCommand.self, PauseCommand.self, ResumeCommand.self, MuteCommand.self, UnmuteCommand.self,
-            StopCommand.self,
+            StopCommand.self, MaskCommand.self,
         ],
         defaultSubcommand: ShareCommand.self)
 }
@@ -55,7 +55,7 @@ enum ScreenpubMain {
             return
         }
         // Help, versions, completions and the control commands read no settings.
-        let controlCommands = ["status", "pause", "resume", "mute", "unmute", "stop", "help"]
+        let controlCommands = ["status", "pause", "resume", "mute", "unmute", "stop", "mask", "help"]
         let informational: Set<String> = ["-h", "--help", "--help-hidden", "--version", "--experimental-dump-help"]
         if let first = arguments.first, controlCommands.contains(first)
             || arguments.contains(where: { informational.contains($0) || $0.hasPrefix("--generate-completion-script") })
@@ -195,6 +195,33 @@ struct UnmuteCommand: AsyncParsableCommand {
     func run() async throws {
         _ = try await control.send("unmute")
         printNow("screenpub's sound is on")
+    }
+}
+
+struct MaskCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mask",
+        abstract: "Hide windows matching a pattern from now on (add), or show them again (remove), in a running share (X11).",
+        discussion: """
+            The pattern is matched as --mask-window matches it: a glob against WM_CLASS and title, ignoring case. \
+            The capture restarts with it at once; the stream goes on. `screenpub status` lists the masks. A change \
+            lasts until screenpub stops: to keep it, put it in the config file (mask-window = [...]).
+            """)
+
+    @Argument(help: "add or remove.")
+    var action: Action
+
+    @Argument(help: "A glob matched against windows' WM_CLASS and titles, ignoring case (quote it in a shell).")
+    var pattern: String
+
+    @OptionGroup var control: ControlOptions
+
+    enum Action: String, ExpressibleByArgument, CaseIterable { case add, remove }
+
+    func run() async throws {
+        let (status, _) = try await control.send("mask \(action.rawValue) \(pattern)")
+        let windows = status.maskWindows ?? []
+        printNow("window masks: \(windows.isEmpty ? "none" : windows.joined(separator: ", "))")
     }
 }
 

@@ -23,6 +23,32 @@ import Testing
         #expect(control.handle(.resume) == [.reply(.status)])
     }
 
+    @Test func maskAddAndRemoveRestartTheCaptureWithThePatternsAndRefuseWhatCannotBe() throws {
+        var control = ShareControl(configuration: configuration)
+        #expect(ShareControl.Command("mask add *Bitwarden* vault") == .maskWindow(add: true, pattern: "*Bitwarden* vault"))
+        #expect(ShareControl.Command("mask") == .unknown("mask"))
+        let effects = control.handle(.maskWindow(add: true, pattern: "KeePassXC"))
+        #expect(control.capture.source.mask.windowPatterns.map(\.text) == ["KeePassXC"])
+        #expect(effects == [
+            .restartCapture(control.capture), .log(.info, "windows matching \"KeePassXC\" are hidden from now on"), .reply(.status),
+        ])
+        #expect(control.handle(.maskWindow(add: true, pattern: "KeePassXC")) == [.reply(.status)])
+        #expect(control.handle(.maskWindow(add: false, pattern: "1Password")) == [.reply(.refused("no window mask \"1Password\" (masks: KeePassXC)"))])
+        #expect(control.handle(.maskWindow(add: true, pattern: "*")) == [
+            .reply(.refused("window pattern \"*\" would match every window; use --mask-region to hide an area")),
+        ])
+        #expect(control.handle(.maskWindow(add: false, pattern: "KeePassXC")).first == .restartCapture(control.capture))
+        #expect(control.capture.source.mask.windowPatterns.isEmpty)
+
+        var settings = ShareSettings.testing(to: ["collect:a"], fps: 5)
+        settings.backend = .pipewire
+        settings.pipewireNode = 42
+        var wayland = ShareControl(configuration: try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds))
+        #expect(wayland.handle(.maskWindow(add: true, pattern: "KeePassXC")) == [
+            .reply(.refused("window masks are for X11 capture: a Wayland screen cast names no windows (--mask-region hides an area)")),
+        ])
+    }
+
     @Test func stopIsFinalAndRefusesPause() {
         var control = ShareControl(configuration: configuration)
         #expect(control.handle(.stop) == [.log(.info, "stopping (screenpub stop)"), .reply(.status), .stopShare])
@@ -62,7 +88,7 @@ import Testing
     @Test func unknownCommandsAreRefusedByName() {
         var control = ShareControl(configuration: configuration)
         #expect(ShareControl.Command("status") == .status)
-        #expect(control.handle(ShareControl.Command("dance")) == [.reply(.refused("unknown command 'dance' (status, pause, resume, mute, unmute, stop)"))])
+        #expect(control.handle(ShareControl.Command("dance")) == [.reply(.refused("unknown command 'dance' (status, pause, resume, mute, unmute, stop, mask add|remove PATTERN)"))])
     }
 
     @Test func reloadAppliesCaptureSettingsKeepsTheCodecAndWarnsAboutTheRest() throws {
