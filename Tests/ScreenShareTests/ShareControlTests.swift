@@ -111,6 +111,21 @@ import Testing
         #expect(!control.handle(.reload(.success(next))).contains { if case .restartCapture = $0 { true } else { false } })
         #expect(control.handle(.reload(.failure(ShareError(.invalidSettings, "bad")))) == [.log(.error, "SIGHUP: the settings were not changed: bad")])
     }
+
+    @Test func reloadAppliesChangedMasksAtOnce() throws {
+        var control = ShareControl(configuration: configuration)
+        var settings = ShareSettings.testing(to: ["collect:a"], fps: 5)
+        settings.maskWindow = ["KeePassXC", "*Bitwarden*"]
+        settings.maskRegion = ["0,0,200,100"]
+        settings.maskStyle = .pixelate
+        let effects = control.handle(.reload(.success(try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds))))
+        guard case .restartCapture(let capture)? = effects.last else {
+            Issue.record("no restart in \(effects)")
+            return
+        }
+        #expect(capture.source.mask.windowPatterns.map(\.text) == ["KeePassXC", "*Bitwarden*"])
+        #expect(capture.source.mask.regions == [PixelRect(x: 0, y: 0, width: 200, height: 100)] && capture.source.mask.style == .pixelate)
+    }
 }
 
 /// Settings checked and resolved.
