@@ -12,15 +12,6 @@ import Testing
     static let secret = (r: UInt8(255), g: UInt8(0), b: UInt8(255))
     static let notes = (r: UInt8(0), g: UInt8(200), b: UInt8(0))
 
-    static func shows(_ picture: VideoFrame, _ color: (r: UInt8, g: UInt8, b: UInt8)) -> Bool {
-        for y in stride(from: 0, to: picture.height, by: 2) {
-            for x in stride(from: 0, to: picture.width, by: 2) where TestPattern.difference(picture, x: x, y: y, color) <= 40 {
-                return true
-            }
-        }
-        return false
-    }
-
     @Test func aSubscriberNeverSeesAMaskedWindowAndMasksChangeAtRunTime() async throws {
         let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
@@ -58,7 +49,7 @@ import Testing
         var seen: [(secret: Bool, notes: Bool)] = []
         for frame in try reader.readAll() {
             try frame.payload.withUnsafeBytes { bytes in
-                try decoder.decode(bytes) { picture in seen.append((Self.shows(picture, Self.secret), Self.shows(picture, Self.notes))) }
+                try decoder.decode(bytes) { picture in seen.append((TestPattern.shows(picture, Self.secret), TestPattern.shows(picture, Self.notes))) }
             }
         }
         #expect(seen.count >= 3)

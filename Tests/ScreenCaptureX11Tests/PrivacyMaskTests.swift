@@ -12,16 +12,6 @@ import Testing
     static let secret = (r: UInt8(255), g: UInt8(0), b: UInt8(255))
     static let other = (r: UInt8(0), g: UInt8(200), b: UInt8(0))
 
-    /// Whether any pixel of `picture` (every second one) is near `color`.
-    static func shows(_ picture: VideoFrame, _ color: (r: UInt8, g: UInt8, b: UInt8)) -> Bool {
-        for y in stride(from: 0, to: picture.height, by: 2) {
-            for x in stride(from: 0, to: picture.width, by: 2) where TestPattern.difference(picture, x: x, y: y, color) <= 40 {
-                return true
-            }
-        }
-        return false
-    }
-
     /// For every coded frame in order: whether it shows the secret colour, and the other window's.
     static func decodeEvery(_ frames: [CollectedFrame], codec: VideoCodec) throws -> [(secret: Bool, other: Bool)] {
         let decoder = try makeVideoDecoder(for: codec)
@@ -29,7 +19,7 @@ import Testing
         for frame in frames {
             try frame.payload.withUnsafeBytes { bytes in
                 try decoder.decode(bytes, metadata: frame.metadata) { picture in
-                    seen.append((shows(picture, secret), shows(picture, other)))
+                    seen.append((TestPattern.shows(picture, secret), TestPattern.shows(picture, other)))
                 }
             }
         }
