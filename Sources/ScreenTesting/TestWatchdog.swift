@@ -11,7 +11,8 @@ import ScreenMedia
 /// Watched tests also take turns: at most three per core run at once (`SCREENPUB_TEST_PARALLELISM` sets
 /// another number). Swift Testing starts every test at once, and on a small machine dozens of X servers,
 /// browsers and relays starting together leave each one too little of the processor to answer in time.
-/// A test's limit counts from its turn.
+/// A test's limit counts from its turn (Swift Testing's `.timeLimit` would count the wait for a turn too: tests in
+/// watched suites rely on this limit instead).
 public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
     /// How long one test may run.
     public var limit: Duration

@@ -36,7 +36,7 @@ import Testing
         return try #require(state, "the viewer's script never ran")
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test
     func aViewerWatchesThroughNginxOverHTTPS() async throws {
         guard FileManager.default.isExecutableFile(atPath: RunningNginx.executable) else {
             Issue.record("nginx is not installed: scripts/install-deps.sh installs nginx-light")
@@ -89,7 +89,7 @@ import Testing
 
 /// The Caddy recipe in use: a session made through it over https, and a client welcomed over wss through it.
 @Suite(.watchdog()) struct CaddyRecipeTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test
     func aSessionIsMadeAndJoinedThroughCaddy() async throws {
         guard FileManager.default.isExecutableFile(atPath: RunningCaddy.executable) else {
             Issue.record("caddy is not installed: scripts/install-deps.sh installs it")
@@ -120,7 +120,7 @@ import Testing
 /// The relay inside screenpub serving HTTPS itself on all addresses: the viewer link it prints names this
 /// machine's network address (never 0.0.0.0), and a browser watches through it.
 @Suite(.watchdog()) struct EmbeddedHTTPSRelayTests {
-    @Test(.timeLimit(.minutes(3)))
+    @Test
     func theLinkScreenpubPrintsWorksFromTheNetwork() async throws {
         guard let address = ReachableAddress.networkAddress() else { return }  // no network interface: nothing to reach
         let authority = try await TestCertificateAuthority()
@@ -144,7 +144,7 @@ import Testing
 
 /// `screenrelay --tls-cert --tls-key` and `kill -HUP`: the renewed certificate serves the next connections.
 @Suite(.watchdog()) struct RelayCertificateReloadTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test
     func sighupServesTheRenewedCertificate() async throws {
         let first = try await TestCertificateAuthority(name: "first CA")
         let second = try await TestCertificateAuthority(name: "second CA")
@@ -176,7 +176,7 @@ import Testing
 /// `screenrelay --hls-dir`: the files nginx serves with packaging/examples/nginx-hls.conf, played from nginx's
 /// URL, and a window that slides on disk too.
 @Suite(.watchdog()) struct HLSDirectoryTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test
     func nginxServesTheHLSTheRelayWritesAndOldSegmentsGo() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("www-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -211,7 +211,7 @@ import Testing
 /// `screenrelay --hls-push`: a real nginx with WebDAV (packaging/examples/nginx-hls-origin.conf) receives the
 /// files, serves them to a player, and loses the old segments to the relay's DELETEs.
 @Suite(.watchdog()) struct HLSPushTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test
     func anOriginReceivesTheHLSAndOldSegmentsAreDeleted() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: root + "/hls", withIntermediateDirectories: true)

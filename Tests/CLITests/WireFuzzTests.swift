@@ -8,7 +8,7 @@ import Testing
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test
     func theWireParsersSurviveAShortFuzzRun() async throws {
         var environment = ProcessInfo.processInfo.environment
         environment["FUZZ_RUNS"] = "50000"

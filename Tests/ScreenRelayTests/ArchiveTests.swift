@@ -50,7 +50,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: [VideoCodec.vp9, .av1])
+    @Test(arguments: [VideoCodec.vp9, .av1])
     func anArchiveIsRecordedListedDownloadedAndCarriesTheMetadata(codec: VideoCodec) async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -195,7 +195,7 @@ import Testing
         #expect(try await relay.post("/archive", json: ["sessionId": session.sessionId]).0 == 503)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test
     func aWriteFailureFailsTheArchiveAndTheRelayKeepsRelaying() async throws {
         // The archives folder cannot be created: a file is in its place (root ignores permissions, not this).
         let directory = Self.temporaryDirectory()
@@ -230,7 +230,7 @@ import Testing
         try await publisher.value
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test
     func anArchiveStopsByItselfWhenThePublisherHasBeenGoneForTheGracePeriod() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -279,7 +279,7 @@ import Testing
         return (response.status, response.body)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test
     func aRecordingSurvivesSIGKILLAndIsMarkedStoppedOnRestart() async throws {
         let directory = ArchiveTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -347,7 +347,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test
     func aKilledRelayThatComesBackGetsThePublisherBack() async throws {
         let recovery = ArchiveRecoveryTests()
         let directory = ArchiveTests.temporaryDirectory()
@@ -421,7 +421,7 @@ import Testing
 
 /// An archive of a stream with sound carries its Opus track beside VP9 and the metadata track, in place.
 @Suite(.watchdog()) struct ArchiveSoundTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test
     func anArchiveCarriesTheStreamsOpusTrack() async throws {
         let directory = ArchiveTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -22,7 +22,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test
     func aNewStreamFromAnotherClockContinuesTheTimelineAfterADiscontinuity() async throws {
         let requests = Locked(0)
         let packager = HLSPackager(

@@ -89,7 +89,7 @@ import Testing
 
     // MARK: Over the wire
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test
     func twoSubscribersAndAPublisherChat() async throws {
         let relay = try await RunningRelay()
         let session = try await relay.createSession()
