@@ -14,6 +14,8 @@ public final class HeadlessMutter: Sendable {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        /// mutter is not installed or did not come up: tests of it can only be skipped here.
+        public var mutterCannotStart = false
     }
 
     /// The environment of a Wayland client of this compositor (and of this session's bus and PipeWire).
@@ -30,7 +32,8 @@ public final class HeadlessMutter: Sendable {
     /// (xdg-desktop-portal-gnome), whose "Screen Share" dialog appears on the monitor.
     public init(width: Int = 1280, height: Int = 720, portal: Bool = false) async throws {
         guard access("/usr/bin/mutter", X_OK) == 0 else {
-            throw Failure(description: "mutter is not installed (apt-get install mutter xdg-desktop-portal-gnome gir1.2-gtk-3.0)")
+            throw Failure(
+                description: "mutter is not installed (apt-get install mutter xdg-desktop-portal-gnome gir1.2-gtk-3.0)", mutterCannotStart: true)
         }
         self.width = width
         self.height = height
@@ -46,7 +49,7 @@ public final class HeadlessMutter: Sendable {
             !compositor.hasExited
         else {
             compositor.signal(SIGKILL)
-            throw Failure(description: "mutter did not start: \(compositor.errorsSoFar.suffix(800))")
+            throw Failure(description: "mutter did not start: \(compositor.errorsSoFar.suffix(800))", mutterCannotStart: true)
         }
         if portal {
             // Services the bus starts get its environment: GNOME's portal backend, drawing on this compositor.

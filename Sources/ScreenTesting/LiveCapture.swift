@@ -42,7 +42,12 @@ public final class LiveCapture: Sendable {
         }
         thread.start()
         // Awaited, not waited for on a semaphore: this is a concurrency-pool thread.
-        while started.withLock({ $0 }) == nil { try? await Task.sleep(for: .milliseconds(5)) }
+        while started.withLock({ $0 }) == nil {
+            do { try await Task.sleep(for: .milliseconds(5)) } catch {
+                stop.stop()  // cancelled: the capture thread ends once its source opened
+                throw error
+            }
+        }
         initialSize = try started.withLock { $0! }.get()
     }
 
