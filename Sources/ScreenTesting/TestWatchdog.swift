@@ -25,8 +25,10 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
         // Suites get a scope too; only test functions (each of their cases) are watched.
         guard !test.isSuite else { return try await function() }
         let name = Self.name(of: test, testCase)
-        await Self.turns.enter()
-        defer { Self.turns.leave() }
+        // One turn per test, also when it is watched twice (a watched suite inside another).
+        let hadTurn = Self.holdsTurn
+        if !hadTurn { await Self.turns.enter() }
+        defer { if !hadTurn { Self.turns.leave() } }
         let started = ContinuousClock.now
         Self.running.withLock { $0[name, default: 0] += 1 }
         Self.trace("start \(name)")
@@ -42,7 +44,7 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
         try await withoutActuallyEscaping(function) { function in
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 group.addTask {
-                    try await function()
+                    try await Self.$holdsTurn.withValue(true) { try await function() }
                     return true
                 }
                 group.addTask {
@@ -73,6 +75,8 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
     }
 
     private static let running = Locked<[String: Int]>([:])
+
+    @TaskLocal private static var holdsTurn = false
 
     private static let turns = TurnTaking(width: {
         if let value = ProcessInfo.processInfo.environment["SCREENPUB_TEST_PARALLELISM"], let width = Int(value), width > 0 {
