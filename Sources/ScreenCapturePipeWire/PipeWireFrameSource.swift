@@ -43,21 +43,19 @@ public struct PipeWireCaptureOptions: Sendable, Hashable {
     public var drawsCursor: Bool
     /// The node is to send the pointer as cursor metadata (the portal said so): its absence is warned about.
     public var expectsCursorMetadata: Bool
-    /// Regions covered in every frame (a screen cast names no windows: window patterns do not apply).
-    public var maskRegions: [PixelRect]
-    public var maskStyle: CoverStyle
+    /// Its regions are covered in every frame (a screen cast names no windows: window patterns do not apply).
+    public var mask: PrivacyMask
 
     public init(
         remote: PipeWireRemote = .default, nodeID: UInt32, firstFrameTimeout: Double = 5, drawsCursor: Bool = true,
-        expectsCursorMetadata: Bool = false, maskRegions: [PixelRect] = [], maskStyle: CoverStyle = .solid
+        expectsCursorMetadata: Bool = false, mask: PrivacyMask = PrivacyMask()
     ) {
         self.remote = remote
         self.nodeID = nodeID
         self.firstFrameTimeout = firstFrameTimeout
         self.drawsCursor = drawsCursor
         self.expectsCursorMetadata = expectsCursorMetadata
-        self.maskRegions = maskRegions
-        self.maskStyle = maskStyle
+        self.mask = mask
     }
 }
 
@@ -194,13 +192,11 @@ final class PipeWireStream {
     /// Whether the first picture's buffer was checked for cursor metadata.
     private var checkedCursorMetadata = false
     private let expectsCursorMetadata: Bool
-    private let maskRegions: [PixelRect]
-    private let maskStyle: CoverStyle
+    private let mask: PrivacyMask
 
     init(options: PipeWireCaptureOptions, logger: Logger) throws(PipeWireCaptureError) {
         self.logger = logger
-        maskRegions = options.maskRegions
-        maskStyle = options.maskStyle
+        mask = options.mask
         self.nodeID = options.nodeID
         self.drawsCursor = options.drawsCursor
         expectsCursorMetadata = options.expectsCursorMetadata
@@ -257,12 +253,12 @@ final class PipeWireStream {
         try connection.whileEntered(body)
     }
 
-    /// Dispatches what PipeWire has for us, waiting up to `timeoutMilliseconds`; throws the stream's failure.
     /// The node vanished from the registry, or its stream disconnected after streaming: the same event.
     private var nodeWentAway: PipeWireCaptureError {
         PipeWireCaptureError(.streamFailed, "PipeWire node \(nodeID) went away (its screen cast ended, or the compositor exited)")
     }
 
+    /// Dispatches what PipeWire has for us, waiting up to `timeoutMilliseconds`; throws the stream's failure.
     func iterate(timeoutMilliseconds: Int32) throws(PipeWireCaptureError) {
         try connection.iterate(timeoutMilliseconds: timeoutMilliseconds)
         if failure == nil, let nodeWatch {
@@ -333,9 +329,9 @@ final class PipeWireStream {
             frame = VideoFrame(width: Int(width), height: Int(height))
             sizeChanged = true
         }
-        if let frame, !maskRegions.isEmpty {
-            frame.covers.style = maskStyle
-            frame.covers.rects = maskRegions.map { $0.intersection(frame.bounds) }.filter { !$0.isEmpty }
+        if let frame, !mask.regions.isEmpty {
+            frame.covers.style = mask.style
+            _ = frame.covers.set(mask.regions, within: frame.bounds)
         }
         logger.info("PipeWire node \(nodeID): \(width)×\(height) \(Self.name(of: videoFormat))")
         // A new size invalidates the picture: the next buffer is copied whole.

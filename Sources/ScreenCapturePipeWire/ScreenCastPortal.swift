@@ -52,20 +52,18 @@ public struct ScreenCastPortalRequest: Sendable, Hashable {
     public var restoreTokenFile: String?
     /// Seconds for the whole exchange, the user's answer to the dialog included.
     public var timeout: Double
-    /// Regions of the granted picture covered in every frame.
-    public var maskRegions: [PixelRect]
-    public var maskStyle: CoverStyle
+    /// Its regions of the granted picture are covered in every frame.
+    public var mask: PrivacyMask
 
     public init(
         sources: Sources = .monitor, cursor: Cursor = .embedded, restoreTokenFile: String?, timeout: Double = 300,
-        maskRegions: [PixelRect] = [], maskStyle: CoverStyle = .solid
+        mask: PrivacyMask = PrivacyMask()
     ) {
         self.sources = sources
         self.cursor = cursor
         self.restoreTokenFile = restoreTokenFile
         self.timeout = timeout
-        self.maskRegions = maskRegions
-        self.maskStyle = maskStyle
+        self.mask = mask
     }
 
     /// `$XDG_STATE_HOME/screenpub/portal-restore-token` (`~/.local/state/…` without XDG_STATE_HOME).

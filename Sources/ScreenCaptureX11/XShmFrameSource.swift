@@ -180,11 +180,7 @@ public final class XShmFrameSource: FrameSource {
                 rects.append(PixelRect(x: window.x - origin.x, y: window.y - origin.y, width: window.width, height: window.height))
             }
         }
-        rects = rects.map { $0.intersection(frame.bounds) }.filter { !$0.isEmpty }
-        guard rects != frame.covers.rects || windowMasks.covered.count != frame.covers.windowCount else { return false }
-        frame.covers.rects = rects
-        frame.covers.windowCount = windowMasks.covered.count
-        return true
+        return frame.covers.set(rects, windows: windowMasks.covered.count, within: frame.bounds)
     }
 
     /// Where the captured area's top-left corner is on the root window.

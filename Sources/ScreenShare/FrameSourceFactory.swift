@@ -89,8 +89,7 @@ final class PortalGrant: Sendable {
         try PipeWireFrameSource(
             options: PipeWireCaptureOptions(
                 remote: .fileDescriptor(try grant.openPipeWireRemote()), nodeID: grant.nodeID, drawsCursor: request.cursor != .hidden,
-                expectsCursorMetadata: grant.cursorAsMetadata && request.cursor != .hidden, maskRegions: request.maskRegions,
-                maskStyle: request.maskStyle),
+                expectsCursorMetadata: grant.cursorAsMetadata && request.cursor != .hidden, mask: request.mask),
             logger: logger)
     }
 

@@ -60,13 +60,13 @@ public struct ShareConfiguration: Sendable, Equatable {
                 source = .pipeWireNode(
                     PipeWireCaptureOptions(
                         remote: settings.pipewireRemote.map { .fileDescriptor($0) } ?? .default, nodeID: node, drawsCursor: settings.cursor,
-                        maskRegions: mask.regions, maskStyle: mask.style))
+                        mask: mask))
             } else {
                 source = .portal(
                     ScreenCastPortalRequest(
                         sources: settings.portalSource, cursor: settings.cursor ? .embedded : .hidden,
                         restoreTokenFile: ScreenCastPortalRequest.defaultRestoreTokenFile(environment: environment), timeout: settings.portalTimeout,
-                        maskRegions: mask.regions, maskStyle: mask.style))
+                        mask: mask))
             }
         } else {
             let target: X11CaptureTarget =
@@ -259,8 +259,8 @@ public enum CaptureSource: Sendable, Equatable {
     public var mask: PrivacyMask {
         switch self {
         case .x11(let options): options.mask
-        case .pipeWireNode(let options): PrivacyMask(regions: options.maskRegions, style: options.maskStyle)
-        case .portal(let request): PrivacyMask(regions: request.maskRegions, style: request.maskStyle)
+        case .pipeWireNode(let options): options.mask
+        case .portal(let request): request.mask
         }
     }
 

@@ -32,7 +32,6 @@ public enum TestPattern {
         frame.markAllChanged()
     }
 
-    /// Largest per-channel difference between a frame's pixel and an expected colour.
     /// Whether any pixel of `frame` (every second one in each direction) is within `tolerance` of `color`.
     public static func shows(_ frame: VideoFrame, _ color: (r: UInt8, g: UInt8, b: UInt8), tolerance: Int = 40) -> Bool {
         for y in stride(from: 0, to: frame.height, by: 2) {
@@ -43,6 +42,7 @@ public enum TestPattern {
         return false
     }
 
+    /// Largest per-channel difference between a frame's pixel and an expected colour.
     public static func difference(_ frame: VideoFrame, x: Int, y: Int, _ expected: (r: UInt8, g: UInt8, b: UInt8)) -> Int {
         let p = frame.pixel(x: x, y: y)
         return max(abs(Int(p.r) - Int(expected.r)), abs(Int(p.g) - Int(expected.g)), abs(Int(p.b) - Int(expected.b)))

@@ -56,18 +56,34 @@ import Testing
 
         func consumeUnchanged(_ frame: VideoFrame, at time: MediaTime) throws { unchangedTicks.add(1, ordering: .relaxed) }
         func missedTicks(_ count: Int) {}
+
+        /// Decodes what was encoded, in order, handing each picture to `check`; returns how many there were.
+        @discardableResult
+        func decodeEach(_ check: (VideoFrame) -> Void) throws -> Int {
+            let decoder = try VPXDecoder(codec: .vp9)
+            var decoded = 0
+            for packet in encoded.value {
+                try packet.payload.withUnsafeBytes { bytes in
+                    try decoder.decode(bytes) { picture in
+                        decoded += 1
+                        check(picture)
+                    }
+                }
+            }
+            return decoded
+        }
     }
 
     /// Captures `node` at 10 fps on a thread of its own until `observer` stops it or the source throws.
     func capture(
-        _ pipewire: PrivatePipeWire, node: UInt32, observer: Observer, firstFrameTimeout: Double = 5, maskRegions: [PixelRect] = []
+        _ pipewire: PrivatePipeWire, node: UInt32, observer: Observer, firstFrameTimeout: Double = 5, mask: PrivacyMask = PrivacyMask()
     ) -> Task<Void, any Error> {
         let descriptor = Result { try pipewire.connect() }
         return Task {
             try await runOnDedicatedThread(name: "pw-test-capture") {
                 let source = try PipeWireFrameSource(
                     options: PipeWireCaptureOptions(
-                        remote: .fileDescriptor(try descriptor.get()), nodeID: node, firstFrameTimeout: firstFrameTimeout, maskRegions: maskRegions),
+                        remote: .fileDescriptor(try descriptor.get()), nodeID: node, firstFrameTimeout: firstFrameTimeout, mask: mask),
                     logger: Logger(label: "pw-test"))
                 try source.run(framesPerSecond: 10, stop: observer.stop, consumer: observer)
             }
@@ -108,16 +124,9 @@ import Testing
             #expect(abs(Int(frame.sample.r) - 200) <= 1 && abs(Int(frame.sample.g) - 40) <= 1 && abs(Int(frame.sample.b) - 90) <= 1, "\(frame.sample)")
         }
         // Encoded, then decoded back: the colour survives VP9 (within what 4:2:0 and studio range allow).
-        let decoder = try VPXDecoder(codec: .vp9)
-        var decoded = 0
-        for packet in observer.encoded.value {
-            try packet.payload.withUnsafeBytes { bytes in
-                try decoder.decode(bytes) { picture in
-                    decoded += 1
-                    #expect(picture.width == 320 && picture.height == 240)
-                    #expect(TestPattern.difference(picture, x: 160, y: 120, color) <= 12)
-                }
-            }
+        let decoded = try observer.decodeEach { picture in
+            #expect(picture.width == 320 && picture.height == 240)
+            #expect(TestPattern.difference(picture, x: 160, y: 120, color) <= 12)
         }
         #expect(decoded == 8)
     }
@@ -130,18 +139,11 @@ import Testing
         let observer = Observer(swizzled: false, stopAfter: 6, stop: StopSignal())
         // The last rectangle reaches past the picture: what lies inside it is covered.
         let regions = [PixelRect(x: 100, y: 80, width: 120, height: 80), PixelRect(x: 280, y: 200, width: 200, height: 200)]
-        try await capture(pipewire, node: node, observer: observer, maskRegions: regions).value
-        let decoder = try VPXDecoder(codec: .vp9)
-        var decoded = 0
-        for packet in observer.encoded.value {
-            try packet.payload.withUnsafeBytes { bytes in
-                try decoder.decode(bytes) { picture in
-                    decoded += 1
-                    #expect(TestPattern.difference(picture, x: 20, y: 20, color) <= 12, "outside the regions: the picture")
-                    for (x, y) in [(104, 84), (216, 156), (160, 120), (300, 230), (318, 238)] {
-                        #expect(TestPattern.difference(picture, x: x, y: y, color) > 60, "(\(x), \(y)) is inside a region")
-                    }
-                }
+        try await capture(pipewire, node: node, observer: observer, mask: PrivacyMask(regions: regions)).value
+        let decoded = try observer.decodeEach { picture in
+            #expect(TestPattern.difference(picture, x: 20, y: 20, color) <= 12, "outside the regions: the picture")
+            for (x, y) in [(104, 84), (216, 156), (160, 120), (300, 230), (318, 238)] {
+                #expect(TestPattern.difference(picture, x: x, y: y, color) > 60, "(\(x), \(y)) is inside a region")
             }
         }
         #expect(decoded == 6)
@@ -165,11 +167,8 @@ import Testing
         #expect(seen[firstLarge...].allSatisfy { $0.width == 480 && $0.height == 360 })
         #expect(seen[firstLarge...].allSatisfy { abs(Int($0.sample.b) - 220) <= 1 && abs(Int($0.sample.g) - 160) <= 1 })
         // Decodable across the change: the encoder restarted with a keyframe at 480×360.
-        let decoder = try VPXDecoder(codec: .vp9)
         var sizes: [Int] = []
-        for packet in observer.encoded.value {
-            try packet.payload.withUnsafeBytes { bytes in try decoder.decode(bytes) { sizes.append($0.width) } }
-        }
+        try observer.decodeEach { sizes.append($0.width) }
         #expect(sizes.first == 320 && sizes.last == 480)
     }
 
