@@ -20,18 +20,16 @@ final class WindowMaskTracker {
     private var matchedByName: [Window: Bool] = [:]
     /// Windows whose property changes this connection receives.
     private var watched: Set<Window> = []
-    private let wmState: Atom, netWMName: Atom, utf8String: Atom, wmName: Atom, wmClass: Atom
+    private let netWMName: Atom, wmName: Atom, wmClass: Atom
     /// Covered top-level windows in root coordinates, bottom to top.
     private(set) var covered: [PixelRect] = []
 
     init(connection: X11Connection, patterns: [WindowPattern]) {
         self.connection = connection
         self.patterns = patterns
-        wmState = XInternAtom(connection.display, "WM_STATE", 0)
-        netWMName = XInternAtom(connection.display, "_NET_WM_NAME", 0)
-        utf8String = XInternAtom(connection.display, "UTF8_STRING", 0)
-        wmName = XInternAtom(connection.display, "WM_NAME", 0)
-        wmClass = XInternAtom(connection.display, "WM_CLASS", 0)
+        netWMName = connection.atom("_NET_WM_NAME")
+        wmName = connection.atom("WM_NAME")
+        wmClass = connection.atom("WM_CLASS")
     }
 
     /// The event mask the root window needs for this tracker.
@@ -71,17 +69,13 @@ final class WindowMaskTracker {
         guard isActive, stale else { return false }
         stale = false
         let display = connection.display
-        var rootReturn: Window = 0, parent: Window = 0
-        var children: UnsafeMutablePointer<Window>?
-        var count: UInt32 = 0
-        guard XQueryTree(display, connection.root, &rootReturn, &parent, &children, &count) != 0 else { return false }
-        defer { if let children { XFree(children) } }
+        // When the tree cannot be read, the covers stay where they are.
+        guard let topLevels = connection.children(of: connection.root) else { return false }
         var found: [PixelRect] = []
-        for index in 0..<Int(count) {
-            guard let topLevel = children?[index] else { continue }
+        for topLevel in topLevels {
             var attributes = XWindowAttributes()
             guard XGetWindowAttributes(display, topLevel, &attributes) != 0, attributes.map_state == IsViewable else { continue }
-            let client = clientWindow(of: topLevel) ?? topLevel
+            let client = connection.clientWindow(of: topLevel) ?? topLevel
             guard matches(client) || (client != topLevel && matches(topLevel)) else { continue }
             let border = Int(attributes.border_width)
             found.append(
@@ -96,22 +90,6 @@ final class WindowMaskTracker {
         return true
     }
 
-    /// The application window inside a top-level window (the one with `WM_STATE`), searched a few levels deep
-    /// as window managers nest it; nil when there is none (an override-redirect window, or no window manager).
-    private func clientWindow(of window: Window, depth: Int = 0) -> Window? {
-        if hasProperty(window, wmState) { return window }
-        guard depth < 3 else { return nil }
-        var rootReturn: Window = 0, parent: Window = 0
-        var children: UnsafeMutablePointer<Window>?
-        var count: UInt32 = 0
-        guard XQueryTree(connection.display, window, &rootReturn, &parent, &children, &count) != 0 else { return nil }
-        defer { if let children { XFree(children) } }
-        for index in 0..<Int(count) {
-            if let child = children?[index], let client = clientWindow(of: child, depth: depth + 1) { return client }
-        }
-        return nil
-    }
-
     private func matches(_ window: Window) -> Bool {
         if let known = matchedByName[window] { return known }
         if !watched.contains(window) {
@@ -119,53 +97,12 @@ final class WindowMaskTracker {
             XSelectInput(connection.display, window, PropertyChangeMask | StructureNotifyMask)
             watched.insert(window)
         }
-        let names = self.names(of: window)
-        let matched = names.contains { name in patterns.contains { $0.matches(name) } }
+        let names = connection.names(of: window)
+        let matched = ([names.instance, names.className] + names.titles).contains { name in
+            !name.isEmpty && patterns.contains { $0.matches(name) }
+        }
         matchedByName[window] = matched
         return matched
-    }
-
-    /// WM_CLASS instance and class, `_NET_WM_NAME` and `WM_NAME`.
-    private func names(of window: Window) -> [String] {
-        let display = connection.display
-        var names: [String] = []
-        var hint = XClassHint()
-        if XGetClassHint(display, window, &hint) != 0 {
-            if let name = hint.res_name { names.append(String(cString: name)); XFree(name) }
-            if let name = hint.res_class { names.append(String(cString: name)); XFree(name) }
-        }
-        if let title = stringProperty(window, netWMName, type: utf8String) { names.append(title) }
-        var name: UnsafeMutablePointer<CChar>?
-        if XFetchName(display, window, &name) != 0, let name {
-            names.append(String(cString: name))
-            XFree(name)
-        }
-        return names
-    }
-
-    private func stringProperty(_ window: Window, _ property: Atom, type: Atom) -> String? {
-        var actualType: Atom = 0
-        var format: Int32 = 0
-        var items: UInt = 0, remaining: UInt = 0
-        var data: UnsafeMutablePointer<UInt8>?
-        guard XGetWindowProperty(
-                connection.display, window, property, 0, 1024, 0, type, &actualType, &format, &items, &remaining, &data) == Success,
-            let data
-        else { return nil }
-        defer { XFree(data) }
-        guard format == 8, items > 0 else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: data, count: Int(items)), as: UTF8.self)
-    }
-
-    private func hasProperty(_ window: Window, _ property: Atom) -> Bool {
-        var actualType: Atom = 0
-        var format: Int32 = 0
-        var items: UInt = 0, remaining: UInt = 0
-        var data: UnsafeMutablePointer<UInt8>?
-        let status = XGetWindowProperty(
-            connection.display, window, property, 0, 0, 0, Atom(AnyPropertyType), &actualType, &format, &items, &remaining, &data)
-        if let data { XFree(data) }
-        return status == Success && actualType != 0
     }
 }
 

@@ -9,6 +9,8 @@ public enum X11CaptureFailure: Sendable, Hashable {
     case missingExtension
     case unsupportedVisual
     case unknownWindow
+    /// A window pattern matches several windows.
+    case ambiguousWindow
     case unknownMonitor
     case badRegion
     case windowClosed
@@ -21,7 +23,7 @@ extension X11CaptureFailure: CaptureFailureKind {
     public var isTransient: Bool {
         switch self {
         case .noDisplay, .cannotOpenDisplay, .connectionLost, .captureFailed: true
-        case .missingExtension, .unsupportedVisual, .unknownWindow, .unknownMonitor, .badRegion, .windowClosed: false
+        case .missingExtension, .unsupportedVisual, .unknownWindow, .ambiguousWindow, .unknownMonitor, .badRegion, .windowClosed: false
         }
     }
 }

@@ -6,8 +6,13 @@ public enum X11CaptureTarget: Sendable, Hashable {
     case rootWindow
     /// One RandR monitor, by index as `xrandr --listmonitors` numbers them.
     case monitor(Int)
+    /// One RandR monitor by name (`HDMI-1`), ignoring case; followed by name when monitors change.
+    case monitorNamed(String)
     /// One top-level or child window by id (the seed's "a view as the video source").
     case window(UInt)
+    /// The one window whose class, instance or title the pattern matches when capture starts (see
+    /// ``X11Inventory``); several matches refuse to start, naming them.
+    case windowMatching(WindowPattern)
     /// A fixed rectangle of the root window.
     case region(PixelRect)
 }

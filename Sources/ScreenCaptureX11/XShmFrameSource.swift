@@ -16,6 +16,8 @@ import Synchronization
 /// The display connection belongs to the thread that runs ``run(framesPerSecond:stop:consumer:)``.
 public final class XShmFrameSource: FrameSource {
     public let options: X11CaptureOptions
+    /// The target with a window pattern replaced by the window it matched when capture started.
+    private let target: X11CaptureTarget
     private let logger: Logger
     private let connection: X11Connection
     private let clock = MonotonicClock()
@@ -55,7 +57,14 @@ public final class XShmFrameSource: FrameSource {
         self.options = options
         self.logger = logger
         connection = try X11Connection(name: options.displayName)
-        let geometry = try Self.resolveGeometry(options.target, connection)
+        if case .windowMatching(let pattern) = options.target {
+            let window = try X11Inventory.window(matching: pattern, on: connection)
+            logger.info("\"\(pattern)\" is window \(window.hexID) (\(window.className.isEmpty ? window.instance : window.className), \"\(window.title)\")")
+            target = .window(window.id)
+        } else {
+            target = options.target
+        }
+        let geometry = try Self.resolveGeometry(target, connection)
         drawable = geometry.drawable
         origin = geometry.origin
         captureSize = geometry.size
@@ -308,7 +317,7 @@ public final class XShmFrameSource: FrameSource {
 
     /// Re-reads the target's geometry after a configure event. Returns whether the captured size changed.
     private func followGeometry() throws(X11CaptureError) -> Bool {
-        let geometry = try Self.resolveGeometry(options.target, connection)
+        let geometry = try Self.resolveGeometry(target, connection)
         origin = geometry.origin
         guard geometry.size != captureSize else { return false }
         logger.info("capture size changed from \(captureSize.width)×\(captureSize.height) to \(geometry.size.width)×\(geometry.size.height)")
@@ -351,6 +360,12 @@ public final class XShmFrameSource: FrameSource {
             return Geometry(
                 drawable: connection.root, origin: (Int(monitor.x), Int(monitor.y)),
                 size: (Int(monitor.width), Int(monitor.height)))
+        case .monitorNamed(let name):
+            let monitor = try X11Inventory.monitor(named: name, on: connection)
+            return Geometry(drawable: connection.root, origin: (monitor.x, monitor.y), size: (monitor.width, monitor.height))
+        case .windowMatching(let pattern):
+            let window = try X11Inventory.window(matching: pattern, on: connection)
+            return try resolveGeometry(.window(window.id), connection)
         case .window(let id):
             let window = Window(id)
             guard id != 0, let size = try? windowSize(window, connection) else {

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import ScreenCapturePipeWire
+import ScreenCaptureX11
 import ScreenCodec
 public import ScreenMedia
 public import ScreenPipeline
@@ -254,6 +255,8 @@ public final class Share: Sendable {
         let reason = started.failure ?? error
         if let failure = reason as? ShareError { return failure }
         if let portal = reason as? ScreenCastPortalError, portal.kind == .cancelled { return ShareError(.declined, portal.message) }
+        // Like an option that names nothing usable: the command line must change.
+        if let x11 = reason as? X11CaptureError, x11.kind == .ambiguousWindow { return ShareError(.invalidSettings, x11.message) }
         return ShareError(started.didStart ? .failed : .cannotStart, String(describing: reason))
     }
 

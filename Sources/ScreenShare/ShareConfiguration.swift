@@ -69,10 +69,7 @@ public struct ShareConfiguration: Sendable, Equatable {
                         mask: mask))
             }
         } else {
-            let target: X11CaptureTarget =
-                if let monitor = settings.monitor { .monitor(monitor) } else if let window = settings.window { .window(parseWindowID(window)!) } else if let region = settings.region {
-                    .region(PixelRect(parsing: region)!)
-                } else { .rootWindow }
+            let target = try Self.x11Target(settings)
             source = .x11(
                 X11CaptureOptions(displayName: settings.display, target: target, drawsCursor: settings.cursor, usesSharedMemory: settings.shm, mask: mask))
         }
@@ -149,7 +146,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         }
         let s = settings
         try require(LogFormat(rawValue: s.logFormat) != nil, "--log-format must be text or json, got '\(s.logFormat)'")
-        try require(s.fps > 0 && s.fps <= 120, "--fps must be between 0 and 120, got \(s.fps)")
+        try require(s.fps > 0 && s.fps <= 120, "--fps must be more than 0 and at most 120, got \(s.fps.formatted(.number.grouping(.never)))")
         try require((50...100_000).contains(s.bitrate), "--bitrate must be between 50 and 100000 kbit/s, got \(s.bitrate)")
         try require((6...510).contains(s.audioBitrate), "--audio-bitrate must be between 6 and 510 kbit/s (Opus), got \(s.audioBitrate)")
         try require(!s.audio.contains(where: { $0.isWhitespace || $0.isNewline }), "--audio takes none, desktop, mic, or a PipeWire node id or node.name, got '\(s.audio)'")
@@ -183,10 +180,7 @@ public struct ShareConfiguration: Sendable, Equatable {
             throw ShareError(.invalidSettings, error.description)
         }
         try require([s.monitor != nil, s.window != nil, s.region != nil].filter { $0 }.count <= 1, "give at most one of --monitor, --window and --region")
-        if let region = s.region {
-            try require(PixelRect(parsing: region) != nil, "--region must be X,Y,WIDTH,HEIGHT with non-negative numbers, got '\(region)'")
-        }
-        if let window = s.window { try require(parseWindowID(window) != nil, "--window must be a window id in decimal or 0x hex, got '\(window)'") }
+        _ = try x11Target(s)
         do { _ = try MetadataPolicy(option: s.metadata) } catch { throw ShareError(.invalidSettings, "--metadata: \(error)") }
         try require(s.token == nil || s.server != nil || !s.to.isEmpty, "--token needs --server")
         if let server = s.server {
@@ -273,11 +267,45 @@ public enum CaptureSource: Sendable, Equatable {
     }
 }
 
+extension ShareConfiguration {
+    /// What `--monitor`, `--window` or `--region` name (the whole screen without them); throws naming the option.
+    static func x11Target(_ s: ShareSettings) throws(ShareError) -> X11CaptureTarget {
+        if let monitor = s.monitor {
+            if let index = Int(monitor) {
+                guard index >= 0 else { throw ShareError(.invalidSettings, "--monitor takes an index from 0 or a monitor's name, got \(index)") }
+                return .monitor(index)
+            }
+            guard !monitor.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw ShareError(.invalidSettings, "--monitor takes an index from 0 or a monitor's name (`screenpub --list-monitors`), got nothing")
+            }
+            return .monitorNamed(monitor)
+        }
+        if let window = s.window {
+            if let id = parseWindowID(window) { return .window(id) }
+            do {
+                return .windowMatching(try WindowPattern(window))
+            } catch {
+                throw ShareError(
+                    .invalidSettings, "--window takes a window id (decimal or 0x hex) or a glob matching one window's class or title: \(error.description)")
+            }
+        }
+        if let region = s.region {
+            guard let rect = PixelRect(parsing: region) else {
+                throw ShareError(.invalidSettings, "--region must be X,Y,WIDTH,HEIGHT with non-negative numbers, got '\(region)'")
+            }
+            return .region(rect)
+        }
+        return .rootWindow
+    }
+}
+
 func describe(_ target: X11CaptureTarget) -> String {
     switch target {
     case .rootWindow: "the screen"
     case .monitor(let index): "monitor \(index)"
+    case .monitorNamed(let name): "monitor \(name)"
     case .window(let id): "window 0x\(String(id, radix: 16))"
+    case .windowMatching(let pattern): "the window matching \"\(pattern)\""
     case .region(let rect): "region \(rect)"
     }
 }

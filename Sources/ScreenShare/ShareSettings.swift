@@ -12,7 +12,7 @@ public struct ShareSettings: Sendable, Equatable {
     public var portalSource = ScreenCastPortalRequest.Sources.monitor
     public var portalTimeout = 300.0
     public var display: String?
-    public var monitor: Int?
+    public var monitor: String?
     public var window: String?
     public var region: String?
     /// `--mask-window` globs, `--mask-region` rectangles (X,Y,W,H) and `--mask-style`.

@@ -10,6 +10,9 @@ enum ExitStatus {
     static let runtimeFailure: Int32 = 1
     /// Could not start: no display, unknown window or monitor, region outside the screen, unwritable output.
     static let cannotStart: Int32 = 2
+    /// The command line names something that is not there in a usable way (a window pattern matching several
+    /// windows); sysexits' EX_USAGE, as for options ArgumentParser refuses.
+    static let usage: Int32 = 64
     /// `screenpub status|pause|resume|stop`: no screenpub is running (as `systemctl status` says 3).
     static let notRunning: Int32 = 3
     /// The user declined screen sharing in the ScreenCast portal's dialog (sysexits' EX_NOPERM); the

@@ -67,14 +67,25 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: "X display to capture, e.g. :0 (default: $DISPLAY).")
     var display: String?
 
-    @Option(help: "Capture one RandR monitor, numbered from 0 as in `xrandr --listmonitors`.")
-    var monitor: Int?
+    @Option(help: "Capture one RandR monitor: its index from 0 or its name (HDMI-1), as --list-monitors shows them.")
+    var monitor: String?
 
-    @Option(help: "Capture one window by id (decimal or 0x hex, as `xwininfo` prints).")
+    @Option(help: ArgumentHelp(
+        "Capture one window: its id (decimal or 0x hex, as --list-windows and xwininfo print it), or a glob matching exactly one window's class or title, ignoring case ('*Firefox*').",
+        discussion: "A pattern that matches several windows lists them and exits 64; it is matched once, when capture starts."))
     var window: String?
 
     @Option(help: "Capture a rectangle of the screen: X,Y,WIDTH,HEIGHT.")
     var region: String?
+
+    @Flag(help: "List the windows --window can name (id, class, geometry, title; top of the stack first) and exit.")
+    var listWindows = false
+
+    @Flag(help: "List the monitors --monitor can name (index, RandR name, geometry, primary) and exit.")
+    var listMonitors = false
+
+    @Flag(help: "With --list-windows or --list-monitors: print JSON instead of a table.")
+    var json = false
 
     @Option(help: ArgumentHelp(
         "Hide every window whose WM_CLASS or title matches this glob, ignoring case (repeatable; X11): it is covered in every frame before encoding, wherever it moves, from the first frame it shows in. Quote patterns with * or ?: --mask-window KeePassXC --mask-window '*Bitwarden*'.",
@@ -207,6 +218,19 @@ struct ShareCommand: AsyncParsableCommand {
 
     /// The share in one ServiceGroup; exits 2 if it could not start, 1 if it failed, 77 if declined.
     func run() async throws {
+        if listWindows || listMonitors {
+            let environment = ProcessInfo.processInfo.environment
+            do {
+                printNow(
+                    listWindows
+                        ? try CaptureTargets.windows(settings, environment: environment, json: json)
+                        : try CaptureTargets.monitors(settings, environment: environment, json: json))
+            } catch {
+                FileHandle.standardError.write(Data("screenpub: \(error.message)\n".utf8))
+                throw ExitCode(ExitStatus.cannotStart)
+            }
+            return
+        }
         LogFormat(rawValue: logFormat)?.bootstrap()
         var logger = Logger(label: "screenpub")
         logger.logLevel = verbose ? .debug : .info
@@ -235,7 +259,8 @@ struct ShareCommand: AsyncParsableCommand {
         guard let problem = share.finish(failure) else { return }
         logger.error("\(problem.message)")
         switch problem.kind {
-        case .cannotStart, .invalidSettings: throw ExitCode(ExitStatus.cannotStart)
+        case .invalidSettings: throw ExitCode(ExitStatus.usage)
+        case .cannotStart: throw ExitCode(ExitStatus.cannotStart)
         case .failed: throw ExitCode(ExitStatus.runtimeFailure)
         case .declined: throw ExitCode(ExitStatus.declined)
         }

@@ -187,10 +187,10 @@ import Testing
     }
 
     @Test(arguments: [
-        (changed { $0.fps = 0 }, "--fps must be between 0 and 120, got 0.0"),
+        (changed { $0.fps = 0 }, "--fps must be more than 0 and at most 120, got 0"),
         (changed { $0.to = ["gopher://x"] }, "--to gopher://x: not a destination screenpub knows"),
         (changed { $0.server = "relay:8090" }, "--server must be an http:// or https:// URL, got 'relay:8090'"),
-        (changed { $0.monitor = 0; $0.window = "0x1" }, "give at most one of --monitor, --window and --region"),
+        (changed { $0.monitor = "0"; $0.window = "0x1" }, "give at most one of --monitor, --window and --region"),
         (changed { $0.metadata = String(repeating: "x", count: 33) }, "--metadata:"),
         (changed { $0.token = "t" }, "--token needs --server"),
         (changed { $0.tlsCert = "cert.pem" }, "--tls-cert and --tls-key go together"),
