@@ -131,6 +131,11 @@ let package = Package(
             ],
             resources: [.copy("Viewer")],
             swiftSettings: strictSwift),
+        // The relay's HTTP API as `screenrelay session|sessions|token|archive` call it.
+        .target(
+            name: "ScreenRelayAdmin",
+            dependencies: ["ScreenRelay", "ScreenTransport", "ScreenService", "ScreenWire"],
+            swiftSettings: strictSwift),
         .target(
             name: "ScreenService",
             dependencies: [
@@ -216,7 +221,7 @@ let package = Package(
         .executableTarget(
             name: "screenrelay",
             dependencies: [
-                "ScreenRelay", "ScreenService", "ScreenWire",
+                "ScreenRelay", "ScreenRelayAdmin", "ScreenService", "ScreenTransport", "ScreenWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -54,6 +54,27 @@ actor ArchiveManager {
         return archive
     }
 
+    /// The archives (newest first), those being recorded with their length and size so far.
+    func list(sessionId: String?) async throws -> [Archive] {
+        var archives = try store.list(sessionId: sessionId)
+        for index in archives.indices where archives[index].status == .started { archives[index] = await withProgress(archives[index]) }
+        return archives
+    }
+
+    /// One archive, with its length and size so far if it is being recorded.
+    func archive(_ id: String) async throws -> Archive? {
+        guard let archive = try store.archive(id) else { return nil }
+        return archive.status == .started ? await withProgress(archive) : archive
+    }
+
+    private func withProgress(_ archive: Archive) async -> Archive {
+        guard let hub = active[archive.id], let recorder = await hub.recorder, recorder.archiveId == archive.id else { return archive }
+        let progress = await recorder.progress()
+        var current = archive
+        (current.duration, current.size, current.streams, current.resolution) = (progress.duration, progress.size, progress.streams, progress.resolution)
+        return current
+    }
+
     /// Stops a recording (or returns the archive as it is when it is not recording).
     func stop(_ id: String, reason: String = "") async throws -> Archive {
         guard var archive = try store.archive(id) else { throw RelayError(.notFound, "there is no archive \(id)") }

@@ -124,6 +124,21 @@ final class ArchiveRecorder: @unchecked Sendable {
         onFailure(reason)
     }
 
+    /// What has been written so far (a recording in progress, as the archive API shows it): its length, streams,
+    /// first resolution and bytes on disk.
+    func progress() async -> Summary {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                let files = self.writers.keys.sorted().map { self.folder.appendingPathComponent(RelayStore.fileName(stream: $0)) }
+                var duration = 0.0
+                if let first = self.first, let last = self.last { duration = (last - first).seconds }
+                continuation.resume(returning: Summary(
+                    duration: duration, streams: files.count, resolution: self.resolution, size: RelayStore.size(of: files), sha256: nil,
+                    failure: self.failure))
+            }
+        }
+    }
+
     /// Finishes every file and sums up what was recorded.
     func finish() async -> Summary {
         await withCheckedContinuation { continuation in

@@ -58,7 +58,7 @@ extension RelayServer {
 
     /// The archive `id` if the caller may see it.
     private func archive(_ id: String, for caller: ArchiveCaller) async throws -> Archive {
-        guard let archive = try manager().store.archive(id), caller.mayAccess(archive.sessionId) else {
+        guard let archive = try await manager().archive(id), caller.mayAccess(archive.sessionId) else {
             throw HTTPError(.notFound, message: "there is no archive \(id)")
         }
         return archive
@@ -93,7 +93,7 @@ extension RelayServer {
         case .notFound: return HTTPError(.notFound, message: failure.message)
         case .conflict: return HTTPError(.conflict, message: failure.message)
         case .badRequest: return HTTPError(.badRequest, message: failure.message)
-        case .storage, .dataDirectoryInUse, .cannotListen, .badCertificate: return HTTPError(.internalServerError, message: failure.message)
+        case .storage, .dataDirectoryInUse, .cannotListen, .badCertificate, .badSecret: return HTTPError(.internalServerError, message: failure.message)
         }
     }
 
@@ -128,7 +128,7 @@ extension RelayServer {
                 guard sessionId == nil || sessionId == own else { throw HTTPError(.forbidden, message: "the token is for another session") }
                 sessionId = own
             }
-            return try Self.json(["items": try manager().store.list(sessionId: sessionId)])
+            return try Self.json(["items": try await manager().list(sessionId: sessionId)])
         }
         router.get("/archive/{id}") { [self] request, context -> Response in
             try Self.json(try await archive(try context.parameters.require("id"), for: try await archiveCaller(request)))

@@ -3,8 +3,10 @@ import Foundation
 /// The address to put in links when the relay listens on a wildcard address (`0.0.0.0`, `::`), which no
 /// client can connect to: this machine's network address (``networkAddress()``), else its host name.
 public enum ReachableAddress {
+    static func isWildcard(_ host: String) -> Bool { ["0.0.0.0", "::", "", "*", "[::]"].contains(host) }
+
     static func replacingWildcard(_ host: String) -> String {
-        guard ["0.0.0.0", "::", "", "*", "[::]"].contains(host) else { return host }
+        guard isWildcard(host) else { return host }
         return networkAddress() ?? hostName() ?? "127.0.0.1"
     }
 

@@ -18,4 +18,6 @@ public enum RelayFailure: Sendable, Hashable {
     case cannotListen
     /// The TLS certificate or key cannot be used (unreadable, not PEM, expired, not a pair).
     case badCertificate
+    /// No relay secret is set, or it cannot be read or is too short.
+    case badSecret
 }

@@ -147,7 +147,7 @@ public final class RelayServer: Service {
             self.store = store
             archives = try ArchiveManager(store: store, registry: registry, logger: logger)
             let known = try store.sessions(createdAfter: Date().addingTimeInterval(-TokenAuthority.maximumLifetime))
-            for id in known { _ = await registry.create(id: id) }
+            for session in known { _ = await registry.create(id: session.id, title: session.title, createdAt: session.createdAt) }
             if !known.isEmpty { logger.info("\(known.count) session(s) restored from \(dataDirectory)") }
         } else {
             store = nil
@@ -157,6 +157,15 @@ public final class RelayServer: Service {
         if !loopback, configuration.tls == nil, !(configuration.publicURL ?? "").hasPrefix("https://") {
             logger.warning(
                 "listening on \(configuration.host) without TLS: browsers on other machines offer the viewer's WebCodecs only on https pages (give --tls-cert and --tls-key, or put a TLS proxy in front and give --public-url https://…)")
+        }
+        if configuration.publicURL == nil, ReachableAddress.isWildcard(configuration.host) {
+            if let address = ReachableAddress.networkAddress() {
+                logger.notice(
+                    "listening on \(configuration.host): links made without a Host to go by name this machine as \(address); if others reach it by another name or through a proxy, give --public-url")
+            } else {
+                logger.warning(
+                    "listening on \(configuration.host) but this machine has no network address to put in links: they name 127.0.0.1, which works only here; give --public-url with the address others use")
+            }
         }
         if viewer.directory == nil {
             logger.warning("the browser viewer's files were not found (looked in \(viewer.searched.joined(separator: ", "))); /view will answer 500")
@@ -289,9 +298,15 @@ public final class RelayServer: Service {
 
     // MARK: HTTP
 
-    private struct SessionRequest: Decodable { var data: String? }
+    private struct SessionRequest: Decodable {
+        var data: String?
+        var title: String?
+    }
+    /// Longest session title, in characters.
+    static let maximumTitleLength = 200
     private struct TokenRequest: Decodable {
-        var role: Role?
+        /// Checked by hand, so that a wrong one gets a sentence rather than a decoding error.
+        var role: String?
         var expiresIn: Double?
         var data: String?
     }
@@ -300,6 +315,8 @@ public final class RelayServer: Service {
         var token: String
         var role: Role
         var expiresAt: String
+        /// The viewer page with this token (subscribers and moderators watch; a publisher's token goes to screenpub).
+        var viewerURL: String?
     }
 
     private func addHTTPRoutes(_ router: Router<RelayRequestContext>) {
@@ -320,10 +337,41 @@ public final class RelayServer: Service {
         }
         router.post("/session") { [self] request, context -> SessionCreatedResponse in
             try authorize(request)
-            let body = try? await request.decode(as: SessionRequest.self, context: context)
-            let session = try await openSession(connectionData: body?.data ?? "")
+            var body: SessionRequest?
+            if request.headers[.contentLength].map({ $0 != "0" }) ?? (request.headers[.transferEncoding] != nil) {
+                do { body = try await request.decode(as: SessionRequest.self, context: context) } catch {
+                    throw HTTPError(.badRequest, message: "the body must be JSON: {\"title\": … (optional), \"data\": publisher's connection data (optional)}")
+                }
+            }
+            let title = (body?.title ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard title.count <= Self.maximumTitleLength, !title.contains(where: { $0.isNewline }) else {
+                throw HTTPError(.badRequest, message: "a session title is one line of at most \(Self.maximumTitleLength) characters")
+            }
+            let session = try await openSession(connectionData: body?.data ?? "", title: title)
             return SessionCreatedResponse(
                 try await credentials(for: session, base: baseURL(for: request, port: waitUntilListening())))
+        }
+        // The live sessions: who is there, what is published and watched, whether it is recorded.
+        router.get("/session") { [self] request, _ -> Response in
+            try authorize(request)
+            var summaries: [SessionSummary] = []
+            for hub in await registry.all { summaries.append(await hub.summary) }
+            summaries.sort { ($0.createdAt, $0.sessionId) < ($1.createdAt, $1.sessionId) }
+            return try Self.json(["items": summaries])
+        }
+        // One session, for the server side or anyone holding a token of it (the viewer shows its title and count).
+        router.get("/session/{id}") { [self] request, context -> Response in
+            let sessionId = try context.parameters.require("id")
+            if !constantTimeEqual(bearer(request) ?? "", configuration.secret) {
+                let presented = bearer(request) ?? request.uri.queryParameters["token"].map(String.init) ?? ""
+                let grant: SessionGrant
+                do throws(WireError) { grant = try await tokens.verify(presented) } catch {
+                    throw HTTPError(.unauthorized, message: "this call needs the relay secret or a token of the session: \(error.message)")
+                }
+                guard grant.sessionId == sessionId else { throw HTTPError(.forbidden, message: "the token is for another session") }
+            }
+            guard let hub = await registry.hub(sessionId) else { throw HTTPError(.notFound, message: "there is no session \(sessionId)") }
+            return try Self.json(await hub.summary)
         }
         // A signal from the server side to one connection or the whole session.
         router.post("/session/{id}/signal") { [self] request, context -> Response in
@@ -347,13 +395,22 @@ public final class RelayServer: Service {
             try authorize(request)
             let sessionId = try context.parameters.require("id")
             guard await registry.hub(sessionId) != nil else { throw HTTPError(.notFound, message: "there is no session \(sessionId)") }
-            let body = try await request.decode(as: TokenRequest.self, context: context)
-            let role = body.role ?? .subscriber
+            let body: TokenRequest
+            do { body = try await request.decode(as: TokenRequest.self, context: context) } catch {
+                throw HTTPError(
+                    .badRequest,
+                    message: "the body must be JSON: {\"role\": \"subscriber\" (or publisher, moderator), \"expiresIn\": seconds, \"data\": \"name=Ada\"} (all optional)")
+            }
+            guard let role = body.role.map({ Role(rawValue: $0) }) ?? .subscriber else {
+                throw HTTPError(.badRequest, message: "role must be publisher, subscriber or moderator, got \"\(body.role ?? "")\"")
+            }
             let lifetime = body.expiresIn ?? 24 * 3600
             let token = try await mint(sessionId: sessionId, role: role, expiresIn: lifetime, data: body.data ?? "")
+            let base = baseURL(for: request, port: try await waitUntilListening())
             return TokenMinted(
                 sessionId: sessionId, token: token, role: role,
-                expiresAt: ISO8601DateFormatter().string(from: Date().addingTimeInterval(lifetime)))
+                expiresAt: ISO8601DateFormatter().string(from: Date().addingTimeInterval(lifetime)),
+                viewerURL: role == .publisher ? nil : "\(base)/view/\(sessionId)?token=\(token)")
         }
     }
 
@@ -381,8 +438,8 @@ public final class RelayServer: Service {
     }
 
     /// Creates a session (what `POST /session` does, for an embedding process that holds the relay itself).
-    public func createSession(connectionData: String = "") async throws -> SessionCredentials {
-        try await credentials(for: openSession(connectionData: connectionData))
+    public func createSession(connectionData: String = "", title: String = "") async throws -> SessionCredentials {
+        try await credentials(for: openSession(connectionData: connectionData, title: title))
     }
 
     /// A session made and its tokens minted, before the relay necessarily listens (its URLs need the port).
@@ -394,15 +451,15 @@ public final class RelayServer: Service {
     }
 
     /// Makes a session and mints its publisher and viewer tokens, without waiting for the relay to listen.
-    public func openSession(connectionData: String = "") async throws -> OpenedSession {
-        guard let hub = await registry.create(limit: configuration.maximumSessions) else {
+    public func openSession(connectionData: String = "", title: String = "") async throws -> OpenedSession {
+        guard let hub = await registry.create(limit: configuration.maximumSessions, title: title) else {
             metrics.refused(.sessionCap)
             throw HTTPError(
                 .serviceUnavailable,
                 message: "this relay has \(configuration.maximumSessions) sessions, the most it keeps (max-sessions); empty ones expire after \(Int(configuration.emptySessionExpirySeconds)) s")
         }
         do {
-            try store?.saveSession(hub.sessionId, createdAt: hub.createdAt)
+            try store?.saveSession(hub.sessionId, title: hub.title, createdAt: hub.createdAt)
         } catch {
             logger.error("session \(hub.sessionId) will not survive a restart: \(error)")
         }

@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 import GRDB
 
 /// One recording of a session, as `GET /archive/{id}` returns it.
-struct Archive: Sendable, Hashable, Codable {
-    enum Status: String, Sendable, Codable {
+public struct Archive: Sendable, Hashable, Codable {
+    public enum Status: String, Sendable, Codable {
         /// Frames are being written.
         case started
         /// Recording ended without a finished file (the relay stopped mid-recording); what was written plays.
@@ -14,26 +14,31 @@ struct Archive: Sendable, Hashable, Codable {
         case failed
     }
 
-    var id: String
-    var sessionId: String
-    var name: String
-    var status: Status
-    var reason: String
-    var createdAt: Date
+    public var id: String
+    public var sessionId: String
+    public var name: String
+    public var status: Status
+    public var reason: String
+    public var createdAt: Date
     /// Seconds from the first to the last frame recorded.
-    var duration: Double
+    public var duration: Double
     /// Bytes on disk (all streams).
-    var size: Int
+    public var size: Int
     /// Streams recorded (one WebM each).
-    var streams: Int
+    public var streams: Int
     /// `WIDTHxHEIGHT` of the first stream, or empty before its first frame.
-    var resolution: String
+    public var resolution: String
     /// Of the first stream's file, once available.
-    var sha256: String?
+    public var sha256: String?
 }
 
-extension Archive: FetchableRecord, PersistableRecord {
+/// An archive's row in the index (GRDB stays an implementation detail of the store).
+private struct ArchiveRecord: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "archive"
+    var archive: Archive
+    init(_ archive: Archive) { self.archive = archive }
+    init(from decoder: any Decoder) throws { archive = try Archive(from: decoder) }
+    func encode(to encoder: any Encoder) throws { try archive.encode(to: encoder) }
 }
 
 /// The relay's memory across restarts: its sessions and the archive index, in an embedded SQLite database
@@ -82,6 +87,9 @@ final class RelayStore: Sendable {
                 table.column("createdAt", .datetime).notNull()
             }
         }
+        migrator.registerMigration("session titles v1") { db in
+            try db.alter(table: "session") { table in table.add(column: "title", .text).notNull().defaults(to: "") }
+        }
         try migrator.migrate(database)
     }
 
@@ -107,29 +115,31 @@ final class RelayStore: Sendable {
         files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int) ?? 0) }
     }
 
-    func insert(_ archive: Archive) throws { try database.write { try archive.insert($0) } }
-    func update(_ archive: Archive) throws { try database.write { try archive.update($0) } }
-    func archive(_ id: String) throws -> Archive? { try database.read { try Archive.fetchOne($0, key: id) } }
+    func insert(_ archive: Archive) throws { try database.write { try ArchiveRecord(archive).insert($0) } }
+    func update(_ archive: Archive) throws { try database.write { try ArchiveRecord(archive).update($0) } }
+    func archive(_ id: String) throws -> Archive? { try database.read { try ArchiveRecord.fetchOne($0, key: id)?.archive } }
 
     func list(sessionId: String?) throws -> [Archive] {
         try database.read { db in
-            var request = Archive.order(Column("createdAt").desc)
+            var request = ArchiveRecord.order(Column("createdAt").desc)
             if let sessionId { request = request.filter(Column("sessionId") == sessionId) }
-            return try request.fetchAll(db)
+            return try request.fetchAll(db).map(\.archive)
         }
     }
 
     /// Deletes the record and its files.
     func delete(_ id: String) throws {
-        _ = try database.write { try Archive.deleteOne($0, key: id) }
+        _ = try database.write { try ArchiveRecord.deleteOne($0, key: id) }
         try? FileManager.default.removeItem(at: folder(of: id))
     }
 
     // MARK: Sessions
 
     /// Remembers a session, so that a restarted relay still knows it (its tokens stay good).
-    func saveSession(_ id: String, createdAt: Date) throws {
-        try database.write { try $0.execute(sql: "INSERT OR REPLACE INTO session (id, createdAt) VALUES (?, ?)", arguments: [id, createdAt]) }
+    func saveSession(_ id: String, title: String, createdAt: Date) throws {
+        try database.write {
+            try $0.execute(sql: "INSERT OR REPLACE INTO session (id, title, createdAt) VALUES (?, ?, ?)", arguments: [id, title, createdAt])
+        }
     }
 
     /// Forgets sessions (they expired, empty).
@@ -141,17 +151,19 @@ final class RelayStore: Sendable {
 
     /// Sessions created after `date` (older ones have no valid token left: tokens live 30 days at most);
     /// older ones are forgotten.
-    func sessions(createdAfter date: Date) throws -> [String] {
+    func sessions(createdAfter date: Date) throws -> [(id: String, title: String, createdAt: Date)] {
         try database.write { db in
             try db.execute(sql: "DELETE FROM session WHERE createdAt <= ?", arguments: [date])
-            return try String.fetchAll(db, sql: "SELECT id FROM session ORDER BY createdAt")
+            return try Row.fetchAll(db, sql: "SELECT id, title, createdAt FROM session ORDER BY createdAt").map { row in
+                (row["id"], row["title"], row["createdAt"])
+            }
         }
     }
 
     /// Recordings still `started` belong to a relay that died: they become `stopped`, with what is on disk.
     @discardableResult
     func recoverInterrupted() throws -> [Archive] {
-        let interrupted = try database.read { try Archive.filter(Column("status") == Archive.Status.started.rawValue).fetchAll($0) }
+        let interrupted = try database.read { try ArchiveRecord.filter(Column("status") == Archive.Status.started.rawValue).fetchAll($0).map(\.archive) }
         var recovered: [Archive] = []
         for var archive in interrupted {
             archive.status = .stopped

@@ -9,7 +9,9 @@ import ScreenWire
 /// media part the router bounds.
 actor SessionHub {
     let sessionId: String
-    let createdAt = Date()
+    /// What the session is called, given when it was made (`POST /session` `title`); "" for none.
+    let title: String
+    let createdAt: Date
     private var router: StreamRouter<ByteBuffer>
     private var outlets: [String: ConnectionOutlet] = [:]
     private let metrics: RelayMetrics
@@ -37,10 +39,12 @@ actor SessionHub {
     private var markers: [HLSPackager.DateRange] = []
 
     init(
-        sessionId: String, metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true,
-        archiveGrace: Duration = .seconds(10), alwaysHLS: HLSPackager.Configuration? = nil
+        sessionId: String, title: String = "", createdAt: Date = Date(), metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(),
+        publishersMaySignal: Bool = true, archiveGrace: Duration = .seconds(10), alwaysHLS: HLSPackager.Configuration? = nil
     ) {
         self.sessionId = sessionId
+        self.title = title
+        self.createdAt = createdAt
         self.archiveGrace = archiveGrace
         self.alwaysHLS = alwaysHLS
         self.router = StreamRouter(sessionId: sessionId, limits: limits, publishersMaySignal: publishersMaySignal)
@@ -48,6 +52,22 @@ actor SessionHub {
     }
 
     var isEmpty: Bool { router.isEmpty }
+
+    /// What `GET /session` tells about it: who is there, what is published and watched, whether it is recorded.
+    var summary: SessionSummary {
+        let connections = router.connectionInfos
+        func count(_ role: Role) -> Int { connections.filter { $0.role == role }.count }
+        return SessionSummary(
+            sessionId: sessionId, title: title, createdAt: createdAt, publishers: count(.publisher), viewers: count(.subscriber),
+            moderators: count(.moderator),
+            streams: router.streamInfos.map { stream in
+                SessionSummary.Stream(
+                    streamId: stream.streamId, name: stream.name, videoType: stream.properties.videoType.rawValue,
+                    codec: stream.properties.codec.rawValue, width: stream.properties.width, height: stream.properties.height,
+                    paused: !stream.properties.hasVideo, subscribers: router.subscriberCount(of: stream.streamId))
+            },
+            recording: recorder.map { SessionSummary.Recording(archiveId: $0.archiveId, name: recordingName) })
+    }
 
     /// No client and no recording for `duration`: the session can go.
     func hasBeenIdle(for duration: Duration) -> Bool {
@@ -283,9 +303,9 @@ actor SessionRegistry {
     }
 
     /// A new session, or (`id` given) one the relay knew before a restart.
-    func create(id: String = SessionRegistry.newIdentifier()) -> SessionHub {
+    func create(id: String = SessionRegistry.newIdentifier(), title: String = "", createdAt: Date = Date()) -> SessionHub {
         let hub = SessionHub(
-            sessionId: id, metrics: metrics, limits: limits, publishersMaySignal: publishersMaySignal, archiveGrace: archiveGrace,
+            sessionId: id, title: title, createdAt: createdAt, metrics: metrics, limits: limits, publishersMaySignal: publishersMaySignal, archiveGrace: archiveGrace,
             alwaysHLS: alwaysHLS)
         hubs[id] = hub
         metrics.set(.sessions, hubs.count)
@@ -293,8 +313,8 @@ actor SessionRegistry {
     }
 
     /// A new session, unless `limit` sessions exist.
-    func create(limit: Int) -> SessionHub? {
-        hubs.count < limit ? create() : nil
+    func create(limit: Int, title: String) -> SessionHub? {
+        hubs.count < limit ? create(title: title) : nil
     }
 
     /// Removes the sessions that have had no client and no recording for `duration`; returns their ids.

@@ -1,5 +1,6 @@
 import Foundation
 import ScreenCaptureX11
+import ScreenService
 
 /// `screenpub --list-windows` and `--list-monitors`: what `--window` and `--monitor` can name, as a table or JSON.
 public enum CaptureTargets {
@@ -10,7 +11,7 @@ public enum CaptureTargets {
         do { windows = try X11Inventory.windows(displayName: settings.display) } catch { throw ShareError(.cannotStart, error.message) }
         if json { return encode(windows) }
         guard !windows.isEmpty else { return "no named window is mapped on \(settings.display ?? environment["DISPLAY"] ?? "the display")" }
-        return table(
+        return TextTable.render(
             header: ["ID", "CLASS", "GEOMETRY", "TITLE"],
             rows: windows.map { window in
                 [
@@ -26,7 +27,7 @@ public enum CaptureTargets {
         let monitors: [X11MonitorInfo]
         do { monitors = try X11Inventory.monitors(displayName: settings.display) } catch { throw ShareError(.cannotStart, error.message) }
         if json { return encode(monitors) }
-        return table(
+        return TextTable.render(
             header: ["INDEX", "NAME", "GEOMETRY", "PRIMARY"],
             rows: monitors.map { monitor in
                 ["\(monitor.index)", monitor.name, "\(monitor.width)x\(monitor.height)+\(monitor.x)+\(monitor.y)", monitor.primary ? "yes" : ""]
@@ -45,16 +46,5 @@ public enum CaptureTargets {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(value)) ?? Data("[]".utf8), as: UTF8.self)
-    }
-
-    /// Left-aligned columns two spaces apart; the last column is not padded.
-    static func table(header: [String], rows: [[String]]) -> String {
-        let all = [header] + rows
-        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
-        return all.map { row in
-            row.indices.map { column in
-                column == row.count - 1 ? row[column] : row[column].padding(toLength: widths[column], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }.joined(separator: "\n")
     }
 }

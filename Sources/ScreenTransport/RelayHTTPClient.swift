@@ -32,10 +32,24 @@ public struct RelayHTTPClient: Sendable {
         try await send(method, url, bearer: bearer, body: json.map { ($0, "application/json") }, headers: headers)
     }
 
+    /// `GET url` whose successful (2xx) answer is written to `file` as it arrives, whatever its size; any other
+    /// answer is returned in the response's body as ``send(_:_:bearer:json:headers:)`` would. ``timeoutSeconds``
+    /// bounds the whole download.
+    public func download(_ url: String, bearer: String? = nil, to file: FileHandle) async throws(RelayClientError) -> Response {
+        try await send("GET", url, bearer: bearer, body: nil, saving: file)
+    }
+
     /// ``send(_:_:bearer:json:headers:)`` with a body of any type (a media segment to an origin).
     public func send(
         _ method: String, _ url: String, bearer: String? = nil, body: (data: Data, contentType: String)?,
         headers: [(name: String, value: String)] = []
+    ) async throws(RelayClientError) -> Response {
+        try await send(method, url, bearer: bearer, body: body, headers: headers, saving: nil)
+    }
+
+    private func send(
+        _ method: String, _ url: String, bearer: String?, body: (data: Data, contentType: String)?,
+        headers: [(name: String, value: String)] = [], saving file: FileHandle?
     ) async throws(RelayClientError) -> Response {
         let json = body?.data
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
@@ -73,7 +87,8 @@ public struct RelayHTTPClient: Sendable {
         do {
             return try await withThrowingTaskGroup(of: Response.self) { group in
                 group.addTask { [maximumBody] in
-                    try await Self.exchange(host: host, port: port, tls: tlsContext, head: request, body: json, maximumBody: maximumBody)
+                    try await Self.exchange(
+                        host: host, port: port, tls: tlsContext, head: request, body: json, maximumBody: maximumBody, saving: file)
                 }
                 group.addTask { [timeoutSeconds] in
                     try await Task.sleep(for: .milliseconds(Int(timeoutSeconds * 1000)))
@@ -91,7 +106,7 @@ public struct RelayHTTPClient: Sendable {
     }
 
     private static func exchange(
-        host: String, port: Int, tls: NIOSSLContext?, head: HTTPRequestHead, body: Data?, maximumBody: Int
+        host: String, port: Int, tls: NIOSSLContext?, head: HTTPRequestHead, body: Data?, maximumBody: Int, saving file: FileHandle?
     ) async throws -> Response {
         let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -127,6 +142,10 @@ public struct RelayHTTPClient: Sendable {
                     case .head(let responseHead):
                         status = Int(responseHead.status.code)
                     case .body(var chunk):
+                        if let file, (200..<300).contains(status) {
+                            try chunk.withUnsafeReadableBytes { try file.write(contentsOf: $0) }
+                            continue
+                        }
                         guard received.readableBytes + chunk.readableBytes <= maximumBody else {
                             throw RelayClientError(.unreachable, "its answer is larger than \(maximumBody) bytes")
                         }

@@ -8,25 +8,34 @@ import ScreenWire
 
 @main
 enum ScreenrelayMain {
+    /// The commands that call a relay's API instead of being one.
+    static let adminCommands: Set<String> = ["session", "sessions", "token", "archive", "help"]
+
     static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments == ["--help"] || arguments == ["-h"] {
+            // What people run most is the server: its options, then the admin commands.
+            let commands = ScreenrelayCommand.helpMessage()
+            print(ScreenrelayCommand.helpMessage(for: ServeCommand.self) + "\n"
+                + (commands.range(of: "SUBCOMMANDS:").map { String(commands[$0.lowerBound...]) } ?? commands))
+            return
+        }
         let informational: Set<String> = ["-h", "--help", "--help-hidden", "--version", "--experimental-dump-help"]
-        if arguments.contains(where: { informational.contains($0) || $0.hasPrefix("--generate-completion-script") }) {
+        if let first = arguments.first, adminCommands.contains(first)
+            || arguments.contains(where: { informational.contains($0) || $0.hasPrefix("--generate-completion-script") })
+        {
             await ScreenrelayCommand.main(arguments)
             return
         }
-        var command: ScreenrelayCommand
+        if arguments.first == "serve" { arguments.removeFirst() }
+        var command: ServeCommand
         do {
-            let layers = try LayeredArguments.read(command: ScreenrelayCommand.self, application: "screenrelay", commandLine: arguments)
-            do {
-                command = try ScreenrelayCommand.parse(layers.arguments)
-            } catch {
-                if let explained = layers.explain(ScreenrelayCommand.message(for: error)) { throw ServiceError(.badConfiguration, explained) }
-                ScreenrelayCommand.exit(withError: error)
-            }
-        } catch {
+            command = try ServeCommand.read(commandLine: arguments)
+        } catch let error as ServiceError {
             FileHandle.standardError.write(Data("screenrelay: \(error)\n".utf8))
             exit(78)
+        } catch {
+            ScreenrelayCommand.exit(withError: error)
         }
         do {
             try await command.run()
@@ -36,10 +45,25 @@ enum ScreenrelayMain {
     }
 }
 
+/// `screenrelay`: the server (default) and the commands that manage one through its HTTP API.
 struct ScreenrelayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screenrelay",
-        abstract: "The screenpub session server: sessions and tokens, WebSocket fan-out of screen streams.",
+        abstract: "The screenpub session server, and the commands that manage one.",
+        discussion: """
+            `screenrelay [options]` runs the server (the `serve` command; `screenrelay serve --help` lists its \
+            options). The other commands call a running relay's HTTP API with the relay secret, read from the same \
+            places the relay reads it.
+            """,
+        version: ScreenpubVersion.current,
+        subcommands: [ServeCommand.self, SessionCommand.self, SessionsCommand.self, TokenCommand.self, ArchiveCommand.self],
+        defaultSubcommand: ServeCommand.self)
+}
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the session server: sessions and tokens, WebSocket fan-out of screen streams (the default command).",
         discussion: """
             The secret that signs tokens and guards POST /session is read from --secret-file, \
             $SCREENRELAY_SECRET or $XDG_CONFIG_HOME/screenrelay/secret (at least 32 bytes); it is never logged. See docs/protocol.md for the wire \
@@ -57,8 +81,24 @@ struct ScreenrelayCommand: AsyncParsableCommand {
             Exit status: 0 stopped by SIGINT/SIGTERM; 1 the server failed; 2 could not start (no or short \
             secret, port in use, unusable certificate); 64 invalid command line; 78 invalid configuration file or SCREENRELAY_* \
             variable.
-            """,
-        version: ScreenpubVersion.current)
+            """)
+
+    /// The server's settings from the configuration file, the environment and `commandLine` (without `serve`).
+    /// Throws ``ServiceError`` (`.badConfiguration`) naming the file and line, or the variable, when a value from
+    /// there is wrong, and ArgumentParser's errors when the command line is.
+    static func read(commandLine: [String]) throws -> ServeCommand {
+        let layers = try LayeredArguments.read(command: ServeCommand.self, application: "screenrelay", commandLine: commandLine)
+        do {
+            // Parsed from the top, so that errors show `screenrelay serve` in their usage line.
+            guard let serve = try ScreenrelayCommand.parseAsRoot(["serve"] + layers.arguments) as? ServeCommand else {
+                throw ValidationError("expected the serve command")
+            }
+            return serve
+        } catch {
+            if let explained = layers.explain(ScreenrelayCommand.message(for: error)) { throw ServiceError(.badConfiguration, explained) }
+            throw error
+        }
+    }
 
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
@@ -184,20 +224,12 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         var logger = Logger(label: "screenrelay")
         logger.logLevel = verbose ? .debug : .info
         let environment = ProcessInfo.processInfo.environment
-        // The secret: --secret-file, else $SCREENRELAY_SECRET, else the default file if there is one.
-        let defaultSecretFile = (LayeredArguments.defaultFile(application: "screenrelay", environment: environment) as NSString)
-            .deletingLastPathComponent + "/secret"
         let secret: String
-        if let file = secretFile ?? (environment["SCREENRELAY_SECRET", default: ""].isEmpty
-            && FileManager.default.fileExists(atPath: defaultSecretFile) ? defaultSecretFile : nil)
-        {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                logger.error("cannot read the secret file \(file)")
-                throw ExitCode(2)
-            }
-            secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        } else {
-            secret = environment["SCREENRELAY_SECRET"] ?? ""
+        switch RelaySecret.read(secretFile: secretFile, environment: environment) {
+        case .success(let read): secret = read
+        case .failure(let problem):
+            logger.error("cannot start: \(problem.message)")
+            throw ExitCode(2)
         }
         let dataDirectory = dataDir ?? RelayConfiguration.defaultDataDirectory(application: "screenrelay")
         var configuration = RelayConfiguration(
@@ -230,7 +262,7 @@ struct ScreenrelayCommand: AsyncParsableCommand {
             logger.error("cannot serve HTTPS: \(error.message)")
             throw ExitCode(2)
         } catch {
-            logger.error("cannot start: \(String(describing: error)) (secret from --secret-file, $SCREENRELAY_SECRET or \(defaultSecretFile); data directory \(dataDirectory))")
+            logger.error("cannot start: \((error as? RelayError)?.message ?? String(describing: error)) (data directory \(dataDirectory))")
             throw ExitCode(2)
         }
         let reload = ReloadOnHangup(logger: logger, announcement: "SIGHUP: reading the TLS certificate again") { [logger] in
