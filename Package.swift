@@ -227,6 +227,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
+        // Builds the man pages from the commands' own descriptions (packaging/deb/build.sh).
+        .executableTarget(name: "manual-page", dependencies: ["ScreenService"], swiftSettings: strictSwift),
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenRelayTests",

@@ -95,6 +95,27 @@ public struct LayeredArguments: Sendable {
             environmentPrefix: application.uppercased() + "_")
     }
 
+    /// `--fps -3` as `--fps=-3`: ArgumentParser reads a value that starts with `-` as an option and then says the
+    /// value is missing; a negative number after an option is meant as its value (and then gets a sentence about
+    /// its range).
+    public static func attachingNegativeNumbers(_ commandLine: [String]) -> [String] {
+        var result: [String] = []
+        var index = 0
+        while index < commandLine.count {
+            let argument = commandLine[index]
+            if argument.hasPrefix("--"), argument.count > 2, !argument.contains("="), index + 1 < commandLine.count,
+                commandLine[index + 1].count > 1, commandLine[index + 1].hasPrefix("-"), Double(commandLine[index + 1]) != nil
+            {
+                result.append(argument + "=" + commandLine[index + 1])
+                index += 2
+                continue
+            }
+            result.append(argument)
+            index += 1
+        }
+        return result
+    }
+
     /// The default file: `$XDG_CONFIG_HOME/APPLICATION/config.toml` (or `~/.config/…`).
     public static func defaultFile(application: String, environment: [String: String]) -> String {
         let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }

@@ -26,7 +26,7 @@ enum ExitStatus {
 struct ScreenpubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screenpub",
-        abstract: "Share a Linux screen as a low-frame-rate, damage-driven VP9/VP8 screen stream.",
+        abstract: "Share a Linux screen as a low-frame-rate, damage-driven AV1/VP9 screen stream.",
         discussion: """
             `screenpub [options]` shares the screen (the `share` command; `screenpub share --help` lists its \
             options). The other commands talk to a running screenpub over its control socket.
@@ -44,7 +44,7 @@ enum ScreenpubMain {
     /// The command line after the program name, without a leading `share`: what the share's settings are read
     /// from again on SIGHUP.
     static let shareCommandLine: [String] = {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = LayeredArguments.attachingNegativeNumbers(Array(CommandLine.arguments.dropFirst()))
         return arguments.first == "share" ? Array(arguments.dropFirst()) : arguments
     }()
 

@@ -17,7 +17,7 @@ struct ShareCommand: AsyncParsableCommand {
             Captures the X11 root window (or one monitor, window or region) with MIT-SHM, skipping ticks on \
             which nothing changed (XDamage); on a Wayland session, what the desktop's ScreenCast portal grants \
             (once: the grant is remembered in $XDG_STATE_HOME/screenpub/portal-restore-token), as a PipeWire \
-            stream, skipping what its damage metadata says is unchanged. It encodes with libvpx (VP9 screen-content tuning by default) and publishes \
+            stream, skipping what its damage metadata says is unchanged. It encodes with libaom (AV1 with screen-content tools, up to 10 fps) or libvpx (VP9 with screen tuning, above), and publishes \
             it as a screen-type stream to screenrelay, and/or records it to a WebM file whose timed metadata \
             track keeps every frame's metadata.
 
@@ -42,8 +42,17 @@ struct ShareCommand: AsyncParsableCommand {
             file is complete); 1 capture, encoding or writing failed after starting (what was recorded stays \
             readable); 2 could not start (no display, unknown window or monitor, bad region, output not \
             writable or already there without --overwrite, control socket in use, no PipeWire or portal); 64 \
-            invalid command line; 77 screen sharing declined in the portal's dialog; 78 invalid configuration \
+            invalid command line (or a --window pattern matching several windows); 77 screen sharing declined in the portal's dialog; 78 invalid configuration \
             file or SCREENPUB_* variable.
+
+            Examples:
+              screenpub                                         # share $DISPLAY to a relay inside screenpub; prints the viewer link
+              screenpub --fps 2 --window '*firefox*'            # one window, picked by its title or class
+              screenpub --list-monitors && screenpub --monitor HDMI-1
+              screenpub --output demo.webm --duration 60        # record a minute to a file
+              screenpub --server https://relay.example.org --token eyJ…   # publish to a screenrelay
+              screenpub --mask-window KeePassXC --audio desktop # hide the password manager, share the sound
+              screenpub status                                  # what a running share is doing
             """)
 
     @Option(help: "Frames per second to capture (at most; unchanged ticks cost almost nothing).")

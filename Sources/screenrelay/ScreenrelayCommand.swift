@@ -12,7 +12,7 @@ enum ScreenrelayMain {
     static let adminCommands: Set<String> = ["session", "sessions", "token", "archive", "help"]
 
     static func main() async {
-        var arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = LayeredArguments.attachingNegativeNumbers(Array(CommandLine.arguments.dropFirst()))
         if arguments == ["--help"] || arguments == ["-h"] {
             // What people run most is the server: its options, then the admin commands.
             let commands = ScreenrelayCommand.helpMessage()
@@ -53,7 +53,8 @@ struct ScreenrelayCommand: AsyncParsableCommand {
         discussion: """
             `screenrelay [options]` runs the server (the `serve` command; `screenrelay serve --help` lists its \
             options). The other commands call a running relay's HTTP API with the relay secret, read from the same \
-            places the relay reads it.
+            places the relay reads it, at the address its configuration gives (or --server); they exit 0 when \
+            done, 1 when the relay could not be reached or refused, 64 on an invalid command line.
             """,
         version: ScreenpubVersion.current,
         subcommands: [ServeCommand.self, SessionCommand.self, SessionsCommand.self, TokenCommand.self, ArchiveCommand.self],
@@ -81,6 +82,12 @@ struct ServeCommand: AsyncParsableCommand {
             Exit status: 0 stopped by SIGINT/SIGTERM; 1 the server failed; 2 could not start (no or short \
             secret, port in use, unusable certificate); 64 invalid command line; 78 invalid configuration file or SCREENRELAY_* \
             variable.
+
+            Examples:
+              head -c 32 /dev/urandom | base64 > ~/.config/screenrelay/secret   # once: the secret
+              screenrelay                                                  # serve this machine on 127.0.0.1:8090
+              screenrelay --host 0.0.0.0 --tls-cert cert.pem --tls-key key.pem --public-url https://relay.example.org
+              systemctl --user enable --now screenrelay                   # as a service
             """)
 
     /// The server's settings from the configuration file, the environment and `commandLine` (without `serve`).

@@ -13,13 +13,13 @@ import ScreenWire
 struct ScreensubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screensub",
-        abstract: "Read a screenpub stream back: per-frame metadata and timing, decoded with libvpx.",
+        abstract: "Read a screenpub stream back: per-frame metadata and timing, decoded with libaom or libvpx.",
         discussion: """
             screensub --input share.webm --print-metadata lists every frame of a recording with its capture time \
             and metadata (from the WebM's timed metadata track). screensub --server URL --token TOKEN subscribes \
             to a live stream on screenrelay (the first screen stream, or --stream ID) and does the same as frames \
             arrive, with the capture-to-arrival latency; a stream's sound (screenpub --audio) arrives as Opus \
-            frames, printed as "audio" lines. Frames are decoded with libvpx, so a corrupt stream is \
+            frames, printed as "audio" lines. Frames are decoded (AV1 with libaom, VP9 and VP8 with libvpx), so a corrupt stream is \
             reported; --frames DIR writes every decoded picture as a PNG, --output FILE records the live stream as \
             a WebM (with its metadata track and its Opus track), as it arrives and without re-encoding. screensub --hls URL \
             --print-metadata follows a live HLS stream (screenrelay's /hls/SESSION/index.m3u8?token=…) as a player \
@@ -27,10 +27,17 @@ struct ScreensubCommand: AsyncParsableCommand {
 
             Exit status: 0 success; 1 the file could not be read or a frame could not be decoded; 64 invalid \
             command line.
+
+            Examples:
+              screensub --input share.webm --print-metadata --json             # every frame as a JSON line
+              screensub --input share.webm --frames pictures/                  # every picture as a PNG
+              screensub --server http://relay:8090 --token eyJ… --print-metadata   # a live stream, with latency
+              screensub --server http://relay:8090 --token eyJ… --output copy.webm # record it as it arrives
+              screensub --hls "http://relay:8090/hls/3f0c…/index.m3u8?token=eyJ…" --print-metadata
             """,
         version: ScreenpubVersion.current)
 
-    @Option(help: "A WebM recording made by screenpub (or any VP8/VP9 WebM).")
+    @Option(help: "A WebM recording made by screenpub (or any AV1, VP9 or VP8 WebM).")
     var input: String?
 
     @Option(help: "Subscribe on the screenrelay at this URL (http://host:port).")

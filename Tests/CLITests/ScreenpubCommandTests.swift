@@ -153,10 +153,13 @@ import Testing
             (["--display", display.name, "--region", "300,200,100,100"], 2, "is not inside the 320×240 screen"),
             (["--display", display.name, "--region", "1,2,3"], 64, "--region must be X,Y,WIDTH,HEIGHT"),
             (["--display", display.name, "--window", "0x3fffff0"], 2, "there is no window 0x3fffff0"),
-            (["--display", display.name, "--window", "banana"], 64, "--window must be a window id"),
+            (["--display", display.name, "--window", "banana"], 2, "no window on \(display.name) has a class or title matching \"banana\""),
+            (["--display", display.name, "--window", "[abc"], 64, "--window takes a window id (decimal or 0x hex) or a glob"),
+            (["--display", display.name, "--monitor", "-1"], 64, "--monitor takes an index from 0 or a monitor's name, got -1"),
             (["--display", display.name, "--monitor", "7"], 2, "there is no monitor 7"),
             (["--display", display.name, "--metadata", String(repeating: "m", count: 33)], 64, "33 bytes; the limit is 32 bytes"),
-            (["--display", display.name, "--fps", "0"], 64, "--fps must be between"),
+            (["--display", display.name, "--fps", "0"], 64, "--fps must be more than 0 and at most 120, got 0"),
+            (["--display", display.name, "--fps", "-3"], 64, "--fps must be more than 0 and at most 120, got -3"),
             (["--display", display.name, "--codec", "h264"], 64, "'h264'"),
             (["--display", display.name, "--speed", "9"], 64, "--speed needs --codec av1, vp9 or vp8"),
             (["--display", display.name, "--codec", "av1", "--speed", "5"], 64, "--speed for av1 must be between 7 and 10"),
@@ -338,7 +341,8 @@ import Testing
             "./usr/share/bash-completion/completions/screenpub", "./usr/share/zsh/vendor-completions/_screenpub",
             "./usr/share/fish/vendor_completions.d/screenpub.fish", "./usr/share/screenpub/viewer/viewer.js",
             "./usr/share/screenpub/screenpub.desktop", "./usr/share/doc/screenpub/copyright",
-            "./usr/share/doc/screenpub/examples/screenpub.toml",
+            "./usr/share/doc/screenpub/examples/screenpub.toml", "./usr/share/doc/screenpub/README.md.gz",
+            "./usr/share/doc/screenpub/docs/protocol.md.gz", "./usr/share/doc/screenpub/docs/performance.md.gz",
         ] {
             #expect(contents.standardOutput.contains(" \(path)\n"), "the package holds \(path)")
         }
@@ -362,9 +366,20 @@ import Testing
             let version = try await ChildProcess.run("\(root)/usr/bin/\(command)", ["--version"])
             #expect(version.status == 0 && !version.standardOutput.isEmpty, "\(command): \(version.standardError)")
         }
-        // The man page renders.
-        let manual = try await ChildProcess.run("/usr/bin/man", ["-l", "\(root)/usr/share/man/man1/screenpub.1.gz"], environment: ["MANWIDTH": "100", "PATH": "/usr/bin:/bin"])
-        #expect(manual.standardOutput.contains("control socket"), "\(manual.standardError)")
+        // The man pages render, UTF-8 intact, and say where the documentation is.
+        for command in ["screenpub", "screenrelay", "screensub"] {
+            let page = "\(root)/usr/share/man/man1/\(command).1.gz"
+            let manual = try await ChildProcess.run(
+                "/usr/bin/man", ["-l", page], environment: ["MANWIDTH": "200", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+            #expect(manual.status == 0 && manual.standardError.isEmpty, "\(command): \(manual.standardError)")
+            #expect(manual.standardOutput.contains("/usr/share/doc/screenpub/README.md.gz"), "\(command)")
+            #expect(manual.standardOutput.contains("EXAMPLES"), "\(command)")
+            let summary = try await ChildProcess.run("/usr/bin/lexgrog", [page])
+            #expect(summary.status == 0 && summary.standardOutput.contains("\"\(command) - "), "\(summary.standardOutput)")
+        }
+        let manual = try await ChildProcess.run(
+            "/usr/bin/man", ["-l", "\(root)/usr/share/man/man1/screenpub.1.gz"], environment: ["MANWIDTH": "200", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+        #expect(manual.standardOutput.contains("control socket") && manual.standardOutput.contains("AV1 7–10"), "\(manual.standardOutput)")
         // The relay from the package serves the viewer from ../share/screenpub/viewer beside its binary.
         var environment = ProcessInfo.processInfo.environment
         environment["SCREENRELAY_SECRET"] = String(repeating: "s", count: 40)

@@ -46,13 +46,12 @@ done
 chmod 644 "$stage"/usr/share/bash-completion/completions/* "$stage"/usr/share/zsh/vendor-completions/* \
   "$stage"/usr/share/fish/vendor_completions.d/*
 
-# Man pages from the argument-parser definitions: ArgumentParser's generate-manual reads each command's
-# own description of its options (`--experimental-dump-help`).
-$SWIFT build --product generate-manual >/dev/null
+# Man pages from what each command says about itself (`--experimental-dump-help`), by our manual-page tool:
+# UTF-8 kept, inverted flags as one entry, examples, and a pointer to the documentation installed below.
+$SWIFT build --product manual-page >/dev/null
 manual_date=$(date -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}" +%Y-%m-%d)
 for product in "${products[@]}"; do
-  "$($SWIFT build --show-bin-path)/generate-manual" "$bin/$product" --date "$manual_date" \
-    --authors "the screenpub authors" --output-directory - | sed 's/^$/.Pp/' | gzip -9n > "$stage/usr/share/man/man1/$product.1.gz"
+  "$($SWIFT build --show-bin-path)/manual-page" "$bin/$product" --date "$manual_date" | gzip -9n > "$stage/usr/share/man/man1/$product.1.gz"
 done
 
 install -m644 packaging/systemd/screenpub.service packaging/systemd/screenrelay.service "$stage/usr/lib/systemd/user/"
@@ -62,6 +61,11 @@ install -m644 Sources/ScreenRelay/Viewer/* "$stage/usr/share/screenpub/viewer/"
 install -m644 packaging/examples/screenpub.toml packaging/examples/screenrelay.toml packaging/examples/nginx-screenrelay.conf packaging/examples/nginx-hls.conf packaging/examples/nginx-hls-origin.conf \
   packaging/examples/Caddyfile "$stage/usr/share/doc/screenpub/examples/"
 install -m644 packaging/deb/copyright "$stage/usr/share/doc/screenpub/copyright"
+# The README and docs/ (protocol, architecture, performance, recording), compressed as Debian's policy asks.
+install -d "$stage/usr/share/doc/screenpub/docs"
+gzip -9nc README.md > "$stage/usr/share/doc/screenpub/README.md.gz"
+for doc in docs/*.md; do gzip -9nc "$doc" > "$stage/usr/share/doc/screenpub/docs/$(basename "$doc").gz"; done
+chmod 644 "$stage/usr/share/doc/screenpub/README.md.gz" "$stage"/usr/share/doc/screenpub/docs/*.gz
 sed "s/@VERSION@/$version/; s/@DATE@/$(date -R -u -d "$manual_date")/" \
   packaging/deb/changelog | gzip -9n > "$stage/usr/share/doc/screenpub/changelog.gz"
 
