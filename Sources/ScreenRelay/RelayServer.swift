@@ -321,6 +321,16 @@ public final class RelayServer: Service {
 
     private func addHTTPRoutes(_ router: Router<RelayRequestContext>) {
         router.get("/healthz") { _, _ in "ok\n" }
+        // Someone who opens the bare address learns what this is and what to open instead.
+        router.get("/") { _, _ in
+            Response(
+                status: .ok,
+                headers: [
+                    .contentType: "text/html; charset=utf-8", .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'",
+                    .init("X-Content-Type-Options")!: "nosniff",
+                ],
+                body: .init(byteBuffer: ByteBuffer(string: Self.homePage)))
+        }
         // The viewer page: the token in its query string decides what it may see, so the page itself is public.
         // It is sent with no-referrer so that the token does not leak to other sites.
         router.get("/view/{session}") { [self] _, _ in try viewerResponse("index.html") }
@@ -413,6 +423,23 @@ public final class RelayServer: Service {
                 viewerURL: role == .publisher ? nil : "\(base)/view/\(sessionId)?token=\(token)")
         }
     }
+
+    static let homePage = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>screenrelay</title>
+        <style>body{font:16px/1.5 system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em;color:#222}code{background:#eee;padding:0 .2em}</style>
+        </head><body>
+        <h1>screenrelay</h1>
+        <p>This is a <strong>screenpub session server</strong>: it relays screens shared with <code>screenpub</code> to the
+        people who were given a link to watch them.</p>
+        <p>To watch, open the viewer link you were sent, as it is: it looks like <code>…/view/SESSION?token=…</code>.
+        There is nothing to see at this address itself.</p>
+        <p>To run or manage a relay: <code>screenrelay --help</code>, <code>man screenrelay</code>, and the README in
+        <code>/usr/share/doc/screenpub/</code>.</p>
+        </body></html>
+
+        """
 
     private func viewerResponse(_ name: String) throws -> Response {
         guard ViewerAssets.files.contains(where: { $0.name == name }) else { throw HTTPError(.notFound) }

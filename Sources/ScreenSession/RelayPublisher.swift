@@ -75,6 +75,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         /// Counts changes of the announced properties, so that the sender re-announces after each.
         var propertiesRevision = 0
         var connection = ConnectionStatus()
+        var everConnected = false
     }
 
     /// The publisher's connection as `screenpub status` shows it.
@@ -87,6 +88,8 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         public var otherConnections = 0
         /// The last connection problem, cleared on connecting.
         public var lastProblem: String?
+        /// Whether the relay has welcomed this publisher at least once since it started.
+        public var everConnected = false
     }
 
     public init(
@@ -112,7 +115,13 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     /// Frames dropped because the connection fell behind.
     public var droppedFrames: Int { state.value.droppedFrames }
 
-    public var connectionStatus: ConnectionStatus { state.value.connection }
+    public var connectionStatus: ConnectionStatus {
+        state.withLock { state in
+            var status = state.connection
+            status.everConnected = state.everConnected
+            return status
+        }
+    }
 
     /// Pauses (false) or resumes (true) the video: subscribers are told through the stream's `hasVideo`.
     /// The capture side stops handing frames meanwhile; on resuming, it sends a keyframe.
@@ -272,6 +281,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             }
             state.withLock {
                 $0.connection = ConnectionStatus(connected: true, sessionId: sessionId, otherConnections: max(0, connections.count - 1))
+                $0.everConnected = true
             }
             logger.info("connected to \(endpoint), session \(sessionId)")
             // The relay's answers to `publish`, from the reader to the sender.

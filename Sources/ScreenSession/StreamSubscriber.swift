@@ -41,13 +41,15 @@ public struct StreamSubscriber: Sendable {
     }
 
     /// Runs until the stream ends, the connection closes or `frameLimit` frames have arrived.
-    /// `onStream` is told which stream was chosen; renderer and sink are made for it then; `onPropertiesChanged`
+    /// `onWaiting` hears that the session has no stream yet (at the welcome); `onStream` is told which stream was
+    /// chosen; renderer and sink are made for it then; `onPropertiesChanged`
     /// hears when its publisher pauses or resumes it (`hasVideo`) or changes its frame rate. Throws ``RelayClientError`` when the relay refuses.
     public func run(
         frameLimit: Int? = nil, audio: Bool = false,
         makeDecoder: @escaping @Sendable (VideoCodec) throws -> any VideoDecoder,
         makeRenderer: (@Sendable (StreamInfo) throws -> any VideoRenderer)? = nil,
         makeSink: (@Sendable (StreamInfo) throws -> any EncodedFrameSink)? = nil,
+        onWaiting: @escaping @Sendable (String) -> Void = { _ in },
         onStream: @escaping @Sendable (String, StreamInfo) -> Void = { _, _ in },
         onPropertiesChanged: @escaping @Sendable (StreamInfo) -> Void = { _ in }
     ) async throws -> SubscriptionSummary {
@@ -69,6 +71,7 @@ public struct StreamSubscriber: Sendable {
                         ?? candidates.first(where: { _ in wanted == nil })
                 else { return }
                 summary.stream = chosen
+                logger.debug("subscribing to stream \(chosen.streamId) \"\(chosen.name)\"")
                 onStream(summary.sessionId, chosen)
                 renderer = try makeRenderer?(chosen)
                 sink = try makeSink?(chosen)
@@ -80,7 +83,10 @@ public struct StreamSubscriber: Sendable {
                 switch event {
                 case .control(.welcome(_, let sessionId, _, let known, _)):
                     summary.sessionId = sessionId
+                    logger.debug("welcomed into session \(sessionId) with \(known.count) stream(s)")
                     try await choose(known)
+                    // Nobody publishes yet: say so, rather than sit silent until someone does.
+                    if summary.stream == nil { onWaiting(sessionId) }
                 case .control(.streamCreated(let stream)):
                     try await choose([stream])
                 case .control(.streamDestroyed(let id, let reason)) where id == summary.stream?.streamId:

@@ -244,14 +244,25 @@ public final class Share: Sendable {
         reporter.clearLine()
         // What was written and sent, also when the capture failed: the destinations are finished either way,
         // and a file then holds everything up to the failure.
+        // A relay that was never reached got nothing: the share did not do what it was asked, even if it ran its course.
+        let unreached = destinations.value.map(\.status).filter { $0.everConnected == false && $0.lastProblem != nil }
         if started.didStart {
             let totals = statistics.snapshot()
-            let places = destinations.value.map { $0.status.kind == "file" ? "wrote \($0.endpoint)" : "published to \($0.endpoint)" }
+            let places = destinations.value.map { destination in
+                destination.status.kind == "file"
+                    ? "wrote \(destination.endpoint)"
+                    : destination.status.everConnected == false ? "never reached \(destination.endpoint)" : "published to \(destination.endpoint)"
+            }
             logger.info(
                 "\(places.joined(separator: " and ")): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.refinements) refinements, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed, \(totals.pausedTicks) paused"
             )
         }
-        guard let error else { return nil }
+        guard let error else {
+            guard let missed = unreached.first, unreached.count == destinations.value.count else { return nil }
+            return ShareError(
+                .failed,
+                "nothing was published: the relay at \(missed.endpoint) was never reached (\(missed.lastProblem ?? "no connection")); check --server and that screenrelay runs there")
+        }
         let reason = started.failure ?? error
         if let failure = reason as? ShareError { return failure }
         if let portal = reason as? ScreenCastPortalError, portal.kind == .cancelled { return ShareError(.declined, portal.message) }

@@ -186,6 +186,9 @@ public struct ShareConfiguration: Sendable, Equatable {
         if let server = s.server {
             try require(server.hasPrefix("http://") || server.hasPrefix("https://"), "--server must be an http:// or https:// URL, got '\(server)'")
         }
+        for url in [s.output].compactMap({ $0 }) + s.to where ShareDestinations.kind(for: url, among: destinationKinds)?.schemes == FileDestination.kind.schemes {
+            if let refusal = FileDestination.refusal(for: url) { throw ShareError(.invalidSettings, refusal) }
+        }
         for url in s.to {
             try require(ShareDestinations.kind(for: url, among: destinationKinds) != nil, "--to \(url): not a destination screenpub knows (\(ShareDestinations.schemes(among: destinationKinds).joined(separator: ", ")), or a file path)")
         }

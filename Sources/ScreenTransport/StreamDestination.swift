@@ -56,8 +56,9 @@ public struct DestinationStatus: Codable, Sendable, Equatable {
     /// `relay`, `file`, or a new destination's own word.
     public var kind: String
     public var endpoint: String
-    /// For connections: connected now.
+    /// For connections: connected now, and whether ever since the share started.
     public var connected: Bool?
+    public var everConnected: Bool?
     /// The last connection problem, cleared on connecting.
     public var lastProblem: String?
     public var sessionId: String?
@@ -67,12 +68,13 @@ public struct DestinationStatus: Codable, Sendable, Equatable {
     public var viewers: Int?
 
     public init(
-        kind: String, endpoint: String, connected: Bool? = nil, lastProblem: String? = nil, sessionId: String? = nil,
-        streamId: Int? = nil, viewerURL: String? = nil, viewers: Int? = nil
+        kind: String, endpoint: String, connected: Bool? = nil, everConnected: Bool? = nil, lastProblem: String? = nil,
+        sessionId: String? = nil, streamId: Int? = nil, viewerURL: String? = nil, viewers: Int? = nil
     ) {
         self.kind = kind
         self.endpoint = endpoint
         self.connected = connected
+        self.everConnected = everConnected
         self.lastProblem = lastProblem
         self.sessionId = sessionId
         self.streamId = streamId

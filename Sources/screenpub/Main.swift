@@ -107,20 +107,20 @@ struct ControlOptions: ParsableArguments {
     @Option(help: "The running screenpub's control socket (default: $XDG_RUNTIME_DIR/screenpub.sock).")
     var controlSocket: String?
 
-    func validate() throws {
-        guard resolvedPath != nil else {
-            throw ValidationError("$XDG_RUNTIME_DIR is not set: give the socket with --control-socket")
-        }
-    }
-
     var resolvedPath: String? {
         controlSocket ?? ControlSocket.defaultPath(application: "screenpub", environment: ProcessInfo.processInfo.environment)
     }
 
     /// Sends `command` and returns the decoded reply; exits 3 when no screenpub answers, 1 when it refuses.
     func send(_ command: String) async throws -> (status: ShareStatus, json: Data) {
+        guard let path = resolvedPath else {
+            // Without a runtime directory no screenpub of this user can have made its socket: as "not running".
+            FileHandle.standardError.write(
+                Data("screenpub: no screenpub is running here: $XDG_RUNTIME_DIR is not set, so there is no control socket to ask (give --control-socket PATH for a share started with one)\n".utf8))
+            throw ExitCode(ExitStatus.notRunning)
+        }
         do {
-            return try await ShareControlClient.send(command, to: resolvedPath!)
+            return try await ShareControlClient.send(command, to: path)
         } catch {
             FileHandle.standardError.write(Data("screenpub: \(error)\n".utf8))
             throw ExitCode(error.isNotRunning ? ExitStatus.notRunning : ExitStatus.runtimeFailure)

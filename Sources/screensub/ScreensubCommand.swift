@@ -73,6 +73,9 @@ struct ScreensubCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per frame instead of text.")
     var json = false
 
+    @Flag(name: .shortAndLong, help: "Log the connection's progress (connecting, welcome, subscribing, reconnecting) on standard error.")
+    var verbose = false
+
     @Flag(help: "With --server: text chat. Prints the session's chat and other signals as they arrive and sends each line of standard input as a chat message to everyone; at the end of input, waits for the relay to echo the last line, then exits.")
     var chat = false
 
@@ -227,7 +230,7 @@ struct ScreensubCommand: AsyncParsableCommand {
     /// Subscribes to a live stream and prints, records and dumps each frame as it arrives.
     private func subscribe(server: String, token: String) async throws {
         var logger = Logger(label: "screensub")
-        logger.logLevel = .warning
+        logger.logLevel = verbose ? .debug : .warning
         let (printing, asJSON, outputPath, directory) = (printMetadata, json, output, frames)
         let subscriber = StreamSubscriber(
             transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server), trust: ClientTrust(caFile: caFile)), token: token, streamId: stream,
@@ -247,6 +250,13 @@ struct ScreensubCommand: AsyncParsableCommand {
                             path: outputPath, framesPerSecond: stream.properties.estimatedFramesPerSecond, audio: stream.properties.audio))
                     }
                     return SinkGroup(sinks)
+                },
+                onWaiting: { sessionId in
+                    if asJSON {
+                        emit(#"{"event":"waiting","sessionId":"\#(sessionId)"}"#)
+                    } else {
+                        emit("session \(sessionId): waiting for a screen to be shared…")
+                    }
                 },
                 onStream: { sessionId, stream in
                     if !asJSON {
@@ -308,6 +318,9 @@ final class LiveFramePrinter: EncodedFrameSink, EncodedAudioSink {
     let json: Bool
     private var index = 0
     private var audioIndex = 0
+    /// Made when the stream is subscribed: frames captured before this are the relay's catch-up (the last keyframe
+    /// and the deltas since), whose age is not a latency.
+    private let subscribedAt = WallClockTime.now()
 
     func writeAudio(_ frame: EncodedAudioFrame) throws {
         audioIndex += 1
@@ -336,13 +349,16 @@ final class LiveFramePrinter: EncodedFrameSink, EncodedAudioSink {
         index += 1
         // Publisher's and our wall clocks: exact on one machine, otherwise as good as their sync.
         let latency = WallClockTime.now().millisecondsSince1970 - frame.wallClock.millisecondsSince1970
+        let catchUp = frame.wallClock.millisecondsSince1970 < subscribedAt.millisecondsSince1970
         if json {
             var object: [String: Any] = [
                 "kind": "video", "index": index, "keyframe": frame.isKeyframe, "bytes": frame.payload.count,
                 "width": frame.width, "height": frame.height, "captureTime": frame.captureTime.description,
-                "wallClock": FrameMetadata.iso8601(frame.wallClock).text ?? "", "latencyMilliseconds": latency,
+                "wallClock": FrameMetadata.iso8601(frame.wallClock).text ?? "", "catchUp": catchUp,
                 "metadataBase64": Data(frame.metadata.bytes).base64EncodedString(),
             ]
+            // A catch-up frame's age says when the picture was drawn, not how long it travelled.
+            if !catchUp { object["latencyMilliseconds"] = latency }
             if let text = frame.metadata.text { object["metadata"] = text }
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
                 emit(String(decoding: data, as: UTF8.self))
@@ -350,8 +366,11 @@ final class LiveFramePrinter: EncodedFrameSink, EncodedAudioSink {
             return
         }
         let metadata = frame.metadata.text.map { "\"\($0)\"" } ?? "0x\(frame.metadata.description)"
-        emit(String(format: "frame %5d  %@  %7d B  %dx%d  latency %lld ms  capture=%@  metadata=%@",
-                     index, frame.isKeyframe ? "key  " : "delta", frame.payload.count, frame.width, frame.height, latency,
+        let timing = catchUp
+            ? String(format: "catch-up (drawn %.1f s before joining)", Double(subscribedAt.millisecondsSince1970 - frame.wallClock.millisecondsSince1970) / 1000)
+            : "latency \(latency) ms"
+        emit(String(format: "frame %5d  %@  %7d B  %dx%d  %@  capture=%@  metadata=%@",
+                     index, frame.isKeyframe ? "key  " : "delta", frame.payload.count, frame.width, frame.height, timing,
                      frame.captureTime.description, metadata))
     }
 

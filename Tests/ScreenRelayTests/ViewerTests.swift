@@ -194,12 +194,116 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(lines.map(\.text) == ["hi from the browser", "<b>hello</b> browser"])
-        #expect(lines.last?.sender == "name=Cy")
+        #expect(lines.last?.sender == "Cy", "the name from the token's name=, not its raw data")
         // Shown as text, never as markup.
         let markup: Bool = try await browser.evaluate("document.querySelector('#chat b') !== null")
         #expect(!markup)
         let shown: String = try await browser.evaluate("document.getElementById('chat').textContent")
-        #expect(shown.contains("you") && shown.contains("name=Cy<b>hello</b> browser"))
+        #expect(shown.contains("you") && shown.contains("Cy<b>hello</b> browser") && !shown.contains("name="), "\(shown)")
+        // Join and leave lines name people, never connection ids; a viewer's page has no recording controls.
+        #expect(shown.contains("Cy joined.") && shown.contains("Cy left."), "\(shown)")
+        let moderatorShown: Bool = try await browser.evaluate("!document.getElementById('moderator').hidden")
+        #expect(!moderatorShown)
+    }
+
+    @Test
+    func aModeratorsPageRecordsListsArchivesAndEveryoneSeesTheTitleAndTheCount() async throws {
+        let directory = ArchiveTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let relay = try await RunningRelay(dataDirectory: directory)
+        let (status, body) = try await relay.post("/session", json: ["title": "Friday demo ✓"])
+        #expect(status == 200)
+        let session = try JSONDecoder().decode(RunningRelay.SessionCreated.self, from: body)
+        let streamId = Locked<UInt32?>(nil), done = Locked(false)
+        defer { done.withLock { $0 = true } }
+        // A publisher that answers every keyframe request (the page's subscription, then the recording's) with a
+        // group of pictures.
+        let frames = try TestMedia.encodedFrames(count: 20)
+        let publisher = Task {
+            try await RelayClient.connect(transport: relay.server.inProcessTransport, token: session.token, logger: quietLogger) { link, events in
+                _ = try await events.nextControl()
+                let stream = try await link.publishTestStream(events)
+                streamId.withLock { $0 = stream.streamId }
+                var round: Int64 = 0
+                while !done.value, try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) }) != nil {
+                    // Each group later than the one before, as a live publisher's would be.
+                    for (index, frame) in frames.enumerated() {
+                        var later = frame
+                        later.captureTime = MediaTime(value: frame.captureTime.converted(to: 1000).value + round * 10_000, timescale: 1000)
+                        try await link.send(
+                            TestMedia.header(later, streamId: stream.streamId, sequence: UInt64(round) * 100 + UInt64(index)), payload: later.payload)
+                    }
+                    round += 1
+                }
+            }
+        }
+        defer { publisher.cancel() }
+        while streamId.value == nil { try await Task.sleep(for: .milliseconds(10)) }
+        let moderator = try await relay.token(session: session.sessionId, role: .moderator, data: "name=Mo")
+        let browser = try await HeadlessBrowser(url: "\(relay.base)/view/\(session.sessionId)?token=\(moderator)")
+        defer { browser.close() }
+        struct Page: Decodable {
+            var title: String
+            var heading: String
+            var viewerCount: Int
+            var viewersText: String
+            var moderatorShown: Bool
+            var recording: String?
+            var archives: [Archive]
+            var archiveLinks: [String]
+            var recordText: String
+            var chatText: String
+            struct Archive: Decodable { var id: String; var status: String; var size: Int }
+        }
+        let expression = """
+            typeof screenViewer === 'undefined' ? null : ({ title: document.title, heading: document.getElementById('title').textContent,
+              viewerCount: screenViewer.viewerCount, viewersText: document.getElementById('viewers').textContent,
+              moderatorShown: !document.getElementById('moderator').hidden, recording: screenViewer.recording,
+              archives: screenViewer.archives, archiveLinks: [...document.querySelectorAll('#archives a')].map((a) => a.href),
+              recordText: document.getElementById('record').textContent, chatText: document.getElementById('chat').textContent })
+            """
+        func waitFor(_ what: String, _ condition: (Page) -> Bool) async throws -> Page {
+            var page: Page? = try await browser.evaluate(expression)
+            for _ in 0..<200 where page.map(condition) != true {
+                try await Task.sleep(for: .milliseconds(100))
+                page = try await browser.evaluate(expression)
+            }
+            guard let page, condition(page) else { throw TestFailure("\(what): \(String(describing: page))") }
+            return page
+        }
+        var page = try await waitFor("the title and the moderator's controls") { $0.heading == "Friday demo ✓" && $0.moderatorShown }
+        #expect(page.title == "Friday demo ✓ — screenpub")
+        #expect(page.viewerCount == 1 && page.viewersText.contains("1 watching"), "\(page)")
+
+        // A second viewer joins: counted, and named in the join line.
+        let ada = try await relay.token(session: session.sessionId, role: .subscriber, data: "name=Ada%20Lovelace")
+        let watching = Task {
+            try await RelayClient.connect(url: relay.webSocketURL, token: ada, logger: quietLogger) { _, events in
+                while !done.value, try await events.nextControl() != nil {}
+            }
+        }
+        defer { watching.cancel() }
+        page = try await waitFor("Ada counted") { $0.viewerCount == 2 && $0.chatText.contains("Ada Lovelace joined.") }
+
+        // Record from the page, then stop: the archive is listed with a link to its own page.
+        let _: Bool = try await browser.evaluate("(document.getElementById('record').click(), true)")
+        page = try await waitFor("recording") { $0.recording != nil && $0.recordText.contains("Stop") && $0.archives.first?.status == "started" }
+        let archive = try #require(page.archives.first)
+        page = try await waitFor("the recording growing") { ($0.archives.first?.size ?? 0) > 0 }
+        let _: Bool = try await browser.evaluate("(document.getElementById('record').click(), true)")
+        page = try await waitFor("stopped") { $0.recording == nil && $0.archives.first?.status == "available" && $0.recordText.contains("Start") }
+        #expect(page.archiveLinks.first?.contains("/archive/\(archive.id)/view?token=") == true, "\(page.archiveLinks)")
+
+        // A viewer's token opens no recording: the archive page says so in a sentence.
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let archivePage = try await HeadlessBrowser(url: "\(relay.base)/archive/\(archive.id)/view?token=\(viewerToken)")
+        defer { archivePage.close() }
+        var problem: String?
+        for _ in 0..<100 where problem == nil {
+            problem = try await archivePage.evaluate("typeof archiveViewer === 'undefined' ? null : archiveViewer.problem")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(problem?.contains("needs a moderator's link") == true, "\(String(describing: problem))")
     }
 
     @Test

@@ -49,6 +49,19 @@ function show(cues, time) {
   page.frame.textContent = `${cue.index} at ${cue.time.toFixed(3)} s${cue.keyframe ? ' (key)' : ''}`;
 }
 
+/// A sentence for a refused call: what it means for the person holding this link.
+function refusal(status, body) {
+  let said = '';
+  try { said = JSON.parse(body).error.message; } catch { said = body.slice(0, 200); }
+  switch (status) {
+    case 401: return 'This link\'s token is not valid any more (expired, or from another relay). Ask the session\'s moderator for a new link.';
+    case 403: return 'This link lets you watch the session, not its recordings: opening a recording needs a moderator\'s link.';
+    case 404: return 'There is no such recording: it may have been deleted, or it has no frames yet.';
+    case 503: return 'This relay keeps no recordings.';
+    default: return `The relay could not show this recording (HTTP ${status}${said ? `: ${said}` : ''}).`;
+  }
+}
+
 async function start() {
   const match = location.pathname.match(/^\/archive\/([^/]+)\/view$/);
   const token = new URLSearchParams(location.search).get('token');
@@ -60,14 +73,14 @@ async function start() {
   const query = `?token=${encodeURIComponent(token)}`;
   const answer = async (path) => {
     const response = await fetch(`/archive/${id}${path}${query}`);
-    if (!response.ok) throw new Error(`${response.status}: ${(await response.text()).slice(0, 200)}`);
+    if (!response.ok) throw new Error(refusal(response.status, await response.text()));
     return response.json();
   };
   let archive, cues;
   try {
     [archive, cues] = await Promise.all([answer(''), answer('/metadata')]);
   } catch (error) {
-    showProblem(`The relay refused or failed: ${error.message}`);
+    showProblem(error.message);
     return;
   }
   for (const [name, value] of [['Name', archive.name || '–'], ['Status', archive.status + (archive.reason ? ` (${archive.reason})` : '')],

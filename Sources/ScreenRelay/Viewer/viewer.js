@@ -214,6 +214,13 @@ const page = {
   pausedBadge: document.getElementById('paused-badge'),
   sound: document.getElementById('sound'),
   mutedBadge: document.getElementById('muted-badge'),
+  title: document.getElementById('title'),
+  viewers: document.getElementById('viewers'),
+  fullscreen: document.getElementById('fullscreen'),
+  stage: document.getElementById('stage'),
+  moderator: document.getElementById('moderator'),
+  record: document.getElementById('record'),
+  archives: document.getElementById('archives'),
 };
 const MAX_SIGNAL_DATA = 8192;
 const MAX_CHAT_LINES = 200;
@@ -238,6 +245,14 @@ const viewer = {
   problem: null,
   chat: [], // [{from, sender, text}] as shown
   recording: null, // the archive id while the session is being recorded
+  /// This page's role (from the relay's welcome), the session's title, who is connected (connection id →
+  /// {role, name}) and how many of them watch (subscribers and moderators).
+  role: null,
+  title: '',
+  connections: new Map(),
+  viewerCount: 0,
+  /// Moderators: the session's archives as last listed ([{id, name, status, duration, size}]).
+  archives: [],
   /// Sound: frames received and decoded, whether the presenter muted it, whether this page plays it (browsers
   /// wait for a click), the playout delay in use, and what the worklet reported.
   audioFramesReceived: 0,
@@ -249,6 +264,14 @@ const viewer = {
   audioWorklet: null,
 };
 window.screenViewer = viewer;
+
+/// A participant's name: the `name` field of its token's connection data (`name=Ada`), else what it is.
+function displayName(role, data) {
+  let name = null;
+  try { name = new URLSearchParams(data || '').get('name'); } catch { name = null; }
+  if (name && name.trim()) return name.trim().slice(0, 64);
+  return { publisher: 'the presenter', moderator: 'a moderator', subscriber: 'a viewer' }[role] || 'someone';
+}
 
 function setStatus(text) {
   viewer.status = text;
@@ -522,6 +545,15 @@ class Viewer {
         this.attempt = 0;
         page.chatInput.disabled = false;
         viewer.connectionId = message.connectionId;
+        viewer.role = message.role;
+        this.sessionId = message.sessionId;
+        viewer.connections.clear();
+        viewer.connections.set(message.connectionId, { role: message.role, name: 'you' });
+        for (const connection of message.connections || []) this.addConnection(connection);
+        this.renderViewers();
+        this.loadSession(message.sessionId);
+        page.moderator.hidden = message.role !== 'moderator';
+        if (message.role === 'moderator') this.loadArchives();
         viewer.streams.clear();
         for (const stream of message.streams) viewer.streams.set(stream.streamId, { ...stream, ended: false });
         viewer.currentStreamId = null;
@@ -554,12 +586,30 @@ class Viewer {
         viewer.recording = message.archiveId;
         page.recordingBadge.hidden = false;
         page.recordingBadge.title = message.name ? `recording "${message.name}"` : 'this session is being recorded';
+        this.renderRecordButton();
+        if (viewer.role === 'moderator') this.loadArchives();
         break;
       case 'archiveStopped':
         viewer.recording = null;
         page.recordingBadge.hidden = true;
         this.showNotice(`Recording ${message.status}${message.reason ? `: ${message.reason}` : ''}.`);
+        this.renderRecordButton();
+        if (viewer.role === 'moderator') this.loadArchives();
         break;
+      case 'connectionCreated':
+        this.addConnection(message.connection);
+        if (message.connection.connectionId !== viewer.connectionId) {
+          this.showNotice(`${viewer.connections.get(message.connection.connectionId).name} joined.`);
+        }
+        this.renderViewers();
+        break;
+      case 'connectionDestroyed': {
+        const gone = viewer.connections.get(message.connectionId);
+        viewer.connections.delete(message.connectionId);
+        if (gone) this.showNotice(`${gone.name} left.`);
+        this.renderViewers();
+        break;
+      }
       case 'subscribed':
         setStatus(`Watching ${viewer.streams.get(message.streamId)?.name || 'stream ' + message.streamId}`);
         this.showPaused();
@@ -579,7 +629,7 @@ class Viewer {
         }
         break;
       default:
-        break; // connection events and others the viewer does not show
+        break; // messages the viewer does not show
     }
     this.renderStreams();
   }
@@ -594,8 +644,98 @@ class Viewer {
     this.send({ type: 'signal', signalType: 'chat', data: text });
   }
 
+  addConnection(connection) {
+    viewer.connections.set(connection.connectionId, { role: connection.role, name: displayName(connection.role, connection.data) });
+  }
+
+  /// "3 watching": subscribers and moderators, this page included.
+  renderViewers() {
+    viewer.viewerCount = [...viewer.connections.values()].filter((connection) => connection.role !== 'publisher').length;
+    page.viewers.hidden = viewer.connections.size === 0;
+    page.viewers.textContent = `👁 ${viewer.viewerCount} watching`;
+  }
+
+  /// The session's title (GET /session/ID with this page's token), as the page's heading and title.
+  async loadSession(sessionId) {
+    try {
+      const response = await fetch(`/session/${encodeURIComponent(sessionId)}?token=${encodeURIComponent(this.token)}`);
+      if (!response.ok) return;
+      const session = await response.json();
+      viewer.title = session.title || '';
+      page.title.textContent = viewer.title || 'screenpub';
+      document.title = viewer.title ? `${viewer.title} — screenpub` : 'screenpub viewer';
+    } catch (error) {
+      console.warn('screenpub viewer: no session details', error);
+    }
+  }
+
+  /// Moderators: the archive API with this page's (moderator) token.
+  async archiveCall(method, path, body) {
+    const response = await fetch(path, {
+      method,
+      headers: { Authorization: `Bearer ${this.token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    if (!response.ok) {
+      let said = '';
+      try { said = (await response.json()).error.message; } catch { said = `HTTP ${response.status}`; }
+      throw new Error(said);
+    }
+    return response.json();
+  }
+
+  async loadArchives() {
+    try {
+      viewer.archives = (await this.archiveCall('GET', '/archive')).items;
+    } catch (error) {
+      viewer.archives = [];
+      page.archives.replaceChildren(Object.assign(document.createElement('li'), { className: 'empty', textContent: error.message }));
+      return;
+    }
+    const recording = viewer.archives.find((archive) => archive.status === 'started');
+    if (recording) viewer.recording = recording.id;
+    this.renderRecordButton();
+    page.archives.replaceChildren();
+    if (viewer.archives.length === 0) {
+      page.archives.append(Object.assign(document.createElement('li'), { className: 'empty', textContent: 'no recordings yet' }));
+    }
+    for (const archive of viewer.archives) {
+      const item = document.createElement('li');
+      const link = document.createElement('a');
+      link.href = `/archive/${encodeURIComponent(archive.id)}/view?token=${encodeURIComponent(this.token)}`;
+      link.target = '_blank';
+      link.rel = 'noopener';
+      link.textContent = archive.name || new Date(archive.createdAt).toLocaleString();
+      const size = archive.size >= 1e6 ? `${(archive.size / 1e6).toFixed(1)} MB` : `${Math.round(archive.size / 1e3)} kB`;
+      item.append(link, document.createTextNode(` · ${archive.status === 'started' ? 'recording, ' : ''}${Math.round(archive.duration)} s, ${size}`));
+      page.archives.append(item);
+    }
+    // While a recording grows, its length and size are shown as they grow.
+    clearTimeout(this.archiveRefresh);
+    if (recording) this.archiveRefresh = setTimeout(() => this.loadArchives(), 5000);
+  }
+
+  renderRecordButton() {
+    page.record.textContent = viewer.recording ? '■ Stop recording' : '● Start recording';
+    page.record.setAttribute('aria-pressed', String(Boolean(viewer.recording)));
+  }
+
+  async toggleRecording() {
+    page.record.disabled = true;
+    try {
+      if (viewer.recording) await this.archiveCall('POST', `/archive/${encodeURIComponent(viewer.recording)}/stop`);
+      else await this.archiveCall('POST', '/archive', { sessionId: this.sessionId });
+    } catch (error) {
+      this.showNotice(`Recording: ${error.message}`);
+    } finally {
+      page.record.disabled = false;
+    }
+    await this.loadArchives();
+  }
+
   showChat(signal) {
-    const sender = signal.from === undefined || signal.from === null ? 'server' : (signal.fromData || signal.from);
+    const from = signal.from === undefined || signal.from === null ? null : viewer.connections.get(signal.from);
+    const sender = signal.from === undefined || signal.from === null ? 'server' : (from ? from.name : displayName(null, signal.fromData));
     const mine = signal.from === viewer.connectionId;
     viewer.chat.push({ from: signal.from ?? null, sender, text: signal.data });
     const item = document.createElement('li');
@@ -746,6 +886,11 @@ async function start() {
   });
   window.screenViewerSendChat = (text) => session.sendChat(text);
   page.sound.addEventListener('click', () => session.toggleSound());
+  page.record.addEventListener('click', () => session.toggleRecording());
+  page.fullscreen.addEventListener('click', () => {
+    if (document.fullscreenElement) document.exitFullscreen();
+    else page.stage.requestFullscreen().catch((error) => session.showNotice(`Fullscreen is not allowed here: ${error.message}`));
+  });
   session.renderSoundButton();
   session.connect();
 }

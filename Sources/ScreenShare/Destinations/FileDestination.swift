@@ -20,6 +20,16 @@ public struct FileDestination: StreamDestination {
 
     public var endpoint: String { path }
 
+    /// Why `url` cannot be written: its name says another container than the WebM (Matroska) screenpub writes,
+    /// and a player would trust the name. Nil when it can.
+    public static func refusal(for url: String) -> String? {
+        let path = Self.path(of: url)
+        let suffix = (path as NSString).pathExtension.lowercased()
+        let others = ["mp4", "m4v", "mov", "avi", "ts", "mts", "m2ts", "flv", "ogg", "ogv", "gif", "mpg", "mpeg", "wmv", "3gp", "h264", "ivf"]
+        guard others.contains(suffix) else { return nil }
+        return "\(path): screenpub records WebM (AV1, VP9 or VP8 with a timed metadata track), not .\(suffix); name the file .webm (or .mkv), and convert it afterwards if you need .\(suffix) (ffmpeg -i FILE.webm -c copy FILE.\(suffix) keeps the video)"
+    }
+
     public func makeSink() throws -> any EncodedFrameSink {
         RecordingSink(path: path, framesPerSecond: framesPerSecond, audio: audio, audioPreSkip: audioPreSkip)
     }

@@ -50,7 +50,8 @@ public struct RelayDestination: StreamDestination {
     public var status: DestinationStatus {
         let connection = publisher.connectionStatus
         return DestinationStatus(
-            kind: "relay", endpoint: endpoint, connected: connection.connected, lastProblem: connection.lastProblem,
+            kind: "relay", endpoint: endpoint, connected: connection.connected, everConnected: connection.everConnected,
+            lastProblem: connection.lastProblem,
             sessionId: connection.sessionId ?? session?.sessionId, streamId: connection.streamId.map(Int.init),
             viewerURL: session?.viewerURL, viewers: connection.otherConnections)
     }
