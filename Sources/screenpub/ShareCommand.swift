@@ -183,10 +183,10 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: "Encoder speed (cpu-used), with --codec av1, vp9 or vp8: AV1 7–10 (default 10), VP9 5–9 (default 8), VP8 4–16 (default 12); higher is faster, coarser.")
     var speed: Int?
 
-    @Flag(inversion: .prefixedNo, help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them.")
+    @Flag(inversion: .prefixedNo, help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them (--no-notify-chat: only log them).")
     var notifyChat = false
 
-    @Flag(inversion: .prefixedNo, help: "Draw the pointer into the frames.")
+    @Flag(inversion: .prefixedNo, help: "Draw the pointer into the frames (--no-cursor: leave it out; on Wayland, ask the portal for a stream without it).")
     var cursor = true
 
     @Flag(inversion: .prefixedNo, help: "Capture with MIT-SHM when available (--no-shm: XGetImage, for comparison).")

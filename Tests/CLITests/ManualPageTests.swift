@@ -26,7 +26,7 @@ import Testing
     @Test func screenpubsPageKeepsItsTextAndDescribesInvertedFlagsOnce() async throws {
         let page = try await rendered("screenpub")
         #expect(page.whatis.contains("\"screenpub - Share a Linux screen"), "\(page.whatis)")
-        for text in ["AV1 7–10 (default 10), VP9 5–9 (default 8)", "--cursor, --no-cursor", "Draw the pointer into the frames. (default: --cursor)",
+        for text in ["AV1 7–10 (default 10), VP9 5–9 (default 8)", "--cursor, --no-cursor", "Draw the pointer into the frames (--no-cursor: leave it out; on Wayland, ask the portal for a stream without it). (default: --cursor)",
             "--fps fps", "(default: 5.0)", "screenpub {status|pause|resume|mute|unmute|stop|mask}", "screenpub --list-monitors", "EXAMPLES",
             "SEE ALSO", "/usr/share/doc/screenpub/README.md.gz", "screenpub status [options]", "±"]
         {

@@ -121,6 +121,27 @@ import Testing
         #expect(response.status == 400 && answer.contains("role must be publisher, subscriber or moderator"), "\(answer)")
     }
 
+    @Test func aRelayOnEveryAddressNeverLinksToTheWildcard() async throws {
+        let relay = try await RunningRelayProcess(["--host", "0.0.0.0"])
+        #expect(relay.process.errorsSoFar.contains("if others reach it by another name or through a proxy, give --public-url")
+            || relay.process.errorsSoFar.contains("give --public-url with the address others use"), "\(relay.process.errorsSoFar)")
+        let created = try await admin(relay, ["session", "create", "--json"])
+        let session = try #require(try json(created)["sessionId"] as? String)
+        // Reached by name: links use that name. Asked with the wildcard as its Host: not that.
+        let minted = try await admin(relay, ["token", session, "--json"])
+        #expect((try json(minted)["viewerURL"] as? String)?.hasPrefix("http://127.0.0.1:\(relay.port)/view/") == true, "\(minted.standardOutput)")
+        let socket = try RawSocket(port: relay.port)
+        let body = #"{"role":"subscriber"}"#
+        #expect(await socket.send(
+            "POST /session/\(session)/token HTTP/1.1\r\nHost: 0.0.0.0:\(relay.port)\r\nAuthorization: Bearer \(RunningRelayProcess.secret)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"))
+        var answer = ""
+        for _ in 0..<50 where !answer.contains("viewerURL") {
+            answer += String(decoding: await socket.receive(), as: UTF8.self)
+        }
+        #expect(answer.contains("\"viewerURL\":\"http") && !answer.contains("0.0.0.0"), "\(answer)")
+    }
+
     @Test func onTheRelaysMachineTheCommandsFindItThroughItsConfiguration() async throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("relay-admin-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: home) }
