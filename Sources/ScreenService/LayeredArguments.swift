@@ -95,6 +95,25 @@ public struct LayeredArguments: Sendable {
             environmentPrefix: application.uppercased() + "_")
     }
 
+    /// `Command` (the subcommand `name` of `root`) from the configuration file, the environment and
+    /// `commandLine`, parsed from the top so that errors show `root name` in their usage line. Throws
+    /// ``ServiceError`` (`.badConfiguration`, naming the file and line, or the variable) when a value from the file
+    /// or the environment is wrong, and ArgumentParser's errors when the command line is.
+    public static func parse<Command: ParsableCommand>(
+        _ command: Command.Type, as name: String, of root: any ParsableCommand.Type, application: String, commandLine: [String]
+    ) throws -> Command {
+        let layers = try read(command: command, application: application, commandLine: commandLine)
+        do {
+            guard let parsed = try root.parseAsRoot([name] + layers.arguments) as? Command else {
+                throw ValidationError("expected the \(name) command")
+            }
+            return parsed
+        } catch {
+            if let explained = layers.explain(root.message(for: error)) { throw ServiceError(.badConfiguration, explained) }
+            throw error
+        }
+    }
+
     /// `--fps -3` as `--fps=-3`: ArgumentParser reads a value that starts with `-` as an option and then says the
     /// value is missing; a negative number after an option is meant as its value (and then gets a sentence about
     /// its range).

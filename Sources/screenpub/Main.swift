@@ -82,21 +82,10 @@ enum ScreenpubMain {
         }
     }
 
-    /// The share command from the configuration file, the environment and `commandLine`. Throws
-    /// ``ServiceError`` (`.badConfiguration`) (naming the file and line, or the variable) when a value from the file or the
-    /// environment is wrong, and ArgumentParser's errors when the command line is.
+    /// The share command from the configuration file, the environment and `commandLine` (see
+    /// ``LayeredArguments/parse(_:as:of:application:commandLine:)``).
     static func parseShareCommand(commandLine: [String]) throws -> ShareCommand {
-        let layers = try LayeredArguments.read(command: ShareCommand.self, application: "screenpub", commandLine: commandLine)
-        do {
-            // Parsed from the top, so that errors show `screenpub share` in their usage line.
-            guard let share = try ScreenpubCommand.parseAsRoot(["share"] + layers.arguments) as? ShareCommand else {
-                throw ValidationError("expected the share command")
-            }
-            return share
-        } catch {
-            if let explained = layers.explain(ScreenpubCommand.message(for: error)) { throw ServiceError(.badConfiguration, explained) }
-            throw error
-        }
+        try LayeredArguments.parse(ShareCommand.self, as: "share", of: ScreenpubCommand.self, application: "screenpub", commandLine: commandLine)
     }
 }
 

@@ -90,21 +90,10 @@ struct ServeCommand: AsyncParsableCommand {
               systemctl --user enable --now screenrelay                   # as a service
             """)
 
-    /// The server's settings from the configuration file, the environment and `commandLine` (without `serve`).
-    /// Throws ``ServiceError`` (`.badConfiguration`) naming the file and line, or the variable, when a value from
-    /// there is wrong, and ArgumentParser's errors when the command line is.
+    /// The server's settings from the configuration file, the environment and `commandLine` (without `serve`;
+    /// see ``LayeredArguments/parse(_:as:of:application:commandLine:)``).
     static func read(commandLine: [String]) throws -> ServeCommand {
-        let layers = try LayeredArguments.read(command: ServeCommand.self, application: "screenrelay", commandLine: commandLine)
-        do {
-            // Parsed from the top, so that errors show `screenrelay serve` in their usage line.
-            guard let serve = try ScreenrelayCommand.parseAsRoot(["serve"] + layers.arguments) as? ServeCommand else {
-                throw ValidationError("expected the serve command")
-            }
-            return serve
-        } catch {
-            if let explained = layers.explain(ScreenrelayCommand.message(for: error)) { throw ServiceError(.badConfiguration, explained) }
-            throw error
-        }
+        try LayeredArguments.parse(ServeCommand.self, as: "serve", of: ScreenrelayCommand.self, application: "screenrelay", commandLine: commandLine)
     }
 
     @Option(help: "Address to listen on.")
