@@ -71,6 +71,11 @@ let package = Package(
         .target(
             name: "CPortalShims", cSettings: [.unsafeFlags(glibIncludes)],
             linkerSettings: ["portal", "gio-2.0", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
+        // WHIP's media side: GStreamer's webrtcbin fed already-encoded frames. Its header hides GStreamer and GLib.
+        .target(
+            name: "CWHIPShims", cSettings: [.unsafeFlags(["-I/usr/include/gstreamer-1.0"] + glibIncludes)],
+            linkerSettings: ["gstwebrtc-1.0", "gstapp-1.0", "gstbase-1.0", "gstsdp-1.0", "gstreamer-1.0", "gobject-2.0", "glib-2.0"]
+                .map { .linkedLibrary($0) }),
         // One shim target per C library, for what Swift cannot call directly (macros, variadics, process-wide
         // handlers); each links only its own library, so a module links only the C libraries it uses.
         .target(
@@ -131,6 +136,11 @@ let package = Package(
             ],
             resources: [.copy("Viewer")],
             swiftSettings: strictSwift),
+        // WHIP (RFC 9725) into an SFU: the HTTP exchange here, the WebRTC media in CWHIPShims.
+        .target(
+            name: "ScreenWHIP", dependencies: ["ScreenMedia", "ScreenSession", "ScreenTransport", "ScreenWire", "CWHIPShims",
+                .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
         // The relay's HTTP API as `screenrelay session|sessions|token|archive` call it.
         .target(
             name: "ScreenRelayAdmin",
@@ -185,7 +195,7 @@ let package = Package(
             name: "ScreenShare",
             dependencies: [
                 "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCapturePipeWire", "ScreenCodec", "ScreenRecording",
-                "ScreenTransport", "ScreenSession", "ScreenRelay", "ScreenWire", "ScreenService",
+                "ScreenTransport", "ScreenSession", "ScreenRelay", "ScreenWire", "ScreenService", "ScreenWHIP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -8,6 +8,8 @@ packages=(
   pkg-config libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxrandr-dev
   libvpx-dev libaom-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev libsqlite3-dev libpipewire-0.3-dev libopus-dev
   libportal-dev libglib2.0-dev
+  # WHIP: GStreamer's webrtcbin (bad), the RTP payloaders (good), libnice's GStreamer elements
+  libgstreamer1.0-dev libgstreamer-plugins-bad1.0-dev gstreamer1.0-plugins-bad gstreamer1.0-plugins-good gstreamer1.0-nice
   # tests and demo: a virtual X server, X clients that draw, and ffprobe to check recordings
   xvfb x11-apps x11-utils x11-xserver-utils xdotool ffmpeg
   # tests: the browser viewer runs in a real headless Chromium; systemd-analyze checks the user units
@@ -20,6 +22,9 @@ packages=(
   mutter xdg-desktop-portal-gnome gir1.2-gtk-3.0 python3-gi-cairo openbox
   # tests: a test CA's certificates (openssl) and the reverse-proxy recipes run by a real nginx and Caddy
   openssl nginx-light caddy
+  # tests: a real SFU (Janus's VideoRoom) in a network namespace (iproute2), with a WHIP front and a viewer
+  # that decodes through GStreamer (Python GI)
+  janus iproute2 gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   # tests: an independent ID3 reader for the timed metadata in HLS segments
   python3-mutagen
   # benchmark: GNU time for CPU seconds and peak RSS

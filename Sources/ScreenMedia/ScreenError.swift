@@ -31,3 +31,10 @@ public protocol CaptureFailureKind: Hashable, Sendable {
 extension ScreenError: CaptureFailure where Kind: CaptureFailureKind {
     public var isTransient: Bool { kind.isTransient }
 }
+
+extension String {
+    /// The text a C function wrote into `buffer` (UTF-8, up to its terminating zero).
+    public init(nullTerminated buffer: [CChar]) {
+        self = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -5,7 +5,7 @@ import ScreenMedia
 func avErrorText(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     av_strerror(code, &buffer, buffer.count)
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return String(nullTerminated: buffer)
 }
 
 /// Describes a video track of `codec` to a libavformat muxer. AV1 needs its sequence header (the track's

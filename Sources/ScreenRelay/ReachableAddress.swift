@@ -75,7 +75,7 @@ public enum ReachableAddress {
             }
         }
         guard status == 0 else { return nil }
-        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(nullTerminated: name)
     }
 
     private static func hostName() -> String? {

@@ -72,7 +72,7 @@ public final class Share: Sendable {
         audio.withLock { $0 = sound }
         let context = DestinationContext(
             keyframeRequests: keyframeRequests, framesPerSecond: configuration.capture.framesPerSecond,
-            audio: sound?.properties, audioPreSkip: sound?.preSkip ?? 312,
+            videoCodec: configuration.capture.encoder.codec, audio: sound?.properties, audioPreSkip: sound?.preSkip ?? 312,
             options: configuration.destinationOptions, environment: configuration.environment,
             onSignal: ChatNotifier(logger: logger, notifies: configuration.notifyChat, environment: configuration.environment).receive,
             logger: logger)

@@ -84,12 +84,13 @@ public struct ShareConfiguration: Sendable, Equatable {
             framesPerSecond: settings.fps, source: source,
             codec: settings.codec,
             encoder: VideoEncoderConfiguration(
-                codec: settings.codec.resolved(framesPerSecond: settings.fps), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
+                codec: Self.resolvedCodec(settings), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
                 threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed),
             metadata: (try? MetadataPolicy(option: settings.metadata)) ?? .captureTime,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
         destinationOptions = DestinationOptions(
-            token: settings.token, reconnect: settings.reconnect, overwrite: settings.overwrite, trust: ClientTrust(caFile: settings.caFile))
+            token: settings.token, reconnect: settings.reconnect, overwrite: settings.overwrite, trust: ClientTrust(caFile: settings.caFile),
+            whipToken: settings.whipToken)
         embeddedRelay = destinations.isEmpty
             ? EmbeddedRelaySettings(
                 port: settings.port,
@@ -154,7 +155,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         if let threads = s.threads { try require((1...16).contains(threads), "--threads must be between 1 and 16") }
         if let speed = s.speed {
             try require(s.codec != .auto, "--speed needs --codec av1, vp9 or vp8: each codec has its own range")
-            let range = VideoEncoderConfiguration.speedRange(for: s.codec.resolved(framesPerSecond: s.fps))
+            let range = VideoEncoderConfiguration.speedRange(for: resolvedCodec(s))
             try require(range.contains(speed), "--speed for \(s.codec) must be between \(range.lowerBound) and \(range.upperBound)")
         }
         if let duration = s.duration { try require(duration > 0, "--duration must be positive") }
@@ -188,6 +189,9 @@ public struct ShareConfiguration: Sendable, Equatable {
         }
         for url in [s.output].compactMap({ $0 }) + s.to where ShareDestinations.kind(for: url, among: destinationKinds)?.schemes == FileDestination.kind.schemes {
             if let refusal = FileDestination.refusal(for: url) { throw ShareError(.invalidSettings, refusal) }
+        }
+        if Self.publishesOverWHIP(s) {
+            try require(s.codec != .av1, "WHIP carries VP8 or VP9 (GStreamer 1.22 has no AV1 RTP payloader): give --codec vp9 or vp8 with a whip+ destination")
         }
         for url in s.to {
             try require(ShareDestinations.kind(for: url, among: destinationKinds) != nil, "--to \(url): not a destination screenpub knows (\(ShareDestinations.schemes(among: destinationKinds).joined(separator: ", ")), or a file path)")
@@ -271,6 +275,17 @@ public enum CaptureSource: Sendable, Equatable {
 }
 
 extension ShareConfiguration {
+    /// Whether a destination is a WHIP endpoint.
+    static func publishesOverWHIP(_ s: ShareSettings) -> Bool {
+        ([s.output, s.server].compactMap { $0 } + s.to).contains { DestinationKind.scheme(of: $0).hasPrefix("whip+") }
+    }
+
+    /// The codec `--codec` names; `auto` is AV1 up to 10 fps and VP9 above, and VP9 when a WHIP endpoint takes
+    /// the stream (WebRTC here carries VP8 and VP9).
+    static func resolvedCodec(_ s: ShareSettings) -> VideoCodec {
+        s.codec == .auto && publishesOverWHIP(s) ? .vp9 : s.codec.resolved(framesPerSecond: s.fps)
+    }
+
     /// What `--monitor`, `--window` or `--region` name (the whole screen without them); throws naming the option.
     static func x11Target(_ s: ShareSettings) throws(ShareError) -> X11CaptureTarget {
         if let monitor = s.monitor {

@@ -31,6 +31,8 @@ public struct ShareSettings: Sendable, Equatable {
     /// More destinations by URL (`--to`): relays (`http(s)://`, `ws(s)://`) and files (`file:` or a path).
     public var to: [String] = []
     public var token: String?
+    /// `--whip-token`: the bearer token WHIP destinations send.
+    public var whipToken: String?
     public var port = 8090
     /// The embedded relay's listening address, its public URL, and its TLS certificate and key.
     public var host = "127.0.0.1"

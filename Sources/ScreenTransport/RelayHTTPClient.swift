@@ -15,6 +15,18 @@ public struct RelayHTTPClient: Sendable {
     public struct Response: Sendable {
         public var status: Int
         public var body: Data
+        /// The answer's header fields, in order.
+        public var headers: [(name: String, value: String)] = []
+
+        /// The first value of header `name` (compared ignoring case).
+        public func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
+
+        /// Every value of header `name`.
+        public func headers(_ name: String) -> [String] {
+            headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        }
     }
 
     /// The largest answer read (the API's are small JSON; media segments are larger).
@@ -135,12 +147,14 @@ public struct RelayHTTPClient: Sendable {
                 writeFailure = error
             }
             var status = 0
+            var headers: [(name: String, value: String)] = []
             var received = ByteBuffer()
             do {
                 for try await part in inbound {
                     switch part {
                     case .head(let responseHead):
                         status = Int(responseHead.status.code)
+                        headers = responseHead.headers.map { ($0.name, $0.value) }
                     case .body(var chunk):
                         if let file, (200..<300).contains(status) {
                             try chunk.withUnsafeReadableBytes { try file.write(contentsOf: $0) }
@@ -151,7 +165,7 @@ public struct RelayHTTPClient: Sendable {
                         }
                         received.writeBuffer(&chunk)
                     case .end:
-                        return Response(status: status, body: Data(received.readableBytesView))
+                        return Response(status: status, body: Data(received.readableBytesView), headers: headers)
                     }
                 }
             }

@@ -66,10 +66,14 @@ public struct DestinationStatus: Codable, Sendable, Equatable {
     public var viewerURL: String?
     /// Other connections in the session (viewers, screensub, moderators).
     public var viewers: Int?
+    /// For WebRTC: frames handed to the connection, and keyframe requests (PLI/FIR) from its receivers.
+    public var framesSent: Int?
+    public var keyframeRequests: Int?
 
     public init(
         kind: String, endpoint: String, connected: Bool? = nil, everConnected: Bool? = nil, lastProblem: String? = nil,
-        sessionId: String? = nil, streamId: Int? = nil, viewerURL: String? = nil, viewers: Int? = nil
+        sessionId: String? = nil, streamId: Int? = nil, viewerURL: String? = nil, viewers: Int? = nil, framesSent: Int? = nil,
+        keyframeRequests: Int? = nil
     ) {
         self.kind = kind
         self.endpoint = endpoint
@@ -80,6 +84,8 @@ public struct DestinationStatus: Codable, Sendable, Equatable {
         self.streamId = streamId
         self.viewerURL = viewerURL
         self.viewers = viewers
+        self.framesSent = framesSent
+        self.keyframeRequests = keyframeRequests
     }
 }
 
@@ -89,6 +95,8 @@ public struct DestinationContext: Sendable {
     /// Set by a destination whose receivers need a picture to start from; the encoder serves it next tick.
     public var keyframeRequests: KeyframeRequestFlag
     public var framesPerSecond: Double
+    /// The codec the share encodes with (nil where unknown): a destination that can carry only some refuses others.
+    public var videoCodec: VideoCodec?
     /// The share's sound (nil: none): destinations that carry it announce it and take its frames through their
     /// sink's ``EncodedAudioSink`` side.
     public var audio: AudioProperties?
@@ -103,12 +111,14 @@ public struct DestinationContext: Sendable {
     public var logger: Logger
 
     public init(
-        keyframeRequests: KeyframeRequestFlag, framesPerSecond: Double, audio: AudioProperties? = nil, audioPreSkip: Int = 312,
+        keyframeRequests: KeyframeRequestFlag, framesPerSecond: Double, videoCodec: VideoCodec? = nil, audio: AudioProperties? = nil,
+        audioPreSkip: Int = 312,
         options: DestinationOptions = DestinationOptions(),
         environment: [String: String] = [:], onSignal: @escaping @Sendable (Signal) -> Void = { _ in }, logger: Logger
     ) {
         self.keyframeRequests = keyframeRequests
         self.framesPerSecond = framesPerSecond
+        self.videoCodec = videoCodec
         self.audio = audio
         self.audioPreSkip = audioPreSkip
         self.options = options
@@ -128,12 +138,15 @@ public struct DestinationOptions: Sendable, Equatable {
     public var overwrite: Bool
     /// Whom to trust for an `https://` or `wss://` relay's certificate.
     public var trust: ClientTrust
+    /// The bearer token a WHIP endpoint expects.
+    public var whipToken: String?
 
-    public init(token: String? = nil, reconnect: Bool = true, overwrite: Bool = false, trust: ClientTrust = .system) {
+    public init(token: String? = nil, reconnect: Bool = true, overwrite: Bool = false, trust: ClientTrust = .system, whipToken: String? = nil) {
         self.token = token
         self.reconnect = reconnect
         self.overwrite = overwrite
         self.trust = trust
+        self.whipToken = whipToken
     }
 }
 

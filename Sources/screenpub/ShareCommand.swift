@@ -136,11 +136,16 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: "Publish to the screenrelay at this URL (http://host:port).")
     var server: String?
 
-    @Option(help: "Also send the stream here (repeatable): a relay (http(s)://host:port, or ws(s)://host:port/ws with --token) or a WebM file (file:PATH or a path).")
+    @Option(
+        name: [.customLong("to"), .customLong("publish")],
+        help: "Also send the stream here (repeatable): a relay (http(s)://host:port, or ws(s)://host:port/ws with --token), a WebM file (file:PATH or a path), or an SFU's WHIP endpoint (whip+https://…, with --whip-token; VP8/VP9).")
     var to: [String] = []
 
     @Option(help: "A publisher token for --server (default: make a session with $SCREENRELAY_SECRET).")
     var token: String?
+
+    @Option(help: "The bearer token a whip+ destination expects (Authorization: Bearer; better in the config file or $SCREENPUB_WHIP_TOKEN than on the command line).")
+    var whipToken: String?
 
     @Option(help: "Port of the relay started inside screenpub when neither --server nor --output is given (0: any free port).")
     var port: Int = 8090
@@ -213,6 +218,7 @@ struct ShareCommand: AsyncParsableCommand {
         (s.fps, s.backend, s.pipewireNode, s.pipewireRemote, s.portalSource, s.portalTimeout) = (fps, backend, pipewireNode, pipewireRemote, portalSource, portalTimeout)
         (s.display, s.monitor, s.window, s.region, s.codec, s.bitrate, s.metadata) = (display, monitor, window, region, codec, bitrate, metadata)
         (s.output, s.server, s.to, s.token, s.port, s.reconnect, s.dataDir, s.overwrite) = (output, server, to, token, port, reconnect, dataDir, overwrite)
+        s.whipToken = whipToken
         (s.duration, s.keepalive, s.threads, s.speed, s.notifyChat, s.cursor, s.shm) = (duration, keepalive, threads, speed, notifyChat, cursor, shm)
         (s.captureRetry, s.controlSocket, s.logFormat) = (captureRetry, controlSocket, logFormat)
         (s.host, s.publicURL, s.tlsCert, s.tlsKey, s.caFile) = (host, publicURL, tlsCert, tlsKey, caFile)

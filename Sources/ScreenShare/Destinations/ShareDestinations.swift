@@ -6,6 +6,7 @@ public enum ShareDestinations {
     public static let all: [DestinationKind] = [
         RelayDestination.kind,
         FileDestination.kind,
+        WHIPDestination.kind,
     ]
 
     /// Every scheme some kind takes, for messages.

@@ -1,0 +1,39 @@
+import Foundation
+public import ScreenMedia
+import ScreenSession
+public import ScreenTransport
+import ScreenWHIP
+
+/// An SFU that takes WHIP (RFC 9725): `whip+https://sfu.example.org/whip/room` (`whip+http://` for a test
+/// bench), with `--whip-token`. Janus (behind a WHIP front), LiveKit's WHIP ingress, MediaMTX, SRS, Cloudflare.
+/// The same encoded VP8/VP9 frames as every other destination, over WebRTC; frame metadata, archives and chat
+/// stay with screenrelay.
+public struct WHIPDestination: StreamDestination {
+    let publisher: WHIPPublisher
+
+    public static let kind = DestinationKind(schemes: ["whip+http", "whip+https"]) { url, context in
+        let endpoint = String(url.dropFirst("whip+".count))
+        guard let codec = context.videoCodec, codec == .vp8 || codec == .vp9 else {
+            throw ShareError(
+                .cannotStart,
+                "\(url): WHIP carries VP8 or VP9 here (GStreamer 1.22 has no AV1 RTP payloader): give --codec vp9 or --codec vp8")
+        }
+        return WHIPDestination(
+            publisher: WHIPPublisher(
+                endpoint: endpoint, token: context.options.whipToken, codec: codec, keyframeRequests: context.keyframeRequests,
+                reconnection: context.options.reconnect ? .init() : .never, trust: context.options.trust, logger: context.logger))
+    }
+
+    public var endpoint: String { "whip+" + publisher.endpoint }
+
+    public func makeSink() throws -> any EncodedFrameSink { publisher }
+
+    public func run() async throws { try await publisher.run() }
+
+    public var status: DestinationStatus {
+        let current = publisher.status
+        return DestinationStatus(
+            kind: "whip", endpoint: endpoint, connected: current.connected, everConnected: current.everConnected,
+            lastProblem: current.lastProblem, framesSent: current.framesSent, keyframeRequests: current.keyframeRequestsReceived)
+    }
+}

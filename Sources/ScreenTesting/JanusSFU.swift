@@ -1,0 +1,213 @@
+import Foundation
+import ScreenMedia
+
+/// A real SFU for WHIP tests and benchmarks: Debian's Janus 1.1 (VideoRoom) with a WHIP front
+/// (Tests/Fixtures/janus-whip-front.py), in a network namespace of its own joined to this one by a veth pair.
+/// Janus and libnice skip loopback interfaces, so the peers meet on the veth's addresses (10.77.N.1 here,
+/// 10.77.N.2 in the namespace); nothing leaves the machine. Needs root (`ip netns`).
+public final class JanusSFU: @unchecked Sendable {
+    // @unchecked: the processes are replaced only by `stopJanus()`/`startJanus()`, which a test calls from one task.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        /// The machine cannot run it (no root, no network namespaces, Janus not installed): tests skip.
+        public let cannotStart: Bool
+    }
+
+    public let namespace: String
+    /// This side's address on the veth pair, and Janus's.
+    public let localAddress: String
+    public let sfuAddress: String
+    public let room = 1234
+    public let token: String
+    /// `whip+http://…`: what screenpub publishes to.
+    public var whipURL: String { "whip+http://\(sfuAddress):8080/whip/\(room)" }
+    public var janusURL: String { "http://\(sfuAddress):8088/janus" }
+    private let hostInterface: String
+    private let directory: String
+    private var janus: ChildProcess?
+    private var front: ChildProcess?
+    private let codec: String
+
+    private static let counter = Locked(0)
+
+    /// `codec`: what the room takes (`vp9` or `vp8`; `h264` for a room that refuses both).
+    public init(codec: String = "vp9", token: String = "whip-test-token") async throws {
+        guard getuid() == 0 else { throw Failure(description: "network namespaces need root", cannotStart: true) }
+        guard access("/usr/bin/janus", X_OK) == 0 else {
+            throw Failure(description: "Janus is not installed (apt-get install janus)", cannotStart: true)
+        }
+        self.codec = codec
+        self.token = token
+        await Self.removeLeftovers()
+        let index = Self.counter.withLock { value -> Int in
+            value += 1
+            return value
+        }
+        // One subnet and interface name per SFU: the process id spreads parallel test binaries apart.
+        let subnet = (Int(getpid()) * 7 + index) % 250 + 1
+        namespace = "spj-\(getpid())-\(index)"
+        hostInterface = "spj\(getpid() % 100000)x\(index)"
+        localAddress = "10.77.\(subnet).1"
+        sfuAddress = "10.77.\(subnet).2"
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("janus-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory + "/none", withIntermediateDirectories: true)
+        try writeConfiguration()
+        let peer = hostInterface + "n"
+        for command in [
+            ["netns", "add", namespace],
+            ["link", "add", hostInterface, "type", "veth", "peer", "name", peer],
+            ["link", "set", peer, "netns", namespace],
+            ["addr", "add", "\(localAddress)/24", "dev", hostInterface],
+            ["link", "set", hostInterface, "up"],
+            ["netns", "exec", namespace, "ip", "addr", "add", "\(sfuAddress)/24", "dev", peer],
+            ["netns", "exec", namespace, "ip", "link", "set", peer, "up"],
+            ["netns", "exec", namespace, "ip", "link", "set", "lo", "up"],
+        ] {
+            let result = try await ChildProcess.run("/usr/sbin/ip", command, timeout: 20)
+            guard result.status == 0 else {
+                await removeNetwork()
+                throw Failure(
+                    description: "ip \(command.joined(separator: " ")): \(result.standardError.trimmingCharacters(in: .whitespacesAndNewlines))",
+                    cannotStart: command.first == "netns" && command.count == 3)
+            }
+        }
+        do {
+            try await startJanus()
+            front = try ChildProcess(
+                "/usr/sbin/ip",
+                ["netns", "exec", namespace, "/usr/bin/python3", Self.fixture("janus-whip-front.py"), sfuAddress, "8080",
+                 "http://127.0.0.1:8088/janus", String(room), token])
+            guard try await eventually(20, { front?.outputSoFar.contains("listening") == true }) else {
+                throw Failure(description: "the WHIP front did not start: \(front?.errorsSoFar ?? "")", cannotStart: false)
+            }
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
+    private static func fixture(_ name: String) -> String { TestFixtures.directory + "/" + name }
+
+    private func writeConfiguration() throws {
+        let disabledPlugins = ["audiobridge", "duktape", "lua", "nosip", "recordplay", "sip", "streaming", "textroom", "videocall", "voicemail", "echotest"]
+            .map { "libjanus_\($0).so" }.joined(separator: ",")
+        let disabledTransports = ["mqtt", "nanomsg", "pfunix", "rabbitmq", "websockets"].map { "libjanus_\($0).so" }.joined(separator: ",")
+        let files = [
+            "janus.jcfg": """
+                general: {
+                    configs_folder = "\(directory)"
+                    plugins_folder = "/usr/lib/x86_64-linux-gnu/janus/plugins"
+                    transports_folder = "/usr/lib/x86_64-linux-gnu/janus/transports"
+                    events_folder = "\(directory)/none"
+                    loggers_folder = "\(directory)/none"
+                    debug_level = 4
+                    session_timeout = 60
+                }
+                media: {
+                    rtp_port_range = "20000-20200"
+                }
+                nat: {
+                    nice_debug = false
+                }
+                plugins: {
+                    disable = "\(disabledPlugins)"
+                }
+                transports: {
+                    disable = "\(disabledTransports)"
+                }
+                """,
+            "janus.transport.http.jcfg": """
+                general: {
+                    json = "plain"
+                    base_path = "/janus"
+                    http = true
+                    port = 8088
+                    https = false
+                }
+                admin: {
+                    admin_http = false
+                }
+                """,
+            "janus.plugin.videoroom.jcfg": """
+                general: {
+                }
+                room-\(room): {
+                    description = "screenpub"
+                    publishers = 3
+                    bitrate = 4000000
+                    fir_freq = 0
+                    videocodec = "\(codec)"
+                }
+                """,
+        ]
+        for (name, text) in files { try text.write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8) }
+    }
+
+    /// Starts Janus (again) in the namespace and waits until its HTTP API answers.
+    public func startJanus() async throws {
+        let process = try ChildProcess("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/janus", "-F", directory])
+        janus = process
+        let ready = try await eventually(20) { process.outputSoFar.contains("HTTP webserver started") }
+        guard ready else { throw Failure(description: "Janus did not start: \(process.errorsSoFar.suffix(600))", cannotStart: false) }
+    }
+
+    /// Kills Janus (an SFU going away mid-share).
+    public func stopJanus() async {
+        janus?.signal(SIGKILL)
+        _ = await janus?.wait(timeout: 10)
+        janus = nil
+    }
+
+    /// A viewer through Janus (its VideoRoom forwarding the publisher to `port` here, decoded, starting from the
+    /// keyframe Janus asks the publisher for): the pictures seen in `seconds`.
+    public func watch(port: Int, codec: String = "vp9", seconds: Double) async throws -> [Picture] {
+        let outcome = try await ChildProcess.run(
+            "/usr/bin/python3",
+            [Self.fixture("janus-subscriber.py"), janusURL, String(room), localAddress, String(port), codec, String(seconds), "http://\(sfuAddress):8080"],
+            timeout: seconds + 40)
+        return outcome.standardOutput.split(separator: "\n").compactMap { line in
+            try? JSONDecoder().decode(Picture.self, from: Data(line.utf8))
+        }.filter { $0.width > 0 }
+    }
+
+    /// One picture a viewer decoded: its size, the mean colour of its centre, and when (Unix seconds).
+    public struct Picture: Decodable, Sendable {
+        public var width = 0
+        public var height = 0
+        public var r = 0
+        public var g = 0
+        public var b = 0
+        public var time = 0.0
+    }
+
+    /// What the WHIP front logged so far (its requests, the DELETEs of resources).
+    public var frontLog: String { front?.errorsSoFar ?? "" }
+
+    /// What Janus logged so far (its view of the WebRTC sessions).
+    public var log: String { janus?.outputSoFar ?? "" }
+
+    public func stop() async {
+        front?.signal(SIGKILL)
+        _ = await front?.wait(timeout: 10)
+        await stopJanus()
+        await removeNetwork()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Namespaces of test processes that died before cleaning up (their veth goes with them).
+    private static func removeLeftovers() async {
+        guard let listing = try? await ChildProcess.run("/usr/sbin/ip", ["netns", "list"], timeout: 20) else { return }
+        for line in listing.standardOutput.split(separator: "\n") {
+            let name = String(line.split(separator: " ").first ?? "")
+            let parts = name.split(separator: "-")
+            guard parts.count == 3, parts[0] == "spj", let owner = Int32(parts[1]), kill(owner, 0) != 0, errno == ESRCH else { continue }
+            _ = try? await ChildProcess.run("/usr/sbin/ip", ["netns", "delete", name], timeout: 20)
+        }
+    }
+
+    private func removeNetwork() async {
+        // Deleting the namespace deletes its end of the veth pair, and with it this end.
+        _ = try? await ChildProcess.run("/usr/sbin/ip", ["netns", "delete", namespace], timeout: 20)
+        _ = try? await ChildProcess.run("/usr/sbin/ip", ["link", "delete", hostInterface], timeout: 20)
+    }
+}

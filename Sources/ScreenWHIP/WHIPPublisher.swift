@@ -1,0 +1,394 @@
+import CWHIPShims
+import Foundation
+public import Logging
+public import ScreenMedia
+public import ScreenSession
+public import ScreenTransport
+import ScreenWire
+import Synchronization
+
+/// Publishes the share's encoded VP8/VP9 frames into an SFU over WHIP (RFC 9725): an HTTP `POST` of a WebRTC
+/// offer (`application/sdp`, `Authorization: Bearer`), the `201` answer and its `Location` (the session's
+/// resource, `DELETE`d at the end), then RTP over ICE/DTLS-SRTP from GStreamer's webrtcbin. No re-encode: the
+/// frames the relay and files get are the ones sent here.
+///
+/// The capture thread's ``write(_:)`` hands a frame to webrtcbin's queue when a session is connected and drops
+/// it otherwise (never waits). ``run()`` keeps a session up, with the relay transport's backoff; the SFU's
+/// keyframe requests (PLI/FIR) reach the encoder through `keyframeRequests`. webrtcbin does not pass REMB or
+/// transport-cc feedback up to its source, so the bit rate is the one configured.
+public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
+    // @unchecked: the mutable state is in `state` (a Mutex); the webrtcbin session it names is pushed to and
+    // stopped only under `mediaLock`, so a frame never reaches a stopped session; the rest is immutable.
+    public let endpoint: String
+    private let token: String?
+    private let codec: VideoCodec
+    private let keyframeRequests: KeyframeRequestFlag
+    private let reconnection: ReconnectStateMachine.Policy
+    private let http: RelayHTTPClient
+    private let logger: Logger
+    private let finishedEvent = OneShotEvent()
+    private let keyframeCounter: KeyframeRequests
+    /// Seconds without RTCP from the SFU (it sends receiver reports about every second) after which the session
+    /// counts as lost.
+    static let rtcpSilenceLimit = 10.0
+    /// Seconds a new session has to reach "connected" before it counts as failed.
+    private let connectTimeout: Double
+
+    private struct State {
+        /// The connected webrtcbin session's address (0: none).
+        var session: UInt = 0
+        var connected = false
+        var everConnected = false
+        var lastProblem: String?
+        var resource: String?
+        var finished = false
+        var framesSent = 0
+    }
+    private let state = Mutex(State())
+    private let mediaLock = NSLock()
+
+    /// `endpoint`: the WHIP endpoint as `http(s)://…` (the `whip+` prefix removed).
+    public init(
+        endpoint: String, token: String?, codec: VideoCodec, keyframeRequests: KeyframeRequestFlag,
+        reconnection: ReconnectStateMachine.Policy = .init(), trust: ClientTrust = .system, connectTimeout: Double = 20, logger: Logger
+    ) {
+        self.endpoint = endpoint
+        self.token = token
+        self.codec = codec
+        self.keyframeRequests = keyframeRequests
+        keyframeCounter = KeyframeRequests(flag: keyframeRequests)
+        self.reconnection = reconnection
+        http = RelayHTTPClient(trust: trust)
+        self.connectTimeout = connectTimeout
+        self.logger = logger
+    }
+
+    /// What `screenpub status` shows.
+    public struct Status: Sendable {
+        public var connected: Bool
+        public var everConnected: Bool
+        public var lastProblem: String?
+        public var resource: String?
+        public var framesSent: Int
+        public var keyframeRequestsReceived: Int
+    }
+
+    public var status: Status {
+        state.withLock {
+            Status(
+                connected: $0.connected, everConnected: $0.everConnected, lastProblem: $0.lastProblem, resource: $0.resource,
+                framesSent: $0.framesSent, keyframeRequestsReceived: keyframeCounter.received.load(ordering: .relaxed))
+        }
+    }
+
+    // MARK: Frames (capture thread)
+
+    public func write(_ frame: EncodedFrame) throws {
+        guard frame.codec == codec else {
+            throw RelayClientError(.closed, "WHIP carries the codec it offered (\(codec.rawValue)); a \(frame.codec.rawValue) frame cannot be sent")
+        }
+        mediaLock.lock()
+        defer { mediaLock.unlock() }
+        let address = state.withLock { $0.connected ? $0.session : 0 }
+        guard let session = OpaquePointer(bitPattern: address) else { return }
+        let pushed = CWHIP_push(
+            session, frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), frame.payload.count, frame.isKeyframe ? 1 : 0)
+        if pushed == 0 { state.withLock { $0.framesSent += 1 } }
+    }
+
+    public func finish() throws {
+        state.withLock { $0.finished = true }
+        finishedEvent.signal()
+    }
+
+    // MARK: Sessions
+
+    /// Keeps a WHIP session up until ``finish()``: a failed or lost one is ended (`DELETE`) and made again after
+    /// the backoff. Throws when the endpoint refuses for good (a wrong token, an answer without our video).
+    public func run() async throws {
+        var machine = ReconnectStateMachine(policy: reconnection)
+        let clock = ContinuousClock()
+        let origin = clock.now
+        func seconds() -> Double { (clock.now - origin) / .seconds(1) }
+        var action = machine.start()
+        while true {
+            switch action {
+            case .finish:
+                return
+            case .fail(let failure):
+                state.withLock { $0.lastProblem = failure.message }
+                throw failure
+            case .connectAfter(let delay, let attempt):
+                logger.warning("\(state.withLock { $0.lastProblem } ?? "the WHIP session ended"); trying again in \(String(format: "%.1f", delay)) s (attempt \(attempt))")
+                await finishedEvent.wait(upTo: .milliseconds(Int(delay * 1000)))
+                if state.withLock({ $0.finished }) || Task.isCancelled { return }
+                fallthrough
+            case .connectNow:
+                if Task.isCancelled { return }
+                machine.opening(at: seconds())
+                var failure: RelayClientError?
+                do {
+                    try await sessionOnce()
+                } catch let error as RelayClientError {
+                    failure = error
+                } catch {
+                    failure = RelayClientError(.closed, "the WHIP session failed: \(error)")
+                }
+                if let failure { state.withLock { $0.lastProblem = failure.message } }
+                action = machine.ended(
+                    with: failure, streamFinished: state.withLock { $0.finished }, at: seconds(), jitter: Double.random(in: -1...1))
+            }
+        }
+    }
+
+    /// One session: offer, answer, media until finished (returns) or lost (throws); always ends it.
+    private func sessionOnce() async throws {
+        let iceServers = await iceServersFromOptions()
+        let session = try await startMedia(iceServers: iceServers)
+        let resource = Locked<String?>(nil)
+        do {
+            try await media(session, resource: resource)
+        } catch {
+            await end(session, resource: resource.value)
+            throw error
+        }
+        await end(session, resource: resource.value)
+    }
+
+    /// Stops the media, then ends the session at the endpoint (`DELETE` of its resource; awaited, so that a share
+    /// that stops leaves nothing behind in the SFU).
+    private func end(_ session: MediaSession, resource: String?) async {
+        mediaLock.withLock {
+            state.withLock { state in
+                state.connected = false
+                state.session = 0
+                state.resource = nil
+            }
+        }
+        CWHIP_stop(session.pointer)
+        session.release()
+        guard let resource else { return }
+        do {
+            let response = try await http.send("DELETE", resource, bearer: token, body: nil)
+            if !(200..<300).contains(response.status) { logger.debug("DELETE \(resource) answered HTTP \(response.status)") }
+        } catch {
+            logger.debug("DELETE \(resource): \(error.message)")
+        }
+    }
+
+    /// Negotiates `session` with the endpoint and watches it until the share ends (returns) or it is lost (throws).
+    private func media(_ session: MediaSession, resource: Locked<String?>) async throws {
+        let offer = String(cString: CWHIP_offer(session.pointer))
+        logger.debug("WHIP offer:\n\(offer)")
+        let answer = try await post(offer)
+        logger.debug("WHIP answer:\n\(answer.sdp)")
+        resource.withLock { $0 = answer.resource }
+        try Self.checkAnswer(answer.sdp, codec: codec, endpoint: endpoint)
+        var error = [CChar](repeating: 0, count: 512)
+        guard CWHIP_set_answer(session.pointer, answer.sdp, &error, error.count) == 0 else {
+            throw RelayClientError(.refused(.forbidden), "the WHIP endpoint at \(endpoint) answered with SDP webrtcbin cannot use: \(String(nullTerminated: error))")
+        }
+        let address = UInt(bitPattern: session.pointer)
+        state.withLock { state in
+            state.session = address
+            state.resource = answer.resource
+        }
+        // Connected within the time limit, then watched until it drops or the share ends.
+        let deadline = ContinuousClock.now + .milliseconds(Int(connectTimeout * 1000))
+        var wasConnected = false, heardRTCP = false
+        var connectedAt = ContinuousClock.now
+        while true {
+            if state.withLock({ $0.finished }) { return }
+            let current = Int(CWHIP_state(session.pointer, &error, error.count))
+            if current == Int(CWHIP_STATE_FAILED) {
+                let detail = String(nullTerminated: error)
+                throw RelayClientError(.closed, "the WebRTC connection to \(endpoint) failed\(detail.isEmpty ? "" : ": \(detail)") (ICE or DTLS)")
+            }
+            if current == Int(CWHIP_STATE_CONNECTED), !wasConnected {
+                wasConnected = true
+                connectedAt = .now
+                state.withLock { state in
+                    state.connected = true
+                    state.everConnected = true
+                    state.lastProblem = nil
+                }
+                logger.info("publishing to \(endpoint) over WHIP (\(codec.rawValue)); resource \(answer.resource ?? "without a Location")")
+                // Receivers start from a keyframe.
+                keyframeRequests.request()
+            }
+            if wasConnected {
+                if current == Int(CWHIP_STATE_DISCONNECTED) || current == Int(CWHIP_STATE_CLOSED) {
+                    throw RelayClientError(.closed, "the WebRTC connection to \(endpoint) was lost")
+                }
+                // An SFU that went away without a word (killed, unplugged) stops its receiver reports long before
+                // ICE notices. A WebRTC receiver must report (RFC 3550, RFC 8888): none at all counts from the
+                // moment of connecting.
+                let sinceReport = CWHIP_seconds_since_rtcp(session.pointer)
+                if sinceReport >= 0, !heardRTCP {
+                    heardRTCP = true
+                    logger.debug("the SFU's first RTCP arrived; it is watched for silence")
+                }
+                let silence = sinceReport >= 0 ? sinceReport : (ContinuousClock.now - connectedAt) / .seconds(1)
+                if silence > Self.rtcpSilenceLimit {
+                    throw RelayClientError(.closed, "\(endpoint) has sent no RTCP for \(Int(silence)) s: the SFU is gone")
+                }
+            } else if ContinuousClock.now > deadline {
+                throw RelayClientError(.closed, "no WebRTC connection to \(endpoint) within \(Int(connectTimeout)) s (the SFU's candidates cannot be reached)")
+            }
+            await finishedEvent.wait(upTo: .milliseconds(200))
+        }
+    }
+
+    // MARK: Media
+
+    /// A started webrtcbin session and the reference its keyframe callback holds.
+    private struct MediaSession {
+        let pointer: OpaquePointer
+        let context: Unmanaged<KeyframeRequests>
+        func release() { context.release() }
+    }
+
+    /// What the C callback reaches: the share's keyframe flag, and the count `screenpub status` shows.
+    private final class KeyframeRequests: Sendable {
+        let flag: KeyframeRequestFlag
+        let received = Atomic<Int>(0)
+        init(flag: KeyframeRequestFlag) { self.flag = flag }
+    }
+
+    private func startMedia(iceServers: [String]) async throws -> MediaSession {
+        let context = Unmanaged.passRetained(keyframeCounter)
+        let codecNumber: Int32 = codec == .vp8 ? 8 : 9
+        let stun = iceServers.first { $0.hasPrefix("stun://") }
+        let turns = iceServers.filter { $0.hasPrefix("turn://") || $0.hasPrefix("turns://") }
+        let opaque = UInt(bitPattern: context.toOpaque())
+        // Gathering may take seconds (a STUN server): on a thread of its own, not the concurrency pool.
+        let started: Result<UInt, RelayClientError> = await withCheckedContinuation { continuation in
+            Thread {
+                var error = [CChar](repeating: 0, count: 512)
+                let made = withCStrings(turns) { turnPointers in
+                    CWHIP_start(
+                        codecNumber, stun, turnPointers, turns.count, 10_000,
+                        { pointer in
+                            guard let pointer else { return }
+                            let requests = Unmanaged<KeyframeRequests>.fromOpaque(pointer).takeUnretainedValue()
+                            requests.received.add(1, ordering: .relaxed)
+                            requests.flag.request()
+                        }, UnsafeMutableRawPointer(bitPattern: opaque), &error, error.count)
+                }
+                if let made {
+                    continuation.resume(returning: .success(UInt(bitPattern: made)))
+                } else {
+                    continuation.resume(returning: .failure(RelayClientError(.closed, String(nullTerminated: error))))
+                }
+            }.start()
+        }
+        switch started {
+        case .success(let address):
+            return MediaSession(pointer: OpaquePointer(bitPattern: address)!, context: context)
+        case .failure(let error):
+            context.release()
+            throw error
+        }
+    }
+
+    // MARK: HTTP
+
+    /// `POST`s the offer; follows up to 3 redirects (307/308 keep the method). Returns the answer and the
+    /// resource URL (absolute).
+    private func post(_ offer: String) async throws -> (sdp: String, resource: String?) {
+        var url = endpoint
+        for _ in 0..<4 {
+            let response: RelayHTTPClient.Response
+            do {
+                response = try await http.send("POST", url, bearer: token, body: (Data(offer.utf8), "application/sdp"))
+            } catch {
+                throw RelayClientError(.unreachable, error.message.replacingOccurrences(of: "the relay", with: "the WHIP endpoint"))
+            }
+            switch response.status {
+            case 201:
+                let sdp = String(decoding: response.body, as: UTF8.self)
+                let resource = response.header("Location").flatMap { URL(string: $0, relativeTo: URL(string: url))?.absoluteString }
+                if resource == nil { logger.warning("the WHIP endpoint at \(url) gave no Location: the session cannot be ended with DELETE") }
+                return (sdp, resource)
+            case 301, 302, 303, 307, 308:
+                guard let location = response.header("Location"), let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString else {
+                    throw RelayClientError(.closed, "the WHIP endpoint at \(url) redirected (HTTP \(response.status)) without a Location")
+                }
+                url = next
+            case 401, 403:
+                throw RelayClientError(
+                    .refused(.invalidToken),
+                    "the WHIP endpoint at \(url) refused the token (HTTP \(response.status)): give the one the SFU expects with --whip-token")
+            default:
+                let said = String(decoding: response.body.prefix(200), as: UTF8.self).escapingControlCharacters
+                throw RelayClientError(.closed, "the WHIP endpoint at \(url) answered HTTP \(response.status)\(said.isEmpty ? "" : ": \(said)")")
+            }
+        }
+        throw RelayClientError(.closed, "the WHIP endpoint at \(endpoint) redirected more than 3 times")
+    }
+
+    /// ICE servers the endpoint names in `Link: <…>; rel="ice-server"` headers of an `OPTIONS` answer (before the
+    /// offer, as WHIP's drafts had it), as webrtcbin's `stun://host:port` / `turn://user:password@host:port`.
+    private func iceServersFromOptions() async -> [String] {
+        guard let response = try? await http.send("OPTIONS", endpoint, bearer: token, body: nil), (200..<300).contains(response.status) else {
+            return []
+        }
+        return response.headers("Link").flatMap(WHIPLink.iceServers(in:))
+    }
+
+    /// Fails unless the answer accepts video in `codec`: an SFU that does not take the codec still answers
+    /// 201, with the m-line refused (port 0) or without the codec.
+    static func checkAnswer(_ sdp: String, codec: VideoCodec, endpoint: String) throws {
+        let name = codec == .vp8 ? "VP8" : "VP9"
+        var inVideo = false, accepted = false, hasCodec = false
+        for line in sdp.split(whereSeparator: \.isNewline) {
+            if line.hasPrefix("m=") {
+                let fields = line.dropFirst(2).split(separator: " ")
+                inVideo = fields.first == "video"
+                if inVideo { accepted = fields.count > 1 && fields[1] != "0" }
+            } else if inVideo, line.hasPrefix("a=rtpmap:"), line.uppercased().contains(" \(name)/90000") {
+                hasCodec = true
+            }
+        }
+        guard accepted, hasCodec else {
+            throw RelayClientError(
+                .refused(.forbidden),
+                "the WHIP endpoint at \(endpoint) answered without \(name) video: the SFU does not take \(name) there (configure it for \(name), or try --codec \(codec == .vp8 ? "vp9" : "vp8"))")
+        }
+    }
+}
+
+/// `Link` header values of kind `rel="ice-server"` (RFC 9725 §4.6), as webrtcbin takes ICE servers.
+enum WHIPLink {
+    static func iceServers(in header: String) -> [String] {
+        header.split(separator: ",").compactMap { entry -> String? in
+            let parts = entry.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let target = parts.first, target.hasPrefix("<"), target.hasSuffix(">") else { return nil }
+            var parameters: [String: String] = [:]
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map(String.init)
+                guard pair.count == 2 else { continue }
+                parameters[pair[0].lowercased()] = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
+            guard parameters["rel"] == "ice-server" else { return nil }
+            let uri = String(target.dropFirst().dropLast())
+            let address = uri.split(separator: ":", maxSplits: 1).last.map { String($0.split(separator: "?").first ?? "") } ?? ""
+            if uri.hasPrefix("stun:") { return "stun://\(address)" }
+            if uri.hasPrefix("turn:") || uri.hasPrefix("turns:") {
+                let scheme = uri.hasPrefix("turns:") ? "turns" : "turn"
+                let user = parameters["username"].flatMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) } ?? ""
+                let password = parameters["credential"].flatMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) } ?? ""
+                return "\(scheme)://\(user):\(password)@\(address)"
+            }
+            return nil
+        }
+    }
+}
+
+/// Calls `body` with `strings` as a C array of C strings that live for the call.
+private func withCStrings<Result>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> Result) -> Result {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    let pointers = copies.map { UnsafePointer($0) }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""A WHIP endpoint (RFC 9725) in front of a Janus VideoRoom, for screenpub's WHIP tests.
+
+Usage: janus-whip-front.py LISTEN_HOST LISTEN_PORT JANUS_URL ROOM TOKEN
+
+POST /whip/{room}        Authorization: Bearer TOKEN, body application/sdp (a complete offer):
+                         joins ROOM as a publisher through Janus's HTTP API, 201 with the answer and
+                         Location: /whip/resource/{id}
+DELETE /whip/resource/{id}  leaves (destroys the Janus session), 200
+GET /feeds               JSON list of the room's publishers (for the tests' subscriber)
+POST /keyframe           asks every publisher for a keyframe (VideoRoom's configure "keyframe": Janus sends a PLI),
+                         as Janus does when a WebRTC subscriber joins
+
+Like a real WHIP front (simple-whip-server) it answers 201 even when Janus drops a codec the room does not
+take: the client must check the answer. It keeps the Janus sessions alive while it holds them.
+"""
+import http.server
+import json
+import random
+import sys
+import threading
+import time
+import urllib.request
+
+LISTEN_HOST, LISTEN_PORT, JANUS, ROOM, TOKEN = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+sessions = {}  # resource id -> (janus session id, publisher handle id)
+lock = threading.Lock()
+
+
+def janus(path, body):
+    body = dict(body)
+    body.setdefault("transaction", "%016x" % random.getrandbits(64))
+    request = urllib.request.Request(JANUS + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=20) as response:
+        return json.loads(response.read())
+
+
+def events(session, handle, transaction, timeout=20):
+    """Long-polls the session until the event answering `transaction` arrives."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with urllib.request.urlopen(f"{JANUS}/{session}?maxev=1&rid={int(time.time() * 1000)}", timeout=35) as response:
+            event = json.loads(response.read())
+        if isinstance(event, list):
+            event = event[0] if event else {}
+        if event.get("transaction") == transaction and event.get("janus") == "event":
+            return event
+    raise TimeoutError("janus did not answer")
+
+
+def keepalive():
+    while True:
+        time.sleep(15)
+        with lock:
+            held = [session for session, _ in sessions.values()]
+        for session in held:
+            try:
+                janus(f"/{session}", {"janus": "keepalive"})
+            except Exception:
+                pass
+
+
+class Front(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        sys.stderr.write("whip-front: " + (args[0] % args[1:]) + "\n")
+
+    def reply(self, status, body=b"", headers=()):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        offer = self.rfile.read(length).decode()
+        if self.path == "/keyframe":
+            with lock:
+                held = list(sessions.values())
+            for session, handle in held:
+                janus(f"/{session}/{handle}", {"janus": "message", "body": {"request": "configure", "keyframe": True}})
+            return self.reply(200, str(len(held)).encode())
+        if not self.path.startswith("/whip/"):
+            return self.reply(404, b"no such endpoint")
+        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+            return self.reply(401, b"wrong or missing token", [("WWW-Authenticate", "Bearer")])
+        if self.headers.get("Content-Type", "").split(";")[0].strip() != "application/sdp":
+            return self.reply(415, b"an offer must be application/sdp")
+        try:
+            session = janus("", {"janus": "create"})["data"]["id"]
+            handle = janus(f"/{session}", {"janus": "attach", "plugin": "janus.plugin.videoroom"})["data"]["id"]
+            join = janus(f"/{session}/{handle}", {"janus": "message", "body": {"request": "join", "ptype": "publisher", "room": ROOM, "display": "whip"}})
+            events(session, handle, join["transaction"])
+            configure = janus(
+                f"/{session}/{handle}",
+                {"janus": "message", "body": {"request": "publish", "audio": True, "video": True}, "jsep": {"type": "offer", "sdp": offer}},
+            )
+            answer = events(session, handle, configure["transaction"])
+        except Exception as error:
+            return self.reply(502, f"janus: {error}".encode())
+        jsep = answer.get("jsep")
+        if not jsep:
+            return self.reply(502, json.dumps(answer).encode())
+        resource = "%016x" % random.getrandbits(64)
+        with lock:
+            sessions[resource] = (session, handle)
+        self.reply(201, jsep["sdp"].encode(), [("Content-Type", "application/sdp"), ("Location", f"/whip/resource/{resource}")])
+
+    def do_DELETE(self):
+        resource = self.path.rsplit("/", 1)[-1]
+        with lock:
+            held = sessions.pop(resource, None)
+        if held is None:
+            return self.reply(404, b"no such resource")
+        sys.stderr.write(f"whip-front: DELETE of resource {resource}\n")
+        try:
+            janus(f"/{held[0]}", {"janus": "destroy"})
+        except Exception:
+            pass
+        self.reply(200)
+
+    def do_GET(self):
+        if self.path != "/feeds":
+            return self.reply(404)
+        session = janus("", {"janus": "create"})["data"]["id"]
+        handle = janus(f"/{session}", {"janus": "attach", "plugin": "janus.plugin.videoroom"})["data"]["id"]
+        listed = janus(f"/{session}/{handle}", {"janus": "message", "body": {"request": "listparticipants", "room": ROOM}})
+        janus(f"/{session}", {"janus": "destroy"})
+        participants = listed.get("plugindata", {}).get("data", {}).get("participants", [])
+        self.reply(200, json.dumps(participants).encode(), [("Content-Type", "application/json")])
+
+
+threading.Thread(target=keepalive, daemon=True).start()
+server = http.server.ThreadingHTTPServer((LISTEN_HOST, LISTEN_PORT), Front)
+print(f"whip-front listening on {LISTEN_HOST}:{LISTEN_PORT}", flush=True)
+server.serve_forever()
