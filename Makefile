@@ -36,7 +36,7 @@ test: deps
 # screenpub (AV1, VP9) and ffmpeg x11grab on the same Xvfb content (CPU, bytes, SSIM, RSS, with ratios), the
 # codec choice's evidence (AV1 and VP9 by size and rate, a bit-rate sweep for bytes at equal SSIM), allocations
 # per frame, then latency and fan-out through screenrelay, HLS (glass to glass, relay CPU, bytes), PipeWire and
-# mutter against GStreamer, what privacy masks cost, and sound.
+# mutter against GStreamer, what privacy masks cost, sound, and WHIP into Janus.
 bench: deps
 	Benchmarks/run.sh
 	Benchmarks/codecs.sh
@@ -46,6 +46,7 @@ bench: deps
 	Benchmarks/pipewire.sh
 	Benchmarks/masks.sh
 	Benchmarks/audio.sh
+	Benchmarks/whip.sh
 
 # libFuzzer with AddressSanitizer on the relay's wire parsers: 10^7 executions (FUZZ_RUNS, FUZZ_SECONDS).
 fuzz:

@@ -1,3 +1,5 @@
+public import Logging
+public import ScreenMedia
 public import ScreenTransport
 import ScreenWire
 
@@ -70,5 +72,49 @@ public struct ReconnectStateMachine: Sendable {
     public static func isPermanent(_ error: RelayClientError) -> Bool {
         guard case .refused(let code) = error.kind else { return false }
         return [.invalidToken, .tokenExpired, .wrongSession, .forbidden, .unsupportedVersion].contains(code)
+    }
+}
+
+extension ReconnectStateMachine {
+    /// Carries the machine's actions out for a publisher (the relay's, WHIP's): `connectOnce` until the stream is
+    /// finished, again after the backoff when it fails. `recordFailure` keeps the last problem (for status and the
+    /// next warning, which `lastProblem` reads); waits end early when `finished` is signalled. Throws the failure
+    /// that is not retried (a refusal, or any with reconnection off).
+    public static func keepConnected(
+        policy: Policy, finished: OneShotEvent, isFinished: () -> Bool, lastProblem: () -> String?,
+        recordFailure: (RelayClientError) -> Void, logger: Logger, connectOnce: () async throws -> Void
+    ) async throws {
+        var machine = ReconnectStateMachine(policy: policy)
+        let clock = ContinuousClock()
+        let origin = clock.now
+        func seconds() -> Double { (clock.now - origin) / .seconds(1) }
+        var action = machine.start()
+        while true {
+            switch action {
+            case .finish:
+                return
+            case .fail(let failure):
+                throw failure
+            case .connectAfter(let delay, let attempt):
+                logger.warning("\(lastProblem() ?? "the connection ended"); reconnecting in \(String(format: "%.1f", delay)) s (attempt \(attempt))")
+                // Woken early when the stream is finished: nothing is left to send.
+                await finished.wait(upTo: .milliseconds(Int(delay * 1000)))
+                if isFinished() || Task.isCancelled { return }
+                fallthrough
+            case .connectNow:
+                if Task.isCancelled { return }
+                machine.opening(at: seconds())
+                var failure: RelayClientError?
+                do {
+                    try await connectOnce()
+                } catch let error as RelayClientError {
+                    failure = error
+                } catch {
+                    failure = RelayClientError(.closed, "the connection failed: \(error)")
+                }
+                if let failure { recordFailure(failure) }
+                action = machine.ended(with: failure, streamFinished: isFinished(), at: seconds(), jitter: Double.random(in: -1...1))
+            }
+        }
     }
 }

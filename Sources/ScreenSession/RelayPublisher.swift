@@ -221,38 +221,15 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     /// bound. Throws when the relay refuses the token or role (the capture thread's next write then throws
     /// too), or on any failure when reconnection is off.
     public func run() async throws {
-        var machine = ReconnectStateMachine(policy: reconnection)
-        let clock = ContinuousClock()
-        let origin = clock.now
-        func seconds() -> Double { (clock.now - origin) / .seconds(1) }
-        var action = machine.start()
-        while true {
-            switch action {
-            case .finish:
-                return
-            case .fail(let failure):
-                state.withLock { $0.failure = failure }
-                throw failure
-            case .connectAfter(let delay, let attempt):
-                logger.warning("\(state.value.connection.lastProblem ?? "the relay connection ended"); reconnecting in \(String(format: "%.1f", delay)) s (attempt \(attempt))")
-                // Woken early when the stream is finished: nothing is left to send.
-                await finishedEvent.wait(upTo: .milliseconds(Int(delay * 1000)))
-                if state.value.finished || Task.isCancelled { return }
-                fallthrough
-            case .connectNow:
-                if Task.isCancelled { return }
-                machine.opening(at: seconds())
-                var failure: RelayClientError?
-                do {
-                    try await connectOnce()
-                } catch let error as RelayClientError {
-                    failure = error
-                } catch {
-                    failure = RelayClientError(.closed, "the relay connection failed: \(error)")
-                }
-                if let failure { state.withLock { $0.connection = ConnectionStatus(lastProblem: failure.message) } }
-                action = machine.ended(with: failure, streamFinished: state.value.finished, at: seconds(), jitter: Double.random(in: -1...1))
-            }
+        do {
+            try await ReconnectStateMachine.keepConnected(
+                policy: reconnection, finished: finishedEvent, isFinished: { state.value.finished },
+                lastProblem: { state.value.connection.lastProblem },
+                recordFailure: { failure in state.withLock { $0.connection = ConnectionStatus(lastProblem: failure.message) } },
+                logger: logger, connectOnce: connectOnce)
+        } catch let failure as RelayClientError {
+            state.withLock { $0.failure = failure }
+            throw failure
         }
     }
 

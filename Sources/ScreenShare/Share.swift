@@ -261,7 +261,7 @@ public final class Share: Sendable {
             guard let missed = unreached.first, unreached.count == destinations.value.count else { return nil }
             return ShareError(
                 .failed,
-                "nothing was published: the relay at \(missed.endpoint) was never reached (\(missed.lastProblem ?? "no connection")); check --server and that screenrelay runs there")
+                "nothing was published: \(missed.endpoint) was never reached (\(missed.lastProblem ?? "no connection")); check the address (--server, --publish) and that the server runs there")
         }
         let reason = started.failure ?? error
         if let failure = reason as? ShareError { return failure }

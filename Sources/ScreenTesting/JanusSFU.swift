@@ -63,18 +63,19 @@ public final class JanusSFU: @unchecked Sendable {
             ["netns", "exec", namespace, "ip", "link", "set", peer, "up"],
             ["netns", "exec", namespace, "ip", "link", "set", "lo", "up"],
         ] {
-            let result = try await ChildProcess.run("/usr/sbin/ip", command, timeout: 20)
+            let result = try await ChildProcess.run("/sbin/ip", command, timeout: 20)
             guard result.status == 0 else {
                 await removeNetwork()
+                // A machine that does not let us make namespaces or links (a container without the capability).
                 throw Failure(
                     description: "ip \(command.joined(separator: " ")): \(result.standardError.trimmingCharacters(in: .whitespacesAndNewlines))",
-                    cannotStart: command.first == "netns" && command.count == 3)
+                    cannotStart: true)
             }
         }
         do {
             try await startJanus()
             front = try ChildProcess(
-                "/usr/sbin/ip",
+                "/sbin/ip",
                 ["netns", "exec", namespace, "/usr/bin/python3", Self.fixture("janus-whip-front.py"), sfuAddress, "8080",
                  "http://127.0.0.1:8088/janus", String(room), token])
             guard try await eventually(20, { front?.outputSoFar.contains("listening") == true }) else {
@@ -145,7 +146,7 @@ public final class JanusSFU: @unchecked Sendable {
 
     /// Starts Janus (again) in the namespace and waits until its HTTP API answers.
     public func startJanus() async throws {
-        let process = try ChildProcess("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/janus", "-F", directory])
+        let process = try ChildProcess("/sbin/ip", ["netns", "exec", namespace, "/usr/bin/janus", "-F", directory])
         janus = process
         let ready = try await eventually(20) { process.outputSoFar.contains("HTTP webserver started") }
         guard ready else { throw Failure(description: "Janus did not start: \(process.errorsSoFar.suffix(600))", cannotStart: false) }
@@ -161,13 +162,19 @@ public final class JanusSFU: @unchecked Sendable {
     /// A viewer through Janus (its VideoRoom forwarding the publisher to `port` here, decoded, starting from the
     /// keyframe Janus asks the publisher for): the pictures seen in `seconds`.
     public func watch(port: Int, codec: String = "vp9", seconds: Double) async throws -> [Picture] {
-        let outcome = try await ChildProcess.run(
+        let viewer = try startWatching(port: port, codec: codec, seconds: seconds)
+        return Self.pictures(in: await viewer.wait(timeout: seconds + 40).standardOutput)
+    }
+
+    /// ``watch(port:codec:seconds:)`` running beside the caller; ``pictures(in:)`` reads what it printed.
+    public func startWatching(port: Int, codec: String = "vp9", seconds: Double) throws -> ChildProcess {
+        try ChildProcess(
             "/usr/bin/python3",
-            [Self.fixture("janus-subscriber.py"), janusURL, String(room), localAddress, String(port), codec, String(seconds), "http://\(sfuAddress):8080"],
-            timeout: seconds + 40)
-        return outcome.standardOutput.split(separator: "\n").compactMap { line in
-            try? JSONDecoder().decode(Picture.self, from: Data(line.utf8))
-        }.filter { $0.width > 0 }
+            [Self.fixture("janus-subscriber.py"), janusURL, String(room), localAddress, String(port), codec, String(seconds), "http://\(sfuAddress):8080"])
+    }
+
+    public static func pictures(in output: String) -> [Picture] {
+        output.split(separator: "\n").compactMap { line in try? JSONDecoder().decode(Picture.self, from: Data(line.utf8)) }.filter { $0.width > 0 }
     }
 
     /// One picture a viewer decoded: its size, the mean colour of its centre, and when (Unix seconds).
@@ -196,18 +203,18 @@ public final class JanusSFU: @unchecked Sendable {
 
     /// Namespaces of test processes that died before cleaning up (their veth goes with them).
     private static func removeLeftovers() async {
-        guard let listing = try? await ChildProcess.run("/usr/sbin/ip", ["netns", "list"], timeout: 20) else { return }
+        guard let listing = try? await ChildProcess.run("/sbin/ip", ["netns", "list"], timeout: 20) else { return }
         for line in listing.standardOutput.split(separator: "\n") {
             let name = String(line.split(separator: " ").first ?? "")
             let parts = name.split(separator: "-")
             guard parts.count == 3, parts[0] == "spj", let owner = Int32(parts[1]), kill(owner, 0) != 0, errno == ESRCH else { continue }
-            _ = try? await ChildProcess.run("/usr/sbin/ip", ["netns", "delete", name], timeout: 20)
+            _ = try? await ChildProcess.run("/sbin/ip", ["netns", "delete", name], timeout: 20)
         }
     }
 
     private func removeNetwork() async {
         // Deleting the namespace deletes its end of the veth pair, and with it this end.
-        _ = try? await ChildProcess.run("/usr/sbin/ip", ["netns", "delete", namespace], timeout: 20)
-        _ = try? await ChildProcess.run("/usr/sbin/ip", ["link", "delete", hostInterface], timeout: 20)
+        _ = try? await ChildProcess.run("/sbin/ip", ["netns", "delete", namespace], timeout: 20)
+        _ = try? await ChildProcess.run("/sbin/ip", ["link", "delete", hostInterface], timeout: 20)
     }
 }

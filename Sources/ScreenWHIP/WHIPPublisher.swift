@@ -106,38 +106,15 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     /// Keeps a WHIP session up until ``finish()``: a failed or lost one is ended (`DELETE`) and made again after
     /// the backoff. Throws when the endpoint refuses for good (a wrong token, an answer without our video).
     public func run() async throws {
-        var machine = ReconnectStateMachine(policy: reconnection)
-        let clock = ContinuousClock()
-        let origin = clock.now
-        func seconds() -> Double { (clock.now - origin) / .seconds(1) }
-        var action = machine.start()
-        while true {
-            switch action {
-            case .finish:
-                return
-            case .fail(let failure):
-                state.withLock { $0.lastProblem = failure.message }
-                throw failure
-            case .connectAfter(let delay, let attempt):
-                logger.warning("\(state.withLock { $0.lastProblem } ?? "the WHIP session ended"); trying again in \(String(format: "%.1f", delay)) s (attempt \(attempt))")
-                await finishedEvent.wait(upTo: .milliseconds(Int(delay * 1000)))
-                if state.withLock({ $0.finished }) || Task.isCancelled { return }
-                fallthrough
-            case .connectNow:
-                if Task.isCancelled { return }
-                machine.opening(at: seconds())
-                var failure: RelayClientError?
-                do {
-                    try await sessionOnce()
-                } catch let error as RelayClientError {
-                    failure = error
-                } catch {
-                    failure = RelayClientError(.closed, "the WHIP session failed: \(error)")
-                }
-                if let failure { state.withLock { $0.lastProblem = failure.message } }
-                action = machine.ended(
-                    with: failure, streamFinished: state.withLock { $0.finished }, at: seconds(), jitter: Double.random(in: -1...1))
-            }
+        do {
+            try await ReconnectStateMachine.keepConnected(
+                policy: reconnection, finished: finishedEvent, isFinished: { state.withLock { $0.finished } },
+                lastProblem: { state.withLock { $0.lastProblem } },
+                recordFailure: { failure in state.withLock { $0.lastProblem = failure.message } },
+                logger: logger, connectOnce: sessionOnce)
+        } catch let failure as RelayClientError {
+            state.withLock { $0.lastProblem = failure.message }
+            throw failure
         }
     }
 

@@ -102,7 +102,7 @@ import Testing
         defer { share.endInBackground(signal: SIGKILL) }
         #expect(try await eventually(30) { share.errorsSoFar.contains("over WHIP (vp9)") }, "\(share.errorsSoFar)")
         await sfu.stopJanus()
-        #expect(try await eventually(40) { share.errorsSoFar.contains("trying again in") }, "\(share.errorsSoFar)")
+        #expect(try await eventually(40) { share.errorsSoFar.contains("reconnecting in") }, "\(share.errorsSoFar)")
         try await sfu.startJanus()
         #expect(
             try await eventually(60) { share.errorsSoFar.components(separatedBy: "over WHIP (vp9)").count >= 3 },

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# WHIP: the CPU screenpub adds by publishing into Janus (a real SFU, in a network namespace) beside a file, and
+# the delay from a change on the screen to a viewer through Janus decoding it. Needs root (ip netns).
+#   Benchmarks/whip.sh [--seconds 20] [--fps 5]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+swift build -c release --product screenpub >/dev/null
+swift build -c release --package-path Benchmarks --product relaybench >/dev/null
+echo "## WHIP into Janus: added CPU and capture → viewer delay"
+SCREENPUB_BIN_DIR=$(swift build -c release --show-bin-path) \
+  "$(swift build -c release --package-path Benchmarks --show-bin-path)/relaybench" whip "$@"
