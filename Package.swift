@@ -239,6 +239,7 @@ let package = Package(
             swiftSettings: strictSwift),
         // Builds the man pages from the commands' own descriptions (packaging/deb/build.sh).
         .executableTarget(name: "manual-page", dependencies: ["ScreenService"], swiftSettings: strictSwift),
+        .testTarget(name: "ScreenWHIPTests", dependencies: ["ScreenWHIP"], swiftSettings: strictSwift),
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenRelayTests",

@@ -42,6 +42,8 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         var lastProblem: String?
         var resource: String?
         var finished = false
+        /// ICE servers the endpoint named in its last `201` (`Link: …; rel="ice-server"`), for the next session.
+        var learnedIceServers: [String] = []
         var framesSent = 0
     }
     private let state = Mutex(State())
@@ -120,7 +122,8 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
 
     /// One session: offer, answer, media until finished (returns) or lost (throws); always ends it.
     private func sessionOnce() async throws {
-        let iceServers = await iceServersFromOptions()
+        let learned = state.withLock { $0.learnedIceServers }
+        let iceServers = learned.isEmpty ? await iceServersFromOptions() : learned
         let session = try await startMedia(iceServers: iceServers)
         let resource = Locked<String?>(nil)
         do {
@@ -160,6 +163,15 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         let answer = try await post(offer)
         logger.debug("WHIP answer:\n\(answer.sdp)")
         resource.withLock { $0 = answer.resource }
+        // This offer's candidates are gathered already (WHIP here sends no trickle): servers named now serve the
+        // next session, after a reconnection.
+        if !answer.iceServers.isEmpty {
+            let known = state.withLock { state -> Bool in
+                defer { state.learnedIceServers = answer.iceServers }
+                return state.learnedIceServers == answer.iceServers
+            }
+            if !known { logger.info("the WHIP endpoint names ICE servers \(answer.iceServers.map(WHIPLink.redacted).joined(separator: ", ")); used from the next session") }
+        }
         try Self.checkAnswer(answer.sdp, codec: codec, endpoint: endpoint)
         var error = [CChar](repeating: 0, count: 512)
         guard CWHIP_set_answer(session.pointer, answer.sdp, &error, error.count) == 0 else {
@@ -272,7 +284,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
 
     /// `POST`s the offer; follows up to 3 redirects (307/308 keep the method). Returns the answer and the
     /// resource URL (absolute).
-    private func post(_ offer: String) async throws -> (sdp: String, resource: String?) {
+    private func post(_ offer: String) async throws -> (sdp: String, resource: String?, iceServers: [String]) {
         var url = endpoint
         for _ in 0..<4 {
             let response: RelayHTTPClient.Response
@@ -286,7 +298,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 let sdp = String(decoding: response.body, as: UTF8.self)
                 let resource = response.header("Location").flatMap { URL(string: $0, relativeTo: URL(string: url))?.absoluteString }
                 if resource == nil { logger.warning("the WHIP endpoint at \(url) gave no Location: the session cannot be ended with DELETE") }
-                return (sdp, resource)
+                return (sdp, resource, response.headers("Link").flatMap(WHIPLink.iceServers(in:)))
             case 301, 302, 303, 307, 308:
                 guard let location = response.header("Location"), let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString else {
                     throw RelayClientError(.closed, "the WHIP endpoint at \(url) redirected (HTTP \(response.status)) without a Location")
@@ -337,6 +349,12 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
 
 /// `Link` header values of kind `rel="ice-server"` (RFC 9725 §4.6), as webrtcbin takes ICE servers.
 enum WHIPLink {
+    /// A server for the log: its credentials left out.
+    static func redacted(_ server: String) -> String {
+        guard let at = server.lastIndex(of: "@"), let scheme = server.range(of: "://") else { return server }
+        return String(server[..<scheme.upperBound]) + "…@" + String(server[server.index(after: at)...])
+    }
+
     static func iceServers(in header: String) -> [String] {
         header.split(separator: ",").compactMap { entry -> String? in
             let parts = entry.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }

@@ -32,12 +32,12 @@ import Testing
         await sfu.stop()
     }
 
-    func publish(_ sfu: JanusSFU, display: VirtualDisplay, _ extra: [String] = [], token: String? = nil) throws -> ChildProcess {
+    func publish(_ sfu: JanusSFU, display: VirtualDisplay, _ extra: [String] = [], token: String? = nil, url: String? = nil) throws -> ChildProcess {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCREENPUB_") }
         environment["DISPLAY"] = nil
         return try ChildProcess(
             screenpub,
-            ["--display", display.name, "--publish", sfu.whipURL, "--whip-token", token ?? sfu.token, "--no-cursor", "--control-socket", ""]
+            ["--display", display.name, "--publish", url ?? sfu.whipURL, "--whip-token", token ?? sfu.token, "--no-cursor", "--control-socket", ""]
                 + extra,
             environment: environment)
     }
@@ -115,11 +115,14 @@ import Testing
     @Test func aWrongTokenIsAClearError() async throws {
         try await withSFU { sfu in
             let display = try await VirtualDisplay(width: 320, height: 240)
-            let refused = try publish(sfu, display: display, ["--duration", "20"], token: "not-the-token")
+            // Through a redirect (307), to the endpoint that refuses the token.
+            let moved = sfu.whipURL.replacingOccurrences(of: ":8080/whip/", with: ":8080/redirect/whip/")
+            let refused = try publish(sfu, display: display, ["--duration", "20"], token: "not-the-token", url: moved)
             let outcome = await refused.wait(timeout: 30)
             #expect(outcome.status == 1, "\(outcome.standardError)")
             #expect(
-                outcome.standardError.contains("refused the token (HTTP 401)") && outcome.standardError.contains("--whip-token"),
+                outcome.standardError.contains("at \(sfu.whipURL.dropFirst("whip+".count)) refused the token (HTTP 401)")
+                    && outcome.standardError.contains("--whip-token"),
                 "\(outcome.standardError)")
             // AV1 cannot go over WHIP here: said before anything starts.
             let av1 = try await ChildProcess.run(screenpub, ["--display", display.name, "--publish", sfu.whipURL, "--codec", "av1"])

@@ -8,6 +8,7 @@ POST /whip/{room}        Authorization: Bearer TOKEN, body application/sdp (a co
                          Location: /whip/resource/{id}
 DELETE /whip/resource/{id}  leaves (destroys the Janus session), 200
 GET /feeds               JSON list of the room's publishers (for the tests' subscriber)
+POST /redirect/…         307 to the same path without /redirect (a WHIP endpoint that moved)
 POST /keyframe           asks every publisher for a keyframe (VideoRoom's configure "keyframe": Janus sends a PLI),
                          as Janus does when a WebRTC subscriber joins
 
@@ -83,6 +84,8 @@ class Front(http.server.BaseHTTPRequestHandler):
             for session, handle in held:
                 janus(f"/{session}/{handle}", {"janus": "message", "body": {"request": "configure", "keyframe": True}})
             return self.reply(200, str(len(held)).encode())
+        if self.path.startswith("/redirect/"):
+            return self.reply(307, b"", [("Location", self.path[len("/redirect"):])])
         if not self.path.startswith("/whip/"):
             return self.reply(404, b"no such endpoint")
         if self.headers.get("Authorization") != f"Bearer {TOKEN}":

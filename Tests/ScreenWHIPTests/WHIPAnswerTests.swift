@@ -1,0 +1,27 @@
+import Testing
+
+@testable import ScreenWHIP
+
+/// What screenpub reads from a WHIP endpoint's answers: the ICE servers of `Link` headers, and whether an
+/// answer takes our video.
+struct WHIPAnswerTests {
+    @Test func iceServersComeFromLinkHeadersInWebrtcbinsForm() {
+        let header = #"<stun:stun.example.net:3478>; rel="ice-server", <turn:turn.example.net:3478?transport=udp>; rel="ice-server"; username="ada"; credential="p@ss word"; credential-type="password", <https://example.net/x>; rel="other""#
+        #expect(WHIPLink.iceServers(in: header) == ["stun://stun.example.net:3478", "turn://ada:p%40ss%20word@turn.example.net:3478"])
+        #expect(WHIPLink.iceServers(in: "<turns:turn.example.net>; rel=\"ice-server\"; username=\"u\"; credential=\"c\"") == ["turns://u:c@turn.example.net"])
+        #expect(WHIPLink.redacted("turn://ada:secret@turn.example.net:3478") == "turn://…@turn.example.net:3478")
+    }
+
+    @Test func anAnswerMustAcceptOurVideoCodec() throws {
+        let accepted = "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=rtpmap:96 VP9/90000\r\n"
+        try WHIPPublisher.checkAnswer(accepted, codec: .vp9, endpoint: "https://sfu")
+        // Refused m-line (port 0), or only another codec: a clear refusal naming what to do.
+        for answer in ["v=0\r\nm=video 0 UDP/TLS/RTP/SAVPF 96\r\na=rtpmap:96 VP9/90000\r\n", "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 102\r\na=rtpmap:102 H264/90000\r\n", "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"] {
+            #expect {
+                try WHIPPublisher.checkAnswer(answer, codec: .vp9, endpoint: "https://sfu")
+            } throws: { error in
+                "\(error)".contains("answered without VP9 video") && "\(error)".contains("--codec vp8")
+            }
+        }
+    }
+}
