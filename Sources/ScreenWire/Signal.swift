@@ -25,11 +25,11 @@ public struct Signal: Sendable, Hashable, Codable {
         self.fromData = fromData
     }
 
-    /// Who sent it, for people: the sender's connection data, else its connection id, else "server".
+    /// Who sent it, for people: the `name` in the sender's connection data, else "someone"; "server" for the HTTP API.
     public var senderName: String {
-        guard let from else { return "server" }
-        if let fromData, !fromData.isEmpty { return fromData }
-        return from
+        guard from != nil else { return "server" }
+        // The name the sender's token carries (`name=Ada`); never its raw data or connection id.
+        return ConnectionData.name(in: fromData ?? "") ?? "someone"
     }
 
     enum CodingKeys: String, CodingKey {
