@@ -103,12 +103,13 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
         return NULL;
     }
     const char *name = codec == 8 ? "VP8" : "VP9";
-    // One SSRC in the offer and in the packets: an SFU that maps streams by the SDP's a=ssrc (Janus) drops
+    // The source's queue is bounded (60 frames, the oldest dropped past it: a stalled network never grows it, and
+    // the SFU's next keyframe request mends the picture). One SSRC in the offer and in the packets: an SFU that maps streams by the SDP's a=ssrc (Janus) drops
     // packets of another, and addresses its keyframe requests to the one it knows.
     guint32 ssrc = g_random_int_range(1, G_MAXINT32);
     char description[640];
     snprintf(description, sizeof description,
-        "appsrc name=source is-live=true format=time do-timestamp=true caps=video/x-%s "
+        "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=60 max-bytes=0 leaky-type=downstream caps=video/x-%s "
         "! rtp%spay picture-id-mode=15-bit mtu=1200 ssrc=%u "
         "! application/x-rtp,media=video,encoding-name=%s,payload=96,clock-rate=90000,ssrc=(uint)%u "
         "! webrtcbin name=webrtc bundle-policy=max-bundle",
