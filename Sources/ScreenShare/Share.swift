@@ -244,7 +244,7 @@ public final class Share: Sendable {
         reporter.clearLine()
         // What was written and sent, also when the capture failed: the destinations are finished either way,
         // and a file then holds everything up to the failure.
-        // A relay that was never reached got nothing: the share did not do what it was asked, even if it ran its course.
+        // A connection that was never made got nothing: the share did not do what it was asked, even if it ran its course.
         let unreached = destinations.value.map(\.status).filter { $0.everConnected == false && $0.lastProblem != nil }
         if started.didStart {
             let totals = statistics.snapshot()
