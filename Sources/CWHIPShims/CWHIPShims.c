@@ -104,8 +104,9 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
     }
     const char *name = codec == 8 ? "VP8" : "VP9";
     // The source's queue is bounded (60 frames, the oldest dropped past it: a stalled network never grows it, and
-    // the SFU's next keyframe request mends the picture). One SSRC in the offer and in the packets: an SFU that maps streams by the SDP's a=ssrc (Janus) drops
-    // packets of another, and addresses its keyframe requests to the one it knows.
+    // the SFU's next keyframe request mends the picture). One SSRC in the offer and in the packets: an SFU that
+    // maps streams by the SDP's a=ssrc (Janus) drops packets of another, and addresses its keyframe requests to
+    // the one it knows.
     guint32 ssrc = g_random_int_range(1, G_MAXINT32);
     char description[640];
     snprintf(description, sizeof description,
@@ -116,16 +117,17 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
         codec == 8 ? "vp8" : "vp9", codec == 8 ? "vp8" : "vp9", ssrc, name, ssrc);
     GError *failure = NULL;
     GstElement *pipeline = gst_parse_launch(description, &failure);
-    if (!pipeline) {
+    // A missing element (plugin not installed) may still give a partial pipeline, with the error set.
+    if (!pipeline || failure) {
         char text[256];
         snprintf(text, sizeof text, "%s", failure ? failure->message : "unknown error");
         if (failure) g_error_free(failure);
+        if (pipeline) gst_object_unref(pipeline);
         say(error, error_size,
             "the WebRTC pipeline cannot be built (%s): install gstreamer1.0-plugins-bad, gstreamer1.0-plugins-good and gstreamer1.0-nice",
             text);
         return NULL;
     }
-    if (failure) g_error_free(failure);
 
     CWHIPSession *session = g_new0(CWHIPSession, 1);
     session->pipeline = pipeline;
@@ -133,6 +135,11 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
     session->webrtc = gst_bin_get_by_name(GST_BIN(pipeline), "webrtc");
     session->on_keyframe_request = on_keyframe_request;
     session->context = context;
+    if (!session->source || !session->webrtc) {
+        say(error, error_size, "%s", "the WebRTC pipeline is incomplete");
+        CWHIP_stop(session);
+        return NULL;
+    }
 
     // Nothing leaves for the internet: no UPnP port mapping (libnice would send SSDP), STUN/TURN only as given.
     GObject *ice = NULL;
