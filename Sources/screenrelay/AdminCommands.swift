@@ -35,8 +35,16 @@ struct AdminOptions: ParsableArguments {
     /// A client for the relay, or exit 1 with the sentence that says what is missing.
     func client() throws -> RelayAdminClient {
         let environment = ProcessInfo.processInfo.environment
-        // The relay's own settings (file and environment) give the defaults.
-        let relay = try? ServeCommand.read(commandLine: config.map { ["--config", $0] } ?? [])
+        // The relay's own settings (file and environment) give the defaults; a broken file is said when they are
+        // needed (no --server or no --secret-file given), not silently replaced by other defaults.
+        var relay: ServeCommand?
+        do {
+            relay = try ServeCommand.read(commandLine: config.map { ["--config", $0] } ?? [])
+        } catch {
+            if server == nil || secretFile == nil {
+                fail("the relay's settings cannot be read, so its address and secret are not known (\(error)); fix them or give --server and --secret-file")
+            }
+        }
         let secret: String
         switch RelaySecret.read(secretFile: secretFile ?? relay?.secretFile, environment: environment) {
         case .success(let read): secret = read

@@ -159,5 +159,10 @@ import Testing
         #expect(created.status == 0, "\(created.standardError)")
         let sessions = try await ChildProcess.run(screenrelay, ["sessions"], environment: environment)
         #expect(sessions.status == 0 && sessions.standardOutput.contains("Ünïcode ✓"), "\(sessions.standardOutput) \(sessions.standardError)")
+        // A broken configuration is said, not replaced by other defaults.
+        try "port = \"eighty\"\n".write(toFile: home + "/config/screenrelay/config.toml", atomically: true, encoding: .utf8)
+        let broken = try await ChildProcess.run(screenrelay, ["sessions"], environment: environment)
+        #expect(broken.status == 1 && broken.standardError.contains("the relay's settings cannot be read"), "\(broken.standardError)")
+        #expect(broken.standardError.contains("config.toml"), "the message names the file: \(broken.standardError)")
     }
 }
