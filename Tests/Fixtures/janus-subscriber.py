@@ -15,7 +15,6 @@ publisher, as Janus does itself when a WebRTC subscriber joins: the pictures sta
 Usage: janus-subscriber.py JANUS_URL ROOM LOCAL_HOST PORT CODEC SECONDS FRONT_URL
 """
 import json
-import random
 import sys
 import time
 import urllib.request
@@ -25,6 +24,7 @@ import gi
 gi.require_version("Gst", "1.0")
 gi.require_version("GstApp", "1.0")
 from gi.repository import GLib, Gst, GstApp  # noqa: E402,F401
+from janus_api import JanusAPI  # noqa: E402
 
 JANUS, ROOM, HOST, PORT, CODEC, SECONDS, FRONT = (
     sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5].upper(), float(sys.argv[6]), sys.argv[7])
@@ -35,14 +35,7 @@ def say(**fields):
     print(json.dumps(fields), flush=True)
 
 
-def janus(path, body):
-    body = dict(body)
-    body.setdefault("transaction", "%016x" % random.getrandbits(64))
-    request = urllib.request.Request(JANUS + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=20) as response:
-        return json.loads(response.read())
-
-
+janus = JanusAPI(JANUS).call
 session = janus("", {"janus": "create"})["data"]["id"]
 handle = janus(f"/{session}", {"janus": "attach", "plugin": "janus.plugin.videoroom"})["data"]["id"]
 publisher = None

@@ -7,7 +7,6 @@ POST /whip/{room}        Authorization: Bearer TOKEN, body application/sdp (a co
                          joins ROOM as a publisher through Janus's HTTP API, 201 with the answer and
                          Location: /whip/resource/{id}
 DELETE /whip/resource/{id}  leaves (destroys the Janus session), 200
-GET /feeds               JSON list of the room's publishers (for the tests' subscriber)
 POST /redirect/…         307 to the same path without /redirect (a WHIP endpoint that moved)
 POST /keyframe           asks every publisher for a keyframe (VideoRoom's configure "keyframe": Janus sends a PLI),
                          as Janus does when a WebRTC subscriber joins
@@ -21,32 +20,14 @@ import random
 import sys
 import threading
 import time
-import urllib.request
+
+from janus_api import JanusAPI
 
 LISTEN_HOST, LISTEN_PORT, JANUS, ROOM, TOKEN = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+api = JanusAPI(JANUS)
+janus = api.call
 sessions = {}  # resource id -> (janus session id, publisher handle id)
 lock = threading.Lock()
-
-
-def janus(path, body):
-    body = dict(body)
-    body.setdefault("transaction", "%016x" % random.getrandbits(64))
-    request = urllib.request.Request(JANUS + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=20) as response:
-        return json.loads(response.read())
-
-
-def events(session, handle, transaction, timeout=20):
-    """Long-polls the session until the event answering `transaction` arrives."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        with urllib.request.urlopen(f"{JANUS}/{session}?maxev=1&rid={int(time.time() * 1000)}", timeout=35) as response:
-            event = json.loads(response.read())
-        if isinstance(event, list):
-            event = event[0] if event else {}
-        if event.get("transaction") == transaction and event.get("janus") == "event":
-            return event
-    raise TimeoutError("janus did not answer")
 
 
 def keepalive():
@@ -96,12 +77,12 @@ class Front(http.server.BaseHTTPRequestHandler):
             session = janus("", {"janus": "create"})["data"]["id"]
             handle = janus(f"/{session}", {"janus": "attach", "plugin": "janus.plugin.videoroom"})["data"]["id"]
             join = janus(f"/{session}/{handle}", {"janus": "message", "body": {"request": "join", "ptype": "publisher", "room": ROOM, "display": "whip"}})
-            events(session, handle, join["transaction"])
+            api.event(session, join["transaction"])
             configure = janus(
                 f"/{session}/{handle}",
                 {"janus": "message", "body": {"request": "publish", "audio": True, "video": True}, "jsep": {"type": "offer", "sdp": offer}},
             )
-            answer = events(session, handle, configure["transaction"])
+            answer = api.event(session, configure["transaction"])
         except Exception as error:
             return self.reply(502, f"janus: {error}".encode())
         jsep = answer.get("jsep")
@@ -124,16 +105,6 @@ class Front(http.server.BaseHTTPRequestHandler):
         except Exception:
             pass
         self.reply(200)
-
-    def do_GET(self):
-        if self.path != "/feeds":
-            return self.reply(404)
-        session = janus("", {"janus": "create"})["data"]["id"]
-        handle = janus(f"/{session}", {"janus": "attach", "plugin": "janus.plugin.videoroom"})["data"]["id"]
-        listed = janus(f"/{session}/{handle}", {"janus": "message", "body": {"request": "listparticipants", "room": ROOM}})
-        janus(f"/{session}", {"janus": "destroy"})
-        participants = listed.get("plugindata", {}).get("data", {}).get("participants", [])
-        self.reply(200, json.dumps(participants).encode(), [("Content-Type", "application/json")])
 
 
 threading.Thread(target=keepalive, daemon=True).start()
