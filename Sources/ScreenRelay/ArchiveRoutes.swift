@@ -79,12 +79,7 @@ extension RelayServer {
         let fallback = String(filename.unicodeScalars.map { scalar -> Character in
             (0x20..<0x7F).contains(scalar.value) && scalar != "\"" && scalar != "\\" ? Character(scalar) : "_"
         })
-        let exact = filename.utf8.map { byte -> String in
-            let unreserved = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || "-._~".utf8.contains(byte)
-            return unreserved ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
-        }.joined()
-        return "attachment; filename=\"\(fallback)\"; filename*=UTF-8''\(exact)"
+        return "attachment; filename=\"\(fallback)\"; filename*=UTF-8''\(filename.percentEncodedComponent)"
     }
 
     private static func translate(_ error: any Error) -> any Error {

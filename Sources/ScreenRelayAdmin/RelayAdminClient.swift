@@ -53,11 +53,11 @@ public struct RelayAdminClient: Sendable {
             var data: String
         }
         let body = try encode(Request(role: role.rawValue, expiresIn: seconds, data: ConnectionData.with(name: name, extra: data)))
-        return try await call("POST", "/session/\(escaped(session))/token", json: body, as: MintedToken.self)
+        return try await call("POST", "/session/\(session.percentEncodedComponent)/token", json: body, as: MintedToken.self)
     }
 
     public func archives(session: String?) async throws(RelayAdminError) -> [Archive] {
-        let query = session.map { "?sessionId=\(escaped($0))" } ?? ""
+        let query = session.map { "?sessionId=\($0.percentEncodedComponent)" } ?? ""
         return try await call("GET", "/archive" + query, as: Items<Archive>.self).items
     }
 
@@ -70,11 +70,11 @@ public struct RelayAdminClient: Sendable {
     }
 
     public func stopArchive(_ id: String) async throws(RelayAdminError) -> Archive {
-        try await call("POST", "/archive/\(escaped(id))/stop", as: Archive.self)
+        try await call("POST", "/archive/\(id.percentEncodedComponent)/stop", as: Archive.self)
     }
 
     public func deleteArchive(_ id: String) async throws(RelayAdminError) {
-        _ = try await send("DELETE", "/archive/\(escaped(id))")
+        _ = try await send("DELETE", "/archive/\(id.percentEncodedComponent)")
     }
 
     /// Writes one stream of an archive (a WebM) to `path`, through `path.part` renamed when complete; returns its
@@ -88,7 +88,7 @@ public struct RelayAdminClient: Sendable {
         downloader.timeoutSeconds = 24 * 3600
         let response: RelayHTTPClient.Response
         do {
-            response = try await downloader.download(server + "/archive/\(escaped(id))/download?stream=\(stream)", bearer: secret, to: file)
+            response = try await downloader.download(server + "/archive/\(id.percentEncodedComponent)/download?stream=\(stream)", bearer: secret, to: file)
             try file.close()
         } catch {
             try? file.close()
@@ -138,12 +138,6 @@ public struct RelayAdminClient: Sendable {
 
     private func encode(_ value: some Encodable) throws(RelayAdminError) -> Data {
         do { return try JSONEncoder().encode(value) } catch { throw RelayAdminError("cannot encode the request: \(error)") }
-    }
-
-    private func escaped(_ component: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return component.addingPercentEncoding(withAllowedCharacters: allowed) ?? component
     }
 
     static func explain(_ error: any Error, server: String) -> String {

@@ -245,20 +245,21 @@ public final class Share: Sendable {
         // What was written and sent, also when the capture failed: the destinations are finished either way,
         // and a file then holds everything up to the failure.
         // A connection that was never made got nothing: the share did not do what it was asked, even if it ran its course.
-        let unreached = destinations.value.map(\.status).filter { $0.everConnected == false && $0.lastProblem != nil }
+        let statuses = destinations.value.map(\.status)
+        let unreached = statuses.filter { $0.everConnected == false && $0.lastProblem != nil }
         if started.didStart {
             let totals = statistics.snapshot()
-            let places = destinations.value.map { destination in
-                destination.status.kind == "file"
-                    ? "wrote \(destination.endpoint)"
-                    : destination.status.everConnected == false ? "never reached \(destination.endpoint)" : "published to \(destination.endpoint)"
+            let places = statuses.map { status in
+                status.kind == "file"
+                    ? "wrote \(status.endpoint)"
+                    : status.everConnected == false ? "never reached \(status.endpoint)" : "published to \(status.endpoint)"
             }
             logger.info(
                 "\(places.joined(separator: " and ")): \(totals.framesEncoded) frames (\(totals.keyframes) keyframes, \(totals.refinements) refinements, \(totals.keepalives) keepalives), \(totals.bytesEncoded) bytes; \(totals.framesCaptured) changed ticks captured, \(totals.framesUnchanged) unchanged ticks skipped, \(totals.missedTicks) ticks missed, \(totals.pausedTicks) paused"
             )
         }
         guard let error else {
-            guard let missed = unreached.first, unreached.count == destinations.value.count else { return nil }
+            guard let missed = unreached.first, unreached.count == statuses.count else { return nil }
             return ShareError(
                 .failed,
                 "nothing was published: \(missed.endpoint) was never reached (\(missed.lastProblem ?? "no connection")); check the address (--server, --publish) and that the server runs there")

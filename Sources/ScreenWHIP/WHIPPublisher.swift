@@ -40,7 +40,6 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         var connected = false
         var everConnected = false
         var lastProblem: String?
-        var resource: String?
         var finished = false
         /// ICE servers the endpoint named in its last `201` (`Link: …; rel="ice-server"`), for the next session.
         var learnedIceServers: [String] = []
@@ -70,7 +69,6 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         public var connected: Bool
         public var everConnected: Bool
         public var lastProblem: String?
-        public var resource: String?
         public var framesSent: Int
         public var keyframeRequestsReceived: Int
     }
@@ -78,7 +76,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     public var status: Status {
         state.withLock {
             Status(
-                connected: $0.connected, everConnected: $0.everConnected, lastProblem: $0.lastProblem, resource: $0.resource,
+                connected: $0.connected, everConnected: $0.everConnected, lastProblem: $0.lastProblem,
                 framesSent: $0.framesSent, keyframeRequestsReceived: keyframeCounter.received.load(ordering: .relaxed))
         }
     }
@@ -142,7 +140,6 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
             state.withLock { state in
                 state.connected = false
                 state.session = 0
-                state.resource = nil
             }
         }
         CWHIP_stop(session.pointer)
@@ -178,10 +175,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
             throw RelayClientError(.refused(.forbidden), "the WHIP endpoint at \(endpoint) answered with SDP webrtcbin cannot use: \(String(nullTerminated: error))")
         }
         let address = UInt(bitPattern: session.pointer)
-        state.withLock { state in
-            state.session = address
-            state.resource = answer.resource
-        }
+        state.withLock { $0.session = address }
         // Connected within the time limit, then watched until it drops or the share ends.
         let deadline = ContinuousClock.now + .milliseconds(Int(connectTimeout * 1000))
         var wasConnected = false, heardRTCP = false
@@ -371,8 +365,8 @@ enum WHIPLink {
             if uri.hasPrefix("stun:") { return "stun://\(address)" }
             if uri.hasPrefix("turn:") || uri.hasPrefix("turns:") {
                 let scheme = uri.hasPrefix("turns:") ? "turns" : "turn"
-                let user = parameters["username"].flatMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) } ?? ""
-                let password = parameters["credential"].flatMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) } ?? ""
+                let user = parameters["username"]?.percentEncodedComponent ?? ""
+                let password = parameters["credential"]?.percentEncodedComponent ?? ""
                 return "\(scheme)://\(user):\(password)@\(address)"
             }
             return nil

@@ -18,9 +18,7 @@ public enum ConnectionData {
 
     /// `name=…` (percent-encoded) followed by `extra` fields, if any.
     public static func with(name: String?, extra: String?) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let fields = [name.map { "name=" + ($0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0) }, extra.flatMap { $0.isEmpty ? nil : $0 }]
+        let fields = [name.map { "name=" + $0.percentEncodedComponent }, extra.flatMap { $0.isEmpty ? nil : $0 }]
         return fields.compactMap { $0 }.joined(separator: "&")
     }
 }

@@ -11,3 +11,15 @@ public enum RelayEndpoint {
         return base + webSocketPath
     }
 }
+
+extension String {
+    /// Percent-encoded as one URL component (a path segment, a query value, RFC 8187's `filename*`): every UTF-8
+    /// byte but RFC 3986's unreserved ASCII (`A-Z a-z 0-9 - . _ ~`) as `%XX`.
+    public var percentEncodedComponent: String {
+        utf8.map { byte -> String in
+            let unreserved = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || "-._~".utf8.contains(byte)
+            return unreserved ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
+        }.joined()
+    }
+}
