@@ -109,9 +109,21 @@ public final class PipeWireAudioSource {
 
     private func connect() throws(PipeWireCaptureError) {
         var description = "media.type=Audio media.category=Capture media.role=Screen node.name=screenpub-audio node.latency=480/48000"
-        if case .desktop = options.input { description += " stream.capture.sink=true" }
+        var target: String?
+        switch options.input {
+        case .desktop:
+            description += " stream.capture.sink=true"
+        case .microphone:
+            break
+        case .node(let wanted):
+            let node = try connection.whileEntered { () throws(PipeWireCaptureError) in try Self.find(wanted, among: connection.nodes()) }
+            // An output is captured as what it plays (its monitor); the session manager links to it only when told.
+            if node.isSink { description += " stream.capture.sink=true" }
+            // By serial, which is what a number in target.object means to the session manager (not the id).
+            target = node.serial.map(String.init) ?? node.name
+        }
         let properties = pw_properties_new_string(description)
-        if case .node(let node) = options.input { pw_properties_set(properties, "target.object", node) }
+        if let target { pw_properties_set(properties, "target.object", target) }
         guard let stream = pw_stream_new(connection.core, "screenpub audio", properties) else {
             throw PipeWireCaptureError(.streamFailed, "cannot create a PipeWire stream")
         }
@@ -139,6 +151,23 @@ public final class PipeWireAudioSource {
         guard status >= 0 else {
             throw PipeWireCaptureError(.streamFailed, "cannot capture \(options.input): \(String(cString: strerror(-status)))")
         }
+    }
+
+    /// The node `wanted` names, by id or `node.name`: an output, an input or an application's stream. Throws
+    /// naming the sound nodes that exist when none is called so, or when it carries no sound.
+    static func find(_ wanted: String, among nodes: [PipeWireNode]) throws(PipeWireCaptureError) -> PipeWireNode {
+        let named = UInt32(wanted).flatMap { id in nodes.first { $0.id == id } }
+            ?? nodes.first { $0.name == wanted && $0.carriesSound } ?? nodes.first { $0.name == wanted }
+        guard let node = named else {
+            let sound = nodes.filter(\.carriesSound).compactMap { node in node.name.map { "\($0) (\(node.mediaClass ?? "?"))" } }
+            let known = sound.isEmpty ? "it lists no sound nodes" : "its sound nodes are \(sound.joined(separator: ", "))"
+            throw PipeWireCaptureError(.streamFailed, "PipeWire has no node \(wanted) to capture: \(known) (`pw-cli ls Node` lists them by id and node.name)")
+        }
+        guard node.carriesSound else {
+            throw PipeWireCaptureError(
+                .streamFailed, "PipeWire node \(wanted) is \(node.mediaClass.map { "a \($0)" } ?? "not an audio node"), not sound: give an output, an input or an application's sound stream")
+        }
+        return node
     }
 
     /// Captures until `stop` is signalled (returns) or the stream fails (throws), handing every buffer to

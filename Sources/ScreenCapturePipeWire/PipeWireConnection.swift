@@ -1,6 +1,7 @@
 import CPipeWire
 import CPipeWireShims
 import Foundation
+import ScreenMedia
 
 /// A private PipeWire loop, context and connection to the daemon, for the one thread that iterates the loop
 /// (the video capture thread, the audio thread): what each capture stream is made on. Released on deinit,
@@ -63,3 +64,42 @@ final class PipeWireConnection {
 
 @available(*, unavailable, message: "belongs to the thread that iterates its loop")
 extension PipeWireConnection: Sendable {}
+
+/// A node as PipeWire's registry lists it.
+struct PipeWireNode: Sendable, Hashable {
+    var id: UInt32
+    /// `object.serial`: what a stream's `target.object` names when it is a number (ids are reused, serials not).
+    var serial: UInt64?
+    /// `node.name`.
+    var name: String?
+    /// `media.class`: `Audio/Sink`, `Audio/Source`, `Stream/Output/Audio`, `Video/Source`, …
+    var mediaClass: String?
+
+    /// An output: capturing it means capturing its monitor, what it plays.
+    var isSink: Bool { mediaClass?.hasSuffix("/Sink") == true }
+    var carriesSound: Bool { mediaClass?.contains("Audio") == true }
+}
+
+extension PipeWireConnection {
+    /// Every node the registry lists now: one round trip to the daemon. Call it with the loop entered.
+    func nodes(timeoutMilliseconds: Int = 5000) throws(PipeWireCaptureError) -> [PipeWireNode] {
+        guard let list = CPipeWireShims_listNodes(core) else {
+            throw PipeWireCaptureError(.streamFailed, "cannot read PipeWire's list of nodes")
+        }
+        defer { CPipeWireShims_freeNodeList(list) }
+        let clock = MonotonicClock()
+        let deadline = clock.nanoseconds(fromTicks: clock.now()) + UInt64(timeoutMilliseconds) * 1_000_000
+        while !CPipeWireShims_nodeListComplete(list) {
+            try iterate(timeoutMilliseconds: 50)
+            guard clock.nanoseconds(fromTicks: clock.now()) < deadline else {
+                throw PipeWireCaptureError(.streamFailed, "PipeWire did not list its nodes within \(timeoutMilliseconds / 1000) s")
+            }
+        }
+        return (0..<CPipeWireShims_nodeListCount(list)).map { index in
+            let entry = CPipeWireShims_nodeListEntry(list, index)
+            return PipeWireNode(
+                id: entry.id, serial: entry.serial == UInt64.max ? nil : entry.serial, name: entry.name.map { String(cString: $0) },
+                mediaClass: entry.mediaClass.map { String(cString: $0) })
+        }
+    }
+}

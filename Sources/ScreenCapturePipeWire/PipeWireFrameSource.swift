@@ -17,11 +17,14 @@ public enum PipeWireCaptureFailure: Sendable, Hashable {
     case unsupportedFormat
     /// Connected, but no frame came within the timeout.
     case noFrames
+    /// Window masks were asked for: a PipeWire stream names no windows, so they could not be applied.
+    case windowMasksUnsupported
 }
 
 extension PipeWireCaptureFailure: CaptureFailureKind {
-    /// A daemon or node that is gone may come back (a restarted PipeWire, a new screen cast).
-    public var isTransient: Bool { true }
+    /// A daemon or node that is gone may come back (a restarted PipeWire, a new screen cast); a mask that cannot
+    /// be applied never will.
+    public var isTransient: Bool { self != .windowMasksUnsupported }
 }
 
 /// Where the PipeWire daemon is.
@@ -195,6 +198,12 @@ final class PipeWireStream {
     private let mask: PrivacyMask
 
     init(options: PipeWireCaptureOptions, logger: Logger) throws(PipeWireCaptureError) {
+        // The share refuses window masks for PipeWire before capturing; this keeps any other caller from
+        // believing a window is hidden when nothing could hide it.
+        guard options.mask.windowPatterns.isEmpty else {
+            throw PipeWireCaptureError(
+                .windowMasksUnsupported, "window masks cannot be applied to a PipeWire stream (it names no windows): hide areas with --mask-region")
+        }
         self.logger = logger
         mask = options.mask
         self.nodeID = options.nodeID

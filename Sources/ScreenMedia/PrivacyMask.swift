@@ -24,6 +24,16 @@ public struct PrivacyMask: Sendable, Hashable {
     }
 
     public var isEmpty: Bool { windowPatterns.isEmpty && regions.isEmpty }
+
+    /// What `self` hides that `next` would show: its window patterns that `next` lacks, its regions that no
+    /// region of `next` contains, and the solid style given up for pixelate (which shows the layout). Empty when
+    /// `next` hides at least as much: a change made without asking to show something (a reload) must not show it.
+    public func exposures(goingTo next: PrivacyMask) -> [String] {
+        var shown = windowPatterns.filter { !next.windowPatterns.contains($0) }.map { "windows matching \"\($0)\"" }
+        shown += regions.filter { region in !next.regions.contains { $0.intersection(region) == region } }.map { "region \($0)" }
+        if !isEmpty && style == .solid && next.style == .pixelate { shown.append("the solid covers (pixelate shows the layout)") }
+        return shown
+    }
 }
 
 /// A shell-style glob (`*`, `?`, `[…]`), matched ignoring case against the whole text.

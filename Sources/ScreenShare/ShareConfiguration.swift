@@ -45,17 +45,23 @@ public struct ShareConfiguration: Sendable, Equatable {
         }
     }
 
-    /// Checks `settings` and resolves them; throws a ``ShareError`` (`.invalidSettings`) naming the option and what is wrong.
-    /// `destinationKinds` are the URL schemes `--to` may name.
+    /// Checks `settings` and resolves them, once: the backend is decided with the real `environment` first, and
+    /// everything else is checked against what it resolved to, so nothing the user asked for is dropped later
+    /// (a window mask on a Wayland session is refused, not ignored). Throws a ``ShareError`` (`.invalidSettings`)
+    /// naming the option and what is wrong. `destinationKinds` are the URL schemes `--to` may name.
     public init(
         _ settings: ShareSettings, environment: [String: String], destinationKinds: [DestinationKind] = ShareDestinations.all
     ) throws(ShareError) {
-        try Self.check(settings, destinationKinds: destinationKinds)
-        self.environment = environment
         let backend = Self.resolvedBackend(settings, environment: environment)
-        let mask = (try? Self.privacyMask(settings)) ?? PrivacyMask()
+        try Self.check(settings, backend: backend, destinationKinds: destinationKinds)
+        self.environment = environment
+        let mask: PrivacyMask
+        do { mask = try Self.privacyMask(settings) } catch { throw ShareError(.invalidSettings, error.description) }
+        let metadata: MetadataPolicy
+        do { metadata = try MetadataPolicy(option: settings.metadata) } catch { throw ShareError(.invalidSettings, "--metadata: \(error)") }
         let source: CaptureSource
-        if backend == .pipewire {
+        switch backend {
+        case .pipewire:
             if let node = settings.pipewireNode {
                 source = .pipeWireNode(
                     PipeWireCaptureOptions(
@@ -68,10 +74,11 @@ public struct ShareConfiguration: Sendable, Equatable {
                         restoreTokenFile: ScreenCastPortalRequest.defaultRestoreTokenFile(environment: environment), timeout: settings.portalTimeout,
                         mask: mask))
             }
-        } else {
-            let target = try Self.x11Target(settings)
+        case .x11, .auto:
             source = .x11(
-                X11CaptureOptions(displayName: settings.display, target: target, drawsCursor: settings.cursor, usesSharedMemory: settings.shm, mask: mask))
+                X11CaptureOptions(
+                    displayName: settings.display, target: try Self.x11Target(settings), drawsCursor: settings.cursor, usesSharedMemory: settings.shm,
+                    mask: mask))
         }
         audio = AudioInput(argument: settings.audio).map {
             AudioSettings(input: $0, bitrateKbps: settings.audioBitrate, optional: settings.audioOptional)
@@ -86,7 +93,7 @@ public struct ShareConfiguration: Sendable, Equatable {
             encoder: VideoEncoderConfiguration(
                 codec: Self.resolvedCodec(settings), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
                 threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed),
-            metadata: (try? MetadataPolicy(option: settings.metadata)) ?? .captureTime,
+            metadata: metadata,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
         destinationOptions = DestinationOptions(
             token: settings.token, reconnect: settings.reconnect, overwrite: settings.overwrite, trust: ClientTrust(caFile: settings.caFile),
@@ -116,7 +123,7 @@ public struct ShareConfiguration: Sendable, Equatable {
     }
 
     /// `--backend auto` decided: PipeWire on a Wayland session (unless an X display or target was asked for),
-    /// or when a node is given; X11 otherwise.
+    /// or when a node is given; X11 otherwise. Never `.auto`.
     static func resolvedBackend(_ settings: ShareSettings, environment: [String: String]) -> CaptureBackend {
         switch settings.backend {
         case .x11, .pipewire: return settings.backend
@@ -126,6 +133,13 @@ public struct ShareConfiguration: Sendable, Equatable {
             let wayland = !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty || environment["XDG_SESSION_TYPE"] == "wayland"
             return wayland ? .pipewire : .x11
         }
+    }
+
+    /// Why window masks are refused for PipeWire capture; `wayland`: the backend was picked by `--backend auto` on
+    /// a Wayland session.
+    static func windowMaskRefusal(wayland: Bool) -> String {
+        (wayland ? "--mask-window cannot be applied on this Wayland session: " : "--mask-window is for X11 capture: ")
+            + "a Wayland screen cast names no windows, so nothing would be hidden. Share only the windows you mean to in the portal's dialog (--portal-source window), or hide an area with --mask-region"
     }
 
     /// The windows and regions to hide, parsed; throws naming the option and what is wrong.
@@ -141,7 +155,8 @@ public struct ShareConfiguration: Sendable, Equatable {
         return PrivacyMask(windowPatterns: patterns, regions: regions, style: settings.maskStyle)
     }
 
-    private static func check(_ settings: ShareSettings, destinationKinds: [DestinationKind]) throws(ShareError) {
+    /// The checks that need no parsing; `backend` is what `--backend` resolved to in the real environment.
+    private static func check(_ settings: ShareSettings, backend: CaptureBackend, destinationKinds: [DestinationKind]) throws(ShareError) {
         func require(_ condition: Bool, _ message: @autoclosure () -> String) throws(ShareError) {
             if !condition { throw ShareError(.invalidSettings, message()) }
         }
@@ -167,22 +182,13 @@ public struct ShareConfiguration: Sendable, Equatable {
             try require(fcntl(remote, F_GETFD) >= 0, "--pipewire-remote \(remote) is not an open file descriptor")
         }
         try require(s.pipewireNode == nil || s.backend != .x11, "--pipewire-node needs --backend pipewire (or auto)")
-        if resolvedBackend(s, environment: [:]) == .pipewire || s.backend == .pipewire {
+        if backend == .pipewire {
             for (given, name) in [(s.monitor != nil, "--monitor"), (s.window != nil, "--window"), (s.region != nil, "--region"), (s.display != nil, "--display")] {
                 try require(!given, "\(name) is for X11 capture; with PipeWire the portal's dialog picks what is shared (--portal-source)")
             }
-            try require(
-                s.maskWindow.isEmpty,
-                "--mask-window is for X11 capture: a Wayland screen cast names no windows. Share only the windows you mean to in the portal's dialog (--portal-source window), or hide an area with --mask-region")
-        }
-        do {
-            _ = try privacyMask(s)
-        } catch {
-            throw ShareError(.invalidSettings, error.description)
+            try require(s.maskWindow.isEmpty, Self.windowMaskRefusal(wayland: s.backend == .auto))
         }
         try require([s.monitor != nil, s.window != nil, s.region != nil].filter { $0 }.count <= 1, "give at most one of --monitor, --window and --region")
-        _ = try x11Target(s)
-        do { _ = try MetadataPolicy(option: s.metadata) } catch { throw ShareError(.invalidSettings, "--metadata: \(error)") }
         try require(s.token == nil || s.server != nil || !s.to.isEmpty, "--token needs --server")
         if let server = s.server {
             try require(server.hasPrefix("http://") || server.hasPrefix("https://"), "--server must be an http:// or https:// URL, got '\(server)'")
@@ -258,11 +264,25 @@ public enum CaptureSource: Sendable, Equatable {
 
     /// The windows and regions hidden in every frame.
     public var mask: PrivacyMask {
-        switch self {
-        case .x11(let options): options.mask
-        case .pipeWireNode(let options): options.mask
-        case .portal(let request): request.mask
+        get {
+            switch self {
+            case .x11(let options): options.mask
+            case .pipeWireNode(let options): options.mask
+            case .portal(let request): request.mask
+            }
         }
+        set {
+            switch self {
+            case .x11(var options): options.mask = newValue; self = .x11(options)
+            case .pipeWireNode(var options): options.mask = newValue; self = .pipeWireNode(options)
+            case .portal(var request): request.mask = newValue; self = .portal(request)
+            }
+        }
+    }
+
+    /// Whether window masks can be applied: an X11 capture sees windows, a PipeWire stream names none.
+    public var namesWindows: Bool {
+        if case .x11 = self { true } else { false }
     }
 
     /// For `screenpub status`: the X display, or "pipewire".

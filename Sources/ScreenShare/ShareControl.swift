@@ -13,8 +13,9 @@ public struct ShareControl: Sendable {
         case mute, unmute
         /// The settings read again (SIGHUP), or why they could not be.
         case reload(Result<ShareConfiguration, ShareError>)
-        /// `mask add PATTERN` / `mask remove PATTERN`: hide windows matching PATTERN from now on, or no longer.
-        case maskWindow(add: Bool, pattern: String)
+        /// `mask add|remove PATTERN` (or `--window PATTERN`): hide windows matching PATTERN from now on, or no
+        /// longer; `mask add|remove --region X,Y,W,H`: the same for a rectangle of the captured area.
+        case mask(add: Bool, MaskTarget)
         /// A control socket command screenpub does not know.
         case unknown(String)
 
@@ -23,7 +24,16 @@ public struct ShareControl: Sendable {
             let words = name.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
             if words.first == "mask" {
                 if words.count == 3, words[1] == "add" || words[1] == "remove" {
-                    self = .maskWindow(add: words[1] == "add", pattern: String(words[2]))
+                    let argument = String(words[2])
+                    let target: MaskTarget =
+                        if argument.hasPrefix("--region ") {
+                            .region(String(argument.dropFirst("--region ".count)))
+                        } else if argument.hasPrefix("--window ") {
+                            .window(String(argument.dropFirst("--window ".count)))
+                        } else {
+                            .window(argument)
+                        }
+                    self = .mask(add: words[1] == "add", target)
                 } else {
                     self = .unknown(name)
                 }
@@ -39,6 +49,12 @@ public struct ShareControl: Sendable {
             default: self = .unknown(name)
             }
         }
+    }
+
+    /// What a `mask` command hides or shows again: windows by a pattern, or a rectangle (`X,Y,W,H`), as given.
+    public enum MaskTarget: Sendable, Equatable {
+        case window(String)
+        case region(String)
     }
 
     public enum Effect: Sendable, Equatable {
@@ -91,11 +107,11 @@ public struct ShareControl: Sendable {
         case (.status, _):
             return [.reply(.status)]
         case (.unknown(let name), _):
-            return [.reply(.refused("unknown command '\(name)' (status, pause, resume, mute, unmute, stop, mask add|remove PATTERN)"))]
-        case (.maskWindow, .stopping):
+            return [.reply(.refused("unknown command '\(name)' (status, pause, resume, mute, unmute, stop, mask add|remove PATTERN or --region X,Y,W,H)"))]
+        case (.mask, .stopping):
             return [.reply(.refused("screenpub is stopping"))]
-        case (.maskWindow(let add, let text), _):
-            return changeMask(add: add, text)
+        case (.mask(let add, let target), _):
+            return changeMask(add: add, target)
         case (.mute, .stopping), (.unmute, .stopping):
             return [.reply(.refused("screenpub is stopping"))]
         case (.mute, _) where !hasAudio, (.unmute, _) where !hasAudio:
@@ -134,32 +150,38 @@ public struct ShareControl: Sendable {
         }
     }
 
-    /// Adds or removes a window pattern: the capture restarts with it, the stream goes on.
-    private mutating func changeMask(add: Bool, _ text: String) -> [Effect] {
-        guard case .x11(var options) = capture.source else {
-            return [.reply(.refused("window masks are for X11 capture: a Wayland screen cast names no windows (--mask-region hides an area)"))]
-        }
-        let pattern: WindowPattern
-        do { pattern = try WindowPattern(text) } catch { return [.reply(.refused(error.description))] }
-        var patterns = options.mask.windowPatterns
-        if add {
-            guard !patterns.contains(pattern) else { return [.reply(.status)] }
-            patterns.append(pattern)
-        } else {
-            guard let index = patterns.firstIndex(of: pattern) else {
-                let current = patterns.map(\.text).joined(separator: ", ")
-                return [.reply(.refused("no window mask \"\(text)\" (masks: \(current.isEmpty ? "none" : current))"))]
+    /// Adds or removes a window pattern or a region: the capture restarts with it, the stream goes on. Window
+    /// patterns are refused for a capture that names no windows (PipeWire), as `--mask-window` is at start.
+    private mutating func changeMask(add: Bool, _ target: MaskTarget) -> [Effect] {
+        var mask = capture.source.mask
+        let what: String
+        switch target {
+        case .window(let text):
+            guard capture.source.namesWindows else {
+                return [.reply(.refused(
+                    "window masks cannot be applied to this share: it captures through PipeWire, whose screen cast names no windows, so nothing would be hidden. Hide an area instead: screenpub mask add --region X,Y,W,H"))]
             }
-            patterns.remove(at: index)
+            let pattern: WindowPattern
+            do { pattern = try WindowPattern(text) } catch { return [.reply(.refused(error.description))] }
+            guard let changed = mask.windowPatterns.adding(pattern, add) else {
+                return add ? [.reply(.status)] : [.reply(.refused("no window mask \"\(text)\" (masks: \(Self.list(mask.windowPatterns.map(\.text))))"))]
+            }
+            mask.windowPatterns = changed
+            what = "windows matching \"\(pattern)\" are"
+        case .region(let text):
+            let region: PixelRect
+            do { region = try PixelRect(maskRegion: text) } catch { return [.reply(.refused(error.description))] }
+            guard let changed = mask.regions.adding(region, add) else {
+                return add ? [.reply(.status)] : [.reply(.refused("no mask region \(text) (regions: \(Self.list(mask.regions.map(\.description))))"))]
+            }
+            mask.regions = changed
+            what = "region \(region) is"
         }
-        options.mask.windowPatterns = patterns
-        capture.source = .x11(options)
-        return [
-            .restartCapture(capture),
-            .log(.info, add ? "windows matching \"\(pattern)\" are hidden from now on" : "windows matching \"\(pattern)\" are shown again"),
-            .reply(.status),
-        ]
+        capture.source.mask = mask
+        return [.restartCapture(capture), .log(.info, add ? "\(what) hidden from now on" : "\(what) shown again"), .reply(.status)]
     }
+
+    private static func list(_ items: [String]) -> String { items.isEmpty ? "none" : items.joined(separator: ", ") }
 
     /// What the destinations announce now.
     public var announcement: StreamAnnouncement {
@@ -167,6 +189,14 @@ public struct ShareControl: Sendable {
     }
 
     private mutating func reload(_ configuration: ShareConfiguration) -> [Effect] {
+        // What is hidden stays hidden unless someone asks to show it (`screenpub mask remove`): a configuration
+        // that lost a mask, or a mask added while running, must not uncover it silently.
+        let exposed = capture.source.mask.exposures(goingTo: configuration.capture.source.mask)
+        guard exposed.isEmpty else {
+            return [.log(
+                .error,
+                "SIGHUP: the settings were not changed: they would show \(exposed.joined(separator: ", ")), hidden now. Add the masks to the configuration, or show them on purpose first (screenpub mask remove PATTERN, or --region X,Y,W,H)")]
+        }
         var effects: [Effect] = []
         for (key, value) in configuration.startupSettings.sorted(by: { $0.key < $1.key }) where startupSettings[key] != value {
             effects.append(.log(.warning, "SIGHUP: \(key) changed; it takes effect at the next start"))
@@ -185,6 +215,14 @@ public struct ShareControl: Sendable {
         if rateChanged { effects.append(.announce(announcement)) }
         effects.append(.restartCapture(next))
         return effects
+    }
+}
+
+extension Array where Element: Equatable {
+    /// With `element` added (`add`) or removed; nil when that changes nothing.
+    fileprivate func adding(_ element: Element, _ add: Bool) -> [Element]? {
+        if add { return contains(element) ? nil : self + [element] }
+        return firstIndex(of: element).map { index in var copy = self; copy.remove(at: index); return copy }
     }
 }
 

@@ -10,6 +10,9 @@ import ServiceLifecycle
 
 /// `screenpub [share]`: capture, encode and publish until stopped.
 struct ShareCommand: AsyncParsableCommand {
+    /// Every option's default, from the one place that sets them.
+    private static let defaults = ShareSettings()
+
     static let configuration = CommandConfiguration(
         commandName: "share",
         abstract: "Share the screen (the default command: `screenpub --fps 5` is `screenpub share --fps 5`).",
@@ -56,10 +59,10 @@ struct ShareCommand: AsyncParsableCommand {
             """)
 
     @Option(help: "Frames per second to capture (at most; unchanged ticks cost almost nothing).")
-    var fps: Double = 5
+    var fps = ShareCommand.defaults.fps
 
     @Option(help: "Capture with: auto (the ScreenCast portal and PipeWire on a Wayland session — $WAYLAND_DISPLAY or XDG_SESSION_TYPE=wayland — else X11), x11 (MIT-SHM), or pipewire (the portal, or --pipewire-node).")
-    var backend: CaptureBackend = .auto
+    var backend = ShareCommand.defaults.backend
 
     @Option(help: "Capture this PipeWire node directly, without the portal (an id from `pw-cli ls Node`; implies --backend pipewire).")
     var pipewireNode: UInt32?
@@ -68,10 +71,10 @@ struct ShareCommand: AsyncParsableCommand {
     var pipewireRemote: Int32?
 
     @Option(help: "What the ScreenCast portal offers to share: monitor, window or any.")
-    var portalSource: ScreenCastPortalRequest.Sources = .monitor
+    var portalSource = ShareCommand.defaults.portalSource
 
     @Option(help: "Seconds to wait for the ScreenCast portal, the user's answer to its dialog included, before giving up.")
-    var portalTimeout: Double = 300
+    var portalTimeout = ShareCommand.defaults.portalTimeout
 
     @Option(help: "X display to capture, e.g. :0 (default: $DISPLAY).")
     var display: String?
@@ -99,30 +102,30 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(
         "Hide every window whose WM_CLASS or title matches this glob, ignoring case (repeatable; X11): it is covered in every frame before encoding, wherever it moves, from the first frame it shows in. Quote patterns with * or ?: --mask-window KeePassXC --mask-window '*Bitwarden*'.",
         valueName: "PATTERN"))
-    var maskWindow: [String] = []
+    var maskWindow = ShareCommand.defaults.maskWindow
 
     @Option(help: ArgumentHelp("Hide this rectangle of the captured area in every frame (repeatable; X11 and PipeWire).", valueName: "X,Y,W,H"))
-    var maskRegion: [String] = []
+    var maskRegion = ShareCommand.defaults.maskRegion
 
     @Option(help: "How hidden areas look: solid (flat grey with a striped badge) or pixelate (32-pixel blocks of their average colours, with the badge).")
-    var maskStyle: CoverStyle = .solid
+    var maskStyle = ShareCommand.defaults.maskStyle
 
     @Option(help: "Video codec: auto (AV1 up to 10 fps, VP9 above: docs/performance.md says why), av1 (libaom, screen-content tools), vp9 (libvpx, screen tuning) or vp8 (for old receivers).")
-    var codec: VideoCodecChoice = .auto
+    var codec = ShareCommand.defaults.codec
 
     @Option(help: "Target bit rate in kbit/s (constant bit rate).")
-    var bitrate: Int = 1500
+    var bitrate = ShareCommand.defaults.bitrate
 
     @Option(help: ArgumentHelp(
         "Share sound too, through PipeWire: desktop (what the desktop plays), mic (the default input), a node id or node.name from `pw-cli ls Node` (for an output, what it plays), or none.",
         valueName: "SOURCE"))
-    var audio = "none"
+    var audio = ShareCommand.defaults.audio
 
     @Option(help: "Opus bit rate of the sound in kbit/s (6–510; silence costs almost nothing whatever it is).")
-    var audioBitrate = 64
+    var audioBitrate = ShareCommand.defaults.audioBitrate
 
     @Flag(help: "When the sound cannot be captured (no PipeWire), share the screen without it and warn, instead of exiting.")
-    var audioOptional = false
+    var audioOptional = ShareCommand.defaults.audioOptional
 
     @Option(
         help: ArgumentHelp(
@@ -139,7 +142,7 @@ struct ShareCommand: AsyncParsableCommand {
     @Option(
         name: [.customLong("to"), .customLong("publish")],
         help: "Also send the stream here (repeatable): a relay (http(s)://host:port, or ws(s)://host:port/ws with --token), a WebM file (file:PATH or a path), or an SFU's WHIP endpoint (whip+https://…, with --whip-token; VP8/VP9).")
-    var to: [String] = []
+    var to = ShareCommand.defaults.to
 
     @Option(help: "A publisher token for --server (default: make a session with $SCREENRELAY_SECRET).")
     var token: String?
@@ -148,10 +151,10 @@ struct ShareCommand: AsyncParsableCommand {
     var whipToken: String?
 
     @Option(help: "Port of the relay started inside screenpub when neither --server nor --output is given (0: any free port).")
-    var port: Int = 8090
+    var port = ShareCommand.defaults.port
 
     @Option(help: "Address the relay inside screenpub listens on: 0.0.0.0 (or ::) lets other machines watch — with --tls-cert, as browsers offer WebCodecs only on secure pages.")
-    var host = "127.0.0.1"
+    var host = ShareCommand.defaults.host
 
     @Option(help: "The URL viewers use to reach the relay inside screenpub, if not its own address (e.g. behind a TLS proxy).")
     var publicURL: String?
@@ -168,13 +171,13 @@ struct ShareCommand: AsyncParsableCommand {
     @Flag(
         inversion: .prefixedNo,
         help: "With --server: when the relay cannot be reached or the connection drops, reconnect with backoff (0.25 s doubling to 15 s, ±20 % jitter); --no-reconnect exits instead.")
-    var reconnect = true
+    var reconnect = ShareCommand.defaults.reconnect
 
     @Option(help: "Where the embedded relay keeps archives (default: $XDG_STATE_HOME/screenpub/relay-PORT; none with --port 0).")
     var dataDir: String?
 
     @Flag(help: "Replace the --output file if it exists (otherwise screenpub refuses, to never lose a recording).")
-    var overwrite = false
+    var overwrite = ShareCommand.defaults.overwrite
 
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
@@ -189,16 +192,16 @@ struct ShareCommand: AsyncParsableCommand {
     var speed: Int?
 
     @Flag(inversion: .prefixedNo, help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them (--no-notify-chat: only log them).")
-    var notifyChat = false
+    var notifyChat = ShareCommand.defaults.notifyChat
 
     @Flag(inversion: .prefixedNo, help: "Draw the pointer into the frames (--no-cursor: leave it out; on Wayland, ask the portal for a stream without it).")
-    var cursor = true
+    var cursor = ShareCommand.defaults.cursor
 
     @Flag(inversion: .prefixedNo, help: "Capture with MIT-SHM when available (--no-shm: XGetImage, for comparison).")
-    var shm = true
+    var shm = ShareCommand.defaults.shm
 
     @Option(help: "When the X display, PipeWire or the portal is missing or goes away, try again every SECONDS instead of exiting; the relay session, its viewers and the recording stay open meanwhile. 0: exit (1 if it went away, 2 if it was never there).")
-    var captureRetry: Double = 0
+    var captureRetry = ShareCommand.defaults.captureRetry
 
     @Option(help: "The control socket for `screenpub status|pause|resume|stop` (default: $XDG_RUNTIME_DIR/screenpub.sock; none without $XDG_RUNTIME_DIR or when given as \"\").")
     var controlSocket: String?
@@ -207,7 +210,7 @@ struct ShareCommand: AsyncParsableCommand {
     var config: String?
 
     @Option(help: "Log lines on standard error: text (what journald shows as is) or json (one object per line).")
-    var logFormat = "text"
+    var logFormat = ShareCommand.defaults.logFormat
 
     @Flag(name: .shortAndLong, help: "Log more detail.")
     var verbose = false

@@ -264,6 +264,75 @@ import Testing
         #expect(outcome.standardError.contains("is the pipewire daemon running?"), "\(outcome.standardError)")
     }
 
+    /// On a Wayland session `--backend auto` picks the portal, whose screen cast names no windows: a window mask
+    /// is refused before the portal is asked for anything (exit 64, saying what to do instead), never ignored;
+    /// a region mask is applied to what the portal grants.
+    @Test func aWindowMaskOnAWaylandSessionIsRefusedBeforeThePortalIsAskedAndARegionIsApplied() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(on: pipewire, width: 256, height: 160, color: Self.color)
+        let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), size: (256, 160))
+        let refused = try await share(["--mask-window", "secret*"], pipewire, extra: ["WAYLAND_DISPLAY": "wayland-0"])
+        #expect(refused.outcome.status == 64, "\(refused.outcome.standardError)")
+        let said = refused.outcome.standardError
+        #expect(said.contains("--mask-window cannot be applied on this Wayland session") && said.contains("--mask-region")
+            && said.contains("--portal-source window"), "\(said)")
+        #expect(backend.calls().allSatisfy { $0["method"] as? String == "ready" }, "the portal was asked: \(backend.calls())")
+        #expect(!FileManager.default.fileExists(atPath: refused.path))
+
+        let masked = try await share(["--mask-region", "0,0,64,64"], pipewire, extra: ["WAYLAND_DISPLAY": "wayland-0"])
+        #expect(masked.outcome.status == 0, "\(masked.outcome.standardError)\n\(backend.errors)")
+        #expect(masked.outcome.standardError.contains("asking the ScreenCast portal"), "\(masked.outcome.standardError)")
+        let looks = try Self.decoded(masked.path) { ($0.width, TestPattern.difference($0, x: 20, y: 20, Self.color), TestPattern.difference($0, x: 200, y: 120, Self.color)) }
+        #expect(!looks.isEmpty && looks.allSatisfy { $0.0 == 256 && $0.1 > 40 && $0.2 <= 12 }, "\(looks)")
+    }
+
+    /// Every decoded picture of a recording, measured.
+    static func decoded<Measure>(_ path: String, _ measure: (VideoFrame) -> Measure) throws -> [Measure] {
+        let reader = try WebMReader(path: path)
+        let decoder = try makeVideoDecoder(for: reader.codec)
+        var measures: [Measure] = []
+        for frame in try reader.readAll() {
+            try frame.payload.withUnsafeBytes { bytes in try decoder.decode(bytes) { measures.append(measure($0)) } }
+        }
+        return measures
+    }
+
+    /// While a share captures through PipeWire, `screenpub mask add` of a window pattern is refused (nothing could
+    /// hide it) and a SIGHUP whose configuration lost a region is refused whole: the share goes on, hiding what it
+    /// hid. A region can be added at run time.
+    @Test func changesWhileRunningThatWouldNotHideOrWouldShowAreRefusedAndTheMasksStay() async throws {
+        let pipewire = try await PrivatePipeWire(busActivation: false)
+        let producer = try PipeWireTestProducer(on: pipewire, width: 256, height: 160, color: Self.color)
+        let node = try await producer.nodeID()
+        let share = try await RunningShare(
+            ["--pipewire-node", String(node), "--fps", "10", "--keepalive", "0.2"], config: "mask-region = [\"0,0,64,64\"]\n",
+            environment: ["PIPEWIRE_RUNTIME_DIR": pipewire.runtimeDirectory])
+        let recording = share.home + "/subscriber.webm"
+        let subscriber = try ChildProcess(RunningShare.screensub, ["--server", share.server, "--token", share.viewerToken, "--output", recording])
+        #expect(try await eventually(20) { FileManager.default.fileExists(atPath: recording) }, "\(subscriber.errorsSoFar)")
+
+        let window = try await share.control(["mask", "add", "--window", "secret*"])
+        #expect(window.status == 1 && window.standardError.contains("captures through PipeWire") && window.standardError.contains("mask add --region"), "\(window.standardError)")
+        #expect(try await share.status()["maskRegions"] as? [String] == ["0,0,64,64"])
+
+        try "fps = 10\n".write(toFile: share.configFile, atomically: true, encoding: .utf8)
+        share.process.signal(SIGHUP)
+        #expect(try await eventually(10) { share.process.errorsSoFar.contains("SIGHUP: the settings were not changed: they would show region 0,0,64,64") }, "\(share.process.errorsSoFar)")
+        let region = try await share.control(["mask", "add", "--region", "192,96,64,64"])
+        #expect(region.status == 0 && region.standardOutput.contains("regions: 0,0,64,64; 192,96,64,64"), "\(region.standardOutput) \(region.standardError)")
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(try await share.status()["state"] as? String == "sharing")
+
+        share.process.signal(SIGTERM)
+        #expect(await share.process.wait(timeout: 20).status == 0)
+        _ = await subscriber.wait(timeout: 20)
+        let looks = try Self.decoded(recording) { picture in
+            (TestPattern.difference(picture, x: 20, y: 20, Self.color), TestPattern.difference(picture, x: 220, y: 130, Self.color))
+        }
+        #expect(looks.count >= 5 && looks.allSatisfy { $0.0 > 40 }, "the first region showed: \(looks)")
+        #expect(looks.last.map { $0.1 > 40 } == true && looks.first.map { $0.1 <= 12 } == true, "the region added at run time: \(looks)")
+    }
+
     @Test func x11OnlyOptionsAreRefusedWithPipeWire() async throws {
         let outcome = try await ChildProcess.run(Self.screenpub, ["--backend", "pipewire", "--monitor", "0"], timeout: 30)
         #expect(outcome.status == 64)

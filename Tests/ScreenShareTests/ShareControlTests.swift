@@ -25,28 +25,78 @@ import Testing
 
     @Test func maskAddAndRemoveRestartTheCaptureWithThePatternsAndRefuseWhatCannotBe() throws {
         var control = ShareControl(configuration: configuration)
-        #expect(ShareControl.Command("mask add *Bitwarden* vault") == .maskWindow(add: true, pattern: "*Bitwarden* vault"))
+        #expect(ShareControl.Command("mask add *Bitwarden* vault") == .mask(add: true, .window("*Bitwarden* vault")))
+        #expect(ShareControl.Command("mask add --window KeePassXC") == .mask(add: true, .window("KeePassXC")))
+        #expect(ShareControl.Command("mask remove --region 0,0,10,10") == .mask(add: false, .region("0,0,10,10")))
         #expect(ShareControl.Command("mask") == .unknown("mask"))
-        let effects = control.handle(.maskWindow(add: true, pattern: "KeePassXC"))
+        let effects = control.handle(.mask(add: true, .window("KeePassXC")))
         #expect(control.capture.source.mask.windowPatterns.map(\.text) == ["KeePassXC"])
         #expect(effects == [
             .restartCapture(control.capture), .log(.info, "windows matching \"KeePassXC\" are hidden from now on"), .reply(.status),
         ])
-        #expect(control.handle(.maskWindow(add: true, pattern: "KeePassXC")) == [.reply(.status)])
-        #expect(control.handle(.maskWindow(add: false, pattern: "1Password")) == [.reply(.refused("no window mask \"1Password\" (masks: KeePassXC)"))])
-        #expect(control.handle(.maskWindow(add: true, pattern: "*")) == [
+        #expect(control.handle(.mask(add: true, .window("KeePassXC"))) == [.reply(.status)])
+        #expect(control.handle(.mask(add: false, .window("1Password"))) == [.reply(.refused("no window mask \"1Password\" (masks: KeePassXC)"))])
+        #expect(control.handle(.mask(add: true, .window("*"))) == [
             .reply(.refused("window pattern \"*\" would match every window; use --mask-region to hide an area")),
         ])
-        #expect(control.handle(.maskWindow(add: false, pattern: "KeePassXC")).first == .restartCapture(control.capture))
+        #expect(control.handle(.mask(add: false, .window("KeePassXC"))).first == .restartCapture(control.capture))
         #expect(control.capture.source.mask.windowPatterns.isEmpty)
+        // Regions, the same way.
+        #expect(control.handle(.mask(add: true, .region("0,0,100,50"))).first == .restartCapture(control.capture))
+        #expect(control.capture.source.mask.regions == [PixelRect(x: 0, y: 0, width: 100, height: 50)])
+        #expect(control.handle(.mask(add: true, .region("0,0,0,50"))) == [
+            .reply(.refused("a mask region is X,Y,W,H in pixels of the captured area (e.g. 0,0,400,300), not \"0,0,0,50\"")),
+        ])
+        #expect(control.handle(.mask(add: false, .region("1,1,1,1"))) == [.reply(.refused("no mask region 1,1,1,1 (regions: 0,0,100,50)"))])
+    }
 
+    @Test func windowMasksAreRefusedWhileCapturingThroughPipeWireAndTheRunningMasksStay() throws {
         var settings = ShareSettings.testing(to: ["collect:a"], fps: 5)
         settings.backend = .pipewire
         settings.pipewireNode = 42
+        settings.maskRegion = ["0,0,64,64"]
         var wayland = ShareControl(configuration: try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds))
-        #expect(wayland.handle(.maskWindow(add: true, pattern: "KeePassXC")) == [
-            .reply(.refused("window masks are for X11 capture: a Wayland screen cast names no windows (--mask-region hides an area)")),
-        ])
+        let before = wayland.capture
+        guard case .reply(.refused(let message))? = wayland.handle(.mask(add: true, .window("KeePassXC"))).first else {
+            Issue.record("a window mask was not refused on PipeWire")
+            return
+        }
+        #expect(message.contains("PipeWire") && message.contains("mask add --region"), "\(message)")
+        #expect(wayland.capture == before)
+        // A region can be added there.
+        #expect(wayland.handle(.mask(add: true, .region("100,0,64,64"))).first == .restartCapture(wayland.capture))
+        #expect(wayland.capture.source.mask.regions.count == 2)
+    }
+
+    @Test func aReloadThatWouldShowSomethingHiddenNowIsRefusedWhole() throws {
+        var settings = ShareSettings.testing(to: ["collect:a"], fps: 5)
+        settings.maskWindow = ["KeePassXC", "*Bitwarden*"]
+        settings.maskRegion = ["0,0,200,100"]
+        var control = ShareControl(configuration: try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds))
+        _ = control.handle(.mask(add: true, .window("Signal")))
+        let running = control.capture
+        func reloaded(_ change: (inout ShareSettings) -> Void) throws -> [ShareControl.Effect] {
+            var next = settings
+            next.maskWindow += ["Signal"]
+            change(&next)
+            return control.handle(.reload(.success(try ShareConfiguration(next, environment: [:], destinationKinds: testKinds))))
+        }
+        func refusal(_ effects: [ShareControl.Effect]) -> String? {
+            guard effects.count == 1, case .log(.error, let message) = effects[0] else { return nil }
+            return message
+        }
+        // A pattern dropped, a region dropped or shrunk, solid given up for pixelate; one added at run time and not in the file.
+        let dropped = refusal(try reloaded { $0.maskWindow.removeFirst(); $0.fps = 10 })
+        #expect(dropped?.contains("windows matching \"KeePassXC\"") == true && dropped?.contains("screenpub mask remove") == true, "\(dropped ?? "accepted")")
+        #expect(refusal(try reloaded { $0.maskRegion = ["0,0,200,50"] })?.contains("region 0,0,200,100") == true)
+        #expect(refusal(try reloaded { $0.maskStyle = .pixelate })?.contains("solid") == true)
+        #expect(refusal(control.handle(.reload(.success(try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds)))))?
+            .contains("windows matching \"Signal\"") == true)
+        #expect(control.capture == running, "the running share keeps its masks and settings")
+        // Hiding more (a larger region, another pattern, solid for pixelate) is applied.
+        let more = try reloaded { $0.maskRegion = ["0,0,400,300"]; $0.maskWindow.append("1Password") }
+        #expect(more.contains { if case .restartCapture = $0 { true } else { false } }, "\(more)")
+        #expect(control.capture.source.mask.windowPatterns.count == 4)
     }
 
     @Test func stopIsFinalAndRefusesPause() {
@@ -88,7 +138,7 @@ import Testing
     @Test func unknownCommandsAreRefusedByName() {
         var control = ShareControl(configuration: configuration)
         #expect(ShareControl.Command("status") == .status)
-        #expect(control.handle(ShareControl.Command("dance")) == [.reply(.refused("unknown command 'dance' (status, pause, resume, mute, unmute, stop, mask add|remove PATTERN)"))])
+        #expect(control.handle(ShareControl.Command("dance")) == [.reply(.refused("unknown command 'dance' (status, pause, resume, mute, unmute, stop, mask add|remove PATTERN or --region X,Y,W,H)"))])
     }
 
     @Test func reloadAppliesCaptureSettingsKeepsTheCodecAndWarnsAboutTheRest() throws {
@@ -210,5 +260,31 @@ import Testing
         } throws: { error in
             (error as? ShareError)?.description.hasPrefix(message) == true
         }
+    }
+
+    /// The backend is resolved in the environment the share runs in before anything is checked against it: on
+    /// a Wayland session `--backend auto` is the portal, where window masks cannot be applied, so they are
+    /// refused there, naming what can be done instead, and accepted where X11 is what runs.
+    @Test(arguments: [["WAYLAND_DISPLAY": "wayland-0"], ["XDG_SESSION_TYPE": "wayland"]])
+    func windowMasksOnAWaylandSessionAreRefusedWithTheDefaultBackend(environment: [String: String]) throws {
+        let settings = Self.changed { $0.maskWindow = ["secret*"] }
+        #expect {
+            _ = try ShareConfiguration(settings, environment: environment, destinationKinds: testKinds)
+        } throws: { error in
+            let message = (error as? ShareError)?.description ?? ""
+            return (error as? ShareError)?.kind == .invalidSettings && message.contains("--mask-region") && message.contains("--portal-source window")
+        }
+        // The same on X11, or with an X display asked for on that Wayland session (XWayland): window masks work.
+        #expect(try ShareConfiguration(settings, environment: ["DISPLAY": ":0"], destinationKinds: testKinds).capture.source.namesWindows)
+        var xwayland = settings
+        xwayland.display = ":0"
+        #expect(try ShareConfiguration(xwayland, environment: environment, destinationKinds: testKinds).capture.source.mask.windowPatterns.count == 1)
+        // Regions are applied on the portal's stream.
+        let regions = Self.changed { $0.maskRegion = ["0,0,10,10"] }
+        guard case .portal(let request) = try ShareConfiguration(regions, environment: environment, destinationKinds: testKinds).capture.source else {
+            Issue.record("--backend auto on Wayland did not pick the portal")
+            return
+        }
+        #expect(request.mask.regions == [PixelRect(x: 0, y: 0, width: 10, height: 10)])
     }
 }

@@ -84,6 +84,23 @@ enum CPipeWireShims_NodeState CPipeWireShims_nodeState(const struct CPipeWireShi
 int CPipeWireShims_coreError(const struct CPipeWireShims_NodeWatch *watch);
 void CPipeWireShims_unwatchNode(struct CPipeWireShims_NodeWatch *watch);
 
+/// Every node the registry lists, with the properties that find one by name and say what it is. Lives on the
+/// core's loop thread; complete once ``CPipeWireShims_nodeListComplete`` says so.
+struct CPipeWireShims_NodeList;
+struct CPipeWireShims_NodeListEntry {
+    uint32_t id;
+    uint64_t serial;        // object.serial (what a stream's target.object names by number), or UINT64_MAX
+    const char *name;       // node.name, or NULL
+    const char *mediaClass; // media.class ("Audio/Sink", "Audio/Source", "Stream/Output/Audio", …), or NULL
+};
+struct CPipeWireShims_NodeList *CPipeWireShims_listNodes(struct pw_core *core);
+/// Whether the registry has sent every global that existed when the list was asked for.
+bool CPipeWireShims_nodeListComplete(const struct CPipeWireShims_NodeList *list);
+int CPipeWireShims_nodeListCount(const struct CPipeWireShims_NodeList *list);
+/// The entry at `index` (its strings live as long as the list).
+struct CPipeWireShims_NodeListEntry CPipeWireShims_nodeListEntry(const struct CPipeWireShims_NodeList *list, int index);
+void CPipeWireShims_freeNodeList(struct CPipeWireShims_NodeList *list);
+
 /// Adds a stream listener whose hook and events live on the heap (libpipewire keeps pointers to both; a
 /// Swift `&property` is only valid during the call). `events` is copied. Remove with the function below.
 struct spa_hook *CPipeWireShims_addStreamListener(struct pw_stream *stream, const struct pw_stream_events *events, void *data);
