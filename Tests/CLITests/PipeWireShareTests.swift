@@ -282,19 +282,8 @@ import Testing
         let masked = try await share(["--mask-region", "0,0,64,64"], pipewire, extra: ["WAYLAND_DISPLAY": "wayland-0"])
         #expect(masked.outcome.status == 0, "\(masked.outcome.standardError)\n\(backend.errors)")
         #expect(masked.outcome.standardError.contains("asking the ScreenCast portal"), "\(masked.outcome.standardError)")
-        let looks = try Self.decoded(masked.path) { ($0.width, TestPattern.difference($0, x: 20, y: 20, Self.color), TestPattern.difference($0, x: 200, y: 120, Self.color)) }
+        let looks = try Pictures.measured(masked.path) { ($0.width, TestPattern.difference($0, x: 20, y: 20, Self.color), TestPattern.difference($0, x: 200, y: 120, Self.color)) }
         #expect(!looks.isEmpty && looks.allSatisfy { $0.0 == 256 && $0.1 > 40 && $0.2 <= 12 }, "\(looks)")
-    }
-
-    /// Every decoded picture of a recording, measured.
-    static func decoded<Measure>(_ path: String, _ measure: (VideoFrame) -> Measure) throws -> [Measure] {
-        let reader = try WebMReader(path: path)
-        let decoder = try makeVideoDecoder(for: reader.codec)
-        var measures: [Measure] = []
-        for frame in try reader.readAll() {
-            try frame.payload.withUnsafeBytes { bytes in try decoder.decode(bytes) { measures.append(measure($0)) } }
-        }
-        return measures
     }
 
     /// While a share captures through PipeWire, `screenpub mask add` of a window pattern is refused (nothing could
@@ -326,7 +315,7 @@ import Testing
         share.process.signal(SIGTERM)
         #expect(await share.process.wait(timeout: 20).status == 0)
         _ = await subscriber.wait(timeout: 20)
-        let looks = try Self.decoded(recording) { picture in
+        let looks = try Pictures.measured(recording) { picture in
             (TestPattern.difference(picture, x: 20, y: 20, Self.color), TestPattern.difference(picture, x: 220, y: 130, Self.color))
         }
         #expect(looks.count >= 5 && looks.allSatisfy { $0.0 > 40 }, "the first region showed: \(looks)")
