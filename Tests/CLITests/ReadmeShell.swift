@@ -62,6 +62,7 @@ final class ReadmeShell: @unchecked Sendable {
     var substitutions: [(String, String)] = []
     private(set) var ran: Set<String> = []
     private var background: [ChildProcess] = []
+    private var inputs: [Int32] = []
 
     init(_ scenario: ReadmeScenario, display: VirtualDisplay? = nil, environment extra: [String: String] = [:]) throws {
         self.scenario = scenario
@@ -80,6 +81,7 @@ final class ReadmeShell: @unchecked Sendable {
 
     deinit {
         for process in background { process.signal(SIGKILL) }
+        for input in inputs { close(input) }
         try? FileManager.default.removeItem(atPath: home)
     }
 
@@ -104,10 +106,10 @@ final class ReadmeShell: @unchecked Sendable {
     }
 
     /// Starts the README's `command` (its trailing `&` dropped) and leaves it running; killed at the end.
-    func start(_ command: String) throws -> ChildProcess {
+    func start(_ command: String, input: String = "/dev/null") throws -> ChildProcess {
         var text = self.command(command)
         if text.hasSuffix("&") { text = String(text.dropLast()).trimmingCharacters(in: .whitespaces) }
-        let process = try ChildProcess("/bin/bash", ["-c", script(text)], environment: environment)
+        let process = try ChildProcess("/bin/bash", ["-c", script(text)], environment: environment, standardInput: input)
         background.append(process)
         return process
     }
@@ -143,4 +145,21 @@ final class ReadmeShell: @unchecked Sendable {
     }
 
     func path(_ name: String) -> String { home + "/" + name }
+
+    /// A terminal's input stand-in: a FIFO in the home directory that never ends (this shell holds it open for
+    /// writing until it goes), and the descriptor that writes into it.
+    func openInput(_ name: String = "input") throws -> (path: String, writer: Int32) {
+        let fifo = path(name)
+        guard mkfifo(fifo, 0o600) == 0 else { throw RunningRelayProcess.Failure(description: "mkfifo \(fifo): errno \(errno)") }
+        let writer = open(fifo, O_RDWR | O_CLOEXEC)
+        guard writer >= 0 else { throw RunningRelayProcess.Failure(description: "open \(fifo): errno \(errno)") }
+        inputs.append(writer)
+        return (fifo, writer)
+    }
+
+    /// Types `line` into an input from ``openInput(_:)``.
+    func type(_ line: String, into writer: Int32) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBufferPointer { write(writer, $0.baseAddress, $0.count) }
+    }
 }
