@@ -193,3 +193,60 @@ import Testing
         shell.expectAllRun()
     }
 }
+
+extension ReadmeRelayTests {
+    @Test func archives() async throws {
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let port = try freeLoopbackPort()
+        let shell = try ReadmeShell(.archives, display: display, environment: ["SCREENPUB_FPS": "10", "SCREENPUB_KEEPALIVE": "0.2"])
+        shell.substitutions = [("8090", String(port))]
+        try await shell.set("export SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)")
+        let share = try shell.start("screenpub --port 8090 &")
+        let session = try #require(try await shell.printed(share, "session:"), "\(share.errorsSoFar)")
+        try await shell.set("auth=\"Authorization: Bearer $SCREENRELAY_SECRET\"")
+        shell.substitutions.append(("<sessionId>", session))
+        var outcome = try await shell.run(#"curl -s -X POST -H "$auth" -d '{"sessionId":"<sessionId>","name":"standup"}' http://127.0.0.1:8090/archive"#)
+        let started = Self.object(outcome.standardOutput)
+        let archive = try #require(started["id"] as? String, "\(outcome.standardOutput)")
+        #expect(started["status"] as? String == "started" && started["name"] as? String == "standup")
+        shell.substitutions.append(("<archiveId>", archive))
+        try await Task.sleep(for: .seconds(2))
+        outcome = try await shell.run(#"curl -s -X POST -H "$auth" http://127.0.0.1:8090/archive/<archiveId>/stop"#)
+        #expect(try await eventually(20) {
+            let now = try? await shell.run(#"curl -s -H "$auth" http://127.0.0.1:8090/archive/<archiveId>"#)
+            return Self.object(now?.standardOutput ?? "")["status"] as? String == "available"
+        }, "\(outcome.standardOutput)")
+        outcome = try await shell.run(#"curl -s -H "$auth" "http://127.0.0.1:8090/archive?sessionId=<sessionId>""#)
+        #expect(((Self.object(outcome.standardOutput)["items"] as? [[String: Any]]) ?? []).contains { $0["id"] as? String == archive }, "\(outcome.standardOutput)")
+        outcome = try await shell.run(#"curl -s -H "$auth" -o standup.webm http://127.0.0.1:8090/archive/<archiveId>/download"#)
+        #expect(try Pictures.measured(shell.path("standup.webm")) { $0.width }.count >= 5)
+        outcome = try await shell.run(#"curl -s -H "$auth" http://127.0.0.1:8090/archive/<archiveId>/metadata"#)
+        #expect(outcome.standardOutput.contains("Z"), "every frame's capture time: \(outcome.standardOutput.prefix(300))")
+        outcome = try await shell.run("screensub --input standup.webm --print-metadata")
+        #expect(outcome.status == 0 && outcome.standardOutput.split(separator: "\n").count >= 5, "\(outcome.standardOutput) \(outcome.standardError)")
+        outcome = try await shell.run(#"curl -s -X DELETE -H "$auth" http://127.0.0.1:8090/archive/<archiveId>"#)
+        let gone = try await ChildProcess.run(
+            "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", shell.environment["auth"] ?? "", "http://127.0.0.1:\(port)/archive/\(archive)"])
+        #expect(gone.standardOutput == "404", "\(gone.standardOutput)")
+        shell.expectAllRun()
+    }
+
+    @Test func chat() async throws {
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let share = try await RunningShare(["--display", display.name], environment: ["SCREENRELAY_SECRET": Self.secret])
+        let port = Int(share.server.split(separator: ":").last ?? "") ?? 0
+        let shell = try ReadmeShell(.chat, display: display, environment: ["SCREENRELAY_SECRET": Self.secret])
+        let ada = try await Self.token(shell, port: port, session: share.sessionId, role: "subscriber", name: "Ada")
+        shell.substitutions = [("8090", String(port)), ("<token>", ada)]
+        let input = try shell.openInput()
+        let terminal = try shell.start("screensub --server http://127.0.0.1:8090 --token <token> --chat", input: input.path)
+        try await Task.sleep(for: .seconds(1))
+        let once = try await shell.run("echo \"back in 5\" | screensub --server http://127.0.0.1:8090 --token <token> --chat")
+        #expect(once.status == 0, "\(once.standardError)")
+        #expect(try await eventually(10) { terminal.outputSoFar.contains("back in 5") }, "\(terminal.outputSoFar) \(terminal.errorsSoFar)")
+        #expect(try await eventually(10) { share.process.errorsSoFar.contains("chat <Ada> back in 5") }, "\(share.process.errorsSoFar)")
+        shell.type("typed at the terminal", into: input.writer)
+        #expect(try await eventually(10) { share.process.errorsSoFar.contains("chat <Ada> typed at the terminal") }, "\(share.process.errorsSoFar)")
+        shell.expectAllRun()
+    }
+}
