@@ -1,0 +1,147 @@
+import Foundation
+import ScreenMedia
+import ScreenTesting
+import Testing
+
+/// The README's commands for sound, control of a running share and privacy masks, as written: each share
+/// runs with its embedded relay (on a free port, through `SCREENPUB_PORT`, the configuration layer a reader
+/// could use too) and is watched by screensub, whose recording is decoded and checked.
+@Suite(.watchdog()) struct ReadmeShareTests {
+    /// What a subscriber of `share` records (a WebM of `frames` frames) once it printed its viewer link.
+    static func recorded(_ shell: ReadmeShell, _ share: ChildProcess, frames: Int = 15, name: String) async throws -> String {
+        let viewer = try #require(try await shell.printed(share, "viewer:"), "\(share.errorsSoFar)")
+        let url = URL(string: viewer)!
+        let path = shell.path(name)
+        let subscriber = try ChildProcess(
+            RunningShare.screensub,
+            ["--server", "http://\(url.host!):\(url.port!)", "--token", String(viewer.split(separator: "token=").last ?? ""), "--output", path, "--count", String(frames)])
+        let outcome = await subscriber.wait(timeout: 60)
+        #expect(outcome.status == 0, "\(outcome.standardError) \(share.errorsSoFar)")
+        return path
+    }
+
+    /// The strongest frequency of a recording's sound after its first half second.
+    static func frequency(_ path: String) async throws -> Double {
+        let raw = path + ".f32"
+        let decoded = try await ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "1", "-f", "f32le", raw], timeout: 60)
+        guard decoded.status == 0 else { return 0 }
+        let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        return AudioShareTests.dominantFrequency(Array(samples.dropFirst(24_000).prefix(24_000)), low: 200, high: 1200)
+    }
+
+    static func stop(_ process: ChildProcess) async -> Int32 {
+        process.signal(SIGTERM)
+        return await process.wait(timeout: 30).status
+    }
+
+    /// A sound card cannot exist here: its output is a null sink of the README's name (the same kind of node,
+    /// an Audio/Sink with a monitor), made the default by wireplumber as the only one, with a player in it; the
+    /// microphone is a test source, the default input.
+    @Test func sound() async throws {
+        let pipewire = try await PrivatePipeWire(busActivation: false)
+        let sink = "alsa_output.pci-0000_00_1f.3.analog-stereo"
+        try await pipewire.addNullSink(named: sink)
+        let player = try await pipewire.playTone(frequency: 660, into: sink)
+        defer { player.signal(SIGKILL) }
+        let microphone = try PipeWireTestTone(on: pipewire, name: "screenpub-test-microphone", signal: .tone(frequency: 440, amplitude: 0.5))
+        try await microphone.waitUntilListed(on: pipewire)
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let shell = try ReadmeShell(
+            .sound, display: display,
+            environment: ["PIPEWIRE_RUNTIME_DIR": pipewire.runtimeDirectory, "SCREENPUB_PORT": "0", "SCREENPUB_FPS": "10", "SCREENPUB_KEEPALIVE": "0.2"])
+
+        let desktop = try shell.start("screenpub --audio desktop")
+        let heard = try await Self.frequency(try await Self.recorded(shell, desktop, name: "desktop.webm"))
+        #expect(abs(heard - 660) < 13, "the desktop's sound: \(heard) Hz; \(desktop.errorsSoFar)")
+        let toggled = try await shell.run("screenpub mute ; screenpub unmute")
+        #expect(toggled.standardOutput == "screenpub's sound is muted\nscreenpub's sound is on\n", "\(toggled.standardOutput) \(toggled.standardError)")
+        #expect(await Self.stop(desktop) == 0)
+
+        let mic = try shell.start("screenpub --audio mic --audio-bitrate 32")
+        let micHeard = try await Self.frequency(try await Self.recorded(shell, mic, name: "mic.webm"))
+        #expect(abs(micHeard - 440) < 9, "the microphone: \(micHeard) Hz; \(mic.errorsSoFar)")
+        #expect(await Self.stop(mic) == 0)
+
+        let card = try shell.start("screenpub --audio alsa_output.pci-0000_00_1f.3.analog-stereo")
+        let cardHeard = try await Self.frequency(try await Self.recorded(shell, card, name: "card.webm"))
+        #expect(abs(cardHeard - 660) < 13, "the output by node.name: \(cardHeard) Hz; \(card.errorsSoFar)")
+        #expect(await Self.stop(card) == 0)
+
+        // Without PipeWire: the screen alone, said so.
+        shell.environment["PIPEWIRE_RUNTIME_DIR"] = shell.home
+        let optional = try shell.start("screenpub --audio desktop --audio-optional")
+        let pictures = try Pictures.measured(try await Self.recorded(shell, optional, frames: 5, name: "optional.webm")) { $0.width }
+        #expect(pictures.count == 5 && optional.errorsSoFar.contains("sharing the screen without sound"), "\(optional.errorsSoFar)")
+        #expect(await Self.stop(optional) == 0)
+        shell.expectAllRun()
+    }
+
+    @Test func control() async throws {
+        let pipewire = try await PrivatePipeWire(busActivation: false)
+        let tone = try PipeWireTestTone(on: pipewire, name: "screenpub-test-control", signal: .tone(frequency: 440, amplitude: 0.5))
+        try await tone.waitUntilListed(on: pipewire)
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let shell = try ReadmeShell(.control, display: display, environment: ["PIPEWIRE_RUNTIME_DIR": pipewire.runtimeDirectory])
+        let share = try ChildProcess(RunningShare.screenpub, ["--port", "0", "--audio", tone.name], environment: shell.environment)
+        defer { share.signal(SIGKILL) }
+        _ = try #require(try await shell.printed(share, "viewer:"), "\(share.errorsSoFar)")
+        var outcome = try await shell.run("screenpub status")
+        #expect(outcome.status == 0 && outcome.standardOutput.contains("state:   sharing") && outcome.standardOutput.contains("screenpub-test-control"), "\(outcome.standardOutput)")
+        func state() async throws -> [String: Any] {
+            let json = try await shell.run("screenpub status --json")
+            return ReadmeRelayTests.object(json.standardOutput)
+        }
+        #expect(try await state()["state"] as? String == "sharing")
+        for (command, said, key, value) in [
+            ("screenpub pause", "screenpub is paused", "state", "paused"), ("screenpub resume", "screenpub is sharing", "state", "sharing"),
+            ("screenpub mute", "screenpub's sound is muted", "muted", "1"), ("screenpub unmute", "screenpub's sound is on", "muted", "0"),
+        ] {
+            outcome = try await shell.run(command)
+            let now = try await state()
+            #expect(outcome.standardOutput == said + "\n" && "\(now[key] ?? "")" == value, "\(command): \(outcome.standardOutput) \(now)")
+        }
+        outcome = try await shell.run("screenpub stop")
+        #expect(outcome.status == 0 && outcome.standardOutput == "screenpub stopped\n", "\(outcome.standardOutput) \(outcome.standardError)")
+        #expect(share.hasExited)
+        #expect(await share.wait(timeout: 5).status == 0)
+        shell.expectAllRun()
+    }
+
+    @Test func masks() async throws {
+        let display = try await VirtualDisplay(width: 1920, height: 1080)
+        let painter = try XPainter(displayName: display.name)
+        let hidden: [(r: UInt8, g: UInt8, b: UInt8)] = [(255, 0, 255), (0, 255, 255), (255, 255, 0)]
+        for (index, (instance, className, title)) in [("keepassxc", "KeePassXC", "Passwords"), ("bitwarden", "Bitwarden", "Vault | Bitwarden"), ("1password", "1Password", "1Password")].enumerated() {
+            let color = hidden[index]
+            painter.createApplicationWindow(
+                PixelRect(x: 100 + index * 400, y: 300, width: 300, height: 200), color: XPainter.pixel(red: color.r, green: color.g, blue: color.b),
+                instance: instance, class: className, title: title)
+        }
+        let shown = (r: UInt8(0), g: UInt8(160), b: UInt8(0))
+        painter.createApplicationWindow(PixelRect(x: 100, y: 700, width: 300, height: 200), color: XPainter.pixel(red: 0, green: 160, blue: 0), instance: "gedit", class: "Gedit", title: "notes")
+        // Stripes of red and blue across the top right corner, the notifications' place.
+        let corner = painter.createWindow(PixelRect(x: 1500, y: 0, width: 420, height: 60), color: XPainter.pixel(red: 0, green: 0, blue: 255))
+        for x in stride(from: 0, to: 420, by: 8) {
+            painter.fill(window: corner, PixelRect(x: x, y: 0, width: 4, height: 60), color: XPainter.pixel(red: 255, green: 0, blue: 0))
+        }
+        let shell = try ReadmeShell(.masks, display: display, environment: ["SCREENPUB_PORT": "0", "SCREENPUB_FPS": "10", "SCREENPUB_KEEPALIVE": "0.2"])
+
+        let windows = try shell.start("screenpub --mask-window KeePassXC --mask-window '*Bitwarden*' --mask-window 1Password")
+        let looks = try Pictures.measured(try await ReadmeShareTests.recorded(shell, windows, frames: 5, name: "windows.webm")) { picture in
+            hidden.map { TestPattern.shows(picture, $0, tolerance: 30) } + [TestPattern.difference(picture, x: 250, y: 800, shown) <= 24]
+        }
+        #expect(looks.count == 5 && looks.allSatisfy { $0 == [false, false, false, true] }, "\(looks)")
+        #expect(await Self.stop(windows) == 0)
+
+        let red = (r: UInt8(255), g: UInt8(0), b: UInt8(0))
+        let region = try shell.start("screenpub --mask-region 1600,0,320,60 --mask-style pixelate")
+        let corners = try Pictures.measured(try await ReadmeShareTests.recorded(shell, region, frames: 5, name: "region.webm")) { picture in
+            let outside = (1500..<1600).contains { TestPattern.difference(picture, x: $0, y: 30, red) <= 40 }
+            let inside = (1600..<1920).contains { TestPattern.difference(picture, x: $0, y: 5, red) <= 40 }
+            return "stripes outside \(outside), inside \(inside)"
+        }
+        #expect(corners.count == 5 && corners.allSatisfy { $0 == "stripes outside true, inside false" }, "\(corners)")
+        #expect(await Self.stop(region) == 0)
+        shell.expectAllRun()
+    }
+}
