@@ -40,7 +40,8 @@ public struct StreamSubscriber: Sendable {
         self.logger = logger
     }
 
-    /// Runs until the stream ends, the connection closes or `frameLimit` frames have arrived.
+    /// Runs until the stream ends, the connection closes, `frameLimit` frames have arrived or its task is
+    /// cancelled (then it returns what it has, ending "stopped").
     /// `onWaiting` hears that the session has no stream yet (at the welcome); `onStream` is told which stream was
     /// chosen; renderer and sink are made for it then; `onPropertiesChanged`
     /// hears when its publisher pauses or resumes it (`hasVideo`) or changes its frame rate. Throws ``RelayClientError`` when the relay refuses.
@@ -79,7 +80,16 @@ public struct StreamSubscriber: Sendable {
                 try await link.send(.subscribe(streamId: chosen.streamId, audio: audio))
             }
 
-            while let event = try await events.next() {
+            while true {
+                let next: RelayEvent?
+                do {
+                    next = try await events.next()
+                } catch where Task.isCancelled {
+                    // Stopped (Ctrl-C): what arrived is kept, the recording finished by the defer above.
+                    summary.ending = "stopped"
+                    return summary
+                }
+                guard let event = next else { break }
                 switch event {
                 case .control(.welcome(_, let sessionId, _, let known, _)):
                     summary.sessionId = sessionId
@@ -142,7 +152,7 @@ public struct StreamSubscriber: Sendable {
                     continue
                 }
             }
-            summary.ending = "the relay closed the connection"
+            summary.ending = Task.isCancelled ? "stopped" : "the relay closed the connection"
             return summary
         }
     }

@@ -238,7 +238,7 @@ struct ScreensubCommand: AsyncParsableCommand {
         let makeRenderer: (@Sendable (StreamInfo) throws -> any VideoRenderer)? =
             if let directory { { _ in try PNGSequence(directory: directory) } } else { nil }
         do {
-            let summary = try await subscriber.run(
+            let summary = try await Self.stoppedBySignals { try await subscriber.run(
                 frameLimit: count, audio: true,
                 makeDecoder: { codec throws -> any VideoDecoder in try makeVideoDecoder(for: codec) },
                 makeRenderer: makeRenderer,
@@ -279,7 +279,7 @@ struct ScreensubCommand: AsyncParsableCommand {
                         let sound = p.audio == nil ? "" : p.hasAudio ? ", sound on" : ", sound muted"
                         emit("stream \(stream.streamId): \(p.hasVideo ? "video on" : "paused by the publisher (last picture kept)")\(sound), ~\(p.estimatedFramesPerSecond) fps")
                     }
-                })
+                }) }
             if !json {
                 let sound = summary.audioFramesReceived > 0 ? ", \(summary.audioFramesReceived) audio frames" : ""
                 emit("\(summary.framesReceived) frames received, \(summary.framesRendered) decoded\(sound); \(summary.ending)")
@@ -375,6 +375,25 @@ final class LiveFramePrinter: EncodedFrameSink, EncodedAudioSink {
     }
 
     func finish() throws {}
+}
+
+extension ScreensubCommand {
+    /// Runs `body` until it returns, or until SIGINT or SIGTERM cancels it (Ctrl-C: the recording is finished and
+    /// the summary printed, as when the stream ends).
+    static func stoppedBySignals<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let task = Task { try await body() }
+        let sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { task.cancel() }
+            source.resume()
+            return source
+        }
+        defer {
+            for source in sources { source.cancel() }
+        }
+        return try await task.value
+    }
 }
 
 /// Several sinks fed the same frames, in order; audio frames go to those that take them.

@@ -145,3 +145,58 @@ import Testing
         shell.expectAllRun()
     }
 }
+
+extension ReadmeShareTests {
+    /// The certificate files of the README are made by a test CA (nothing here can get one from a public CA):
+    /// so the command that trusts only the system's CAs must refuse the relay, and those given `--ca-file` must
+    /// reach it. Host names of other machines are `localhost` here.
+    @Test func tls() async throws {
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let authority = try await TestCertificateAuthority()
+        let issued = try await authority.issue(for: ["localhost", "127.0.0.1"])
+        let shell = try ReadmeShell(
+            .tls, display: display,
+            environment: ["SCREENRELAY_SECRET": ReadmeRelayTests.secret, "SCREENPUB_CONTROL_SOCKET": "", "SCREENPUB_FPS": "10", "SCREENPUB_KEEPALIVE": "0.2"])
+        func healthy(_ port: Int) async throws -> Bool {
+            let answer = try await ChildProcess.run("/usr/bin/curl", ["-s", "--cacert", authority.certificate, "https://127.0.0.1:\(port)/healthz"])
+            return answer.standardOutput.hasPrefix("ok")
+        }
+
+        let embedded = try freeLoopbackPort()
+        shell.substitutions = [("8443", String(embedded)), ("/etc/ssl/screen.pem", issued.certificate), ("/etc/ssl/screen.key", issued.key)]
+        let share = try shell.start("screenpub --host 0.0.0.0 --port 8443 --tls-cert /etc/ssl/screen.pem --tls-key /etc/ssl/screen.key")
+        let link = try #require(try await shell.printed(share, "viewer:"), "\(share.errorsSoFar)")
+        #expect(link.hasPrefix("https://") && !link.contains("0.0.0.0") && link.contains(":\(embedded)/view/"), "\(link)")
+        #expect(try await healthy(embedded), "\(share.errorsSoFar)")
+
+        let port = try freeLoopbackPort()
+        for (from, to) in [(issued.certificate, "fullchain.pem"), (issued.key, "privkey.pem"), (authority.certificate, "my-ca.pem")] {
+            try FileManager.default.copyItem(atPath: from, toPath: shell.path(to))
+        }
+        shell.substitutions = [("8443", String(port))]
+        let relay = try shell.start("screenrelay --host 0.0.0.0 --port 8443 --tls-cert fullchain.pem --tls-key privkey.pem")
+        #expect(try await eventually(20) { relay.errorsSoFar.contains("listening on port \(port)") }, "\(relay.errorsSoFar)")
+        #expect(try await healthy(port))
+        relay.signal(SIGHUP)
+        #expect(try await eventually(10) { relay.errorsSoFar.contains("SIGHUP: reading the TLS certificate again") }, "\(relay.errorsSoFar)")
+        #expect(try await healthy(port))
+
+        shell.substitutions = [("screen.example.org", "localhost:\(port)")]
+        let refused = try await shell.run("screenpub --server https://screen.example.org", timeout: 60)
+        #expect(refused.status != 0 && refused.standardError.contains("certificate"), "\(refused.standardError)")
+
+        shell.substitutions = [("relay.lan:8443", "localhost:\(port)")]
+        let trusted = try shell.start("screenpub --server https://relay.lan:8443 --ca-file my-ca.pem")
+        let viewer = try #require(try await shell.printed(trusted, "viewer:"), "\(trusted.errorsSoFar)")
+        #expect(viewer.hasPrefix("https://localhost:\(port)/view/"), "\(viewer)")
+        shell.substitutions.append(("…", String(viewer.split(separator: "token=").last ?? "")))
+        let watcher = try shell.start("screensub --server https://relay.lan:8443 --ca-file my-ca.pem --token …")
+        #expect(try await eventually(20) { watcher.outputSoFar.contains("screen 320×240") }, "\(watcher.outputSoFar) \(watcher.errorsSoFar)")
+        try await Task.sleep(for: .seconds(1))
+        watcher.signal(SIGINT)
+        let watched = await watcher.wait(timeout: 20)
+        let received = watched.standardOutput.split(separator: "\n").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+        #expect(received >= 3 && watched.standardOutput.contains("decoded"), "\(watched.standardOutput) \(watched.standardError)")
+        shell.expectAllRun()
+    }
+}
