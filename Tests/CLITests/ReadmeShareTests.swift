@@ -200,3 +200,75 @@ extension ReadmeShareTests {
         shell.expectAllRun()
     }
 }
+
+extension ReadmeShareTests {
+    /// Whether `display` shows `color` somewhere (a grab with ffmpeg's x11grab, as a person would look).
+    static func screenShows(_ display: VirtualDisplay, _ color: (r: UInt8, g: UInt8, b: UInt8)) async throws -> Bool {
+        let grab = try await ChildProcess.run(
+            "/bin/bash", ["-c", "ffmpeg -v error -f x11grab -video_size \(display.width)x\(display.height) -i \(display.name) -frames:v 1 -f rawvideo -pix_fmt rgb24 - | od -An -v -tu1 -w3"],
+            timeout: 30)
+        return grab.standardOutput.split(separator: "\n").contains { line in
+            let value = line.split(separator: " ").compactMap { Int($0) }
+            return value.count == 3 && abs(value[0] - Int(color.r)) < 30 && abs(value[1] - Int(color.g)) < 30 && abs(value[2] - Int(color.b)) < 30
+        }
+    }
+
+    @Test func hls() async throws {
+        let shared = try await VirtualDisplay(width: 320, height: 240)
+        let painter = try XPainter(displayName: shared.name)
+        let magenta = (r: UInt8(200), g: UInt8(40), b: UInt8(160))
+        painter.createWindow(PixelRect(x: 0, y: 0, width: 320, height: 240), color: XPainter.pixel(red: magenta.r, green: magenta.g, blue: magenta.b))
+        let watching = try await VirtualDisplay(width: 640, height: 480)
+        let port = try freeLoopbackPort()
+        let shell = try ReadmeShell(
+            .hls, display: watching,
+            environment: ["SCREENRELAY_SECRET": ReadmeRelayTests.secret, "SCREENRELAY_PORT": String(port), "SCREENRELAY_HLS_SEGMENT": "1", "SDL_AUDIODRIVER": "dummy"])
+        shell.substitutions = [("/var/www/hls", shell.path("hls"))]
+        let relay = try shell.start("screenrelay --hls-dir /var/www/hls")
+        #expect(try await eventually(20) { relay.errorsSoFar.contains("listening on port \(port)") }, "\(relay.errorsSoFar)")
+        let publisher = try ChildProcess(
+            RunningShare.screenpub, ["--server", "http://127.0.0.1:\(port)", "--display", shared.name, "--fps", "10", "--keepalive", "0.2", "--control-socket", ""],
+            environment: shell.environment)
+        defer { publisher.signal(SIGKILL) }
+        let session = try #require(try await shell.printed(publisher, "session:"), "\(publisher.errorsSoFar)")
+        #expect(try await eventually(30) { FileManager.default.fileExists(atPath: shell.path("hls/\(session)/index.m3u8")) }, "\(relay.errorsSoFar)")
+        let viewer = try await ReadmeRelayTests.token(shell, port: port, session: session, role: "subscriber")
+        shell.substitutions += [("8090", String(port)), ("<sessionId>", session), ("<viewer token>", viewer)]
+        shell.environment["auth"] = "Authorization: Bearer \(ReadmeRelayTests.secret)"  // as the archives section set it
+
+        let player = try shell.start("ffplay \"http://127.0.0.1:8090/hls/<sessionId>/index.m3u8?token=<viewer token>\"")
+        #expect(try await eventually(40) { (try? await Self.screenShows(watching, magenta)) == true }, "ffplay shows nothing: \(player.errorsSoFar.suffix(600))")
+        player.signal(SIGKILL)
+
+        let reader = try shell.start("screensub --hls \"http://127.0.0.1:8090/hls/<sessionId>/index.m3u8?token=<viewer token>\" --print-metadata")
+        #expect(try await eventually(30) { reader.outputSoFar.contains("segment") && reader.outputSoFar.contains("frame t=") }, "\(reader.outputSoFar) \(reader.errorsSoFar)")
+        let marked = try await shell.run(#"curl -s -X POST -H "$auth" -d '{"id":"chapter-2","attributes":{"X-TITLE":"Q&A"}}' http://127.0.0.1:8090/session/<sessionId>/marker"#)
+        #expect(marked.status == 0, "\(marked.standardOutput)")
+        #expect(try await eventually(30) { reader.outputSoFar.contains("daterange chapter-2") }, "\(reader.outputSoFar.suffix(800))")
+        shell.expectAllRunExcept(["screenrelay --hls-push http://127.0.0.1:8081/hls"])
+    }
+
+    @Test func hlsPushedToAnOrigin() async throws {
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let port = try freeLoopbackPort()
+        let shell = try ReadmeShell(
+            .hls, display: display, environment: ["SCREENRELAY_SECRET": ReadmeRelayTests.secret, "SCREENRELAY_PORT": String(port), "SCREENRELAY_HLS_SEGMENT": "1"])
+        let root = shell.path("www")
+        try FileManager.default.createDirectory(atPath: root + "/hls", withIntermediateDirectories: true)
+        let nginx = try await RunningNginx(recipe: ReverseProxyTests.packaging + "/examples/nginx-hls-origin.conf") { port in [
+            ("    listen 8081;", "    listen 127.0.0.1:\(port);"), ("    listen [::]:8081;\n", ""), ("root /var/www;", "root \(root);"),
+        ] }
+        shell.substitutions = [("127.0.0.1:8081", "127.0.0.1:\(nginx.port)")]
+        let relay = try shell.start("screenrelay --hls-push http://127.0.0.1:8081/hls")
+        #expect(try await eventually(20) { relay.errorsSoFar.contains("listening on port \(port)") }, "\(relay.errorsSoFar)")
+        let publisher = try ChildProcess(
+            RunningShare.screenpub, ["--server", "http://127.0.0.1:\(port)", "--fps", "10", "--keepalive", "0.2", "--control-socket", ""],
+            environment: shell.environment)
+        defer { publisher.signal(SIGKILL) }
+        let session = try #require(try await shell.printed(publisher, "session:"), "\(publisher.errorsSoFar)")
+        #expect(try await eventually(30) { FileManager.default.fileExists(atPath: "\(root)/hls/\(session)/index.m3u8") }, "\(relay.errorsSoFar)")
+        let decoded = try await ChildProcess.run(
+            "/usr/bin/ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(nginx.port)/hls/\(session)/index.m3u8", "-frames:v", "5", "-f", "null", "-"], timeout: 60)
+        #expect(decoded.status == 0, "\(decoded.standardError)")
+    }
+}
