@@ -311,3 +311,63 @@ extension ReadmeShareTests {
         }
     }
 }
+
+extension ReadmeShareTests {
+    /// On GNOME's mutter, headless: the portal's real dialog answered with the virtual pointer (as in
+    /// MutterShareTests), then a screen cast's node given directly.
+    @Test func wayland() async throws {
+        let mutter: HeadlessMutter
+        do {
+            mutter = try await HeadlessMutter(portal: true)
+        } catch let failure as HeadlessMutter.Failure where failure.mutterCannotStart {
+            try Test.cancel("mutter cannot start here: \(failure.description)")
+        }
+        defer { mutter.stop() }
+        let shell = try ReadmeShell(.wayland)
+        shell.environment.merge(mutter.environment.filter { !["PATH", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"].contains($0.key) }) { $1 }
+        shell.environment.merge(["SCREENPUB_PORT": "0", "SCREENPUB_CONTROL_SOCKET": "", "SCREENPUB_KEEPALIVE": "0.2"]) { $1 }
+        let share = try shell.start("screenpub --fps 5")
+        #expect(try await eventually(20) { share.errorsSoFar.contains("asking the ScreenCast portal for a monitor") }, "\(share.errorsSoFar)")
+        let pointer = try await mutter.screenCast(cursorMode: .hidden)
+        let granted = try await eventually(40) {
+            guard !share.errorsSoFar.contains("capturing the screen cast granted by the portal"), !share.hasExited else { return true }
+            try? await pointer.movePointer(x: 640, y: 386)
+            try? await pointer.click()
+            try? await pointer.movePointer(x: 852, y: 233)
+            try? await pointer.click()
+            try? await Task.sleep(for: .seconds(1))
+            return false
+        }
+        #expect(granted && share.errorsSoFar.contains("capturing the screen cast granted by the portal"), "\(share.errorsSoFar)")
+        try await mutter.showTestWindow()
+        let pictures = try Pictures.measured(try await Self.recorded(shell, share, frames: 3, name: "portal.webm")) { "\($0.width)x\($0.height)" }
+        #expect(pictures.count == 3 && pictures.allSatisfy { $0 == "\(mutter.width)x\(mutter.height)" }, "\(pictures)")
+        #expect(await Self.stop(share) == 0)
+
+        shell.substitutions = [("57", String(pointer.nodeID))]
+        let node = try shell.start("screenpub --pipewire-node 57")
+        let looks = try Pictures.measured(try await Self.recorded(shell, node, frames: 3, name: "node.webm")) { MutterShareTests.look($0).windowShown }
+        #expect(looks.count == 3 && looks.allSatisfy { $0 }, "\(looks) \(node.errorsSoFar)")
+        #expect(await Self.stop(node) == 0)
+        shell.expectAllRunExcept(["screenpub --portal-source window"])
+    }
+
+    /// Picking a window in GNOME's dialog cannot be done reliably with a virtual pointer; what the command asks
+    /// the portal for is checked through the real xdg-desktop-portal frontend with the test backend in place of
+    /// the desktop's, which answers with a node of its own.
+    @Test func waylandWindow() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(on: pipewire, width: 256, height: 160, color: PipeWireShareTests.color)
+        let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), size: (256, 160))
+        let shell = try ReadmeShell(.wayland)
+        shell.environment.merge(pipewire.environment.filter { !["PATH", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"].contains($0.key) }) { $1 }
+        shell.environment.merge(["WAYLAND_DISPLAY": "wayland-0", "SCREENPUB_PORT": "0", "SCREENPUB_CONTROL_SOCKET": "", "SCREENPUB_FPS": "10", "SCREENPUB_KEEPALIVE": "0.2"]) { $1 }
+        let share = try shell.start("screenpub --portal-source window")
+        let pictures = try Pictures.measured(try await Self.recorded(shell, share, frames: 3, name: "window.webm")) {
+            "\($0.width)x\($0.height) \(TestPattern.difference($0, x: 128, y: 80, PipeWireShareTests.color) <= 12)"
+        }
+        #expect(pictures.count == 3 && pictures.allSatisfy { $0 == "256x160 true" }, "\(pictures) \(share.errorsSoFar)")
+        #expect(backend.selectSourcesOptions().first?["types"] as? Int == 2, "asked for a window: \(backend.selectSourcesOptions())")
+        #expect(await Self.stop(share) == 0)
+    }
+}
