@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # The main job: build screenpub and share the screen to a relay started inside it, printing the viewer URL.
-# It runs until Ctrl-C, or DURATION seconds when set; FPS (default 5) and PORT (default 8090) can be set too.
+# It runs until Ctrl-C, or DURATION seconds when set; FPS (default 5) and PORT (default 8090) can be set too,
+# and SCREENPUB_BIN_DIR to use screenpub from there rather than build it.
 # Without a display it starts a virtual one with a clock, eyes and a moving pointer, so there is something
 # to see.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-swift build -c release --product screenpub >&2
-bin=$(swift build -c release --show-bin-path)
+# SCREENPUB_BIN_DIR: run screenpub from there (a package's /usr/bin, a build made elsewhere) instead of building.
+if [ -n "${SCREENPUB_BIN_DIR:-}" ]; then
+  bin=$SCREENPUB_BIN_DIR
+else
+  swift build -c release --product screenpub >&2
+  bin=$(swift build -c release --show-bin-path)
+fi
 
 source scripts/virtual-display.sh
 start_virtual_display 1920x1080

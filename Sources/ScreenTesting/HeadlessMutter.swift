@@ -176,6 +176,21 @@ public final class MutterScreenCast: Sendable {
     /// Presses and releases the key with X keysym `keysym` (0xFF0D Return, 0xFF09 Tab, 0x0020 space).
     public func press(keysym: UInt32) async throws { try await send("key \(keysym)") }
 
+    /// Answers GNOME's "Screen Share" dialog with this cast's virtual pointer — the monitor's row, then Share,
+    /// where the dialog draws them on a 1280×720 monitor — again every second until `granted` says so (or the
+    /// sharing program gave up), for at most `seconds`; whether it was granted.
+    public func answerScreenShareDialog(seconds: Double = 40, until granted: () -> Bool) async throws -> Bool {
+        try await eventually(seconds) {
+            guard !granted() else { return true }
+            try? await movePointer(x: 640, y: 386)
+            try? await click()
+            try? await movePointer(x: 852, y: 233)
+            try? await click()
+            try? await Task.sleep(for: .seconds(1))
+            return false
+        }
+    }
+
     /// Sends one command and waits for its answer.
     private func send(_ command: String) async throws {
         let expected = answered.withLock { count in

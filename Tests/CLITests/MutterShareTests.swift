@@ -136,14 +136,8 @@ import Testing
         let first = try share(["--backend", "pipewire"], on: mutter, seconds: 1, path: mutter.pipewire.runtimeDirectory + "/first.webm")
         #expect(try await eventually(20) { first.errorsSoFar.contains("asking the ScreenCast portal for a monitor") }, "\(first.errorsSoFar)")
         let pointer = try await mutter.screenCast(cursorMode: .hidden)
-        let granted = try await eventually(40) {
-            guard !first.errorsSoFar.contains("capturing the screen cast granted by the portal"), !first.hasExited else { return true }
-            try? await pointer.movePointer(x: 640, y: 386)
-            try? await pointer.click()
-            try? await pointer.movePointer(x: 852, y: 233)
-            try? await pointer.click()
-            try? await Task.sleep(for: .seconds(1))
-            return false
+        let granted = try await pointer.answerScreenShareDialog {
+            first.errorsSoFar.contains("capturing the screen cast granted by the portal") || first.hasExited
         }
         #expect(granted && first.errorsSoFar.contains("capturing the screen cast granted by the portal"), "\(first.errorsSoFar)")
         let firstOutcome = await first.wait(timeout: 30)

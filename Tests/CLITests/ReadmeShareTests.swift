@@ -329,14 +329,8 @@ extension ReadmeShareTests {
         let share = try shell.start("screenpub --fps 5")
         #expect(try await eventually(20) { share.errorsSoFar.contains("asking the ScreenCast portal for a monitor") }, "\(share.errorsSoFar)")
         let pointer = try await mutter.screenCast(cursorMode: .hidden)
-        let granted = try await eventually(40) {
-            guard !share.errorsSoFar.contains("capturing the screen cast granted by the portal"), !share.hasExited else { return true }
-            try? await pointer.movePointer(x: 640, y: 386)
-            try? await pointer.click()
-            try? await pointer.movePointer(x: 852, y: 233)
-            try? await pointer.click()
-            try? await Task.sleep(for: .seconds(1))
-            return false
+        let granted = try await pointer.answerScreenShareDialog {
+            share.errorsSoFar.contains("capturing the screen cast granted by the portal") || share.hasExited
         }
         #expect(granted && share.errorsSoFar.contains("capturing the screen cast granted by the portal"), "\(share.errorsSoFar)")
         try await mutter.showTestWindow()

@@ -58,6 +58,8 @@ final class ReadmeShell: @unchecked Sendable {
     let scenario: ReadmeScenario
     let home: String
     var environment: [String: String]
+    /// Where commands run (the home directory unless a scenario runs in the repository, as `make` does).
+    var directory: String
     /// Text replaced in each command before it runs, in order.
     var substitutions: [(String, String)] = []
     private(set) var ran: Set<String> = []
@@ -66,8 +68,9 @@ final class ReadmeShell: @unchecked Sendable {
 
     init(_ scenario: ReadmeScenario, display: VirtualDisplay? = nil, environment extra: [String: String] = [:]) throws {
         self.scenario = scenario
-        home = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(scenario.rawValue)-\(UUID().uuidString.prefix(8))").path
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(scenario.rawValue)-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: home + "/runtime", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        (self.home, directory) = (home, home)
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCREENPUB_") && !$0.key.hasPrefix("SCREENRELAY_") }
         environment["PATH"] = ChildProcess.productsDirectory + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["HOME"] = home
@@ -97,7 +100,7 @@ final class ReadmeShell: @unchecked Sendable {
     /// (so that signals reach it, as they would from a terminal).
     private func script(_ text: String) -> String {
         let compound = text.contains(";") || text.contains("|") || text.contains("&&") || text.hasPrefix("echo ")
-        return "cd \"$HOME\" && " + (compound ? text : "exec " + text)
+        return "cd '\(directory)' && " + (compound ? text : "exec " + text)
     }
 
     /// Runs the README's `command` to its end.
