@@ -141,7 +141,7 @@ import Testing
         let execReload = try await ChildProcess.run("/bin/bash", ["-c", "/bin/kill -HUP $MAINPID"], environment: ["MAINPID": String(service.processID)])
         #expect(execReload.status == 0)
         #expect(try await eventually(20) { service.errorsSoFar.contains("SIGHUP: restarting the capture with the new settings (10.0 fps") }, "\(service.errorsSoFar)")
-        _ = relay
+        withExtendedLifetime(relay) {}  // the relay serves the share until here
         shell.expectAllRun()
     }
 }

@@ -10,11 +10,12 @@ import Testing
     /// What a subscriber of `share` records (a WebM of `frames` frames) once it printed its viewer link.
     static func recorded(_ shell: ReadmeShell, _ share: ChildProcess, frames: Int = 15, name: String) async throws -> String {
         let viewer = try #require(try await shell.printed(share, "viewer:"), "\(share.errorsSoFar)")
-        let url = URL(string: viewer)!
+        let url = try #require(URL(string: viewer))
+        let (host, port) = (try #require(url.host), try #require(url.port))
         let path = shell.path(name)
         let subscriber = try ChildProcess(
             RunningShare.screensub,
-            ["--server", "http://\(url.host!):\(url.port!)", "--token", String(viewer.split(separator: "token=").last ?? ""), "--output", path, "--count", String(frames)])
+            ["--server", "http://\(host):\(port)", "--token", String(viewer.split(separator: "token=").last ?? ""), "--output", path, "--count", String(frames)])
         let outcome = await subscriber.wait(timeout: 60)
         #expect(outcome.status == 0, "\(outcome.standardError) \(share.errorsSoFar)")
         return path
