@@ -37,19 +37,6 @@ import Testing
         try share(["--pipewire-node", String(cast.nodeID)], on: mutter, seconds: seconds, path: path)
     }
 
-    /// What `measure` finds in each frame of a recording, decoded (the decoder reuses its picture).
-    func measured<Measure>(_ path: String, _ measure: (VideoFrame) -> Measure) throws -> [Measure] {
-        let reader = try WebMReader(path: path)
-        let decoder = try makeVideoDecoder(for: reader.codec)
-        var measures: [Measure] = []
-        for frame in try reader.readAll() {
-            try frame.payload.withUnsafeBytes { bytes in
-                try decoder.decode(bytes) { picture in measures.append(measure(picture)) }
-            }
-        }
-        return measures
-    }
-
     /// A decoded picture's size, whether the window's colours are where they belong (red in the left half,
     /// blue in the right, at any size), and the pointer pixels at (300, 200) and (900, 500).
     struct Look: Equatable {
@@ -96,7 +83,7 @@ import Testing
         // mutter offers its cursor metadata for 384×384 bitmaps: a mode-2 stream that got none would say so.
         #expect(!outcome.standardError.contains("sends no cursor metadata"), "\(outcome.standardError)")
 
-        let looks = try measured(path, Self.look)
+        let looks = try Pictures.measured(path, Self.look)
         let (first, last) = try (#require(looks.first), #require(looks.last))
         #expect(first.width == mutter.width && first.height == mutter.height)
         // The window's pixels come back: red on the left, blue on the right.
@@ -125,7 +112,7 @@ import Testing
         #expect(outcome.standardError.contains("PipeWire node \(cast.nodeID) went away (its screen cast ended, or the compositor exited)"), "\(outcome.standardError)")
         // What was recorded up to then is said, and the file holds it.
         #expect(outcome.standardError.contains("wrote \(path)"), "\(outcome.standardError)")
-        let looks = try measured(path, Self.look)
+        let looks = try Pictures.measured(path, Self.look)
         #expect(looks.count >= 2 && looks.allSatisfy(\.windowShown), "\(looks)")
     }
 
@@ -162,7 +149,7 @@ import Testing
         #expect(!outcome.standardError.contains("WARNING **"), "\(outcome.standardError)")
 
         let frames = try WebMReader(path: path).readAll()
-        let looks = try measured(path, Self.look)
+        let looks = try Pictures.measured(path, Self.look)
         #expect(looks.count == frames.count)
         let turned = try #require(looks.firstIndex { $0.width == mutter.height && $0.height == mutter.width }, "\(looks)")
         #expect(looks[..<turned].allSatisfy { $0.width == mutter.width && $0.height == mutter.height })
