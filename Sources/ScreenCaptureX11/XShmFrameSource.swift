@@ -148,18 +148,27 @@ public final class XShmFrameSource: FrameSource {
         }
         damagedRects.removeAll(keepingCapacity: true)
         if damaged || first || sizeChanged {
-            // Reset the damage before grabbing: anything drawn after this point is reported again next tick.
-            if damage != 0 { XDamageSubtract(connection.display, damage, 0, 0) }
             let started = clock.now()
-            let code = grabber.grab(drawable, x: origin.x, y: origin.y)
-            grabNanosecondsCounter.store(clock.nanoseconds(fromTicks: clock.now() - started), ordering: .relaxed)
-            if code != 0 { try grabFailed(code) }
+            let code: Int32
             if windowMasks.isActive {
-                // A window mapped or moved before the grab was read has its events queued ahead of the grab's
-                // reply: read them now, so that the picture just grabbed is covered where it shows a match.
+                // The covers must be where the matching windows are in the picture itself. Read after the grab,
+                // a window moved in between would be covered where it went and shown where it was; so the
+                // server holds still while its events are read, the windows walked and the picture taken.
+                XGrabServer(connection.display)
+                XSync(connection.display, 0)
                 if drainEvents() { damagePending = true }
                 if updateCovers(force: false) { coversChanged = true }
+                if damage != 0 { XDamageSubtract(connection.display, damage, 0, 0) }
+                code = grabber.grab(drawable, x: origin.x, y: origin.y)
+                XUngrabServer(connection.display)
+                XFlush(connection.display)
+            } else {
+                // Reset the damage before grabbing: anything drawn after this point is reported again next tick.
+                if damage != 0 { XDamageSubtract(connection.display, damage, 0, 0) }
+                code = grabber.grab(drawable, x: origin.x, y: origin.y)
             }
+            grabNanosecondsCounter.store(clock.nanoseconds(fromTicks: clock.now() - started), ordering: .relaxed)
+            if code != 0 { try grabFailed(code) }
         }
         if !cursor.drawnRect.isEmpty { frame.changedRects.append(cursor.drawnRect) }
         coalesceChangedRects()

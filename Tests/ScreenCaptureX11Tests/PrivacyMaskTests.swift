@@ -6,8 +6,8 @@ import ScreenTesting
 import Testing
 
 /// `--mask-window` on a real X server: a window of a secret colour whose class matches appears, moves, resizes,
-/// goes under and over another, disappears and comes back while the capture runs at 30 fps; not one coded
-/// frame, the one in which it first appears included, shows its colour. Windows that do not match stay visible.
+/// goes under and over another, disappears and comes back, is dragged quickly, while the capture runs at 30 fps;
+/// not one coded frame, the one in which it first appears included, shows its colour. Windows that do not match stay visible.
 @Suite(.watchdog()) struct PrivacyMaskTests {
     static let secret = (r: UInt8(255), g: UInt8(0), b: UInt8(255))
     static let other = (r: UInt8(0), g: UInt8(200), b: UInt8(0))
@@ -60,6 +60,11 @@ import Testing
         for step in 0..<6 {
             painter.move(window: vault, x: 40 + step * 60, y: 40 + step * 20)
             try await Task.sleep(for: .milliseconds(40))
+        }
+        // Dragged quickly: it moves while pictures are being taken, between the walk of the windows and the grab.
+        for step in 0..<80 {
+            painter.move(window: vault, x: 40 + (step * 37) % 400, y: 20 + (step * 23) % 200)
+            try await Task.sleep(for: .milliseconds(4))
         }
         try await settle()
         let framesBeforeRename = capture.sink.frames.count
