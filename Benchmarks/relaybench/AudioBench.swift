@@ -75,7 +75,7 @@ struct AudioBench: AsyncParsableCommand {
             transport: WebSocketTransport(url: "ws://127.0.0.1:\(port)/ws"), token: String(token), logger: Logger(label: "bench"))
         let subscription = Task {
             try await subscriber.run(
-                audio: true, makeDecoder: { try VPXDecoder(codec: $0) }, makeRenderer: { _ in received.collector() },
+                audio: true, makeDecoder: { try FrameDecoder(codec: $0) }, makeRenderer: { _ in received.collector() },
                 makeSink: { _ in received.collector() })
         }
         defer { subscription.cancel() }

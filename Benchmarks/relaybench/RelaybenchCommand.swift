@@ -72,7 +72,7 @@ struct Latency: AsyncParsableCommand {
             transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server)), token: token, client: "relaybench", logger: logger)
         let run = Task {
             try await subscriber.run(
-                makeDecoder: { codec throws -> any VideoDecoder in try VPXDecoder(codec: codec) },
+                makeDecoder: { codec throws -> any VideoDecoder in try FrameDecoder(codec: codec) },
                 makeRenderer: { _ throws -> any VideoRenderer in LatencyRenderer(samples: samples, warmupUntil: warmupUntil) })
         }
         try await Task.sleep(for: .seconds(2 + seconds))

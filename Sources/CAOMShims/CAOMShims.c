@@ -13,6 +13,7 @@ aom_codec_err_t CAOMShims_controlInt(aom_codec_ctx_t *ctx, int control, int valu
     return aom_codec_control(ctx, control, value);
 }
 
-aom_codec_err_t CAOMShims_controlActiveMap(aom_codec_ctx_t *ctx, aom_active_map_t *map) {
-    return aom_codec_control(ctx, AOME_SET_ACTIVEMAP, map);
+aom_codec_err_t CAOMShims_setActiveMap(aom_codec_ctx_t *ctx, unsigned char *active, unsigned int rows, unsigned int cols) {
+    aom_active_map_t map = {.active_map = active, .rows = rows, .cols = cols};
+    return aom_codec_control(ctx, AOME_SET_ACTIVEMAP, &map);
 }

@@ -17,6 +17,7 @@ vpx_codec_err_t CVPXShims_vpxControlInt(vpx_codec_ctx_t *ctx, int control, int v
     return vpx_codec_control_(ctx, control, value);
 }
 
-vpx_codec_err_t CVPXShims_vpxControlActiveMap(vpx_codec_ctx_t *ctx, vpx_active_map_t *map) {
-    return vpx_codec_control_(ctx, VP8E_SET_ACTIVEMAP, map);
+vpx_codec_err_t CVPXShims_vpxSetActiveMap(vpx_codec_ctx_t *ctx, unsigned char *active, unsigned int rows, unsigned int cols) {
+    vpx_active_map_t map = {.active_map = active, .rows = rows, .cols = cols};
+    return vpx_codec_control_(ctx, VP8E_SET_ACTIVEMAP, &map);
 }

@@ -76,10 +76,10 @@ struct DecodedPicture {
     /// Converts a decoded 8-bit 4:2:0 picture (planes as the codec library lends them) to BGRA, stamps it and
     /// lends it to `body`.
     mutating func lend(
-        width: Int, height: Int,
-        planes: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>), strides: (Int, Int, Int),
-        captureTime: MediaTime, wallClock: WallClockTime, metadata: FrameMetadata, _ body: (VideoFrame) throws -> Void
+        _ decoded: LentPlanes, captureTime: MediaTime, wallClock: WallClockTime, metadata: FrameMetadata,
+        _ body: (VideoFrame) throws -> Void
     ) rethrows {
+        let (width, height, planes, strides) = (decoded.width, decoded.height, decoded.planes, decoded.strides)
         let picture: VideoFrame
         if let frame {
             frame.resize(width: width, height: height)
@@ -99,92 +99,6 @@ struct DecodedPicture {
         picture.metadata = metadata
         picture.markAllChanged()
         try body(picture)
-    }
-}
-
-/// What every encoder does to a frame before its library sees it: the I420 picture (reallocated at a new size),
-/// the active map, presentation times and keyframe requests.
-struct EncoderInput {
-    let usesActiveMap: Bool
-    private(set) var picture: I420Image?
-    private(set) var activeMap: ActiveMap?
-    private var keyframeRequested = true
-    private var firstCaptureTime: MediaTime?
-    private var lastPresentationTime: Int64 = -1
-    /// Whether the picture may not be fully converted yet (after a resize every row must be converted).
-    private var needsFullConversion = true
-    /// Whether something was coded since the last refinement (``prepareRefinement(_:)``).
-    private(set) var hasUnrefinedChanges = false
-    /// The covers painted over the picture now (``VideoFrame/covers``).
-    private var paintedCovers = FrameCovers()
-
-    init(usesActiveMap: Bool) { self.usesActiveMap = usesActiveMap }
-
-    mutating func requestKeyframe() { keyframeRequested = true }
-
-    /// Whether `frame` needs a new picture (the first frame, or a new size): the encoder reopens its library.
-    func needsReopening(for frame: VideoFrame) -> Bool {
-        picture.map { $0.width != frame.width || $0.height != frame.height } ?? true
-    }
-
-    mutating func reopen(width: Int, height: Int) throws(CodecError) {
-        picture = try I420Image(width: width, height: height)
-        activeMap = usesActiveMap ? ActiveMap(width: width, height: height) : nil
-        needsFullConversion = true
-        paintedCovers = FrameCovers()
-        keyframeRequested = true
-    }
-
-    /// Lends the active map of the last ``prepare(_:)`` (nil when the encoder uses none).
-    mutating func activeMapBytes<Result>(_ body: (UnsafeMutablePointer<UInt8>) -> Result) -> Result? {
-        activeMap?.withMap(body)
-    }
-
-    /// Converts what changed in `frame` and says whether it is to be a keyframe, at which presentation time
-    /// (milliseconds since the first frame, strictly increasing as the libraries require) and whether the
-    /// whole frame is to be coded (a keyframe or a change covering it: no active map).
-    mutating func prepare(_ frame: VideoFrame) -> (keyframe: Bool, presentationTime: Int64, wholeFrame: Bool) {
-        if frame.covers != paintedCovers {
-            // Where a cover was, the real picture comes back; where one now is, it goes: both are changes, to be
-            // converted (and covered again) and coded. Only when the covers change: no copy on other frames.
-            frame.changedRects.append(contentsOf: paintedCovers.rects)
-            frame.changedRects.append(contentsOf: frame.covers.rects)
-            paintedCovers = frame.covers
-        }
-        picture?.convert(from: frame, everything: needsFullConversion)
-        if !frame.covers.isEmpty {
-            picture?.paint(frame.covers, from: frame, within: needsFullConversion ? nil : frame.changedRects)
-        }
-        needsFullConversion = false
-        let presentationTime = nextPresentationTime(for: frame)
-        let keyframe = keyframeRequested
-        keyframeRequested = false
-        let wholeFrame = keyframe || frame.changedRects.contains { $0.intersection(frame.bounds) == frame.bounds }
-        if keyframe || !frame.changedRects.isEmpty { hasUnrefinedChanges = true }
-        if activeMap != nil {
-            // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
-            if wholeFrame { activeMap?.reset() } else { _ = activeMap?.update(changed: frame.changedRects) }
-        }
-        return (keyframe, presentationTime, wholeFrame)
-    }
-
-    /// Times a refinement of the unchanged picture (nothing to convert) and makes the active map the blocks
-    /// coded since the last one; nil when there is nothing to refine.
-    mutating func prepareRefinement(_ frame: VideoFrame) -> Int64? {
-        guard hasUnrefinedChanges, picture != nil else { return nil }
-        hasUnrefinedChanges = false
-        activeMap?.beginRefinement()
-        return nextPresentationTime(for: frame)
-    }
-
-    /// `frame`'s presentation time: milliseconds since the first frame, strictly increasing.
-    private mutating func nextPresentationTime(for frame: VideoFrame) -> Int64 {
-        let first = firstCaptureTime ?? frame.captureTime
-        firstCaptureTime = first
-        var presentationTime = (frame.captureTime - first).converted(to: 1000).value
-        if presentationTime <= lastPresentationTime { presentationTime = lastPresentationTime + 1 }
-        lastPresentationTime = presentationTime
-        return presentationTime
     }
 }
 

@@ -26,10 +26,6 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
         self.usesActiveMap = usesActiveMap
     }
 
-    /// The highest quantizer (of 0–63, as libvpx and libaom count) a refinement may use: text that was coded at
-    /// whatever the bit rate allowed while it changed is coded again at least this finely once it stands still.
-    static let refinementMaxQuantizer = 12
-
     /// The realtime speeds a codec's library accepts.
     public static func speedRange(for codec: VideoCodec) -> ClosedRange<Int> {
         switch codec {
@@ -40,20 +36,14 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
     }
 }
 
-/// The encoder for `configuration.codec`: libvpx for VP8 and VP9, libaom for AV1.
+/// The encoder for `configuration.codec`: a ``RealtimeEncoder`` over libvpx for VP8 and VP9, libaom for AV1.
 public func makeVideoEncoder(_ configuration: VideoEncoderConfiguration) -> any VideoEncoder {
-    switch configuration.codec {
-    case .vp8, .vp9: VPXEncoder(configuration: configuration)
-    case .av1: AV1Encoder(configuration: configuration)
-    }
+    RealtimeEncoder(configuration: configuration)
 }
 
 /// A decoder for `codec`: libvpx for VP8 and VP9, libaom for AV1.
 public func makeVideoDecoder(for codec: VideoCodec) throws(CodecError) -> any VideoDecoder {
-    switch codec {
-    case .vp8, .vp9: try VPXDecoder(codec: codec)
-    case .av1: try AV1Decoder()
-    }
+    try FrameDecoder(codec: codec)
 }
 
 /// `--codec`: a codec, or `auto`, which picks one by the frame rate (the rule and the measurements behind it,

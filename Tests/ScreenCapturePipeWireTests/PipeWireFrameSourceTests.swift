@@ -27,7 +27,7 @@ import Testing
         let encoded = Locked<[(payload: [UInt8], width: Int, height: Int)]>([])
         let unchangedTicks = Atomic<Int>(0)
         let swizzled: Bool
-        let encoder = VPXEncoder(configuration: .init(codec: .vp9, bitrateKbps: 2000, framesPerSecond: 10))
+        let encoder = RealtimeEncoder(configuration: .init(codec: .vp9, bitrateKbps: 2000, framesPerSecond: 10))
         let stopAfter: Int
         let stop: StopSignal
 
@@ -60,7 +60,7 @@ import Testing
         /// Decodes what was encoded, in order, handing each picture to `check`; returns how many there were.
         @discardableResult
         func decodeEach(_ check: (VideoFrame) -> Void) throws -> Int {
-            let decoder = try VPXDecoder(codec: .vp9)
+            let decoder = try FrameDecoder(codec: .vp9)
             var decoded = 0
             for packet in encoded.value {
                 try packet.payload.withUnsafeBytes { bytes in

@@ -205,4 +205,45 @@ import Testing
         try encoder.refine(frame) { try again.write($0) }
         #expect(again.frames.isEmpty)
     }
+
+    /// The target bit rate follows the network while encoding: lowered, the next frames shrink to it; raised,
+    /// they grow again; never a keyframe, and every frame still decodes.
+    @Test(arguments: [VideoCodec.av1, .vp9, .vp8])
+    func theBitRateChangesWhileEncodingWithoutAKeyframe(codec: VideoCodec) throws {
+        let frame = VideoFrame(width: 480, height: 270)
+        let encoder = RealtimeEncoder(configuration: .init(codec: codec, bitrateKbps: 2000, framesPerSecond: 10))
+        let decoder = try makeVideoDecoder(for: codec)
+        var index = 0
+        /// Kilobits per second over `count` frames of noise, new in every frame: it takes whatever rate it is given.
+        func encodeScrolling(_ count: Int) throws -> (kbps: Double, keyframes: Int) {
+            var bytes = 0, keyframes = 0
+            for _ in 0..<count {
+                let seed = index &* 0x9E37_79B9
+                TestPattern.fill(frame) { x, y in
+                    let noise = UInt8(truncatingIfNeeded: ((x &* 73_856_093) ^ (y &* 19_349_663) ^ seed) >> 7)
+                    return (60 + noise / 3, 120 + noise / 8, 200 - noise / 3)
+                }
+                frame.markAllChanged()
+                frame.captureTime = MediaTime(value: Int64(index), timescale: 10)
+                index += 1
+                let out = try encode(encoder, frame)
+                try decodeLast(decoder, out) { _ in }
+                bytes += out.map(\.payload.count).reduce(0, +)
+                keyframes += out.filter(\.isKeyframe).count
+            }
+            return (Double(bytes * 8) / 1000 / (Double(count) / 10), keyframes)
+        }
+        _ = try encodeScrolling(20)
+        let high = try encodeScrolling(20)
+        try encoder.setRate(targetKbps: 200)
+        _ = try encodeScrolling(10)
+        let low = try encodeScrolling(20)
+        try encoder.setRate(targetKbps: 2000)
+        _ = try encodeScrolling(10)
+        let again = try encodeScrolling(20)
+        #expect(high.keyframes + low.keyframes + again.keyframes == 0)
+        #expect(low.kbps < 300 && low.kbps < high.kbps / 2.5, "2000 kbit/s: \(high.kbps), 200: \(low.kbps)")
+        #expect(again.kbps > low.kbps * 2.5, "200 kbit/s: \(low.kbps), 2000 again: \(again.kbps)")
+        #expect(encoder.rate.targetKbps == 2000)
+    }
 }

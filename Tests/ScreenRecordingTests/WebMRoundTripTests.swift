@@ -92,7 +92,7 @@ import Testing
         let path = temporaryPath("killed.webm")
         let source = temporaryPath("killed-copy.webm")
         let frame = VideoFrame(width: 160, height: 90)
-        let encoder = VPXEncoder(configuration: .init(codec: .vp9))
+        let encoder = RealtimeEncoder(configuration: .init(codec: .vp9))
         let writer = try WebMWriter(path: path, codec: .vp9, width: 160, height: 90, framesPerSecond: 5)
         for index in 0..<7 {
             TestPattern.fill(frame) { x, _ in x < index * 20 ? (255, 0, 0) : (0, 0, 255) }

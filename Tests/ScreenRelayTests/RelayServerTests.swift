@@ -118,7 +118,7 @@ import Testing
 
         let media = try await received.value
         #expect(media.count == 6)
-        let decoder = try VPXDecoder(codec: .vp9)
+        let decoder = try FrameDecoder(codec: .vp9)
         for (index, (header, payload)) in media.enumerated() {
             #expect(header.sequence == UInt64(index))
             #expect(header.metadata == (try FrameMetadata(text: "frame \(index)")))

@@ -11,6 +11,7 @@
 aom_codec_err_t CAOMShims_encoderInit(aom_codec_ctx_t *ctx, aom_codec_iface_t *iface, const aom_codec_enc_cfg_t *cfg);
 aom_codec_err_t CAOMShims_decoderInit(aom_codec_ctx_t *ctx, aom_codec_iface_t *iface, unsigned int threads);
 aom_codec_err_t CAOMShims_controlInt(aom_codec_ctx_t *ctx, int control, int value);
-aom_codec_err_t CAOMShims_controlActiveMap(aom_codec_ctx_t *ctx, aom_active_map_t *map);
+// Restricts encoding to the blocks marked 1 in `active` (rows × cols of 16×16 blocks); NULL lifts it.
+aom_codec_err_t CAOMShims_setActiveMap(aom_codec_ctx_t *ctx, unsigned char *active, unsigned int rows, unsigned int cols);
 
 #endif

@@ -14,6 +14,7 @@ vpx_codec_err_t CVPXShims_vpxEncoderInit(vpx_codec_ctx_t *ctx, vpx_codec_iface_t
                                             const vpx_codec_enc_cfg_t *cfg);
 vpx_codec_err_t CVPXShims_vpxDecoderInit(vpx_codec_ctx_t *ctx, vpx_codec_iface_t *iface, unsigned int threads);
 vpx_codec_err_t CVPXShims_vpxControlInt(vpx_codec_ctx_t *ctx, int control, int value);
-vpx_codec_err_t CVPXShims_vpxControlActiveMap(vpx_codec_ctx_t *ctx, vpx_active_map_t *map);
+// Restricts encoding to the blocks marked 1 in `active` (rows × cols of 16×16 blocks); NULL lifts it.
+vpx_codec_err_t CVPXShims_vpxSetActiveMap(vpx_codec_ctx_t *ctx, unsigned char *active, unsigned int rows, unsigned int cols);
 
 #endif

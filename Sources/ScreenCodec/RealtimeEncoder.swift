@@ -1,0 +1,228 @@
+public import ScreenMedia
+
+/// The realtime video encoder: one flow for every codec, over a ``EncoderBackend`` for the library.
+///
+/// Converts BGRA to I420 with libyuv, only the changed rectangles (``EncoderInput``), and codes only the changed
+/// 16×16 blocks (the library's active map). The first frame, a frame at a new size and a frame after
+/// ``requestKeyframe()`` are keyframes. Rate control is CBR with a buffer model in milliseconds; its target and
+/// quantizer bounds change while encoding (``setRate(targetKbps:quantizers:)``) without a keyframe. Holds a codec
+/// library's context, which is not thread-safe: one encoder belongs to one thread.
+public final class RealtimeEncoder: VideoEncoder {
+    public let configuration: VideoEncoderConfiguration
+    public var codec: VideoCodec { backend.codec }
+
+    private let backend: any EncoderBackend
+    private var input: EncoderInput
+    private var isOpen = false
+    /// What the rate control aims at now; the library is told on every change.
+    public private(set) var rate: RateControl
+
+    public init(configuration: VideoEncoderConfiguration) {
+        self.configuration = configuration
+        backend = switch configuration.codec {
+        case .av1: AV1EncoderBackend()
+        case .vp8, .vp9: VPXEncoderBackend(codec: configuration.codec)
+        }
+        input = EncoderInput(usesActiveMap: configuration.usesActiveMap)
+        rate = RateControl(targetKbps: configuration.bitrateKbps)
+    }
+
+    public func requestKeyframe() { input.requestKeyframe() }
+
+    public func encode(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
+        if input.needsReopening(for: frame) { try open(width: frame.width, height: frame.height) }
+        let (keyframe, presentationTime, wholeFrame) = input.prepare(frame)
+        try encodePicture(frame, presentationTime: presentationTime, keyframe: keyframe, wholeFrame: wholeFrame, output: output)
+    }
+
+    public var hasUnrefinedChanges: Bool { input.hasUnrefinedChanges }
+
+    public func refine(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
+        guard isOpen, !input.needsReopening(for: frame), let presentationTime = input.prepareRefinement(frame) else { return }
+        var refinement = rate
+        refinement.maxQuantizer = min(rate.maxQuantizer, RateControl.refinementMaxQuantizer)
+        refinement.minQuantizer = min(rate.minQuantizer, refinement.maxQuantizer)
+        try backend.require(backend.setRate(refinement), "refused the refinement's quantizer", .encoderFailed)
+        defer { _ = backend.setRate(rate) }
+        try encodePicture(frame, presentationTime: presentationTime, keyframe: false, wholeFrame: false, output: output)
+    }
+
+    /// Changes the target bit rate (kbit/s, at least ``RateControl/lowestKbps``) and, when given, the quantizer
+    /// bounds (of 0–63) for the frames that follow: no keyframe, no reopening. Before the first frame it only
+    /// sets what the library will be opened with.
+    public func setRate(targetKbps: Int, quantizers: ClosedRange<Int>? = nil) throws {
+        var next = rate
+        next.targetKbps = max(RateControl.lowestKbps, targetKbps)
+        if let quantizers {
+            next.minQuantizer = max(0, min(63, quantizers.lowerBound))
+            next.maxQuantizer = max(next.minQuantizer, min(63, quantizers.upperBound))
+        }
+        guard next != rate else { return }
+        if isOpen { try backend.require(backend.setRate(next), "refused a bit rate of \(next.targetKbps) kbit/s", .encoderFailed) }
+        rate = next
+    }
+
+    /// Encodes the prepared picture: only the active map's blocks unless `wholeFrame`.
+    private func encodePicture(
+        _ frame: VideoFrame, presentationTime: Int64, keyframe: Bool, wholeFrame: Bool, output: (EncodedFrame) throws -> Void
+    ) throws {
+        let duration = max(1, Int((1000 / configuration.framesPerSecond).rounded()))
+        func encode(_ blocks: ActiveBlocks?) -> Bool {
+            backend.encode(
+                presentationTime: presentationTime, duration: duration,
+                options: FrameCodingOptions(keyframe: keyframe, activeBlocks: blocks))
+        }
+        let encoded: Bool
+        if let rows = input.activeMap?.rows, let columns = input.activeMap?.columns {
+            encoded = wholeFrame
+                ? encode(ActiveBlocks(map: nil, rows: rows, columns: columns))
+                : input.activeMapBytes { encode(ActiveBlocks(map: $0, rows: rows, columns: columns)) } ?? false
+        } else {
+            encoded = encode(nil)
+        }
+        try backend.require(encoded, "could not encode a frame", .encoderFailed)
+        while let (payload, isKeyframe) = backend.nextPacket() {
+            try output(EncodedFrame(
+                codec: codec, payload: payload, isKeyframe: isKeyframe, width: frame.width, height: frame.height,
+                captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata))
+        }
+    }
+
+    private func open(width: Int, height: Int) throws(CodecError) {
+        isOpen = false
+        try input.reopen(width: width, height: height)
+        guard let picture = input.picture else { return }
+        try backend.open(picture: picture, rate: rate, configuration: configuration)
+        isOpen = true
+    }
+}
+
+@available(*, unavailable, message: "a codec library's context is not thread-safe")
+extension RealtimeEncoder: Sendable {}
+
+/// What the rate control aims at: CBR at a target, within quantizer bounds, with a buffer model in milliseconds
+/// of the target rate (how far the library lets the sent bytes run ahead of the target, and how early it reacts).
+public struct RateControl: Sendable, Hashable {
+    public var targetKbps: Int
+    public var minQuantizer = 4
+    public var maxQuantizer = 52
+    public var bufferInitialMilliseconds = 500
+    public var bufferOptimalMilliseconds = 600
+    public var bufferMilliseconds = 1000
+
+    public init(targetKbps: Int) { self.targetKbps = max(Self.lowestKbps, targetKbps) }
+
+    /// Below this the libraries' rate control no longer holds a screen's keyframes near the target.
+    public static let lowestKbps = 50
+
+    /// The highest quantizer a refinement may use: text that was coded at whatever the bit rate allowed while it
+    /// changed is coded again at least this finely once it stands still.
+    static let refinementMaxQuantizer = 12
+}
+
+/// How one frame is to be coded. Per-frame layer and reference settings belong here.
+struct FrameCodingOptions {
+    var keyframe: Bool
+    /// The blocks to code; nil when the encoder uses no active map.
+    var activeBlocks: ActiveBlocks?
+}
+
+/// The library's active map for one frame: `rows` × `columns` bytes, one per 16×16 block, 1 = code it
+/// (``ActiveMap``); a nil map lifts the restriction (keyframes, whole-frame changes).
+struct ActiveBlocks {
+    var map: UnsafeMutablePointer<UInt8>?
+    var rows: Int
+    var columns: Int
+}
+
+/// One codec library as ``RealtimeEncoder`` drives it: the thinnest wrapper of its C calls, which answer whether
+/// the library accepted them (``errorDetail()`` says why not, ``require(_:_:_:)`` makes the message). What the
+/// libraries share (the configuration's fields, rate changes, the active map before an encode) is written once,
+/// in the extensions.
+protocol EncoderBackend: AnyObject {
+    associatedtype Configuration: LibraryEncoderConfiguration
+    var codec: VideoCodec { get }
+    /// The library's name, as messages start ("libaom …").
+    var library: String { get }
+    /// The configuration the library was opened with, changed by ``setRate(_:)``.
+    var config: Configuration { get set }
+    /// Opens the library (closing it first if open) to encode `picture`, whose planes it reads on every encode.
+    func open(picture: I420Image, rate: RateControl, configuration: VideoEncoderConfiguration) throws(CodecError)
+    /// Hands ``config`` to the open library.
+    func applyConfiguration() -> Bool
+    func setActiveMap(_ blocks: ActiveBlocks) -> Bool
+    /// Encodes the picture (timestamps and duration in milliseconds).
+    func encodePicture(presentationTime: Int64, duration: Int, keyframe: Bool) -> Bool
+    /// The next compressed frame of the last encode, as it goes on the wire and into files (lent until the next
+    /// call), or nil when there is none left.
+    func nextPacket() -> (payload: UnsafeRawBufferPointer, isKeyframe: Bool)?
+    /// The library's last error, with its detail.
+    func errorDetail() -> String
+}
+
+extension EncoderBackend {
+    /// Changes the rate control of the open library: no keyframe, no reopening.
+    func setRate(_ rate: RateControl) -> Bool {
+        config.setRate(rate)
+        return applyConfiguration()
+    }
+
+    /// Encodes the picture as `options` say.
+    func encode(presentationTime: Int64, duration: Int, options: FrameCodingOptions) -> Bool {
+        if let blocks = options.activeBlocks, !setActiveMap(blocks) { return false }
+        return encodePicture(presentationTime: presentationTime, duration: duration, keyframe: options.keyframe)
+    }
+
+    /// Throws "`library` `what`: the library's error" unless `accepted`.
+    func require(_ accepted: Bool, _ what: @autoclosure () -> String, _ failure: CodecFailure = .unsupportedConfiguration) throws(CodecError) {
+        guard !accepted else { return }
+        throw CodecError(failure, "\(library) \(what()): \(errorDetail())")
+    }
+}
+
+/// The encoder-configuration fields libaom and libvpx share by name and type (libaom's configuration began as a
+/// copy of libvpx's), so that the rate control is written to either in one place.
+protocol LibraryEncoderConfiguration {
+    var g_w: UInt32 { get set }
+    var g_h: UInt32 { get set }
+    var g_threads: UInt32 { get set }
+    var g_lag_in_frames: UInt32 { get set }
+    var g_error_resilient: UInt32 { get set }
+    var rc_target_bitrate: UInt32 { get set }
+    var rc_min_quantizer: UInt32 { get set }
+    var rc_max_quantizer: UInt32 { get set }
+    var rc_undershoot_pct: UInt32 { get set }
+    var rc_overshoot_pct: UInt32 { get set }
+    var rc_buf_initial_sz: UInt32 { get set }
+    var rc_buf_optimal_sz: UInt32 { get set }
+    var rc_buf_sz: UInt32 { get set }
+    var rc_dropframe_thresh: UInt32 { get set }
+    var kf_max_dist: UInt32 { get set }
+}
+
+extension LibraryEncoderConfiguration {
+    /// The settings every realtime encode here shares: the picture's size, no look-ahead, keyframes only at the
+    /// start, on size changes and on request (an idle screen sends no frames, so a frame-count interval would
+    /// mean nothing), and `rate`.
+    mutating func setRealtime(width: Int, height: Int, threads: Int, rate: RateControl) {
+        g_w = UInt32(width)
+        g_h = UInt32(height)
+        g_threads = UInt32(max(1, threads))
+        g_lag_in_frames = 0
+        g_error_resilient = 0
+        rc_dropframe_thresh = 0
+        kf_max_dist = 0x7fff_ffff
+        setRate(rate)
+    }
+
+    mutating func setRate(_ rate: RateControl) {
+        rc_target_bitrate = UInt32(rate.targetKbps)
+        rc_min_quantizer = UInt32(rate.minQuantizer)
+        rc_max_quantizer = UInt32(rate.maxQuantizer)
+        rc_undershoot_pct = 50
+        rc_overshoot_pct = 50
+        rc_buf_initial_sz = UInt32(rate.bufferInitialMilliseconds)
+        rc_buf_optimal_sz = UInt32(rate.bufferOptimalMilliseconds)
+        rc_buf_sz = UInt32(rate.bufferMilliseconds)
+    }
+}
