@@ -1,0 +1,82 @@
+import Foundation
+import ScreenMedia
+
+/// How a relay listens and authenticates.
+public struct RelayConfiguration: Sendable {
+    /// Address to listen on; the default serves this machine only.
+    public var host: String
+    /// TCP port; 0 picks a free one (see ``RelayServer/waitUntilListening()``).
+    public var port: Int
+    /// Signs tokens and guards the session API. At least 32 bytes; never logged.
+    public var secret: String
+    /// How clients reach the relay (`http://host:port`), used in the URLs it hands out; nil derives it from
+    /// the listening address.
+    public var publicURL: String?
+    /// Whether clients whose token has the publisher role may send signals (chat); subscribers and
+    /// moderators always may.
+    public var publishersMaySignal: Bool
+    /// Where archives and their index live; nil: this relay does not record (the archive API answers 503).
+    public var dataDirectory: String?
+    /// Seconds a recorded session may have no stream before its archive stops by itself.
+    public var archiveGraceSeconds: Double
+    /// Control messages (signals, announcements) one connection may have waiting to be written; past this,
+    /// or past ``maximumQueuedControlBytes``, it is closed: it does not read what it is sent.
+    public var maximumQueuedControlMessages = 1024
+    public var maximumQueuedControlBytes = 4 << 20
+    /// Signals one connection may send per second on average, and in a burst; past them they are refused.
+    public var signalsPerSecond = 20.0
+    public var signalBurst = 40.0
+    /// PEM certificate chain and key: the relay serves HTTPS and WSS; nil: plain HTTP and WS.
+    public var tls: RelayTLSFiles?
+    /// TCP connections the relay keeps open at once (kept below its descriptor limit), and from one address
+    /// (loopback, where a reverse proxy connects from, has no per-address cap).
+    public var maximumConnections = 10_000
+    public var maximumConnectionsPerAddress = 64
+    /// Seconds a new connection has to send its first request's head (TLS handshake included).
+    public var requestHeadTimeoutSeconds = 10.0
+    /// Seconds an HTTP connection may sit between requests; a WebSocket is pinged every half of it and
+    /// closed when a ping goes unanswered.
+    public var idleTimeoutSeconds = 60.0
+    /// Largest message before hello, and from a subscriber or moderator (they send only control messages).
+    public var maximumControlMessageSize = 64 << 10
+    /// Seconds a message split across frames may take to arrive whole.
+    public var messageDeadlineSeconds = 30.0
+    /// Sessions that may exist at once; a session with no client and no recording for
+    /// ``emptySessionExpirySeconds`` is removed.
+    public var maximumSessions = 1000
+    public var emptySessionExpirySeconds = 6 * 3600.0
+    /// Streams one connection may publish at once, and the longest stream name in bytes.
+    public var maximumStreamsPerConnection = 16
+    public var maximumStreamNameBytes = 256
+    /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
+    public var metricsToken: String?
+    /// HLS (`/hls/{session}/index.m3u8`): segments of about this many seconds, each starting at a keyframe
+    /// the relay asks for; packaging stops ``hlsIdleSeconds`` after the last request.
+    public var hlsSegmentSeconds = 2.0
+    public var hlsIdleSeconds = 60.0
+    /// Also write every session's HLS to `DIRECTORY/{session}/` (for a web server or CDN), from its first frame.
+    public var hlsDirectory: String?
+    /// Also send every session's HLS to this HTTP origin (`PUT`/`DELETE` under `URL/{session}/`).
+    public var hlsPushURL: String?
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil, publishersMaySignal: Bool = true,
+        dataDirectory: String? = nil, archiveGraceSeconds: Double = 10
+    ) {
+        self.host = host
+        self.port = port
+        self.secret = secret
+        self.publicURL = publicURL
+        self.publishersMaySignal = publishersMaySignal
+        self.dataDirectory = dataDirectory
+        self.archiveGraceSeconds = archiveGraceSeconds
+    }
+
+    /// `$XDG_STATE_HOME/NAME`, else `~/.local/state/NAME` (the XDG base directory rules), in `environment`
+    /// (default: this process's).
+    public static func defaultDataDirectory(application: String, environment: [String: String]? = nil) -> String {
+        let environment = environment ?? ProcessInfo.processInfo.environment
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/" + application }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/" + application
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import ScreenMedia
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOWebSocket
+import ScreenTransport
+import ScreenWire
+
+/// The relay's WebSocket endpoint and the driver of each connection's ``RelayConnection``.
+extension RelayServer {
+
+    func addWebSocketRoute(_ router: Router<RelayRequestContext>) {
+        router.ws(RouterPath(RelayEndpoint.webSocketPath)) { [self, metrics, configuration] inbound, outbound, context in
+            let channel = context.requestContext.channel
+            let deadline = configuration.messageDeadlineSeconds
+            var reader = WebSocketMessageReader(
+                inbound, channel: channel,
+                limits: .init(
+                    controlMessageSize: configuration.maximumControlMessageSize,
+                    deadline: .milliseconds(Int64(deadline * 1000)))
+            ) {
+                metrics.refused(.messageDeadline)
+                Self.drop(after: Self.closeGrace) { channel.close(promise: nil) }
+                Task { try? await outbound.close(.policyViolation, reason: "a message took longer than \(Int(deadline)) s to arrive") }
+            }
+            let binaryLimit = reader.binaryLimit
+            await serveConnection(
+                inbound: RelayInbound {
+                    do {
+                        return try await reader.next()
+                    } catch let violation as WebSocketMessageReader.Violation {
+                        if let limit = violation.limit { metrics.refused(limit) } else { metrics.add(.protocolErrors) }
+                        Self.drop(after: Self.closeGrace) { channel.close(promise: nil) }
+                        try? await outbound.close(violation.code, reason: violation.reason)
+                        return nil
+                    }
+                },
+                write: { try await outbound.write($0) },
+                close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
+                drop: { channel.close(promise: nil) },
+                joinedAs: { role in if role.mayPublish { binaryLimit.withLock { $0 = Self.maximumMessageSize } } },
+                logger: context.logger)
+        }
+    }
+
+    /// Serves one client, whatever carries it (a WebSocket, or the in-process transport): drives its
+    /// ``RelayConnection`` with what it sends and the time, joins it to the session its hello names, feeds its
+    /// messages to the session and writes what the session sends it, in order, with the transport's
+    /// backpressure. Returns when the connection has ended.
+    func serveConnection(
+        inbound: RelayInbound, write: @escaping @Sendable (RelayMessage) async throws -> Void,
+        close: @escaping @Sendable (WireErrorCode, String) async throws -> Void,
+        drop: @escaping @Sendable () -> Void = {}, joinedAs: @escaping @Sendable (Role) -> Void = { _ in },
+        logger connectionLogger: Logger
+    ) async {
+        let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
+        let outlet = ConnectionOutlet(
+            limits: .init(messages: configuration.maximumQueuedControlMessages, bytes: configuration.maximumQueuedControlBytes))
+        let machine = Locked(RelayConnection(now: Date().timeIntervalSince1970, helloTimeout: Self.helloTimeout))
+        let joined = Locked<SessionHub?>(nil)
+        // The writer: everything this client is sent, in order, with backpressure from the transport. It drains
+        // the queue (an error and a close included) and then ends. It is cancelled only when the client let its
+        // queue overflow: its socket may never take another byte, and what was queued for it is dropped.
+        let writer = Task {
+            do {
+                while let item = await outlet.next() {
+                    defer { outlet.sent(item) }
+                    switch item {
+                    case .frame(let buffer, let streamId):
+                        try await write(.binary(buffer))
+                        await joined.value?.delivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
+                    case .audio(let buffer, let streamId):
+                        try await write(.binary(buffer))
+                        await joined.value?.audioDelivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
+                    case .control(let text):
+                        try await write(.text(text))
+                    case .close(let code, let reason):
+                        // A client that does not answer the close (or is stuck mid-message) is cut off after a grace.
+                        Self.drop(after: Self.closeGrace, drop)
+                        try await close(code, reason)
+                        return
+                    }
+                }
+            } catch {
+                connectionLogger.debug("writing to \(connectionId) failed: \(error)")
+            }
+        }
+        // The hello deadline and the token's expiry: one timer at a time, at the machine's next deadline.
+        let timer = Locked<(deadline: Double?, task: Task<Void, Never>?)>((nil, nil))
+        defer { timer.withLock { $0.task?.cancel() } }
+        @Sendable func scheduleTimer() {
+            let deadline = machine.value.nextDeadline
+            timer.withLock { timer in
+                guard timer.deadline != deadline else { return }
+                timer.task?.cancel()
+                timer.deadline = deadline
+                timer.task = deadline.map { deadline in
+                    Task {
+                        let wait = max(0, min(deadline - Date().timeIntervalSince1970, TokenAuthority.maximumLifetime))
+                        try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1))
+                        if !Task.isCancelled { await perform(machine.withLock { $0.tick(now: Date().timeIntervalSince1970) }) }
+                    }
+                }
+            }
+        }
+        /// Carries out what the connection's machine answered, then sets the timer for what it waits for next.
+        @Sendable func perform(_ actions: [RelayConnection.Action]) async {
+            defer { scheduleTimer() }
+            for action in actions {
+                switch action {
+                case .verify(let token):
+                    let verdict = await verdict(token)
+                    await perform(machine.withLock { $0.tokenVerdict(verdict) })
+                case .join(let grant):
+                    guard let hub = await registry.hub(grant.sessionId) else {
+                        await perform(machine.withLock { $0.tokenVerdict(.failure(Self.sessionGone)) })
+                        continue
+                    }
+                    joined.withLock { $0 = hub }
+                    joinedAs(grant.role)
+                    await hub.join(ConnectionInfo(connectionId: connectionId, role: grant.role, data: grant.connectionData), outlet: outlet)
+                case .control(let control): await joined.value?.control(control, from: connectionId)
+                case .video(let buffer, let header): await joined.value?.media(buffer, header: header, from: connectionId)
+                case .audio(let buffer, let header): await joined.value?.audio(buffer, header: header, from: connectionId)
+                case .refuse(let error, let reason, let counted):
+                    if let counted { metrics.add(counted) }
+                    outlet.yield(.control(ControlMessage.error(code: error.kind, message: error.message).encoded()))
+                    outlet.yield(.close(error.kind, reason))
+                case .drop:
+                    metrics.add(.overflowCloses)
+                    connectionLogger.info(
+                        "closing \(connectionId): it does not read what it is sent (more than \(configuration.maximumQueuedControlMessages) messages or \(configuration.maximumQueuedControlBytes) bytes queued)")
+                    writer.cancel()
+                    drop()
+                }
+            }
+        }
+        outlet.onOverflow { Task { await perform(machine.withLock { $0.overflowed() }) } }
+        scheduleTimer()
+        do {
+            while let message = try await inbound.next() {
+                await perform(machine.withLock { $0.received(message) })
+                if machine.value.isClosing { break }
+            }
+        } catch {
+            connectionLogger.debug("connection \(connectionId) ended: \(error)")
+        }
+        if let hub = joined.value { await hub.leave(connectionId) }
+        outlet.finish()
+        // A client that let its queue overflow may never read again: its connection is dropped now (the
+        // transport closes it when this returns), not after a write that may never complete.
+        if !machine.value.isDropped { await writer.value }
+    }
+
+    /// The verdict on a hello's token: a grant to a session that still exists, or why not.
+    private func verdict(_ token: String) async -> Result<SessionGrant, WireError> {
+        let grant: SessionGrant
+        do throws(WireError) { grant = try await tokens.verify(token) } catch { return .failure(error) }
+        guard await registry.hub(grant.sessionId) != nil else { return .failure(Self.sessionGone) }
+        return .success(grant)
+    }
+
+    static let sessionGone = WireError(.wrongSession, "the token's session no longer exists")
+
+    static func closeCode(for code: WireErrorCode) -> WebSocketErrorCode {
+        switch code {
+        case .tooLarge: .messageTooLarge
+        case .invalidToken, .tokenExpired, .wrongSession, .forbidden: .policyViolation
+        case .malformed, .unsupportedVersion, .unknownMessage, .metadataTooLarge, .badState, .notFound, .invalidSignal: .protocolError
+        case .internalError: .unexpectedServerError
+        }
+    }
+}

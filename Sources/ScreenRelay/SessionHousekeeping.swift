@@ -1,0 +1,37 @@
+import Logging
+import ServiceLifecycle
+
+/// Sends keyframe requests the router held back for its throttle, every 100 ms, and removes the sessions
+/// that have been empty too long, every minute at most.
+struct SessionHousekeeping: Service {
+    let registry: SessionRegistry
+    let emptySessionExpiry: Duration
+    let store: RelayStore?
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            let sweepEvery = min(Duration.seconds(60), max(Duration.milliseconds(100), emptySessionExpiry / 4))
+            var lastSweep = ContinuousClock.now
+            var lastDescriptorCheck = ContinuousClock.now
+            let nearLimit = RateLimitedLog(logger: logger)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                for hub in await registry.all { await hub.tick() }
+                // Accept errors (EMFILE) are backed off by NIO without a word; this says why, once a minute.
+                if ContinuousClock.now - lastDescriptorCheck >= .seconds(10) {
+                    lastDescriptorCheck = .now
+                    if let (open, limit) = ConnectionGate.descriptorUse(), open * 10 >= limit * 9 {
+                        nearLimit.log("\(open) of \(limit) file descriptors are open: new connections may fail (raise LimitNOFILE, or lower max-connections)")
+                    }
+                }
+                guard ContinuousClock.now - lastSweep >= sweepEvery else { continue }
+                lastSweep = .now
+                let removed = await registry.removeIdle(for: emptySessionExpiry)
+                guard !removed.isEmpty else { continue }
+                logger.info("\(removed.count) session(s) removed after \(emptySessionExpiry) without a client: \(removed.joined(separator: ", "))")
+                do { try store?.deleteSessions(removed) } catch { logger.error("the removed sessions stay in the index: \(error)") }
+            }
+        }
+    }
+}
