@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "ScreenRecording", targets: ["ScreenRecording"]),
         .library(name: "ScreenWire", targets: ["ScreenWire"]),
         .library(name: "ScreenTransport", targets: ["ScreenTransport"]),
+        .library(name: "ScreenTransportClient", targets: ["ScreenTransportClient"]),
         .library(name: "ScreenSession", targets: ["ScreenSession"]),
         // Fixtures for tests and for the benchmarks' package (Benchmarks/Package.swift).
         .library(name: "ScreenTesting", targets: ["ScreenTesting"]),
@@ -138,13 +139,13 @@ let package = Package(
             swiftSettings: strictSwift),
         // WHIP (RFC 9725) into an SFU: the HTTP exchange here, the WebRTC media in CWHIPShims.
         .target(
-            name: "ScreenWHIP", dependencies: ["ScreenMedia", "ScreenSession", "ScreenTransport", "ScreenWire", "CWHIPShims",
+            name: "ScreenWHIP", dependencies: ["ScreenMedia", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenWire", "CWHIPShims",
                 .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
         // The relay's HTTP API as `screenrelay session|sessions|token|archive` call it.
         .target(
             name: "ScreenRelayAdmin",
-            dependencies: ["ScreenRelay", "ScreenTransport", "ScreenService", "ScreenWire"],
+            dependencies: ["ScreenTransport", "ScreenTransportClient", "ScreenService", "ScreenWire"],
             swiftSettings: strictSwift),
         .target(
             name: "ScreenService",
@@ -159,12 +160,21 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
-        // What both sides of a relay connection share: the transport protocol, its WebSocket and in-process
-        // implementations, and the protocol of the places a screen stream goes (``StreamDestination``).
+        // What both sides of a relay connection share (the NIOCore of this package): the transport protocol, the
+        // in-process transport, the session API's answers. The relay server links this and never the client part.
         .target(
             name: "ScreenTransport",
             dependencies: [
                 "ScreenMedia", "ScreenWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
+        // The client part (the NIOPosix): the WebSocket transport, the HTTP client, trust, the session API's client.
+        .target(
+            name: "ScreenTransportClient",
+            dependencies: [
+                "ScreenMedia", "ScreenWire", "ScreenTransport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -177,7 +187,7 @@ let package = Package(
         .target(
             name: "ScreenSession",
             dependencies: [
-                "ScreenMedia", "ScreenWire", "ScreenTransport", "ScreenRecording",
+                "ScreenMedia", "ScreenWire", "ScreenTransport", "ScreenTransportClient", "ScreenRecording",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -195,7 +205,7 @@ let package = Package(
             name: "ScreenShare",
             dependencies: [
                 "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCapturePipeWire", "ScreenCodec", "ScreenRecording",
-                "ScreenTransport", "ScreenSession", "ScreenRelay", "ScreenWire", "ScreenService", "ScreenWHIP",
+                "ScreenTransport", "ScreenTransportClient", "ScreenSession", "ScreenRelay", "ScreenWire", "ScreenService", "ScreenWHIP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -223,7 +233,8 @@ let package = Package(
         .executableTarget(
             name: "screensub",
             dependencies: [
-                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenTransport", "ScreenWire", "ScreenPipeline",
+                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenWire",
+                "ScreenPipeline",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -231,7 +242,7 @@ let package = Package(
         .executableTarget(
             name: "screenrelay",
             dependencies: [
-                "ScreenRelay", "ScreenRelayAdmin", "ScreenService", "ScreenTransport", "ScreenWire",
+                "ScreenRelay", "ScreenRelayAdmin", "ScreenService", "ScreenTransport", "ScreenTransportClient", "ScreenWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -244,14 +255,16 @@ let package = Package(
         .testTarget(
             name: "ScreenRelayTests",
             dependencies: [
-                "ScreenMedia", "ScreenWire", "ScreenRelay", "ScreenSession", "ScreenTransport", "ScreenCodec", "ScreenTesting", "ScreenRecording",
+                "ScreenMedia", "ScreenWire", "ScreenRelay", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenCodec", "ScreenTesting",
+                "ScreenRecording",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenShareTests",
             dependencies: [
-                "ScreenMedia", "ScreenShare", "ScreenRelay", "ScreenTransport", "ScreenSession", "ScreenWire", "ScreenCodec", "ScreenRecording",
+                "ScreenMedia", "ScreenShare", "ScreenRelay", "ScreenTransport", "ScreenTransportClient", "ScreenSession", "ScreenWire", "ScreenCodec",
+                "ScreenRecording",
                 "ScreenCaptureX11", "ScreenTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -277,7 +290,8 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "ScreenMedia", "ScreenRecording", "ScreenCodec", "ScreenTesting", "ScreenSession", "ScreenTransport", "ScreenWire", "ScreenRelay",
+                "ScreenMedia", "ScreenRecording", "ScreenCodec", "ScreenTesting", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenWire",
+                "ScreenRelay",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),

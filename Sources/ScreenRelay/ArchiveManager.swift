@@ -1,4 +1,5 @@
 import Foundation
+import ScreenTransport
 import Logging
 import ScreenRecording
 import ScreenWire

@@ -1,4 +1,5 @@
 import Foundation
+import ScreenTransport
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket

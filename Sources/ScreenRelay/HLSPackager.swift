@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ScreenTransport
 import Logging
 import NIOCore
 import ScreenMedia
@@ -30,6 +31,7 @@ final class HLSPackager: @unchecked Sendable {
         var directory: String?
         /// `--hls-push`: also sent to `pushURL/{session}/` (PUT and DELETE), and packaged for as long as the stream lasts.
         var pushURL: String?
+        var pushClient: (any HTTPUploader)?
         /// Written out somewhere: packaged whether or not anyone asks the relay.
         var isWrittenOut: Bool { directory != nil || pushURL != nil }
         /// Where a failure to write the directory is said (once).
@@ -114,7 +116,9 @@ final class HLSPackager: @unchecked Sendable {
                 configuration.logger?.error("HLS of session \(label) is not written to disk: \(error)")
             }
         }
-        if let url = configuration.pushURL { outputs.append(HLSPush(url: url, sessionId: label, logger: configuration.logger)) }
+        if let url = configuration.pushURL, let client = configuration.pushClient {
+            outputs.append(HLSPush(url: url, sessionId: label, client: client, logger: configuration.logger))
+        }
         self.outputs = outputs
         queue = DispatchQueue(label: "screenrelay.hls.\(label)")
         timer = DispatchSource.makeTimerSource(queue: queue)

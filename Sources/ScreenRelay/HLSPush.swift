@@ -12,16 +12,14 @@ final class HLSPush: HLSOutput {
 
     let base: String
     var destination: String { base }
-    private let http: RelayHTTPClient
+    private let http: any HTTPUploader
     private let logger: Logger?
     private let failures: RateLimitedLog?
     private let state = Locked<(pending: [HLSFiles], running: Bool, sentInitializations: Set<Int>, dropped: Int)>(([], false, [], 0))
 
-    init(url: String, sessionId: String, logger: Logger?) {
+    init(url: String, sessionId: String, client: any HTTPUploader, logger: Logger?) {
         base = (url.hasSuffix("/") ? String(url.dropLast()) : url) + "/" + sessionId
-        var http = RelayHTTPClient()
-        http.timeoutSeconds = 10
-        self.http = http
+        http = client
         self.logger = logger
         failures = logger.map { RateLimitedLog(logger: $0) }
     }
@@ -65,10 +63,10 @@ final class HLSPush: HLSOutput {
     private func send(_ method: String, _ name: String, body: (data: Data, contentType: String)?) async {
         let url = base + "/" + name
         do {
-            let response = try await http.send(method, url, body: body)
+            let status = try await http.upload(method, url, body: body)
             // 404 on DELETE: already gone.
-            if !(200..<300).contains(response.status) && !(method == "DELETE" && response.status == 404) {
-                failures?.log("HLS to \(base): \(method) \(name) answered \(response.status)")
+            if !(200..<300).contains(status) && !(method == "DELETE" && status == 404) {
+                failures?.log("HLS to \(base): \(method) \(name) answered \(status)")
             }
         } catch {
             failures?.log("HLS to \(base): \(method) \(name) failed: \(error.message)")

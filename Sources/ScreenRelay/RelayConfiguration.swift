@@ -1,5 +1,6 @@
 import Foundation
 import ScreenMedia
+public import ScreenTransport
 
 /// How a relay listens and authenticates.
 public struct RelayConfiguration: Sendable {
@@ -58,6 +59,8 @@ public struct RelayConfiguration: Sendable {
     public var hlsDirectory: String?
     /// Also send every session's HLS to this HTTP origin (`PUT`/`DELETE` under `URL/{session}/`).
     public var hlsPushURL: String?
+    /// The HTTP client the push goes through (required with ``hlsPushURL``); one with a 10 s timeout suits.
+    public var hlsPushClient: (any HTTPUploader)?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8090, secret: String, publicURL: String? = nil, publishersMaySignal: Bool = true,

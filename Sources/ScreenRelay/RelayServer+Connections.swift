@@ -37,7 +37,13 @@ extension RelayServer {
                         return nil
                     }
                 },
-                write: { try await outbound.write($0) },
+                write: { message in
+                    // Written in fragments of WebSocketLimits.maximumFrameSize when longer (the channel's setting).
+                    switch message {
+                    case .text(let text): try await outbound.writeTextMessage(text)
+                    case .binary(let buffer): try await outbound.writeBinaryMessage(buffer)
+                    }
+                },
                 close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
                 drop: { channel.close(promise: nil) },
                 joinedAs: { role in if role.mayPublish { binaryLimit.withLock { $0 = Self.maximumMessageSize } } },

@@ -47,9 +47,13 @@ public final class RelayServer: Service {
     public init(configuration: RelayConfiguration, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
+        if configuration.hlsPushURL != nil, configuration.hlsPushClient == nil {
+            throw RelayError(.badRequest, "an HLS push needs the HTTP client to send it with (RelayConfiguration.hlsPushClient)")
+        }
         let hls = HLSPackager.Configuration(
             segmentSeconds: configuration.hlsSegmentSeconds, idleSeconds: configuration.hlsIdleSeconds,
-            directory: configuration.hlsDirectory, pushURL: configuration.hlsPushURL, logger: logger)
+            directory: configuration.hlsDirectory, pushURL: configuration.hlsPushURL, pushClient: configuration.hlsPushClient,
+            logger: logger)
         hlsConfiguration = hls
         self.registry = SessionRegistry(
             metrics: metrics,

@@ -1,36 +1,6 @@
-public import Foundation
+import Foundation
+import ScreenTransport
 import GRDB
-
-/// One recording of a session, as `GET /archive/{id}` returns it.
-public struct Archive: Sendable, Hashable, Codable {
-    public enum Status: String, Sendable, Codable {
-        /// Frames are being written.
-        case started
-        /// Recording ended without a finished file (the relay stopped mid-recording); what was written plays.
-        case stopped
-        /// Finished: the file is complete and its size and sha256 are known.
-        case available
-        /// Recording failed (a write error, a full disk); `reason` says why. Frames written before stay readable.
-        case failed
-    }
-
-    public var id: String
-    public var sessionId: String
-    public var name: String
-    public var status: Status
-    public var reason: String
-    public var createdAt: Date
-    /// Seconds from the first to the last frame recorded.
-    public var duration: Double
-    /// Bytes on disk (all streams).
-    public var size: Int
-    /// Streams recorded (one WebM each).
-    public var streams: Int
-    /// `WIDTHxHEIGHT` of the first stream, or empty before its first frame.
-    public var resolution: String
-    /// Of the first stream's file, once available.
-    public var sha256: String?
-}
 
 /// An archive's row in the index (GRDB stays an implementation detail of the store).
 private struct ArchiveRecord: Codable, FetchableRecord, PersistableRecord {

@@ -1,4 +1,5 @@
 import Foundation
+import ScreenTransport
 import Hummingbird
 import Logging
 import ScreenWire

@@ -21,15 +21,6 @@ extension RelayServer {
         var expiresIn: Double?
         var data: String?
     }
-    struct TokenMinted: ResponseEncodable {
-        var sessionId: String
-        var token: String
-        var role: Role
-        var expiresAt: String
-        /// The viewer page with this token (subscribers and moderators watch; a publisher's token goes to screenpub).
-        var viewerURL: String?
-    }
-
     func addHTTPRoutes(_ router: Router<RelayRequestContext>) {
         router.get("/healthz") { _, _ in "ok\n" }
         // Someone who opens the bare address learns what this is and what to open instead.
@@ -56,7 +47,7 @@ extension RelayServer {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
-        router.post("/session") { [self] request, context -> SessionCreatedResponse in
+        router.post("/session") { [self] request, context -> Response in
             try authorize(request)
             var body: SessionRequest?
             if request.headers[.contentLength].map({ $0 != "0" }) ?? (request.headers[.transferEncoding] != nil) {
@@ -69,8 +60,7 @@ extension RelayServer {
                 throw HTTPError(.badRequest, message: "a session title is one line of at most \(Self.maximumTitleLength) characters")
             }
             let session = try await openSession(connectionData: body?.data ?? "", title: title)
-            return SessionCreatedResponse(
-                try await credentials(for: session, base: baseURL(for: request, port: waitUntilListening())))
+            return try Self.json(try await credentials(for: session, base: baseURL(for: request, port: waitUntilListening())))
         }
         // The live sessions: who is there, what is published and watched, whether it is recorded.
         router.get("/session") { [self] request, _ -> Response in
@@ -112,7 +102,7 @@ extension RelayServer {
             }
             return Response(status: .noContent)
         }
-        router.post("/session/{id}/token") { [self] request, context -> TokenMinted in
+        router.post("/session/{id}/token") { [self] request, context -> Response in
             try authorize(request)
             let sessionId = try context.parameters.require("id")
             guard await registry.hub(sessionId) != nil else { throw HTTPError(.notFound, message: "there is no session \(sessionId)") }
@@ -128,10 +118,11 @@ extension RelayServer {
             let lifetime = body.expiresIn ?? 24 * 3600
             let token = try await mint(sessionId: sessionId, role: role, expiresIn: lifetime, data: body.data ?? "")
             let base = baseURL(for: request, port: try await waitUntilListening())
-            return TokenMinted(
-                sessionId: sessionId, token: token, role: role,
-                expiresAt: ISO8601DateFormatter().string(from: Date().addingTimeInterval(lifetime)),
-                viewerURL: role == .publisher ? nil : "\(base)/view/\(sessionId)?token=\(token)")
+            return try Self.json(
+                TokenMinted(
+                    sessionId: sessionId, token: token, role: role,
+                    expiresAt: ISO8601DateFormatter().string(from: Date().addingTimeInterval(lifetime)),
+                    viewerURL: role == .publisher ? nil : "\(base)/view/\(sessionId)?token=\(token)"))
         }
     }
 
@@ -214,21 +205,6 @@ func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
     }
     return difference == 0
-}
-
-/// ``SessionCredentials`` as an HTTP response (a conformance to Hummingbird's protocol stays internal).
-struct SessionCreatedResponse: ResponseEncodable {
-    var sessionId: String
-    var token: String
-    var relayURL: String
-    var viewerURL: String
-
-    init(_ session: SessionCredentials) {
-        sessionId = session.sessionId
-        token = session.token
-        relayURL = session.relayURL
-        viewerURL = session.viewerURL
-    }
 }
 
 /// Reads a request's body (the API's are small JSON) before it is handled. A call refused before its body was

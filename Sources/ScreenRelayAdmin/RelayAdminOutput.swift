@@ -1,7 +1,8 @@
 public import Foundation
-public import ScreenRelay
+public import ScreenTransport
+public import ScreenWire
 import ScreenService
-import ScreenWire
+
 
 /// How the admin commands print what the relay answers: tables and lines for people, JSON (`--json`) for scripts.
 public enum RelayAdminOutput {
@@ -12,7 +13,7 @@ public enum RelayAdminOutput {
         return String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
     }
 
-    public static func created(_ session: RelayAdminClient.CreatedSession) -> String {
+    public static func created(_ session: SessionCredentials) -> String {
         """
         session: \(session.sessionId)
         relay:   \(session.relayURL)
@@ -21,7 +22,7 @@ public enum RelayAdminOutput {
         """
     }
 
-    public static func minted(_ token: RelayAdminClient.MintedToken) -> String {
+    public static func minted(_ token: TokenMinted) -> String {
         var lines = ["token:   \(token.token)", "role:    \(token.role.rawValue), valid until \(token.expiresAt)"]
         if let viewer = token.viewerURL { lines.append("viewer:  \(viewer)") }
         return lines.joined(separator: "\n")

@@ -1,6 +1,7 @@
 import Foundation
 import ScreenRecording
-public import ScreenTransport
+public import ScreenTransportClient
+import ScreenTransport
 
 /// Follows a live HLS stream as a player does and reports its timed metadata in order (the player side of
 /// seed 003): each segment's `EXT-X-PROGRAM-DATE-TIME`, each `EXT-X-DATERANGE` when it starts (and again

@@ -3,6 +3,7 @@ public import NIOCore
 import ScreenMedia
 public import ScreenWire
 public import ScreenTransport
+import ScreenTransportClient
 
 /// What arrives from the relay.
 public enum RelayEvent: Sendable {

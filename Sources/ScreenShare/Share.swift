@@ -6,7 +6,7 @@ import ScreenCodec
 public import ScreenMedia
 public import ScreenPipeline
 import ScreenService
-public import ScreenTransport
+import ScreenTransport
 public import ServiceLifecycle
 import UnixSignals
 

@@ -4,7 +4,8 @@ public import ScreenCaptureX11
 public import ScreenCodec
 public import ScreenMedia
 public import ScreenPipeline
-public import ScreenTransport
+import ScreenTransport
+import ScreenTransportClient
 public import ScreenRelay
 import ScreenService
 

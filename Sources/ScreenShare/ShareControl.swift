@@ -1,7 +1,7 @@
 public import Foundation
 public import ScreenMedia
 import ScreenService
-public import ScreenTransport
+import ScreenTransport
 
 /// What `screenpub status|pause|resume|stop` and a SIGHUP reload do to a running share, as a pure state
 /// machine: it is handed a command and answers with effects for the share to carry out. No sockets, no

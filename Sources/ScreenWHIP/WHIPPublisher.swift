@@ -3,7 +3,8 @@ import Foundation
 public import Logging
 public import ScreenMedia
 public import ScreenSession
-public import ScreenTransport
+import ScreenTransport
+public import ScreenTransportClient
 import ScreenWire
 import Synchronization
 

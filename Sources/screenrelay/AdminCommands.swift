@@ -4,6 +4,7 @@ import ScreenRelay
 import ScreenRelayAdmin
 import ScreenService
 import ScreenTransport
+import ScreenTransportClient
 public import ScreenWire
 
 /// What every admin command needs: which relay, its secret, how to trust it, and the output form.
@@ -33,7 +34,7 @@ struct AdminOptions: ParsableArguments {
     }
 
     /// A client for the relay, or exit 1 with the sentence that says what is missing.
-    func client() throws -> RelayAdminClient {
+    func client() throws -> SessionAPIClient {
         let environment = ProcessInfo.processInfo.environment
         // The relay's own settings (file and environment) give the defaults; a broken file is said when they are
         // needed (no --server or no --secret-file given), not silently replaced by other defaults.
@@ -52,7 +53,7 @@ struct AdminOptions: ParsableArguments {
         }
         let trust = ClientTrust(caFile: caFile)
         do { try trust.validate() } catch { fail("--ca-file: \(error.message)") }
-        return RelayAdminClient(server: server ?? Self.defaultServer(relay), secret: secret, trust: trust)
+        return SessionAPIClient(server: server ?? Self.defaultServer(relay), secret: secret, trust: trust)
     }
 
     /// Where this machine's relay is reached from here.
@@ -76,7 +77,7 @@ func fail(_ message: String) -> Never {
 }
 
 /// Runs an admin call, turning its failure into a sentence and exit 1.
-func admin<T>(_ call: () async throws(RelayAdminError) -> T) async -> T {
+func admin<T>(_ call: () async throws(SessionAPIError) -> T) async -> T {
     do { return try await call() } catch { fail(error.message) }
 }
 
@@ -102,7 +103,7 @@ struct CreateSessionCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.client()
-        let created = await admin { () async throws(RelayAdminError) in try await client.createSession(title: title) }
+        let created = await admin { () async throws(SessionAPIError) in try await client.createSession(title: title) }
         options.print(RelayAdminOutput.created(created), json: created)
     }
 }
@@ -121,7 +122,7 @@ struct SessionsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.client()
-        let sessions = await admin { () async throws(RelayAdminError) in try await client.sessions() }
+        let sessions = await admin { () async throws(SessionAPIError) in try await client.sessions() }
         options.print(RelayAdminOutput.sessions(sessions), json: sessions)
     }
 }
@@ -171,7 +172,7 @@ struct TokenCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try options.client()
         let lifetime = Lifetime.seconds(expires) ?? 86400
-        let minted = await admin { () async throws(RelayAdminError) in
+        let minted = await admin { () async throws(SessionAPIError) in
             try await client.mintToken(session: session, role: role, name: name, data: data, expiresIn: lifetime)
         }
         options.print(RelayAdminOutput.minted(minted), json: minted)
@@ -199,7 +200,7 @@ struct StartArchiveCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.client()
-        let archive = await admin { () async throws(RelayAdminError) in try await client.startArchive(session: session, name: name) }
+        let archive = await admin { () async throws(SessionAPIError) in try await client.startArchive(session: session, name: name) }
         options.print(RelayAdminOutput.archive(archive), json: archive)
     }
 }
@@ -214,7 +215,7 @@ struct StopArchiveCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.client()
-        let stopped = await admin { () async throws(RelayAdminError) in try await client.stopArchive(archive) }
+        let stopped = await admin { () async throws(SessionAPIError) in try await client.stopArchive(archive) }
         options.print(RelayAdminOutput.archive(stopped), json: stopped)
     }
 }
@@ -229,7 +230,7 @@ struct ListArchivesCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.client()
-        let archives = await admin { () async throws(RelayAdminError) in try await client.archives(session: session) }
+        let archives = await admin { () async throws(SessionAPIError) in try await client.archives(session: session) }
         options.print(RelayAdminOutput.archives(archives), json: archives)
     }
 }
@@ -247,7 +248,7 @@ struct DownloadArchiveCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try options.client()
         let path = output ?? "\(archive)-\(stream).webm"
-        let size = await admin { () async throws(RelayAdminError) in try await client.downloadArchive(archive, stream: stream, to: path) }
+        let size = await admin { () async throws(SessionAPIError) in try await client.downloadArchive(archive, stream: stream, to: path) }
         struct Downloaded: Encodable { var path: String; var bytes: Int }
         options.print("wrote \(path) (\(size) bytes)", json: Downloaded(path: path, bytes: size))
     }
@@ -263,7 +264,7 @@ struct DeleteArchiveCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.client()
-        await admin { () async throws(RelayAdminError) in try await client.deleteArchive(archive) }
+        await admin { () async throws(SessionAPIError) in try await client.deleteArchive(archive) }
         struct Deleted: Encodable { var deleted: String }
         options.print("deleted archive \(archive)", json: Deleted(deleted: archive))
     }

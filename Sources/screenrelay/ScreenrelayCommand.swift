@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ScreenRelay
+import ScreenTransportClient
 import ServiceLifecycle
 import ScreenService
 import ScreenWire
@@ -243,6 +244,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment
         configuration.hlsPushURL = hlsPush
+        var pushClient = RelayHTTPClient()
+        pushClient.timeoutSeconds = 10
+        configuration.hlsPushClient = pushClient
         configuration.hlsDirectory = hlsDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         if let directory = configuration.hlsDirectory {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

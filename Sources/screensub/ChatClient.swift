@@ -4,6 +4,7 @@ import Logging
 import ScreenMedia
 import ScreenSession
 import ScreenTransport
+import ScreenTransportClient
 import ScreenWire
 
 /// `screensub --chat`: the session's text chat on a terminal or in a pipe.

@@ -7,6 +7,7 @@ import ScreenPipeline
 import ScreenRecording
 import ScreenSession
 import ScreenTransport
+import ScreenTransportClient
 import ScreenWire
 
 @main

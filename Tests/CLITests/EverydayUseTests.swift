@@ -1,6 +1,7 @@
 import Foundation
 import ScreenTesting
 import ScreenTransport
+import ScreenTransportClient
 import Testing
 
 /// What a new user meets first: mistakes answered with sentences they can act on, and screensub saying what

@@ -2,6 +2,7 @@ import Foundation
 import ScreenRecording
 import ScreenTesting
 import ScreenTransport
+import ScreenTransportClient
 import Testing
 
 /// `screenrelay session|sessions|token|archive` against a real relay process, as an operator runs them.

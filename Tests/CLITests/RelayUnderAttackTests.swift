@@ -3,6 +3,7 @@ import ScreenMedia
 import ScreenSession
 import ScreenTesting
 import ScreenTransport
+import ScreenTransportClient
 import ScreenWire
 import Testing
 

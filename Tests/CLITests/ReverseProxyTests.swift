@@ -4,6 +4,7 @@ import ScreenRelay
 import ScreenTesting
 import ScreenSession
 import ScreenTransport
+import ScreenTransportClient
 import ScreenWire
 import Testing
 

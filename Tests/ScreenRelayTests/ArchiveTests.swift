@@ -6,6 +6,7 @@ import ScreenRecording
 import ScreenRelay
 import ScreenSession
 import ScreenTransport
+import ScreenTransportClient
 import ScreenTesting
 import ScreenWire
 import Testing

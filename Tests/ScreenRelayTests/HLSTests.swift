@@ -3,6 +3,7 @@ import ScreenMedia
 import ScreenRecording
 import ScreenTesting
 import ScreenTransport
+import ScreenTransportClient
 import Testing
 
 /// Live HLS from a real relay fed by a real screenpub capturing a private Xvfb: read by ffmpeg/ffprobe from

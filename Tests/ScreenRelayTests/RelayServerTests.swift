@@ -4,6 +4,7 @@ import ScreenMedia
 @testable import ScreenRelay
 import ScreenSession
 import ScreenTransport
+import ScreenTransportClient
 import ScreenTesting
 import ScreenWire
 import Testing

@@ -6,6 +6,7 @@ import ScreenMedia
 import ScreenRelay
 import ScreenSession
 import ScreenTransport
+import ScreenTransportClient
 import ScreenWire
 
 /// A real relay on a free loopback port, for one test.

@@ -5,6 +5,7 @@ import ScreenRelay
 import ScreenSession
 import ScreenTesting
 import ScreenTransport
+import ScreenTransportClient
 import ScreenWire
 import Testing
 

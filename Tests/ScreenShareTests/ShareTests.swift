@@ -8,6 +8,7 @@ import ScreenSession
 import ScreenShare
 import ScreenTesting
 import ScreenTransport
+import ScreenTransportClient
 import ScreenWire
 import Testing
 

@@ -2,7 +2,7 @@ import Foundation
 public import Logging
 public import ScreenMedia
 public import ScreenRelay
-public import ScreenTransport
+import ScreenTransport
 import ScreenWire
 public import ServiceLifecycle
 

@@ -1,7 +1,7 @@
 import Foundation
 public import ScreenMedia
 import ScreenPipeline
-public import ScreenTransport
+import ScreenTransport
 
 /// A WebM recording (`file:PATH`, `file:///PATH` or a plain path): VP9/VP8 as encoded, with every frame's
 /// metadata on a timed metadata track, and the share's sound as an Opus track. An existing recording is never replaced without `overwrite`.

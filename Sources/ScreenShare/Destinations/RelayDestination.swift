@@ -2,6 +2,7 @@ import Foundation
 public import ScreenMedia
 public import ScreenSession
 public import ScreenTransport
+import ScreenTransportClient
 public import ScreenWire
 
 /// A screenrelay: `http(s)://host:port` (with a token, or a new session made with the relay secret from
@@ -21,7 +22,15 @@ public struct RelayDestination: StreamDestination {
         } else if isWebSocket {
             throw ShareError(.cannotStart, "\(url) needs --token (or give the relay's http:// address and the secret in $SCREENRELAY_SECRET)")
         } else {
-            let made = try await SessionAPIClient(server: base, environment: context.environment, trust: context.options.trust).createSession()
+            guard let secret = context.environment["SCREENRELAY_SECRET"], !secret.isEmpty else {
+                throw ShareError(.cannotStart, "--server needs --token, or the relay secret in $SCREENRELAY_SECRET to make a session")
+            }
+            let made: SessionCredentials
+            do throws(SessionAPIError) {
+                made = try await SessionAPIClient(server: base, secret: secret, trust: context.options.trust).createSession(title: nil)
+            } catch {
+                throw ShareError(.cannotStart, "the relay at \(base) did not create a session: \(error.message)")
+            }
             (endpoint, token, session) = (made.relayURL, made.token, made)
         }
         return RelayDestination(transport: WebSocketTransport(url: endpoint, trust: context.options.trust), token: token, session: session, context: context)

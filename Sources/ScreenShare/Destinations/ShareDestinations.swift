@@ -1,4 +1,4 @@
-public import ScreenTransport
+import ScreenTransport
 
 /// The kinds of destination a share can send to, chosen by URL. A new kind (WHIP, HLS push) is one file
 /// with its ``DestinationKind`` and one line here.

@@ -1,7 +1,7 @@
 import Foundation
 public import ScreenMedia
 import ScreenSession
-public import ScreenTransport
+import ScreenTransport
 import ScreenWHIP
 
 /// An SFU that takes WHIP (RFC 9725): `whip+https://sfu.example.org/whip/room` (`whip+http://` for a test

@@ -2,6 +2,7 @@ public import HummingbirdWSClient
 public import Logging
 import NIOWebSocket
 import ScreenMedia
+public import ScreenTransport
 import ScreenWire
 
 /// The relay protocol over a WebSocket (hummingbird-websocket's client), `ws://` or `wss://`.
@@ -49,15 +50,6 @@ public struct WebSocketTransport: RelayTransport {
         guard let result = outcome.value else { throw RelayClientError(.closed, "the relay at \(url) closed the connection") }
         return try result.get()
     }
-}
-
-/// Sizes both ends of a relay WebSocket keep to.
-public enum WebSocketLimits {
-    /// The largest WebSocket frame: a longer message is sent in fragments of this size, so that a relay can
-    /// refuse an oversized message after one fragment instead of buffering all of it.
-    public static let maximumFrameSize = 64 << 10
-    /// The largest message: a media frame's header, its metadata and the largest payload.
-    public static let maximumMessageSize = MediaFrameHeader.size + FrameMetadata.maximumSize + MediaFrameHeader.maximumPayload
 }
 
 // The relay protocol's two message kinds are a WebSocket's two data frame kinds.

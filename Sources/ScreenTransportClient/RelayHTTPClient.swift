@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 public import ScreenMedia
+public import ScreenTransport
 
 /// One HTTP request to a relay's API (`http://` or `https://`, verified with ``ClientTrust``), on a connection
 /// of its own, with a deadline. The relay's answers are small: a body past 1 MiB is refused.
@@ -179,4 +180,10 @@ public struct RelayHTTPClient: Sendable {
     }
 
     private static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+}
+
+extension RelayHTTPClient: HTTPUploader {
+    public func upload(_ method: String, _ url: String, body: (data: Data, contentType: String)?) async throws(RelayClientError) -> Int {
+        try await send(method, url, body: body).status
+    }
 }

@@ -1,11 +1,11 @@
 import Foundation
-public import ScreenRelay
 public import ScreenTransport
 public import ScreenWire
 
-/// The relay's HTTP API as `screenrelay session|sessions|token|archive` use it, with the relay secret.
-/// Every failure is a ``RelayAdminError`` whose message a person can act on.
-public struct RelayAdminClient: Sendable {
+/// The relay's session API as a client, with the relay secret: what `screenrelay session|sessions|token|archive`
+/// call, and how `screenpub --server http(s)://…` makes its session. Every failure is a ``SessionAPIError``
+/// whose message a person can act on.
+public struct SessionAPIClient: Sendable {
     /// `http(s)://host:port`, without a trailing slash.
     public let server: String
     private let secret: String
@@ -17,51 +17,33 @@ public struct RelayAdminClient: Sendable {
         http = RelayHTTPClient(trust: trust)
     }
 
-    /// What `POST /session` answers: the new session, its publisher's token and the links.
-    public struct CreatedSession: Sendable, Codable, Equatable {
-        public var sessionId: String
-        public var token: String
-        public var relayURL: String
-        public var viewerURL: String
-    }
-
-    /// What `POST /session/{id}/token` answers.
-    public struct MintedToken: Sendable, Codable, Equatable {
-        public var sessionId: String
-        public var token: String
-        public var role: Role
-        public var expiresAt: String
-        /// The viewer page with this token, for subscribers and moderators.
-        public var viewerURL: String?
-    }
-
-    public func createSession(title: String?) async throws(RelayAdminError) -> CreatedSession {
+    public func createSession(title: String?) async throws(SessionAPIError) -> SessionCredentials {
         let body = try encode(["title": title ?? ""])
-        return try await call("POST", "/session", json: body, as: CreatedSession.self)
+        return try await call("POST", "/session", json: body, as: SessionCredentials.self)
     }
 
-    public func sessions() async throws(RelayAdminError) -> [SessionSummary] {
+    public func sessions() async throws(SessionAPIError) -> [SessionSummary] {
         try await call("GET", "/session", as: Items<SessionSummary>.self).items
     }
 
     public func mintToken(
         session: String, role: Role, name: String?, data: String?, expiresIn seconds: Double
-    ) async throws(RelayAdminError) -> MintedToken {
+    ) async throws(SessionAPIError) -> TokenMinted {
         struct Request: Encodable {
             var role: String
             var expiresIn: Double
             var data: String
         }
         let body = try encode(Request(role: role.rawValue, expiresIn: seconds, data: ConnectionData.with(name: name, extra: data)))
-        return try await call("POST", "/session/\(session.percentEncodedComponent)/token", json: body, as: MintedToken.self)
+        return try await call("POST", "/session/\(session.percentEncodedComponent)/token", json: body, as: TokenMinted.self)
     }
 
-    public func archives(session: String?) async throws(RelayAdminError) -> [Archive] {
+    public func archives(session: String?) async throws(SessionAPIError) -> [Archive] {
         let query = session.map { "?sessionId=\($0.percentEncodedComponent)" } ?? ""
         return try await call("GET", "/archive" + query, as: Items<Archive>.self).items
     }
 
-    public func startArchive(session: String, name: String?) async throws(RelayAdminError) -> Archive {
+    public func startArchive(session: String, name: String?) async throws(SessionAPIError) -> Archive {
         struct Request: Encodable {
             var sessionId: String
             var name: String?
@@ -69,20 +51,20 @@ public struct RelayAdminClient: Sendable {
         return try await call("POST", "/archive", json: try encode(Request(sessionId: session, name: name)), as: Archive.self)
     }
 
-    public func stopArchive(_ id: String) async throws(RelayAdminError) -> Archive {
+    public func stopArchive(_ id: String) async throws(SessionAPIError) -> Archive {
         try await call("POST", "/archive/\(id.percentEncodedComponent)/stop", as: Archive.self)
     }
 
-    public func deleteArchive(_ id: String) async throws(RelayAdminError) {
+    public func deleteArchive(_ id: String) async throws(SessionAPIError) {
         _ = try await send("DELETE", "/archive/\(id.percentEncodedComponent)")
     }
 
     /// Writes one stream of an archive (a WebM) to `path`, through `path.part` renamed when complete; returns its
     /// size in bytes.
-    public func downloadArchive(_ id: String, stream: Int, to path: String) async throws(RelayAdminError) -> Int {
+    public func downloadArchive(_ id: String, stream: Int, to path: String) async throws(SessionAPIError) -> Int {
         let partial = path + ".part"
         guard FileManager.default.createFile(atPath: partial, contents: nil), let file = FileHandle(forWritingAtPath: partial) else {
-            throw RelayAdminError("cannot write \(path): \(String(cString: strerror(errno)))")
+            throw SessionAPIError("cannot write \(path): \(String(cString: strerror(errno)))")
         }
         var downloader = http
         downloader.timeoutSeconds = 24 * 3600
@@ -93,17 +75,17 @@ public struct RelayAdminClient: Sendable {
         } catch {
             try? file.close()
             try? FileManager.default.removeItem(atPath: partial)
-            throw RelayAdminError(Self.explain(error, server: server))
+            throw SessionAPIError(Self.explain(error, server: server))
         }
         guard (200..<300).contains(response.status) else {
             try? FileManager.default.removeItem(atPath: partial)
-            throw RelayAdminError(Self.refusal(response))
+            throw SessionAPIError(Self.refusal(response))
         }
         do {
             if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
             try FileManager.default.moveItem(atPath: partial, toPath: path)
         } catch {
-            throw RelayAdminError("cannot write \(path): \(error.localizedDescription)")
+            throw SessionAPIError("cannot write \(path): \(error.localizedDescription)")
         }
         return ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
     }
@@ -112,7 +94,7 @@ public struct RelayAdminClient: Sendable {
 
     private struct Items<Item: Decodable>: Decodable { var items: [Item] }
 
-    private func call<Answer: Decodable>(_ method: String, _ path: String, json: Data? = nil, as type: Answer.Type) async throws(RelayAdminError)
+    private func call<Answer: Decodable>(_ method: String, _ path: String, json: Data? = nil, as type: Answer.Type) async throws(SessionAPIError)
         -> Answer
     {
         let response = try await send(method, path, json: json)
@@ -121,23 +103,23 @@ public struct RelayAdminClient: Sendable {
         do {
             return try decoder.decode(type, from: response.body)
         } catch {
-            throw RelayAdminError("the server at \(server) answered \(method) \(path) with something that is not a screenrelay's answer: is --server a screenrelay?")
+            throw SessionAPIError("the server at \(server) answered \(method) \(path) with something that is not a screenrelay's answer: is --server a screenrelay?")
         }
     }
 
-    private func send(_ method: String, _ path: String, json: Data? = nil) async throws(RelayAdminError) -> RelayHTTPClient.Response {
+    private func send(_ method: String, _ path: String, json: Data? = nil) async throws(SessionAPIError) -> RelayHTTPClient.Response {
         let response: RelayHTTPClient.Response
         do {
             response = try await http.send(method, server + path, bearer: secret, json: json)
         } catch {
-            throw RelayAdminError(Self.explain(error, server: server))
+            throw SessionAPIError(Self.explain(error, server: server))
         }
-        guard (200..<300).contains(response.status) else { throw RelayAdminError(Self.refusal(response)) }
+        guard (200..<300).contains(response.status) else { throw SessionAPIError(Self.refusal(response)) }
         return response
     }
 
-    private func encode(_ value: some Encodable) throws(RelayAdminError) -> Data {
-        do { return try JSONEncoder().encode(value) } catch { throw RelayAdminError("cannot encode the request: \(error)") }
+    private func encode(_ value: some Encodable) throws(SessionAPIError) -> Data {
+        do { return try JSONEncoder().encode(value) } catch { throw SessionAPIError("cannot encode the request: \(error)") }
     }
 
     static func explain(_ error: any Error, server: String) -> String {
@@ -161,8 +143,8 @@ public struct RelayAdminClient: Sendable {
     }
 }
 
-/// Why an admin command failed, in a sentence.
-public struct RelayAdminError: Error, CustomStringConvertible, Sendable {
+/// Why a call of the session API failed, in a sentence.
+public struct SessionAPIError: Error, CustomStringConvertible, Sendable {
     public let message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 public import ScreenMedia
+public import ScreenTransport
 
 /// The certificate authorities a client trusts for `https://` and `wss://` relays: the system's store, or
 /// the PEM file of a private CA (`--ca-file`). A certificate that does not verify, or that is for another

@@ -1,6 +1,7 @@
 public import Logging
 public import ScreenMedia
 public import ScreenWire
+public import ScreenTransportClient
 
 /// A place a screen stream goes: a relay (over a WebSocket or in this process), a WebM file, and whatever
 /// comes next (WHIP into an SFU, HLS push). A share sends to several at once.
