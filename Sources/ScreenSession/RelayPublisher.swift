@@ -7,12 +7,10 @@ public import ScreenTransport
 /// Publishes encoded frames to screenrelay as one screen-type stream: an ``EncodedFrameSink`` for the capture
 /// thread and a network side (``run()``) for an async task.
 ///
-/// The capture thread never waits for the network: frames go into a small queue; if the connection falls
-/// behind and the queue overflows, the queued frames are dropped and a keyframe is requested (deltas after a
-/// gap would not decode). Keyframe requests from the relay reach the encoder through `keyframeRequests`.
-///
-/// Sound (``writeAudio(_:)``, from the audio thread) has a small queue of its own, sent ahead of queued video
-/// frames; when it overflows the oldest audio frames go (sound has no keyframes to wait for).
+/// The capture thread never waits for the network: frames go into a small queue (``PublishQueue``, whose
+/// policy drops to the next keyframe when the connection falls behind). Keyframe requests from the relay reach
+/// the encoder through `keyframeRequests`. Sound (``writeAudio(_:)``, from the audio thread) waits in the same
+/// queue's own bound and is sent ahead of video.
 public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     public let transport: any RelayTransport
     public let streamName: String
@@ -53,18 +51,14 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     }
 
     private struct State: Sendable {
-        var queue: [PendingFrame] = []
-        var audioQueue: [PendingAudio] = []
-        var droppedAudioFrames = 0
+        var queue = PublishQueue<PendingFrame, PendingAudio>(
+            videoLimit: RelayPublisher.queueLimit, audioLimit: RelayPublisher.audioQueueLimit, isKeyframe: { $0.isKeyframe })
         /// The stream's sound as announced (nil: none); false while muted.
         var audio: AudioProperties?
         var audioEnabled = true
         var audioCaptureDelayMilliseconds: Double?
         var finished = false
         var failure: RelayClientError?
-        var droppedFrames = 0
-        /// After a drop, frames are discarded until the requested keyframe arrives.
-        var awaitingKeyframe = false
         /// Capture tick → encoded frame in hand, smoothed: the stream's estimated capture delay.
         var captureDelayMilliseconds: Double?
         /// Wakes the current connection's sender (a new one per connection).
@@ -113,7 +107,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     public var endpoint: String { transport.endpoint }
 
     /// Frames dropped because the connection fell behind.
-    public var droppedFrames: Int { state.value.droppedFrames }
+    public var droppedFrames: Int { state.value.queue.droppedVideoFrames }
 
     public var connectionStatus: ConnectionStatus {
         state.withLock { state in
@@ -135,7 +129,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     }
 
     /// Audio frames dropped because the connection fell behind.
-    public var droppedAudioFrames: Int { state.value.droppedAudioFrames }
+    public var droppedAudioFrames: Int { state.value.queue.droppedAudioFrames }
 
     /// Announces a new frame rate (after a configuration reload).
     public func setFramesPerSecond(_ framesPerSecond: Double) {
@@ -163,21 +157,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         let failure = state.withLock { state -> RelayClientError? in
             if let failure = state.failure { return failure }
             state.captureDelayMilliseconds = state.captureDelayMilliseconds.map { 0.9 * $0 + 0.1 * delay } ?? delay
-            if state.queue.count >= Self.queueLimit {
-                state.droppedFrames += state.queue.count
-                state.queue.removeAll()
-                state.awaitingKeyframe = true
-                keyframeRequests.request()
-            }
-            if state.awaitingKeyframe {
-                // Deltas after a gap would not decode: only a keyframe restarts the stream.
-                guard pending.isKeyframe else {
-                    state.droppedFrames += 1
-                    return nil
-                }
-                state.awaitingKeyframe = false
-            }
-            state.queue.append(pending)
+            if state.queue.push(video: pending) { keyframeRequests.request() }
             return nil
         }
         if let failure { throw failure }
@@ -194,11 +174,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         let wakeUp = state.withLock { state -> AsyncStream<Void>.Continuation? in
             guard state.failure == nil, !state.finished, state.audio != nil else { return nil }
             state.audioCaptureDelayMilliseconds = state.audioCaptureDelayMilliseconds.map { 0.9 * $0 + 0.1 * delay } ?? delay
-            if state.audioQueue.count >= Self.audioQueueLimit {
-                state.audioQueue.removeFirst()
-                state.droppedAudioFrames += 1
-            }
-            state.audioQueue.append(pending)
+            state.queue.push(audio: pending)
             return state.wakeUp
         }
         wakeUp?.yield()
@@ -240,12 +216,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         state.withLock { state in
             state.wakeUp?.finish()
             state.wakeUp = wakeUp
-            if !state.queue.isEmpty, !(state.queue.first?.isKeyframe ?? false) {
-                state.droppedFrames += state.queue.count
-                state.queue.removeAll()
-                state.awaitingKeyframe = true
-                keyframeRequests.request()
-            }
+            if state.queue.startNewStream() { keyframeRequests.request() }
         }
         wakeUp.yield()
         try await RelayClient.connect(transport: transport, token: token, client: "screenpub/\(ScreenpubVersion.current)", logger: logger) { [self] link, events in
@@ -324,7 +295,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             while true {
                 // Sound first: it is small and a picture's transfer must not delay it.
                 if let stream = published {
-                    while let audio = state.withLock({ $0.audioQueue.isEmpty ? nil : $0.audioQueue.removeFirst() }) {
+                    while let audio = state.withLock({ $0.queue.nextAudio() }) {
                         let header = AudioFrameHeader(
                             streamID: stream.id, sequence: audioSequence, codec: audio.codec, channels: audio.channels,
                             samples: audio.samples, captureTime: audio.captureTime, wallClockMilliseconds: audio.wallClockMilliseconds,
@@ -334,7 +305,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                     }
                 }
                 let (next, finished) = state.withLock { state -> (PendingFrame?, Bool) in
-                    (state.queue.isEmpty ? nil : state.queue.removeFirst(), state.finished)
+                    (state.queue.nextVideo(), state.finished)
                 }
                 guard let frame = next else {
                     if finished {
