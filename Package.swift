@@ -206,6 +206,7 @@ let package = Package(
             dependencies: [
                 "ScreenMedia", "ScreenPipeline", "ScreenCaptureX11", "ScreenCapturePipeWire", "ScreenCodec", "ScreenRecording",
                 "ScreenTransport", "ScreenTransportClient", "ScreenSession", "ScreenRelay", "ScreenWire", "ScreenService", "ScreenWHIP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

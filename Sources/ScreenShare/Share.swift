@@ -234,6 +234,23 @@ public final class Share: Sendable {
     /// Counters of the frames captured, skipped and sent so far.
     public var totals: PipelineStatistics.Snapshot { statistics.snapshot() }
 
+    /// Runs the share in one ServiceGroup, stopped gracefully by SIGTERM or SIGINT, and says how it ended: nil,
+    /// or the failure to report (``ExitStatus/of(_:)`` says the exit code).
+    public func runUntilStopped() async -> ShareError? {
+        var failure: (any Error)?
+        do {
+            let services = try await prepare()
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: services, gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: Logger(label: "screenpub.services", factory: { _ in SwiftLogNoOpLogHandler() })))
+            try await group.run()
+        } catch {
+            failure = error
+        }
+        return finish(failure)
+    }
+
     // MARK: End
 
     /// What the share's group ending with `error` (nil: it finished) means: nil, or the failure to report.

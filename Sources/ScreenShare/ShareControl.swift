@@ -320,6 +320,20 @@ public enum ShareControlClient {
         /// No screenpub answers at the socket.
         public let isNotRunning: Bool
         public let description: String
+        /// What the control command exits with: 3 when no screenpub is running, 1 when it refused.
+        public var exitStatus: Int32 { isNotRunning ? ExitStatus.notRunning : ExitStatus.runtimeFailure }
+    }
+
+    /// Sends `command` to the screenpub whose control socket is `path` (nil: the default, which needs
+    /// `$XDG_RUNTIME_DIR`).
+    public static func send(_ command: String, toSocket path: String?) async throws(Failure) -> (status: ShareStatus, json: Data) {
+        guard let path = path ?? ControlSocket.defaultPath(application: "screenpub", environment: ProcessInfo.processInfo.environment) else {
+            // Without a runtime directory no screenpub of this user can have made its socket: as "not running".
+            throw Failure(
+                isNotRunning: true,
+                description: "no screenpub is running here: $XDG_RUNTIME_DIR is not set, so there is no control socket to ask (give --control-socket PATH for a share started with one)")
+        }
+        return try await send(command, to: path)
     }
 
     /// Sends `command` and returns the decoded reply and its JSON; throws when no screenpub answers, when it

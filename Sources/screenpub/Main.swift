@@ -4,24 +4,6 @@ import ScreenService
 import ScreenShare
 import ScreenWire
 
-/// Exit codes, documented in `--help` and the README.
-enum ExitStatus {
-    /// Capture, encoding or writing failed after starting (display lost, window closed, disk full).
-    static let runtimeFailure: Int32 = 1
-    /// Could not start: no display, unknown window or monitor, region outside the screen, unwritable output.
-    static let cannotStart: Int32 = 2
-    /// The command line names something that is not there in a usable way (a window pattern matching several
-    /// windows); sysexits' EX_USAGE, as for options ArgumentParser refuses.
-    static let usage: Int32 = 64
-    /// `screenpub status|pause|resume|stop`: no screenpub is running (as `systemctl status` says 3).
-    static let notRunning: Int32 = 3
-    /// The user declined screen sharing in the ScreenCast portal's dialog (sysexits' EX_NOPERM); the
-    /// service is not restarted for it.
-    static let declined: Int32 = 77
-    /// A configuration file or SCREENPUB_* variable is invalid (sysexits' EX_CONFIG).
-    static let badConfiguration: Int32 = 78
-}
-
 /// `screenpub`: the share (default) and the commands that control a running one.
 struct ScreenpubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -96,24 +78,28 @@ struct ControlOptions: ParsableArguments {
     @Option(help: "The running screenpub's control socket (default: $XDG_RUNTIME_DIR/screenpub.sock).")
     var controlSocket: String?
 
-    var resolvedPath: String? {
-        controlSocket ?? ControlSocket.defaultPath(application: "screenpub", environment: ProcessInfo.processInfo.environment)
-    }
-
     /// Sends `command` and returns the decoded reply; exits 3 when no screenpub answers, 1 when it refuses.
     func send(_ command: String) async throws -> (status: ShareStatus, json: Data) {
-        guard let path = resolvedPath else {
-            // Without a runtime directory no screenpub of this user can have made its socket: as "not running".
-            FileHandle.standardError.write(
-                Data("screenpub: no screenpub is running here: $XDG_RUNTIME_DIR is not set, so there is no control socket to ask (give --control-socket PATH for a share started with one)\n".utf8))
-            throw ExitCode(ExitStatus.notRunning)
-        }
-        do {
-            return try await ShareControlClient.send(command, to: path)
+        do throws(ShareControlClient.Failure) {
+            return try await ShareControlClient.send(command, toSocket: controlSocket)
         } catch {
             FileHandle.standardError.write(Data("screenpub: \(error)\n".utf8))
-            throw ExitCode(error.isNotRunning ? ExitStatus.notRunning : ExitStatus.runtimeFailure)
+            throw ExitCode(error.exitStatus)
         }
+    }
+}
+
+/// A control command that sends one word and prints one line.
+protocol OneWordControlCommand: AsyncParsableCommand {
+    var control: ControlOptions { get }
+    /// What it prints when done, from the share's answer.
+    static func done(_ status: ShareStatus) -> String
+}
+
+extension OneWordControlCommand {
+    func run() async throws {
+        let (status, _) = try await control.send(Self.configuration.commandName ?? "")
+        printNow(Self.done(status))
     }
 }
 
@@ -138,32 +124,26 @@ struct StatusCommand: AsyncParsableCommand {
     }
 }
 
-struct PauseCommand: AsyncParsableCommand {
+struct PauseCommand: OneWordControlCommand {
     static let configuration = CommandConfiguration(
         commandName: "pause",
         abstract: "Stop sending video; viewers are told the share is paused and keep the last picture.")
 
     @OptionGroup var control: ControlOptions
 
-    func run() async throws {
-        let (status, _) = try await control.send("pause")
-        printNow("screenpub is \(status.state ?? "paused")")
-    }
+    static func done(_ status: ShareStatus) -> String { "screenpub is \(status.state ?? "paused")" }
 }
 
-struct ResumeCommand: AsyncParsableCommand {
+struct ResumeCommand: OneWordControlCommand {
     static let configuration = CommandConfiguration(
         commandName: "resume", abstract: "Send video again after `screenpub pause`, starting with a keyframe.")
 
     @OptionGroup var control: ControlOptions
 
-    func run() async throws {
-        let (status, _) = try await control.send("resume")
-        printNow("screenpub is \(status.state ?? "sharing")")
-    }
+    static func done(_ status: ShareStatus) -> String { "screenpub is \(status.state ?? "sharing")" }
 }
 
-struct MuteCommand: AsyncParsableCommand {
+struct MuteCommand: OneWordControlCommand {
     static let configuration = CommandConfiguration(
         commandName: "mute",
         abstract: "Stop sending sound (a share started with --audio); the picture goes on and viewers see that it is muted.",
@@ -171,23 +151,17 @@ struct MuteCommand: AsyncParsableCommand {
 
     @OptionGroup var control: ControlOptions
 
-    func run() async throws {
-        _ = try await control.send("mute")
-        printNow("screenpub's sound is muted")
-    }
+    static func done(_ status: ShareStatus) -> String { "screenpub's sound is muted" }
 }
 
-struct UnmuteCommand: AsyncParsableCommand {
+struct UnmuteCommand: OneWordControlCommand {
     static let configuration = CommandConfiguration(
         commandName: "unmute", abstract: "Send sound again after `screenpub mute`.",
         discussion: "Exit status: 0 unmuted; 3 no screenpub is running; 1 it has no sound.")
 
     @OptionGroup var control: ControlOptions
 
-    func run() async throws {
-        _ = try await control.send("unmute")
-        printNow("screenpub's sound is on")
-    }
+    static func done(_ status: ShareStatus) -> String { "screenpub's sound is on" }
 }
 
 struct MaskCommand: AsyncParsableCommand {
@@ -252,7 +226,8 @@ struct StopCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = try await control.send("stop")
-        guard await ControlSocket.waitUntilGone(control.resolvedPath!, timeout: .milliseconds(Int(timeout * 1000))) else {
+        guard let path = control.controlSocket ?? ControlSocket.defaultPath(application: "screenpub", environment: ProcessInfo.processInfo.environment),
+            await ControlSocket.waitUntilGone(path, timeout: .milliseconds(Int(timeout * 1000))) else {
             FileHandle.standardError.write(Data("screenpub: still running after \(timeout) s\n".utf8))
             throw ExitCode(ExitStatus.runtimeFailure)
         }
