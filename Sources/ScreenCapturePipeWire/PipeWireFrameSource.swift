@@ -179,6 +179,8 @@ final class PipeWireStream {
     /// The frame changed since the consumer last had it.
     private(set) var pictureChanged = false
     private var sizeChanged = false
+    /// What the damage metadata of the buffers since the last copy says changed.
+    private var damageRegion = DamageRegion(limit: 64)
     /// Room for the damage rectangles of one buffer (x, y, width, height each).
     private var damage = [Int32](repeating: 0, count: 4 * PipeWireStream.damageCapacity)
     private static let damageCapacity = 32
@@ -348,6 +350,7 @@ final class PipeWireStream {
         releaseHeldPicture()
         wholePictureChanged = true
         frame?.changedRects.removeAll(keepingCapacity: true)
+        damageRegion.removeAll()
         cursor.forgetDrawn()
         podBuffer.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress!
@@ -415,9 +418,13 @@ final class PipeWireStream {
             let stride = chunk.pointee.stride > 0 ? Int(chunk.pointee.stride) : frame.width * 4
             if stride >= frame.width * 4, stride * frame.height <= Int(data.pointee.maxsize) - Int(chunk.pointee.offset) {
                 let source = data.pointee.data!.advanced(by: Int(chunk.pointee.offset))
+                defer { damageRegion.removeAll() }
                 if wholePictureChanged || !hasPicture || (comparesTiles && swizzles) {
                     frame.markAllChanged()
-                } else if comparesTiles {
+                } else if !comparesTiles {
+                    frame.changedRects.append(contentsOf: damageRegion.rects)
+                    DamageRegion.coalesce(frame)
+                } else {
                     // The frame holds the last picture (the pointer already taken off): compare in tiles.
                     frame.withUnsafeBytes { previous in
                         _ = TileDiff.changedRects(
@@ -521,22 +528,22 @@ final class PipeWireStream {
         return true
     }
 
-    /// Adds a buffer's damage rectangles to the frame's changed rectangles; false when the buffer has no
-    /// damage metadata or too many rectangles (then the whole frame counts as changed).
+    /// Adds a buffer's damage rectangles to ``damageRegion``; false when the buffer has no damage metadata or
+    /// they are too many (then the picture is compared in tiles).
     private func collectDamage(_ buffer: UnsafeMutablePointer<spa_buffer>?, into frame: VideoFrame) -> Bool {
         guard let buffer else { return false }
         let count = damage.withUnsafeMutableBufferPointer {
             CPipeWireShims_damage(buffer, $0.baseAddress, Int32(Self.damageCapacity))
         }
-        guard count >= 0, count <= Int32(Self.damageCapacity), frame.changedRects.count + Int(count) <= 64 else { return false }
+        guard count >= 0, count <= Int32(Self.damageCapacity) else { return false }
         for index in 0..<Int(count) {
             let rect = PixelRect(
                 x: Int(damage[index * 4]), y: Int(damage[index * 4 + 1]), width: Int(damage[index * 4 + 2]),
-                height: Int(damage[index * 4 + 3])
-            ).intersection(frame.bounds)
-            if rect.width > 0 && rect.height > 0 { frame.changedRects.append(rect) }
+                height: Int(damage[index * 4 + 3]))
+            damageRegion.add(rect, within: frame.bounds)
         }
-        return true
+        // Past the region's limit, comparing tiles finds less to code than the rectangles' bounding box.
+        return !damageRegion.overflowed
     }
 
     /// Whether the stream's pixels are in RGB order, to be swizzled into our BGRA (and so not comparable with

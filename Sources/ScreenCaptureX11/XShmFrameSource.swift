@@ -35,8 +35,8 @@ public final class XShmFrameSource: FrameSource {
     private var cursor = CursorOverlay()
     private var lastPointer: (x: Int, y: Int)? = nil
 
-    // Per-tick event state, kept between ticks so the capacity of `damagedRects` is reused.
-    private var damagedRects: [PixelRect] = []
+    // Per-tick event state, kept between ticks so its capacity is reused.
+    private var damagedRects = DamageRegion()
     private var geometryMayHaveChanged = false
     private var cursorShapeChanged = false
     private var windowDestroyed = false
@@ -74,7 +74,6 @@ public final class XShmFrameSource: FrameSource {
         frame = VideoFrame(width: geometry.size.width, height: geometry.size.height)
         frame.covers.style = options.mask.style
         windowMasks = WindowMaskTracker(connection: connection, patterns: options.mask.windowPatterns)
-        damagedRects.reserveCapacity(64)
         try setUpEvents()
     }
 
@@ -144,9 +143,9 @@ public final class XShmFrameSource: FrameSource {
         if first || sizeChanged || damage == 0 {
             frame.changedRects.append(frame.bounds)
         } else {
-            frame.changedRects.append(contentsOf: damagedRects)
+            frame.changedRects.append(contentsOf: damagedRects.rects)
         }
-        damagedRects.removeAll(keepingCapacity: true)
+        damagedRects.removeAll()
         if damaged || first || sizeChanged {
             let started = clock.now()
             let code: Int32
@@ -171,7 +170,7 @@ public final class XShmFrameSource: FrameSource {
             if code != 0 { try grabFailed(code) }
         }
         if !cursor.drawnRect.isEmpty { frame.changedRects.append(cursor.drawnRect) }
-        coalesceChangedRects()
+        DamageRegion.coalesce(frame)
         copyChangedRects()
         cursor.forgetDrawn()
         if let pointer, options.drawsCursor {
@@ -255,7 +254,7 @@ public final class XShmFrameSource: FrameSource {
                 ).intersection(frame.bounds)
                 if !rect.isEmpty {
                     damaged = true
-                    addDamagedRect(rect)
+                    damagedRects.add(rect, within: frame.bounds)
                 }
             } else if fixesEventBase != 0 && type == fixesEventBase + XFixesCursorNotify {
                 cursorShapeChanged = true
@@ -267,26 +266,6 @@ public final class XShmFrameSource: FrameSource {
             windowMasks.note(event)
         }
         return damaged
-    }
-
-    private func addDamagedRect(_ rect: PixelRect) {
-        // Many small rectangles cost more to track than to convert: past 32, keep their bounding box.
-        if damagedRects.count >= 32 {
-            var bounds = rect
-            for existing in damagedRects { bounds = bounds.union(existing) }
-            damagedRects.removeAll(keepingCapacity: true)
-            damagedRects.append(bounds)
-        } else {
-            damagedRects.append(rect)
-        }
-    }
-
-    private func coalesceChangedRects() {
-        var area = 0
-        for rect in frame.changedRects { area += rect.width * rect.height }
-        if frame.changedRects.count > 32 || area >= frame.width * frame.height {
-            frame.markAllChanged()
-        }
     }
 
     private func copyChangedRects() {
