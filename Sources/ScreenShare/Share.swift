@@ -183,7 +183,7 @@ public final class Share: Sendable {
         let totals = statistics.snapshot()
         let rates = reporter.rates.value
         let all = destinations.value.map(\.status)
-        let relay = all.first { $0.kind == "relay" }
+        let relay = all.first { $0.kind == .relay }
         var status = ShareStatus(ok: true)
         status.state =
             switch control.state {
@@ -203,7 +203,7 @@ public final class Share: Sendable {
         status.streamId = relay?.streamId
         status.viewerURL = relay?.viewerURL
         status.viewers = relay?.viewers
-        status.output = all.first { $0.kind == "file" }?.endpoint
+        status.output = all.first { $0.kind == .file }?.endpoint
         status.destinations = all
         status.framesPerSecond = current.framesPerSecond
         status.codec = current.encoder.codec.rawValue
@@ -267,7 +267,7 @@ public final class Share: Sendable {
         if started.didStart {
             let totals = statistics.snapshot()
             let places = statuses.map { status in
-                status.kind == "file"
+                status.kind == .file
                     ? "wrote \(status.endpoint)"
                     : status.everConnected == false ? "never reached \(status.endpoint)" : "published to \(status.endpoint)"
             }

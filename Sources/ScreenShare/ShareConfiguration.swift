@@ -194,7 +194,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         if let server = s.server {
             try require(server.hasPrefix("http://") || server.hasPrefix("https://"), "--server must be an http:// or https:// URL, got '\(server)'")
         }
-        for url in [s.output].compactMap({ $0 }) + s.to where ShareDestinations.kind(for: url, among: destinationKinds)?.schemes == FileDestination.kind.schemes {
+        for url in [s.output].compactMap({ $0 }) + s.to where ShareDestinations.kind(for: url, among: destinationKinds)?.name == .file {
             if let refusal = FileDestination.refusal(for: url) { throw ShareError(.invalidSettings, refusal) }
         }
         if Self.publishesOverWHIP(s) {
@@ -298,7 +298,7 @@ public enum CaptureSource: Sendable, Equatable {
 extension ShareConfiguration {
     /// Whether a destination is a WHIP endpoint.
     static func publishesOverWHIP(_ s: ShareSettings) -> Bool {
-        ([s.output, s.server].compactMap { $0 } + s.to).contains { DestinationKind.scheme(of: $0).hasPrefix("whip+") }
+        ([s.output, s.server].compactMap { $0 } + s.to).contains { ShareDestinations.kind(for: $0, among: ShareDestinations.all)?.name == .whip }
     }
 
     /// The codec `--codec` names; `auto` is AV1 up to 10 fps and VP9 above, and VP9 when a WHIP endpoint takes

@@ -292,7 +292,7 @@ public struct ShareStatus: Codable, Sendable, Equatable {
             lines.append("sound:   \(audio)\(muted == true ? " (muted)" : ""), \(audioFramesSent ?? 0) frames, \(audioBytesSent ?? 0) bytes sent")
         }
         for destination in destinations ?? [] {
-            let label = (destination.kind == "file" ? "output" : destination.kind) + ":"
+            let label = (destination.kind == .file ? "output" : destination.kind.rawValue) + ":"
             let connection = destination.connected.map { connected in
                 connected ? " (connected)" : " (not connected\(destination.lastProblem.map { ": \($0)" } ?? ""))"
             }

@@ -16,12 +16,12 @@ final class CollectingDestination: StreamDestination {
 
     init(endpoint: String) { self.endpoint = endpoint }
 
-    static let kind = DestinationKind(schemes: ["collect"]) { url, _ in CollectingDestination(endpoint: url) }
+    static let kind = DestinationKind(.init(rawValue: "collect"), schemes: ["collect"]) { url, _ in CollectingDestination(endpoint: url) }
 
     func makeSink() throws -> any EncodedFrameSink { sink }
     func announce(_ announcement: StreamAnnouncement) { announcements.withLock { $0.append(announcement) } }
     var announced: [StreamAnnouncement] { announcements.withLock { $0 } }
-    var status: DestinationStatus { DestinationStatus(kind: "collect", endpoint: endpoint) }
+    var status: DestinationStatus { DestinationStatus(kind: .init(rawValue: "collect"), endpoint: endpoint) }
 }
 
 /// The destination kinds of a test share: screenpub's and `collect:`.
@@ -50,7 +50,7 @@ struct RunningShare {
         reread: (@Sendable () -> Result<ShareConfiguration, ShareError>)? = nil
     ) async throws -> RunningShare {
         let made = Mutex<[String: CollectingDestination]>([:])
-        let kind = DestinationKind(schemes: ["collect"]) { url, context in
+        let kind = DestinationKind(.init(rawValue: "collect"), schemes: ["collect"]) { url, context in
             let destination = try await CollectingDestination.kind.make(url, context) as! CollectingDestination
             made.withLock { $0[url] = destination }
             return destination

@@ -11,7 +11,7 @@ public struct FileDestination: StreamDestination {
     let audio: AudioProperties?
     let audioPreSkip: Int
 
-    public static let kind = DestinationKind(schemes: ["file"]) { url, context in
+    public static let kind = DestinationKind(.file, schemes: ["file"]) { url, context in
         let path = Self.path(of: url)
         // Fail before capturing if the file cannot be created, not at the first frame.
         try probeWritable(path, overwrite: context.options.overwrite)
@@ -34,7 +34,7 @@ public struct FileDestination: StreamDestination {
         RecordingSink(path: path, framesPerSecond: framesPerSecond, audio: audio, audioPreSkip: audioPreSkip)
     }
 
-    public var status: DestinationStatus { DestinationStatus(kind: "file", endpoint: path) }
+    public var status: DestinationStatus { DestinationStatus(kind: .file, endpoint: path) }
 
     /// The path a `file:` URL names (percent-escapes decoded), or the plain path.
     static func path(of url: String) -> String {

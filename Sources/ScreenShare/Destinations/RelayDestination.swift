@@ -13,7 +13,7 @@ public struct RelayDestination: StreamDestination {
     /// The session made for this share (printed, and shown by `screenpub status`); nil with a given token.
     public let session: SessionCredentials?
 
-    public static let kind = DestinationKind(schemes: ["http", "https", "ws", "wss"]) { url, context in
+    public static let kind = DestinationKind(.relay, schemes: ["http", "https", "ws", "wss"]) { url, context in
         let base = url.hasSuffix("/") ? String(url.dropLast()) : url
         let isWebSocket = DestinationKind.scheme(of: url).hasPrefix("ws")
         let endpoint: String, token: String, session: SessionCredentials?
@@ -59,7 +59,7 @@ public struct RelayDestination: StreamDestination {
     public var status: DestinationStatus {
         let connection = publisher.connectionStatus
         return DestinationStatus(
-            kind: "relay", endpoint: endpoint, connected: connection.connected, everConnected: connection.everConnected,
+            kind: .relay, endpoint: endpoint, connected: connection.connected, everConnected: connection.everConnected,
             lastProblem: connection.lastProblem,
             sessionId: connection.sessionId ?? session?.sessionId, streamId: connection.streamId.map(Int.init),
             viewerURL: session?.viewerURL, viewers: connection.otherConnections)

@@ -54,8 +54,17 @@ public struct StreamAnnouncement: Sendable, Equatable {
 
 /// One destination's state, as `screenpub status --json` reports it (docs/protocol.md, "Control socket").
 public struct DestinationStatus: Codable, Sendable, Equatable {
-    /// `relay`, `file`, or a new destination's own word.
-    public var kind: String
+    /// What the destination is: a relay, a file, WHIP, or a new kind's own word (a string in JSON).
+    public struct Kind: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let relay = Kind(rawValue: "relay")
+        public static let file = Kind(rawValue: "file")
+        public static let whip = Kind(rawValue: "whip")
+        public var description: String { rawValue }
+    }
+
+    public var kind: Kind
     public var endpoint: String
     /// For connections: connected now, and whether ever since the share started.
     public var connected: Bool?
@@ -72,7 +81,7 @@ public struct DestinationStatus: Codable, Sendable, Equatable {
     public var keyframeRequests: Int?
 
     public init(
-        kind: String, endpoint: String, connected: Bool? = nil, everConnected: Bool? = nil, lastProblem: String? = nil,
+        kind: Kind, endpoint: String, connected: Bool? = nil, everConnected: Bool? = nil, lastProblem: String? = nil,
         sessionId: String? = nil, streamId: Int? = nil, viewerURL: String? = nil, viewers: Int? = nil, framesSent: Int? = nil,
         keyframeRequests: Int? = nil
     ) {
@@ -153,14 +162,18 @@ public struct DestinationOptions: Sendable, Equatable {
 
 /// How one kind of destination is made from its URL: a new kind is one such value in the share's list.
 public struct DestinationKind: Sendable {
+    /// What it is, as its destinations' status says.
+    public var name: DestinationStatus.Kind
     /// The URL schemes it takes (`ws`, `file`); a plain path counts as `file`.
     public var schemes: [String]
     /// Makes the destination; may talk to the network (to make a session). Throws a message a user can act on.
     public var make: @Sendable (_ url: String, _ context: DestinationContext) async throws -> any StreamDestination
 
     public init(
-        schemes: [String], make: @escaping @Sendable (_ url: String, _ context: DestinationContext) async throws -> any StreamDestination
+        _ name: DestinationStatus.Kind, schemes: [String],
+        make: @escaping @Sendable (_ url: String, _ context: DestinationContext) async throws -> any StreamDestination
     ) {
+        self.name = name
         self.schemes = schemes
         self.make = make
     }

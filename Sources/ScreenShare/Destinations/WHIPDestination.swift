@@ -11,7 +11,7 @@ import ScreenWHIP
 public struct WHIPDestination: StreamDestination {
     let publisher: WHIPPublisher
 
-    public static let kind = DestinationKind(schemes: ["whip+http", "whip+https"]) { url, context in
+    public static let kind = DestinationKind(.whip, schemes: ["whip+http", "whip+https"]) { url, context in
         let endpoint = String(url.dropFirst("whip+".count))
         guard let codec = context.videoCodec, codec == .vp8 || codec == .vp9 else {
             throw ShareError(
@@ -33,7 +33,7 @@ public struct WHIPDestination: StreamDestination {
     public var status: DestinationStatus {
         let current = publisher.status
         return DestinationStatus(
-            kind: "whip", endpoint: endpoint, connected: current.connected, everConnected: current.everConnected,
+            kind: .whip, endpoint: endpoint, connected: current.connected, everConnected: current.everConnected,
             lastProblem: current.lastProblem, framesSent: current.framesSent, keyframeRequests: current.keyframeRequestsReceived)
     }
 }
