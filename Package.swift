@@ -254,6 +254,22 @@ let package = Package(
         .testTarget(name: "ScreenWHIPTests", dependencies: ["ScreenWHIP"], swiftSettings: strictSwift),
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
         .testTarget(
+            name: "ScreenPipelineTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenPipeline", "ScreenTesting"],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenTransportTests",
+            dependencies: [
+                "ScreenTransport", "ScreenWire", .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenServiceTests",
+            dependencies: [
+                "ScreenService", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
+        .testTarget(
             name: "ScreenRelayTests",
             dependencies: [
                 "ScreenMedia", "ScreenWire", "ScreenRelay", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenCodec", "ScreenTesting",

@@ -266,7 +266,12 @@ private struct OptionTable {
                 let positive = longNames.first { !$0.hasPrefix("no-") }
                 let negative = longNames.first { $0.hasPrefix("no-") }
                 let key = positive ?? String(negative!.dropFirst(3))
-                byKey[key] = Option(kind: .flag(on: positive, off: negative))
+                // An inverted flag may be described as two arguments (`--cursor`, `--no-cursor`): keep both names.
+                if case .flag(let on, let off)? = byKey[key]?.kind {
+                    byKey[key] = Option(kind: .flag(on: positive ?? on, off: negative ?? off))
+                } else {
+                    byKey[key] = Option(kind: .flag(on: positive, off: negative))
+                }
                 for name in longNames { byFlag[name] = key }
             default:
                 continue
