@@ -25,6 +25,8 @@ packages=(
   # tests: a real SFU (Janus's VideoRoom) in a network namespace (iproute2), with a WHIP front and a viewer
   # that decodes through GStreamer (Python GI)
   janus iproute2 gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
+  # tests: node runs the browser viewer's wire.js tests without a page
+  nodejs
   # tests: an independent ID3 reader for the timed metadata in HLS segments
   python3-mutagen
   # benchmark: GNU time for CPU seconds and peak RSS

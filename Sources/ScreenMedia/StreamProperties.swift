@@ -58,12 +58,16 @@ public struct StreamProperties: Sendable, Hashable, Codable {
     /// Whether audio frames are being sent: false while the publisher has muted its sound (or paused the
     /// share). Meaningful only with ``audio``.
     public var hasAudio: Bool
+    /// The WebCodecs/RFC 6381 codec string of the stream's pictures (`av01.0.08M.08`, `vp09.00.10.08`, `vp8`), so
+    /// that a viewer configures its decoder without reading the bitstream; nil from publishers before it existed.
+    public var codecString: String?
 
     public init(
         videoType: VideoType = .screen, codec: VideoCodec, width: Int, height: Int,
         estimatedFramesPerSecond: Double, estimatedCaptureDelayMilliseconds: Double, hasVideo: Bool = true,
-        audio: AudioProperties? = nil, hasAudio: Bool = true
+        audio: AudioProperties? = nil, hasAudio: Bool = true, codecString: String? = nil
     ) {
+        self.codecString = codecString
         self.hasVideo = hasVideo
         self.audio = audio
         self.hasAudio = hasAudio
@@ -78,7 +82,8 @@ public struct StreamProperties: Sendable, Hashable, Codable {
 
 extension StreamProperties {
     private enum CodingKeys: String, CodingKey {
-        case videoType, codec, width, height, estimatedFramesPerSecond, estimatedCaptureDelayMilliseconds, hasVideo, audio, hasAudio
+        case videoType, codec, width, height, estimatedFramesPerSecond, estimatedCaptureDelayMilliseconds, hasVideo, audio, hasAudio,
+            codecString
     }
 
     /// `hasVideo` and `hasAudio` may be absent (peers from before pausing and audio existed): they then mean
@@ -94,6 +99,20 @@ extension StreamProperties {
             estimatedCaptureDelayMilliseconds: try container.decode(Double.self, forKey: .estimatedCaptureDelayMilliseconds),
             hasVideo: try container.decodeIfPresent(Bool.self, forKey: .hasVideo) ?? true,
             audio: try container.decodeIfPresent(AudioProperties.self, forKey: .audio),
-            hasAudio: try container.decodeIfPresent(Bool.self, forKey: .hasAudio) ?? true)
+            hasAudio: try container.decodeIfPresent(Bool.self, forKey: .hasAudio) ?? true,
+            codecString: try container.decodeIfPresent(String.self, forKey: .codecString))
+    }
+}
+
+extension StreamProperties {
+    /// The codec string of a stream that starts with `keyframe` (its payload): AV1's from the sequence header it
+    /// carries (profile, level, tier, depth), VP9's and VP8's as libvpx encodes them for screenpub (profile 0,
+    /// 8-bit 4:2:0).
+    public static func codecString(_ codec: VideoCodec, keyframe: [UInt8]) -> String {
+        switch codec {
+        case .av1: AV1SequenceHeader(temporalUnit: keyframe)?.codecString ?? "av01.0.08M.08"
+        case .vp9: "vp09.00.10.08"
+        case .vp8: "vp8"
+        }
     }
 }

@@ -1,7 +1,8 @@
 // screenpub viewer, HLS mode (/view/SESSION?token=…&hls=1): plays the relay's HLS of the session through
 // Media Source Extensions and shows each frame's ID3 metadata and the session's date ranges (pauses,
 // recordings, markers) in sync with the picture. docs/protocol.md, "HLS", describes what it reads.
-'use strict';
+import { page, setStatus, showProblem, viewer } from './view.js';
+import { describeMetadata } from './wire.js';
 
 const ID3_SCHEME = 'https://aomedia.org/emsg/ID3';
 const METADATA_OWNER = 'screenpub.metadata';
@@ -97,7 +98,7 @@ function segmentCues(bytes) {
 }
 
 /// Plays the session's HLS in a <video> with MSE and keeps `screenViewer` up to date for the page and for checks.
-class HLSPlayer {
+export class HLSPlayer {
   constructor(session, token) {
     this.base = `/hls/${encodeURIComponent(session)}/`;
     this.query = `?token=${encodeURIComponent(token)}`;

@@ -1,289 +1,26 @@
 // screenpub viewer: joins a session on the relay with the subscriber token from the page's URL, subscribes
 // to a screen stream and decodes it with WebCodecs into a canvas, and its sound (Opus) with AudioDecoder into an
-// AudioWorklet, lined up with the pictures by capture time. The wire format is docs/protocol.md.
-'use strict';
+// AudioWorklet, lined up with the pictures by capture time. The wire format is docs/protocol.md; it is
+// read by wire.js, and what the page shows is in view.js.
 
-const HEADER_SIZE = 48;
-const MAGIC = 0x5350; // "SP"
-// Media frame versions read here: 1 (video) and 2 (a kind byte at offset 7: 0 video, 1 audio).
-const WIRE_VERSIONS = [1, 2];
-const KIND_VIDEO = 0;
-const KIND_AUDIO = 1;
-const FLAG_SILENCE = 4;
-const AUDIO_CODECS = { 1: 'opus' };
+import {
+  CODEC_AV1, CODEC_NAME, HEADER_SIZE, WEBCODECS_CODEC, decoderCodecString, describeMetadata, displayName, median,
+  parseMediaFrame,
+} from './wire.js';
+import { page, setStatus, showProblem, viewer } from './view.js';
+import { HLSPlayer } from './viewer-hls.js';
+
 // Sound is played this long after capture at least (its jitter buffer), more when the pictures take longer.
 const AUDIO_TARGET_DELAY_MS = 60;
 const AUDIO_MAX_DELAY_MS = 1000;
-const FLAG_KEYFRAME = 1;
-const FLAG_KEEPALIVE = 2;
-const MAX_METADATA = 32;
-const MAX_PAYLOAD = 8 * 1024 * 1024;
-// WebCodecs codec strings: VP9 profile 0, level 1.0, 8-bit (what libvpx produces for screenpub's I420); AV1's
-// is read from the sequence header of its keyframes (av1CodecString), this one only stands in for a header
-// that cannot be read.
-const WEBCODECS_CODEC = { 1: 'vp8', 2: 'vp09.00.10.08', 3: 'av01.0.08M.08' };
-const CODEC_NAME = { 1: 'VP8', 2: 'VP9', 3: 'AV1' };
-const CODEC_AV1 = 3;
 const BT601 = { primaries: 'smpte170m', transfer: 'smpte170m', matrix: 'smpte170m', fullRange: false };
 // More chunks than this waiting in the decoder means the viewer cannot keep up: skip to the next keyframe.
 const MAX_DECODE_QUEUE = 8;
 const RECONNECT_DELAYS_MS = [250, 500, 1000, 2000, 4000, 8000];
 
-/// Parses one binary media message; throws an Error naming what is wrong.
-function parseMediaFrame(buffer) {
-  if (buffer.byteLength < HEADER_SIZE) throw new Error(`media frame of ${buffer.byteLength} bytes is shorter than its header`);
-  const view = new DataView(buffer);
-  if (view.getUint16(0) !== MAGIC) throw new Error('media frame without the SP magic');
-  const version = view.getUint8(2);
-  if (!WIRE_VERSIONS.includes(version)) throw new Error(`media frame version ${version} is not supported`);
-  if (view.getUint8(3) !== HEADER_SIZE) throw new Error('media frame header length is not 48');
-  const kind = version === 1 ? KIND_VIDEO : view.getUint8(7);
-  if (kind === KIND_AUDIO) return parseAudioFrame(view, buffer);
-  if (kind !== KIND_VIDEO) return null; // a kind of a later version: ignored
-  const flags = view.getUint8(4);
-  const codec = view.getUint8(5);
-  const metadataLength = view.getUint8(6);
-  const payloadLength = view.getUint32(44);
-  if (metadataLength > MAX_METADATA) throw new Error(`frame metadata of ${metadataLength} bytes exceeds ${MAX_METADATA}`);
-  if (payloadLength > MAX_PAYLOAD) throw new Error('media payload too large');
-  if (HEADER_SIZE + metadataLength + payloadLength !== buffer.byteLength) throw new Error('media frame lengths are inconsistent');
-  if (!(codec in WEBCODECS_CODEC)) throw new Error(`unknown codec ${codec}`);
-  return {
-    kind: 'video',
-    keyframe: (flags & FLAG_KEYFRAME) !== 0,
-    keepalive: (flags & FLAG_KEEPALIVE) !== 0,
-    codec,
-    streamId: view.getUint32(8),
-    width: view.getUint16(12),
-    height: view.getUint16(14),
-    sequence: Number(view.getBigUint64(16)),
-    wallClockMs: Number(view.getBigInt64(36)),
-    metadata: new Uint8Array(buffer, HEADER_SIZE, metadataLength),
-    payload: new Uint8Array(buffer, HEADER_SIZE + metadataLength, payloadLength),
-  };
-}
-
-/// Big-endian bit fields, most significant bit first; reading past the end throws.
-class BitReader {
-  constructor(bytes) { this.bytes = bytes; this.position = 0; }
-  read(count) {
-    let value = 0;
-    for (let i = 0; i < count; i += 1) {
-      if (this.position >= this.bytes.length * 8) throw new Error('sequence header too short');
-      value = value * 2 + ((this.bytes[this.position >> 3] >> (7 - (this.position & 7))) & 1);
-      this.position += 1;
-    }
-    return value;
-  }
-  skipUVLC() {
-    let zeros = 0;
-    while (this.read(1) === 0) { zeros += 1; if (zeros >= 32) throw new Error('bad uvlc'); }
-    this.read(zeros);
-  }
-}
-
-/// The WebCodecs codec string (av01.P.LLT.DD) of an AV1 temporal unit's sequence header (AV1 §5.5, the same
-/// fields as screenpub's AV1SequenceHeader), or null when it has none.
-function av1CodecString(payload) {
-  let offset = 0;
-  while (offset < payload.length) {
-    const header = payload[offset];
-    const type = (header >> 3) & 15;
-    offset += (header & 4) ? 2 : 1;
-    let size = payload.length - offset;
-    if (header & 2) {
-      size = 0;
-      for (let i = 0; ; i += 1) {
-        if (i === 8 || offset >= payload.length) return null;
-        const byte = payload[offset++];
-        size += (byte & 127) * 2 ** (7 * i);
-        if (!(byte & 128)) break;
-      }
-    }
-    if (offset + size > payload.length) return null;
-    if (type === 1) {
-      try {
-        return av1SequenceHeaderCodec(new BitReader(payload.subarray(offset, offset + size)));
-      } catch (error) {
-        return null;
-      }
-    }
-    offset += size;
-  }
-  return null;
-}
-
-function av1SequenceHeaderCodec(bits) {
-  const profile = bits.read(3);
-  bits.read(1); // still_picture
-  const reduced = bits.read(1);
-  let level = 0, tier = 0;
-  if (reduced) {
-    level = bits.read(5);
-  } else {
-    let decoderModel = 0, delayLength = 0;
-    if (bits.read(1)) { // timing_info_present_flag
-      bits.read(32); bits.read(32);
-      if (bits.read(1)) bits.skipUVLC();
-      decoderModel = bits.read(1);
-      if (decoderModel) { delayLength = bits.read(5) + 1; bits.read(32); bits.read(10); }
-    }
-    const displayDelay = bits.read(1);
-    const points = bits.read(5);
-    for (let i = 0; i <= points; i += 1) {
-      bits.read(12);
-      const index = bits.read(5);
-      const pointTier = index > 7 ? bits.read(1) : 0;
-      if (i === 0) { level = index; tier = pointTier; }
-      if (decoderModel && bits.read(1)) bits.read(2 * delayLength + 1);
-      if (displayDelay && bits.read(1)) bits.read(4);
-    }
-  }
-  const widthBits = bits.read(4), heightBits = bits.read(4);
-  bits.read(widthBits + 1); bits.read(heightBits + 1);
-  if (!reduced && bits.read(1)) bits.read(7); // frame ids
-  bits.read(3);
-  if (!reduced) {
-    bits.read(4);
-    const orderHint = bits.read(1);
-    if (orderHint) bits.read(2);
-    const force = bits.read(1) ? 2 : bits.read(1);
-    if (force > 0 && !bits.read(1)) bits.read(1);
-    if (orderHint) bits.read(3);
-  }
-  bits.read(3);
-  let depth = bits.read(1) ? 10 : 8;
-  if (profile === 2 && depth === 10 && bits.read(1)) depth = 12;
-  const two = (n) => String(n).padStart(2, '0');
-  return `av01.${profile}.${two(level)}${tier ? 'H' : 'M'}.${two(depth)}`;
-}
-
-function parseAudioFrame(view, buffer) {
-  const codec = view.getUint8(5);
-  const channels = view.getUint16(12);
-  const payloadLength = view.getUint32(44);
-  if (!(codec in AUDIO_CODECS)) throw new Error(`unknown audio codec ${codec}`);
-  if (channels < 1 || channels > 2) throw new Error(`audio frame with ${channels} channels`);
-  if (HEADER_SIZE + payloadLength !== buffer.byteLength) throw new Error('audio frame lengths are inconsistent');
-  const timescale = view.getInt32(32);
-  if (timescale <= 0) throw new Error('audio frame timescale is not positive');
-  return {
-    kind: 'audio',
-    codec,
-    silence: (view.getUint8(4) & FLAG_SILENCE) !== 0,
-    streamId: view.getUint32(8),
-    channels,
-    samples: view.getUint16(14),
-    sequence: Number(view.getBigUint64(16)),
-    captureUs: Number(view.getBigInt64(24) * 1000000n / BigInt(timescale)),
-    wallClockMs: Number(view.getBigInt64(36)),
-    payload: new Uint8Array(buffer, HEADER_SIZE, payloadLength),
-  };
-}
-
-/// Metadata as text when it is UTF-8, else as hex.
-function describeMetadata(bytes) {
-  if (bytes.length === 0) return '(none)';
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return '0x' + Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-  }
-}
-
-function median(values) {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-const page = {
-  status: document.getElementById('status'),
-  problem: document.getElementById('problem'),
-  canvas: document.getElementById('screen'),
-  metadata: document.getElementById('metadata'),
-  latency: document.getElementById('latency'),
-  size: document.getElementById('size'),
-  rate: document.getElementById('rate'),
-  frames: document.getElementById('frames'),
-  streams: document.getElementById('streams'),
-  chat: document.getElementById('chat'),
-  chatForm: document.getElementById('chat-form'),
-  chatInput: document.getElementById('chat-input'),
-  recordingBadge: document.getElementById('recording-badge'),
-  pausedBadge: document.getElementById('paused-badge'),
-  sound: document.getElementById('sound'),
-  mutedBadge: document.getElementById('muted-badge'),
-  title: document.getElementById('title'),
-  viewers: document.getElementById('viewers'),
-  fullscreen: document.getElementById('fullscreen'),
-  stage: document.getElementById('stage'),
-  moderator: document.getElementById('moderator'),
-  record: document.getElementById('record'),
-  archives: document.getElementById('archives'),
-};
 const MAX_SIGNAL_DATA = 8192;
 const MAX_CHAT_LINES = 200;
 
-/// What the viewer shows, readable from the console (and by automated checks) as `screenViewer`.
-const viewer = {
-  status: 'connecting',
-  connectionId: null,
-  streams: new Map(),
-  currentStreamId: null,
-  /// The watched stream's publisher has paused it (its `hasVideo` is false); the last picture stays.
-  paused: false,
-  framesDecoded: 0,
-  framesSkipped: 0,
-  decoderErrors: 0,
-  lastMetadata: null,
-  lastLatencyMs: null,
-  /// The WebCodecs codec string the decoder was configured with (AV1: from the stream's sequence header).
-  codecString: null,
-  width: 0,
-  height: 0,
-  problem: null,
-  chat: [], // [{from, sender, text}] as shown
-  recording: null, // the archive id while the session is being recorded
-  /// This page's role (from the relay's welcome), the session's title, who is connected (connection id →
-  /// {role, name}) and how many of them watch (subscribers and moderators).
-  role: null,
-  title: '',
-  connections: new Map(),
-  viewerCount: 0,
-  /// Moderators: the session's archives as last listed ([{id, name, status, duration, size}]).
-  archives: [],
-  /// Sound: frames received and decoded, whether the presenter muted it, whether this page plays it (browsers
-  /// wait for a click), the playout delay in use, and what the worklet reported.
-  audioFramesReceived: 0,
-  audioFramesDecoded: 0,
-  audioDecoderErrors: 0,
-  audioMuted: false,
-  audioPlaying: false,
-  audioDelayMs: null,
-  audioWorklet: null,
-};
-window.screenViewer = viewer;
-
-/// A participant's name: the `name` field of its token's connection data (`name=Ada`), else what it is.
-function displayName(role, data) {
-  let name = null;
-  try { name = new URLSearchParams(data || '').get('name'); } catch { name = null; }
-  if (name && name.trim()) return name.trim().slice(0, 64);
-  return { publisher: 'the presenter', moderator: 'a moderator', subscriber: 'a viewer' }[role] || 'someone';
-}
-
-function setStatus(text) {
-  viewer.status = text;
-  page.status.textContent = text;
-}
-
-function showProblem(text) {
-  viewer.problem = text;
-  page.problem.textContent = text;
-  page.problem.hidden = false;
-  setStatus('Cannot play');
-}
 
 /// Decodes one stream into the canvas. A new player is made for every subscription, so a publisher that
 /// reconnects (a new stream) starts from a clean decoder and its first keyframe.
@@ -314,9 +51,7 @@ class StreamPlayer {
       return;
     }
     // An AV1 keyframe names its profile and level: a new one (a new picture size) means a new configuration.
-    const codecString = frame.codec === CODEC_AV1 && frame.keyframe
-      ? av1CodecString(frame.payload) || WEBCODECS_CODEC[CODEC_AV1]
-      : (this.codec === frame.codec ? this.codecString : WEBCODECS_CODEC[frame.codec]);
+    const codecString = decoderCodecString(this.stream.properties, frame.codec);
     if (!this.decoder || this.decoder.state === 'closed' || this.codec !== frame.codec || this.codecString !== codecString) {
       this.openDecoder(frame.codec, codecString);
     }

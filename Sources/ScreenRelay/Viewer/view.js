@@ -1,0 +1,81 @@
+// What the viewer page shows, shared by the live player (viewer.js) and the HLS player (viewer-hls.js): the
+// page's elements, the state readable from the console and by automated checks as `screenViewer`, and the
+// status line.
+
+export const page = {
+  status: document.getElementById('status'),
+  problem: document.getElementById('problem'),
+  canvas: document.getElementById('screen'),
+  metadata: document.getElementById('metadata'),
+  latency: document.getElementById('latency'),
+  size: document.getElementById('size'),
+  rate: document.getElementById('rate'),
+  frames: document.getElementById('frames'),
+  streams: document.getElementById('streams'),
+  chat: document.getElementById('chat'),
+  chatForm: document.getElementById('chat-form'),
+  chatInput: document.getElementById('chat-input'),
+  recordingBadge: document.getElementById('recording-badge'),
+  pausedBadge: document.getElementById('paused-badge'),
+  sound: document.getElementById('sound'),
+  mutedBadge: document.getElementById('muted-badge'),
+  title: document.getElementById('title'),
+  viewers: document.getElementById('viewers'),
+  fullscreen: document.getElementById('fullscreen'),
+  stage: document.getElementById('stage'),
+  moderator: document.getElementById('moderator'),
+  record: document.getElementById('record'),
+  archives: document.getElementById('archives'),
+};
+
+/// What the viewer shows, readable from the console (and by automated checks) as `screenViewer`.
+export const viewer = {
+  status: 'connecting',
+  connectionId: null,
+  streams: new Map(),
+  currentStreamId: null,
+  /// The watched stream's publisher has paused it (its `hasVideo` is false); the last picture stays.
+  paused: false,
+  framesDecoded: 0,
+  framesSkipped: 0,
+  decoderErrors: 0,
+  lastMetadata: null,
+  lastLatencyMs: null,
+  /// The WebCodecs codec string the decoder was configured with (the one the publisher announced).
+  codecString: null,
+  width: 0,
+  height: 0,
+  problem: null,
+  chat: [], // [{from, sender, text}] as shown
+  recording: null, // the archive id while the session is being recorded
+  /// This page's role (from the relay's welcome), the session's title, who is connected (connection id →
+  /// {role, name}) and how many of them watch (subscribers and moderators).
+  role: null,
+  title: '',
+  connections: new Map(),
+  viewerCount: 0,
+  /// Moderators: the session's archives as last listed ([{id, name, status, duration, size}]).
+  archives: [],
+  /// Sound: frames received and decoded, whether the presenter muted it, whether this page plays it (browsers
+  /// wait for a click), the playout delay in use, and what the worklet reported.
+  audioFramesReceived: 0,
+  audioFramesDecoded: 0,
+  audioDecoderErrors: 0,
+  audioMuted: false,
+  audioPlaying: false,
+  audioDelayMs: null,
+  audioWorklet: null,
+};
+window.screenViewer = viewer;
+
+export function setStatus(text) {
+  viewer.status = text;
+  page.status.textContent = text;
+}
+
+export function showProblem(text) {
+  viewer.problem = text;
+  page.problem.textContent = text;
+  page.problem.hidden = false;
+  setStatus('Cannot play');
+}

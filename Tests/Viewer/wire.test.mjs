@@ -1,0 +1,112 @@
+// The viewer's wire.js, without a page: `node --test Tests/Viewer/`. ViewerWireTests runs it from `swift test`
+// with SCREENPUB_WIRE_FIXTURE naming messages that screenpub's own Swift encoder wrote, so that both ends of
+// the protocol are checked against each other.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+
+// wire.js is an ES module served to browsers as .js; a data: URL makes it one for node whatever its extension.
+const source = readFileSync(new URL('../../Sources/ScreenRelay/Viewer/wire.js', import.meta.url), 'utf8');
+const wire = await import('data:text/javascript,' + encodeURIComponent(source));
+
+/// A media message as docs/protocol.md lays it out.
+function message({ version = 2, flags = 0, codec = 2, kind = 0, streamId = 7, width = 640, height = 360, sequence = 3,
+  value = 1500000000n, timescale = 1000000000, wallClockMs = 1700000000123n, metadata = [], payload = [1, 2, 3] } = {}) {
+  const buffer = new ArrayBuffer(48 + metadata.length + payload.length);
+  const view = new DataView(buffer);
+  view.setUint16(0, 0x5350);
+  view.setUint8(2, version);
+  view.setUint8(3, 48);
+  view.setUint8(4, flags);
+  view.setUint8(5, codec);
+  view.setUint8(6, metadata.length);
+  view.setUint8(7, kind);
+  view.setUint32(8, streamId);
+  view.setUint16(12, width);
+  view.setUint16(14, height);
+  view.setBigUint64(16, BigInt(sequence));
+  view.setBigInt64(24, value);
+  view.setInt32(32, timescale);
+  view.setBigInt64(36, wallClockMs);
+  view.setUint32(44, payload.length);
+  new Uint8Array(buffer).set([...metadata, ...payload], 48);
+  return buffer;
+}
+
+test('a video frame keeps its fields, metadata and payload', () => {
+  const frame = wire.parseMediaFrame(message({ flags: 1, codec: 3, metadata: [...Buffer.from('step 4')] }));
+  assert.equal(frame.kind, 'video');
+  assert.equal(frame.keyframe, true);
+  assert.equal(frame.keepalive, false);
+  assert.equal(frame.codec, 3);
+  assert.deepEqual([frame.streamId, frame.width, frame.height, frame.sequence], [7, 640, 360, 3]);
+  assert.equal(frame.wallClockMs, 1700000000123);
+  assert.equal(wire.describeMetadata(frame.metadata), 'step 4');
+  assert.deepEqual([...frame.payload], [1, 2, 3]);
+  assert.equal(wire.parseMediaFrame(message({ version: 1, kind: 0 })).kind, 'video');
+});
+
+test('an audio frame has its channels, samples and capture time in microseconds', () => {
+  const frame = wire.parseMediaFrame(message({ kind: 1, codec: 1, flags: 4, width: 2, height: 960, payload: [9] }));
+  assert.equal(frame.kind, 'audio');
+  assert.equal(frame.silence, true);
+  assert.deepEqual([frame.channels, frame.samples, frame.captureUs], [2, 960, 1500000]);
+});
+
+test('a kind of a later version is skipped, not refused', () => {
+  assert.equal(wire.parseMediaFrame(message({ kind: 9 })), null);
+});
+
+test('malformed and hostile messages are errors that say what is wrong', () => {
+  const cases = [
+    [new ArrayBuffer(10), /shorter than its header/],
+    [(() => { const b = message(); new DataView(b).setUint16(0, 0x4142); return b; })(), /magic/],
+    [message({ version: 3 }), /version 3/],
+    [message({ metadata: new Array(33).fill(65) }), /exceeds 32/],
+    [(() => { const b = message(); new DataView(b).setUint32(44, 99); return b; })(), /inconsistent/],
+    [(() => { const b = message(); new DataView(b).setUint32(44, 0xffffffff); return b; })(), /too large/],
+    [message({ codec: 9 }), /unknown codec/],
+    [message({ kind: 1, codec: 1, width: 3 }), /3 channels/],
+    [message({ kind: 1, codec: 1, width: 1, timescale: 0 }), /timescale/],
+  ];
+  for (const [buffer, error] of cases) assert.throws(() => wire.parseMediaFrame(buffer), error);
+});
+
+test('the decoder is configured with the codec string the publisher announced, else the usual one', () => {
+  assert.equal(wire.decoderCodecString({ codecString: 'av01.0.12M.08' }, 3), 'av01.0.12M.08');
+  assert.equal(wire.decoderCodecString({}, 3), 'av01.0.08M.08');
+  assert.equal(wire.decoderCodecString(undefined, 2), 'vp09.00.10.08');
+  // Another codec's string, or something that is not a codec string, is not used.
+  assert.equal(wire.decoderCodecString({ codecString: 'vp09.00.10.08' }, 3), 'av01.0.08M.08');
+  assert.equal(wire.decoderCodecString({ codecString: 'av01.<script>' }, 3), 'av01.0.08M.08');
+});
+
+test('names, metadata and medians as the page shows them', () => {
+  assert.equal(wire.displayName('subscriber', 'name=Ada&team=x'), 'Ada');
+  assert.equal(wire.displayName('publisher', ''), 'the presenter');
+  assert.equal(wire.describeMetadata(new Uint8Array([0xff, 0x00])), '0xff00');
+  assert.equal(wire.describeMetadata(new Uint8Array()), '(none)');
+  assert.equal(wire.median([5, 1, 3]), 3);
+  assert.ok(Number.isNaN(wire.median([])));
+});
+
+test('messages written by screenpub parse as it wrote them', { skip: !process.env.SCREENPUB_WIRE_FIXTURE }, () => {
+  const cases = JSON.parse(readFileSync(process.env.SCREENPUB_WIRE_FIXTURE, 'utf8'));
+  assert.ok(cases.length > 0);
+  for (const expected of cases) {
+    const bytes = Buffer.from(expected.base64, 'base64');
+    const frame = wire.parseMediaFrame(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+    assert.equal(frame.kind, expected.kind);
+    assert.equal(frame.streamId, expected.streamId);
+    assert.equal(frame.sequence, expected.sequence);
+    assert.equal(frame.wallClockMs, expected.wallClockMs);
+    assert.equal(frame.payload.length, expected.payloadLength);
+    if (expected.kind === 'video') {
+      assert.equal(frame.keyframe, expected.keyframe);
+      assert.deepEqual([frame.width, frame.height, frame.codec], [expected.width, expected.height, expected.codec]);
+      assert.equal(wire.describeMetadata(frame.metadata), expected.metadata);
+    } else {
+      assert.deepEqual([frame.channels, frame.samples, frame.captureUs], [expected.channels, expected.samples, expected.captureUs]);
+    }
+  }
+});
