@@ -14,7 +14,7 @@ export const FLAG_KEEPALIVE = 2;
 export const MAX_METADATA = 32;
 export const MAX_PAYLOAD = 8 * 1024 * 1024;
 // WebCodecs codec strings by the header's codec number, for a publisher that does not announce its own in the
-// stream's properties (`codecString`, since 0.9): VP9 profile 0, level 1.0, 8-bit (what libvpx produces for
+// stream's properties (`codecString`): VP9 profile 0, level 1.0, 8-bit (what libvpx produces for
 // screenpub's I420); AV1 main profile, level 4.0, 8-bit.
 export const WEBCODECS_CODEC = { 1: 'vp8', 2: 'vp09.00.10.08', 3: 'av01.0.08M.08' };
 export const CODEC_NAME = { 1: 'VP8', 2: 'VP9', 3: 'AV1' };
