@@ -22,7 +22,7 @@ public struct HLSFollower: Sendable {
 
     public init(url: String, trust: ClientTrust = .system) {
         self.url = url
-        var http = RelayHTTPClient(trust: trust)
+        var http = RelayHTTPClient(trust: trust, peer: "the HLS server")
         http.maximumBody = 64 << 20
         self.http = http
     }

@@ -33,8 +33,13 @@ public struct RelayHTTPClient: Sendable {
     /// The largest answer read (the API's are small JSON; media segments are larger).
     public var maximumBody = 1 << 20
 
-    public init(trust: ClientTrust = .system) {
+    /// What the server is, as messages name it ("cannot reach the relay at …"): the relay, a WHIP endpoint, an
+    /// HLS origin.
+    public let peer: String
+
+    public init(trust: ClientTrust = .system, peer: String = "the relay") {
         self.trust = trust
+        self.peer = peer
     }
 
     /// Sends `method url` with `Authorization: Bearer bearer`, a JSON body and any further `headers`, and returns
@@ -112,9 +117,9 @@ public struct RelayHTTPClient: Sendable {
                 return response
             }
         } catch let error as RelayClientError {
-            throw RelayClientError(.unreachable, "cannot reach the relay at \(url): \(error.message)")
+            throw RelayClientError(.unreachable, "cannot reach \(peer) at \(url): \(error.message)")
         } catch {
-            throw RelayClientError(.unreachable, "cannot reach the relay at \(url): \(trust.explain(error, url: url))")
+            throw RelayClientError(.unreachable, "cannot reach \(peer) at \(url): \(trust.explain(error, url: url))")
         }
     }
 

@@ -36,8 +36,8 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     private let connectTimeout: Double
 
     private struct State {
-        /// The connected webrtcbin session's address (0: none).
-        var session: UInt = 0
+        /// The connected webrtcbin session (nil: none).
+        var session: MediaSession?
         var connected = false
         var everConnected = false
         var lastProblem: String?
@@ -60,7 +60,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         self.keyframeRequests = keyframeRequests
         keyframeCounter = KeyframeRequests(flag: keyframeRequests)
         self.reconnection = reconnection
-        http = RelayHTTPClient(trust: trust)
+        http = RelayHTTPClient(trust: trust, peer: "the WHIP endpoint")
         self.connectTimeout = connectTimeout
         self.logger = logger
     }
@@ -90,10 +90,9 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         }
         mediaLock.lock()
         defer { mediaLock.unlock() }
-        let address = state.withLock { $0.connected ? $0.session : 0 }
-        guard let session = OpaquePointer(bitPattern: address) else { return }
+        guard let session = state.withLock({ $0.connected ? $0.session : nil }) else { return }
         let pushed = CWHIP_push(
-            session, frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), frame.payload.count, frame.isKeyframe ? 1 : 0)
+            session.pointer, frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), frame.payload.count, frame.isKeyframe ? 1 : 0)
         if pushed == 0 { state.withLock { $0.framesSent += 1 } }
     }
 
@@ -140,11 +139,10 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         mediaLock.withLock {
             state.withLock { state in
                 state.connected = false
-                state.session = 0
+                state.session = nil
             }
         }
-        CWHIP_stop(session.pointer)
-        session.release()
+        session.stop()
         guard let resource else { return }
         do {
             let response = try await http.send("DELETE", resource, bearer: token, body: nil)
@@ -175,8 +173,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         guard CWHIP_set_answer(session.pointer, answer.sdp, &error, error.count) == 0 else {
             throw RelayClientError(.refused(.forbidden), "the WHIP endpoint at \(endpoint) answered with SDP webrtcbin cannot use: \(String(nullTerminated: error))")
         }
-        let address = UInt(bitPattern: session.pointer)
-        state.withLock { $0.session = address }
+        state.withLock { $0.session = session }
         // Connected within the time limit, then watched until it drops or the share ends.
         let deadline = ContinuousClock.now + .milliseconds(Int(connectTimeout * 1000))
         var wasConnected = false, heardRTCP = false
@@ -225,11 +222,33 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
 
     // MARK: Media
 
-    /// A started webrtcbin session and the reference its keyframe callback holds.
-    private struct MediaSession {
+    /// A started webrtcbin session, owned once: stopped (and the reference its keyframe callback holds released)
+    /// by ``stop()`` or, at the latest, when the last reference goes.
+    private final class MediaSession: @unchecked Sendable {
+        // @unchecked: the C session takes pushes (under the publisher's `mediaLock`) and state queries from any
+        // thread (GStreamer locks inside); `stopped` is only touched under `lock`.
         let pointer: OpaquePointer
-        let context: Unmanaged<KeyframeRequests>
-        func release() { context.release() }
+        private let context: Unmanaged<KeyframeRequests>
+        private let lock = NSLock()
+        private var stopped = false
+
+        init(pointer: OpaquePointer, context: Unmanaged<KeyframeRequests>) {
+            self.pointer = pointer
+            self.context = context
+        }
+
+        /// Stops the media and frees the session; later calls do nothing.
+        func stop() {
+            let first = lock.withLock {
+                defer { stopped = true }
+                return !stopped
+            }
+            guard first else { return }
+            CWHIP_stop(pointer)
+            context.release()
+        }
+
+        deinit { stop() }
     }
 
     /// What the C callback reaches: the share's keyframe flag, and the count `screenpub status` shows.
@@ -286,7 +305,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
             do {
                 response = try await http.send("POST", url, bearer: token, body: (Data(offer.utf8), "application/sdp"))
             } catch {
-                throw RelayClientError(.unreachable, error.message.replacingOccurrences(of: "the relay", with: "the WHIP endpoint"))
+                throw error
             }
             switch response.status {
             case 201:

@@ -244,7 +244,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment
         configuration.hlsPushURL = hlsPush
-        var pushClient = RelayHTTPClient()
+        var pushClient = RelayHTTPClient(peer: "the HLS origin")
         pushClient.timeoutSeconds = 10
         configuration.hlsPushClient = pushClient
         configuration.hlsDirectory = hlsDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
