@@ -18,10 +18,27 @@ struct CWHIPSession {
     GstElement *webrtc;
     gchar *offer;
     CWHIPKeyframeRequest on_keyframe_request;
+    CWHIPStateChange on_state_change;
     void *context;
     /// Monotonic time (µs) of the last RTCP packet from the receiver; 0: none yet.
     gint64 last_rtcp;
 };
+
+/// webrtcbin's connection-state changed.
+static void on_connection_state(GObject *object, GParamSpec *spec, gpointer user) {
+    (void)object; (void)spec;
+    CWHIPSession *session = user;
+    if (session->on_state_change) session->on_state_change(session->context);
+}
+
+/// Every bus message passes here on the thread that posts it: an error is a change of state (CWHIP_state reads it
+/// from the bus, where it stays queued).
+static GstBusSyncReply on_bus_message(GstBus *bus, GstMessage *message, gpointer user) {
+    (void)bus;
+    CWHIPSession *session = user;
+    if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR && session->on_state_change) session->on_state_change(session->context);
+    return GST_BUS_PASS;
+}
 
 /// An RTCP packet (the SFU's receiver reports) reaches rtpbin.
 static GstPadProbeReturn on_rtcp(GstPad *pad, GstPadProbeInfo *info, gpointer user) {
@@ -96,7 +113,8 @@ static const GstStructure *await(GstPromise *promise, const char *what, char *er
 }
 
 CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *turn_urls, size_t turn_count, int timeout_ms,
-    CWHIPKeyframeRequest on_keyframe_request, void *context, char *error, size_t error_size) {
+    CWHIPKeyframeRequest on_keyframe_request, CWHIPStateChange on_state_change, void *context, char *error,
+    size_t error_size) {
     if (error && error_size) error[0] = 0;
     if (!initialise()) {
         say(error, error_size, "%s", "GStreamer cannot start");
@@ -134,12 +152,19 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
     session->source = gst_bin_get_by_name(GST_BIN(pipeline), "source");
     session->webrtc = gst_bin_get_by_name(GST_BIN(pipeline), "webrtc");
     session->on_keyframe_request = on_keyframe_request;
+    session->on_state_change = on_state_change;
     session->context = context;
     if (!session->source || !session->webrtc) {
         say(error, error_size, "%s", "the WebRTC pipeline is incomplete");
         CWHIP_stop(session);
         return NULL;
     }
+
+    // State changes and pipeline errors are reported as they happen, not polled for.
+    g_signal_connect(session->webrtc, "notify::connection-state", G_CALLBACK(on_connection_state), session);
+    GstBus *bus = gst_element_get_bus(pipeline);
+    gst_bus_set_sync_handler(bus, on_bus_message, session, NULL);
+    gst_object_unref(bus);
 
     // Nothing leaves for the internet: no UPnP port mapping (libnice would send SSDP), STUN/TURN only as given.
     GObject *ice = NULL;
@@ -303,6 +328,11 @@ double CWHIP_seconds_since_rtcp(CWHIPSession *session) {
 
 void CWHIP_stop(CWHIPSession *session) {
     if (!session) return;
+    // No callback after this returns: the caller frees what `context` points to.
+    if (session->webrtc) g_signal_handlers_disconnect_by_data(session->webrtc, session);
+    GstBus *bus = gst_element_get_bus(session->pipeline);
+    gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+    gst_object_unref(bus);
     gst_element_set_state(session->pipeline, GST_STATE_NULL);
     if (session->source) gst_object_unref(session->source);
     if (session->webrtc) gst_object_unref(session->webrtc);

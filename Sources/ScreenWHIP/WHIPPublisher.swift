@@ -28,7 +28,8 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     private let http: RelayHTTPClient
     private let logger: Logger
     private let finishedEvent = OneShotEvent()
-    private let keyframeCounter: KeyframeRequests
+    /// What the sessions' C callbacks reach (one session at a time).
+    private let sessionEvents: SessionEvents
     /// Seconds without RTCP from the SFU (it sends receiver reports about every second) after which the session
     /// counts as lost.
     static let rtcpSilenceLimit = 10.0
@@ -58,7 +59,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         self.token = token
         self.codec = codec
         self.keyframeRequests = keyframeRequests
-        keyframeCounter = KeyframeRequests(flag: keyframeRequests)
+        sessionEvents = SessionEvents(flag: keyframeRequests)
         self.reconnection = reconnection
         http = RelayHTTPClient(trust: trust, peer: "the WHIP endpoint")
         self.connectTimeout = connectTimeout
@@ -78,7 +79,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         state.withLock {
             Status(
                 connected: $0.connected, everConnected: $0.everConnected, lastProblem: $0.lastProblem,
-                framesSent: $0.framesSent, keyframeRequestsReceived: keyframeCounter.received.load(ordering: .relaxed))
+                framesSent: $0.framesSent, keyframeRequestsReceived: sessionEvents.keyframeRequestsReceived.load(ordering: .relaxed))
         }
     }
 
@@ -174,11 +175,14 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
             throw RelayClientError(.refused(.forbidden), "the WHIP endpoint at \(endpoint) answered with SDP webrtcbin cannot use: \(String(nullTerminated: error))")
         }
         state.withLock { $0.session = session }
-        // Connected within the time limit, then watched until it drops or the share ends.
+        // Connected within the time limit, then watched until it drops or the share ends: woken by webrtcbin's state
+        // changes (and errors), by the share finishing, or at the next deadline (connecting, RTCP silence).
         let deadline = ContinuousClock.now + .milliseconds(Int(connectTimeout * 1000))
         var wasConnected = false, heardRTCP = false
         var connectedAt = ContinuousClock.now
         while true {
+            // Armed before the state is read: a change from here on wakes the wait below.
+            let changed = session.events.armChange()
             if state.withLock({ $0.finished }) { return }
             let current = Int(CWHIP_state(session.pointer, &error, error.count))
             if current == Int(CWHIP_STATE_FAILED) {
@@ -197,6 +201,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 // Receivers start from a keyframe.
                 keyframeRequests.request()
             }
+            let wait: Duration
             if wasConnected {
                 if current == Int(CWHIP_STATE_DISCONNECTED) || current == Int(CWHIP_STATE_CLOSED) {
                     throw RelayClientError(.closed, "the WebRTC connection to \(endpoint) was lost")
@@ -213,10 +218,19 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 if silence > Self.rtcpSilenceLimit {
                     throw RelayClientError(.closed, "\(endpoint) has sent no RTCP for \(Int(silence)) s: the SFU is gone")
                 }
-            } else if ContinuousClock.now > deadline {
-                throw RelayClientError(.closed, "no WebRTC connection to \(endpoint) within \(Int(connectTimeout)) s (the SFU's candidates cannot be reached)")
+                wait = .milliseconds(Int((Self.rtcpSilenceLimit - silence) * 1000) + 50)
+            } else {
+                guard ContinuousClock.now <= deadline else {
+                    throw RelayClientError(.closed, "no WebRTC connection to \(endpoint) within \(Int(connectTimeout)) s (the SFU's candidates cannot be reached)")
+                }
+                wait = deadline - ContinuousClock.now + .milliseconds(50)
             }
-            await finishedEvent.wait(upTo: .milliseconds(200))
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await changed.wait(upTo: wait) }
+                group.addTask { await self.finishedEvent.wait(upTo: wait) }
+                await group.next()
+                group.cancelAll()
+            }
         }
     }
 
@@ -228,13 +242,16 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         // @unchecked: the C session takes pushes (under the publisher's `mediaLock`) and state queries from any
         // thread (GStreamer locks inside); `stopped` is only touched under `lock`.
         let pointer: OpaquePointer
-        private let context: Unmanaged<KeyframeRequests>
+        /// What its C callbacks reach.
+        let events: SessionEvents
+        private let context: Unmanaged<SessionEvents>
         private let lock = NSLock()
         private var stopped = false
 
-        init(pointer: OpaquePointer, context: Unmanaged<KeyframeRequests>) {
+        init(pointer: OpaquePointer, context: Unmanaged<SessionEvents>) {
             self.pointer = pointer
             self.context = context
+            events = context.takeUnretainedValue()
         }
 
         /// Stops the media and frees the session; later calls do nothing.
@@ -251,15 +268,26 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         deinit { stop() }
     }
 
-    /// What the C callback reaches: the share's keyframe flag, and the count `screenpub status` shows.
-    private final class KeyframeRequests: Sendable {
+    /// What the C callbacks reach: the share's keyframe flag and the count `screenpub status` shows; and the
+    /// event a state change signals (a new one armed before each look at the state).
+    private final class SessionEvents: Sendable {
         let flag: KeyframeRequestFlag
-        let received = Atomic<Int>(0)
+        let keyframeRequestsReceived = Atomic<Int>(0)
+        private let change = Mutex(OneShotEvent())
         init(flag: KeyframeRequestFlag) { self.flag = flag }
+
+        func armChange() -> OneShotEvent {
+            change.withLock { event in
+                event = OneShotEvent()
+                return event
+            }
+        }
+
+        func stateChanged() { change.withLock { $0 }.signal() }
     }
 
     private func startMedia(iceServers: [String]) async throws -> MediaSession {
-        let context = Unmanaged.passRetained(keyframeCounter)
+        let context = Unmanaged.passRetained(sessionEvents)
         let codecNumber: Int32 = codec == .vp8 ? 8 : 9
         let stun = iceServers.first { $0.hasPrefix("stun://") }
         let turns = iceServers.filter { $0.hasPrefix("turn://") || $0.hasPrefix("turns://") }
@@ -273,9 +301,13 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                         codecNumber, stun, turnPointers, turns.count, 10_000,
                         { pointer in
                             guard let pointer else { return }
-                            let requests = Unmanaged<KeyframeRequests>.fromOpaque(pointer).takeUnretainedValue()
-                            requests.received.add(1, ordering: .relaxed)
-                            requests.flag.request()
+                            let events = Unmanaged<SessionEvents>.fromOpaque(pointer).takeUnretainedValue()
+                            events.keyframeRequestsReceived.add(1, ordering: .relaxed)
+                            events.flag.request()
+                        },
+                        { pointer in
+                            guard let pointer else { return }
+                            Unmanaged<SessionEvents>.fromOpaque(pointer).takeUnretainedValue().stateChanged()
                         }, UnsafeMutableRawPointer(bitPattern: opaque), &error, error.count)
                 }
                 if let made {

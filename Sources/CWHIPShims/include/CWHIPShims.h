@@ -11,6 +11,10 @@ typedef struct CWHIPSession CWHIPSession;
 /// Called on a GStreamer thread when the receiver asks for a keyframe (an upstream GstForceKeyUnit event).
 typedef void (*CWHIPKeyframeRequest)(void *context);
 
+/// Called on a GStreamer thread when the peer connection's state changes or the pipeline posts an error: read
+/// CWHIP_state then (no polling needed).
+typedef void (*CWHIPStateChange)(void *context);
+
 /// Connection states, as webrtcbin's GstWebRTCPeerConnectionState.
 enum {
     CWHIP_STATE_NEW = 0, CWHIP_STATE_CONNECTING = 1, CWHIP_STATE_CONNECTED = 2, CWHIP_STATE_DISCONNECTED = 3,
@@ -21,7 +25,8 @@ enum {
 /// every candidate (at most `timeout_ms`). `stun_url` ("stun://host:port") and `turn_urls` (each
 /// "turn(s)://user:password@host:port") may be NULL / empty. NULL on failure, with a sentence in `error`.
 CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *turn_urls, size_t turn_count, int timeout_ms,
-    CWHIPKeyframeRequest on_keyframe_request, void *context, char *error, size_t error_size);
+    CWHIPKeyframeRequest on_keyframe_request, CWHIPStateChange on_state_change, void *context, char *error,
+    size_t error_size);
 
 /// The complete offer (every candidate in it), owned by the session.
 const char *CWHIP_offer(const CWHIPSession *session);
