@@ -4,18 +4,11 @@
 # divided by the difference in frames is the per-frame cost, free of start-up allocations.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-swift build -c release --product screenpub >&2
-swift build -c release --package-path Benchmarks --product screenbench >&2
-bin=$(swift build -c release --show-bin-path)
-benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
-work=$(mktemp -d)
+source Benchmarks/lib.sh
+bench_build screenpub screenbench
 gcc -O2 -shared -fPIC Benchmarks/malloc-count.c -o "$work/malloc-count.so" -ldl
-unset DISPLAY
-source scripts/virtual-display.sh
-start_virtual_display 1920x1080
-"$benchbin/screenbench" --display "$DISPLAY" --content typing --interval 0.2 & content=$!
-trap 'kill $content 2>/dev/null; stop_virtual_display; rm -rf "$work"' EXIT
+bench_display 1920x1080
+"$benchbin/screenbench" --display "$DISPLAY" --content typing --interval 0.2 & pids+=($!)
 sleep 1
 run() {
   MALLOC_COUNT_THREAD=screenpub-cap LD_PRELOAD="$work/malloc-count.so" \

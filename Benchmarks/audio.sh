@@ -8,10 +8,7 @@
 #   BENCH_SECONDS  seconds per phase of silence and music (default 30); BENCH_BEEPS  beeps (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-swift build -c release --product screenpub >&2
-swift build -c release --package-path Benchmarks --product relaybench >&2
-bin=$(swift build -c release --show-bin-path)
-benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
+source Benchmarks/lib.sh
+bench_build screenpub relaybench
 echo "== sound: $(nproc) cores, Opus 64 kbit/s stereo, 20 ms frames, FEC and DTX"
 "$benchbin/relaybench" audio --screenpub "$bin/screenpub" --phase-seconds "${BENCH_SECONDS:-30}" --beeps "${BENCH_BEEPS:-60}"

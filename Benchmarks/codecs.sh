@@ -17,21 +17,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
 seconds="${BENCH_SECONDS:-12}"
-scripts/install-deps.sh
-swift build -c release --product screenpub >&2
-swift build -c release --package-path Benchmarks --product screenbench >&2
-bin=$(swift build -c release --show-bin-path)
-benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
-work=$(mktemp -d)
-unset DISPLAY
-source scripts/virtual-display.sh
+bench_build screenpub screenbench
 content_pid=""
-cleanup() {
-  [ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null || true
-  stop_virtual_display
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_on_exit '[ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null'
+unset DISPLAY
 core=$(( $(nproc) > 1 ? 1 : 0 ))
 warmup=3
 

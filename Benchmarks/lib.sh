@@ -1,24 +1,53 @@
-# Shared by the benchmark scripts that run screenpub and screenrelay on a virtual display (relay.sh, soak.sh):
-# `source Benchmarks/lib.sh; bench_setup WIDTHxHEIGHT` installs what is missing, builds the release products,
-# starts Xvfb, and sets bin, benchbin (their directories), work (a temporary directory) and pids (processes
-# to stop); everything is stopped and removed on exit.
-bench_setup() {
-  scripts/install-deps.sh
-  for product in screenpub screenrelay; do swift build -c release --product "$product" >&2; done
-  for product in screenbench relaybench; do swift build -c release --package-path Benchmarks --product "$product" >&2; done
+# Shared by the benchmark scripts: `source Benchmarks/lib.sh`, then
+#   bench_build [--bench] PRODUCT...  installs what is missing (--bench: the benchmark's extras too), builds the
+#                                     release products (screenpub, screenrelay from this package; screenbench,
+#                                     relaybench from Benchmarks/) and sets bin, benchbin (their directories),
+#                                     work (a temporary directory) and pids (processes to stop at exit);
+#   bench_display SIZE                a virtual display of SIZE as $DISPLAY (a private Xvfb), stopped at exit;
+#   bench_on_exit COMMAND             runs COMMAND at exit, before the display stops and $work is removed;
+#   bench_setup SIZE                  all four products and a display (relay.sh, soak.sh, hls.sh, masks.sh).
+# Everything is stopped and removed on exit, whatever way the script ends.
+bench_build() {
+  local deps=()
+  if [ "${1:-}" = --bench ]; then deps=(--bench); shift; fi
+  scripts/install-deps.sh "${deps[@]}"
+  local product
+  for product in "$@"; do
+    case "$product" in
+      screenbench|relaybench) swift build -c release --package-path Benchmarks --product "$product" >&2 ;;
+      *) swift build -c release --product "$product" >&2 ;;
+    esac
+  done
   bin=$(swift build -c release --show-bin-path)
   benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
   work=$(mktemp -d)
-  unset DISPLAY
-  source scripts/virtual-display.sh
-  start_virtual_display "$1"
   pids=()
+  bench_exits=()
+  source scripts/virtual-display.sh
   trap bench_cleanup EXIT
 }
 
+bench_display() {
+  stop_virtual_display
+  unset DISPLAY
+  start_virtual_display "$1"
+}
+
+bench_on_exit() {
+  bench_exits=("$1" "${bench_exits[@]}")
+}
+
+bench_setup() {
+  bench_build screenpub screenrelay screenbench relaybench
+  bench_display "$1"
+}
+
 bench_cleanup() {
+  local command pid
+  for command in "${bench_exits[@]}"; do eval "$command" || true; done
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  # Only these: a bare `wait` would also wait for the display, which is stopped after them.
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   stop_virtual_display
   rm -rf "$work"
 }

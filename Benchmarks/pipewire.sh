@@ -18,19 +18,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${BENCH_SECONDS:-20}"
 size="${BENCH_SIZE:-1920x1080}"
-scripts/install-deps.sh --bench
-swift build -c release --product screenpub >&2
-swift build -c release --package-path Benchmarks --product screenbench >&2
-swift build -c release --package-path Benchmarks --product relaybench >&2
-bin=$(swift build -c release --show-bin-path)
-benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
-work=$(mktemp -d)
+source Benchmarks/lib.sh
+bench_build --bench screenpub screenbench relaybench
 producer_pid=""
-cleanup() {
-  [ -n "$producer_pid" ] && kill "$producer_pid" 2>/dev/null && wait "$producer_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_on_exit '[ -n "$producer_pid" ] && kill "$producer_pid" 2>/dev/null && wait "$producer_pid" 2>/dev/null' 
 core=$(( $(nproc) > 1 ? 1 : 0 ))
 
 # start_producer FPS: a private PipeWire with a node sending FPS frames a second; sets runtime and node.

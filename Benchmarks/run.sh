@@ -13,22 +13,10 @@ cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
 seconds="${BENCH_SECONDS:-20}"
 size="${BENCH_SIZE:-1920x1080}"
-scripts/install-deps.sh
-swift build -c release --product screenpub >&2
-swift build -c release --package-path Benchmarks --product screenbench >&2
-bin=$(swift build -c release --show-bin-path)
-benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
-work=$(mktemp -d)
-unset DISPLAY
-source scripts/virtual-display.sh
-start_virtual_display "$size"
+bench_build screenpub screenbench
+bench_display "$size"
 content_pid=""
-cleanup() {
-  [ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null || true
-  stop_virtual_display
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_on_exit '[ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null' 
 core=$(( $(nproc) > 1 ? 1 : 0 ))
 
 start_content() {

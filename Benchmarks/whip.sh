@@ -4,9 +4,7 @@
 #   Benchmarks/whip.sh [--seconds 20] [--fps 5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-swift build -c release --product screenpub >/dev/null
-swift build -c release --package-path Benchmarks --product relaybench >/dev/null
+source Benchmarks/lib.sh
+bench_build screenpub relaybench
 echo "## WHIP into Janus: added CPU and capture → viewer delay"
-SCREENPUB_BIN_DIR=$(swift build -c release --show-bin-path) \
-  "$(swift build -c release --package-path Benchmarks --show-bin-path)/relaybench" whip "$@"
+SCREENPUB_BIN_DIR="$bin" "$benchbin/relaybench" whip "$@"
