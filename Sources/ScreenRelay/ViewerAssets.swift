@@ -1,6 +1,6 @@
 import Foundation
 
-/// The browser pages' files (the live viewer: index.html, viewer.js with its modules wire.js and view.js, viewer-hls.js, viewer-audio-worklet.js, viewer.css; the archive view: archive.html,
+/// The browser pages' files (the live viewer: index.html, viewer.js with its modules wire.js, session.js and view.js, viewer-hls.js, viewer-audio-worklet.js, viewer.css; the archive view: archive.html,
 /// archive.js), read once at start.
 ///
 /// They ship as a SwiftPM resource directory beside the executable (`screenpub_ScreenRelay.resources/Viewer`)
@@ -18,6 +18,7 @@ struct ViewerAssets: Sendable {
         ("viewer.js", "text/javascript; charset=utf-8"),
         ("wire.js", "text/javascript; charset=utf-8"),
         ("view.js", "text/javascript; charset=utf-8"),
+        ("session.js", "text/javascript; charset=utf-8"),
         ("viewer-hls.js", "text/javascript; charset=utf-8"),
         ("viewer-audio-worklet.js", "text/javascript; charset=utf-8"),
         ("viewer.css", "text/css; charset=utf-8"),

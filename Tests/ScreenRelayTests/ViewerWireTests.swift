@@ -4,8 +4,8 @@ import ScreenTesting
 import ScreenWire
 import Testing
 
-/// The browser viewer's wire.js, tested without a page by node's test runner (Tests/Viewer/wire.test.mjs), with
-/// messages that screenpub's own Swift side wrote: the two ends of the protocol agree.
+/// The browser viewer's pure modules, tested without a page by node's test runner (Tests/Viewer): wire.js with
+/// messages that screenpub's own Swift side wrote (the two ends of the protocol agree), and the session reducer.
 struct ViewerWireTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -32,7 +32,7 @@ struct ViewerWireTests {
         return try JSONSerialization.data(withJSONObject: cases)
     }
 
-    @Test func wireJSPassesItsTestsOnMessagesScreenpubWrote() async throws {
+    @Test func theViewersModulesPassTheirTestsOnMessagesScreenpubWrote() async throws {
         guard let node = ["/usr/bin/node", "/usr/bin/nodejs", "/usr/local/bin/node"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             Issue.record("node is not installed (apt-get install nodejs): the viewer's wire.js cannot be tested")
             return
@@ -42,9 +42,10 @@ struct ViewerWireTests {
         defer { try? FileManager.default.removeItem(at: fixture) }
         var environment = ProcessInfo.processInfo.environment
         environment["SCREENPUB_WIRE_FIXTURE"] = fixture.path
-        let outcome = try await ChildProcess.run(
-            node, ["--test", Self.repository.appendingPathComponent("Tests/Viewer/wire.test.mjs").path], environment: environment)
+        let tests = ["wire.test.mjs", "session.test.mjs"].map { Self.repository.appendingPathComponent("Tests/Viewer/\($0)").path }
+        let outcome = try await ChildProcess.run(node, ["--test"] + tests, environment: environment)
         #expect(outcome.status == 0, "\(outcome.standardOutput)\(outcome.standardError)")
-        #expect(outcome.standardOutput.contains("# pass 7") && outcome.standardOutput.contains("# fail 0"), "\(outcome.standardOutput)")
+        // Every case ran (the fixture's included: none skipped).
+        #expect(outcome.standardOutput.contains("# pass 15") && outcome.standardOutput.contains("# skipped 0"), "\(outcome.standardOutput)")
     }
 }

@@ -1,13 +1,12 @@
-// The viewer's wire.js, without a page: `node --test Tests/Viewer/`. ViewerWireTests runs it from `swift test`
-// with SCREENPUB_WIRE_FIXTURE naming messages that screenpub's own Swift encoder wrote, so that both ends of
-// the protocol are checked against each other.
+// The viewer's wire.js, without a page: `node --test Tests/Viewer/*.test.mjs`. ViewerWireTests runs it from
+// `swift test` with SCREENPUB_WIRE_FIXTURE naming messages that screenpub's own Swift side wrote, so that both
+// ends of the protocol are checked against each other.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { viewerModule } from './load.mjs';
 
-// wire.js is an ES module served to browsers as .js; a data: URL makes it one for node whatever its extension.
-const source = readFileSync(new URL('../../Sources/ScreenRelay/Viewer/wire.js', import.meta.url), 'utf8');
-const wire = await import('data:text/javascript,' + encodeURIComponent(source));
+const wire = await viewerModule('wire.js');
 
 /// A media message as docs/protocol.md lays it out.
 function message({ version = 2, flags = 0, codec = 2, kind = 0, streamId = 7, width = 640, height = 360, sequence = 3,

@@ -32,6 +32,7 @@ export const page = {
 export const viewer = {
   status: 'connecting',
   connectionId: null,
+  sessionId: null,
   streams: new Map(),
   currentStreamId: null,
   /// The watched stream's publisher has paused it (its `hasVideo` is false); the last picture stays.

@@ -7,6 +7,7 @@ import {
   CODEC_AV1, CODEC_NAME, HEADER_SIZE, WEBCODECS_CODEC, decoderCodecString, describeMetadata, displayName, median,
   parseMediaFrame,
 } from './wire.js';
+import { reduce } from './session.js';
 import { page, setStatus, showProblem, viewer } from './view.js';
 import { HLSPlayer } from './viewer-hls.js';
 
@@ -272,101 +273,48 @@ class Viewer {
     if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ v: 1, ...message }));
   }
 
+  /// A control message: the session reducer updates the state, and its effects are carried out on the page.
   control(text) {
     let message;
     try { message = JSON.parse(text); } catch { console.warn('screenpub viewer: bad control message', text); return; }
-    switch (message.type) {
-      case 'welcome':
+    if (message.type === 'error') console.warn(`screenpub viewer: relay error ${message.code}: ${message.message}`);
+    for (const effect of reduce(viewer, message)) this.perform(effect);
+  }
+
+  perform(effect) {
+    switch (effect.type) {
+      case 'welcomed':
         this.attempt = 0;
-        page.chatInput.disabled = false;
-        viewer.connectionId = message.connectionId;
-        viewer.role = message.role;
-        this.sessionId = message.sessionId;
-        viewer.connections.clear();
-        viewer.connections.set(message.connectionId, { role: message.role, name: 'you' });
-        for (const connection of message.connections || []) this.addConnection(connection);
-        this.renderViewers();
-        this.loadSession(message.sessionId);
-        page.moderator.hidden = message.role !== 'moderator';
-        if (message.role === 'moderator') this.loadArchives();
-        viewer.streams.clear();
-        for (const stream of message.streams) viewer.streams.set(stream.streamId, { ...stream, ended: false });
-        viewer.currentStreamId = null;
         this.player = null;
-        setStatus(message.streams.length ? 'Connected' : 'Connected; waiting for the screen to be shared…');
-        this.pickStream();
+        page.chatInput.disabled = false;
         break;
-      case 'streamCreated':
-        viewer.streams.set(message.stream.streamId, { ...message.stream, ended: false });
-        this.pickStream();
+      case 'status': setStatus(effect.text); break;
+      case 'notice': this.showNotice(effect.text); break;
+      case 'chat': this.showChat(effect.message); break;
+      case 'fatal':
+        this.fatal = true;
+        showProblem(effect.text);
         break;
-      case 'streamDestroyed': {
-        const stream = viewer.streams.get(message.streamId);
-        if (stream) stream.ended = true;
-        if (viewer.currentStreamId === message.streamId) {
-          // Keep the last picture on screen; a publisher that comes back publishes a new stream.
-          this.player?.closeDecoder();
-          this.player = null;
-          viewer.currentStreamId = null;
-          this.showPaused();
-          setStatus(`The stream ended (${message.reason}); waiting for the publisher…`);
+      case 'loadSession': this.loadSession(effect.sessionId); break;
+      case 'moderator': page.moderator.hidden = !effect.shown; break;
+      case 'loadArchives': this.loadArchives(); break;
+      case 'pickStream': this.pickStream(); break;
+      case 'streamEnded':
+        this.player?.closeDecoder();
+        this.player = null;
+        break;
+      case 'showPaused': this.showPaused(); break;
+      case 'recording':
+        page.recordingBadge.hidden = viewer.recording === null;
+        if (viewer.recording !== null) {
+          page.recordingBadge.title = effect.name ? `recording "${effect.name}"` : 'this session is being recorded';
         }
-        this.pickStream();
-        break;
-      }
-      case 'signal':
-        if (message.signalType === 'chat') this.showChat(message);
-        break;
-      case 'archiveStarted':
-        viewer.recording = message.archiveId;
-        page.recordingBadge.hidden = false;
-        page.recordingBadge.title = message.name ? `recording "${message.name}"` : 'this session is being recorded';
         this.renderRecordButton();
-        if (viewer.role === 'moderator') this.loadArchives();
         break;
-      case 'archiveStopped':
-        viewer.recording = null;
-        page.recordingBadge.hidden = true;
-        this.showNotice(`Recording ${message.status}${message.reason ? `: ${message.reason}` : ''}.`);
-        this.renderRecordButton();
-        if (viewer.role === 'moderator') this.loadArchives();
-        break;
-      case 'connectionCreated':
-        this.addConnection(message.connection);
-        if (message.connection.connectionId !== viewer.connectionId) {
-          this.showNotice(`${viewer.connections.get(message.connection.connectionId).name} joined.`);
-        }
-        this.renderViewers();
-        break;
-      case 'connectionDestroyed': {
-        const gone = viewer.connections.get(message.connectionId);
-        viewer.connections.delete(message.connectionId);
-        if (gone) this.showNotice(`${gone.name} left.`);
-        this.renderViewers();
-        break;
-      }
-      case 'subscribed':
-        setStatus(`Watching ${viewer.streams.get(message.streamId)?.name || 'stream ' + message.streamId}`);
-        this.showPaused();
-        break;
-      case 'streamPropertyChanged': {
-        const stream = viewer.streams.get(message.streamId);
-        if (stream) stream.properties = message.properties;
-        if (message.streamId === viewer.currentStreamId) this.showPaused();
-        break;
-      }
-      case 'error':
-        console.warn(`screenpub viewer: relay error ${message.code}: ${message.message}`);
-        if (message.code === 'invalidSignal' || message.code === 'forbidden') this.showNotice(`Not sent: ${message.message}`);
-        if (['invalidToken', 'tokenExpired', 'wrongSession', 'forbidden'].includes(message.code)) {
-          this.fatal = true;
-          showProblem(`The relay refused this viewer (${message.code}): ${message.message}. Ask for a new viewer link.`);
-        }
-        break;
-      default:
-        break; // messages the viewer does not show
+      case 'renderViewers': this.renderViewers(); break;
+      case 'renderStreams': this.renderStreams(); break;
+      default: break;
     }
-    this.renderStreams();
   }
 
   sendChat(text) {
@@ -379,11 +327,6 @@ class Viewer {
     this.send({ type: 'signal', signalType: 'chat', data: text });
   }
 
-  addConnection(connection) {
-    viewer.connections.set(connection.connectionId, { role: connection.role, name: displayName(connection.role, connection.data) });
-  }
-
-  /// "3 watching": subscribers and moderators, this page included.
   renderViewers() {
     viewer.viewerCount = [...viewer.connections.values()].filter((connection) => connection.role !== 'publisher').length;
     page.viewers.hidden = viewer.connections.size === 0;
@@ -459,7 +402,7 @@ class Viewer {
     page.record.disabled = true;
     try {
       if (viewer.recording) await this.archiveCall('POST', `/archive/${encodeURIComponent(viewer.recording)}/stop`);
-      else await this.archiveCall('POST', '/archive', { sessionId: this.sessionId });
+      else await this.archiveCall('POST', '/archive', { sessionId: viewer.sessionId });
     } catch (error) {
       this.showNotice(`Recording: ${error.message}`);
     } finally {

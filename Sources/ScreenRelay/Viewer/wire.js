@@ -1,5 +1,5 @@
 // The relay protocol as the viewer reads it (docs/protocol.md): pure functions, no page, no network, so that
-// they are tested on their own (`node --test Tests/Viewer`).
+// they are tested on their own (`node --test Tests/Viewer/*.test.mjs`).
 
 export const HEADER_SIZE = 48;
 export const MAGIC = 0x5350; // "SP"
