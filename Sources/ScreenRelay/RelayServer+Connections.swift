@@ -93,6 +93,14 @@ extension RelayServer {
                 connectionLogger.debug("writing to \(connectionId) failed: \(error)")
             }
         }
+        /// The client does not read what it is sent: its writer and connection go now, with what was queued.
+        @Sendable func dropUnreadClient() {
+            metrics.add(.overflowCloses)
+            connectionLogger.info(
+                "closing \(connectionId): it does not read what it is sent (more than \(configuration.maximumQueuedControlMessages) messages or \(configuration.maximumQueuedControlBytes) bytes queued)")
+            writer.cancel()
+            drop()
+        }
         // The hello deadline and the token's expiry: one timer at a time, at the machine's next deadline.
         let timer = Locked<(deadline: Double?, task: Task<Void, Never>?)>((nil, nil))
         defer { timer.withLock { $0.task?.cancel() } }
@@ -135,15 +143,14 @@ extension RelayServer {
                     outlet.yield(.control(ControlMessage.error(code: error.kind, message: error.message).encoded()))
                     outlet.yield(.close(error.kind, reason))
                 case .drop:
-                    metrics.add(.overflowCloses)
-                    connectionLogger.info(
-                        "closing \(connectionId): it does not read what it is sent (more than \(configuration.maximumQueuedControlMessages) messages or \(configuration.maximumQueuedControlBytes) bytes queued)")
-                    writer.cancel()
-                    drop()
+                    dropUnreadClient()
                 }
             }
         }
-        outlet.onOverflow { Task { await perform(machine.withLock { $0.overflowed() }) } }
+        // At once, on the thread that overflowed the outlet: the machine only says whether it is the first time.
+        outlet.onOverflow {
+            if case .drop? = machine.withLock({ $0.overflowed() }).first { dropUnreadClient() }
+        }
         scheduleTimer()
         do {
             while let message = try await inbound.next() {
