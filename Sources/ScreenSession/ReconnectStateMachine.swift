@@ -40,8 +40,8 @@ public struct ReconnectStateMachine: Sendable {
         case connectAfter(seconds: Double, attempt: Int)
         /// The stream is over: stop without an error.
         case finish
-        /// Stop with this failure.
-        case fail(RelayClientError)
+        /// Stop: the failure is final (a refusal another attempt would meet again, or reconnection is off).
+        case fail
     }
 
     public let policy: Policy
@@ -59,18 +59,36 @@ public struct ReconnectStateMachine: Sendable {
 
     /// The connection ended at `time`: cleanly with the stream finished (`failure` nil), or with `failure`.
     /// `jitter` in -1...1 spreads the reconnections of many publishers.
-    public mutating func ended(with failure: RelayClientError?, streamFinished: Bool, at time: Double, jitter: Double) -> Action {
-        if streamFinished || failure == nil { return .finish }
-        guard let failure else { return .finish }
-        guard policy.enabled, !Self.isPermanent(failure) else { return .fail(failure) }
+    public mutating func ended(with failure: (any ConnectionFailure)?, streamFinished: Bool, at time: Double, jitter: Double) -> Action {
+        guard !streamFinished, let failure else { return .finish }
+        guard policy.enabled, !failure.isPermanent else { return .fail }
         if let openedAt, time - openedAt >= policy.stableAfter { attempt = 0 }
         attempt += 1
         return .connectAfter(seconds: policy.delay(attempt: attempt, jitter: jitter), attempt: attempt)
     }
 
+}
+
+/// A connection's failure as ``ReconnectStateMachine`` weighs it: its sentence, and whether another attempt
+/// would meet it again (a refused token would; a lost connection would not).
+public protocol ConnectionFailure: Error, Sendable {
+    var message: String { get }
+    var isPermanent: Bool { get }
+}
+
+/// The kinds of a transport's failures, each permanent or not (as ``CaptureFailureKind`` for capture).
+public protocol ConnectionFailureKind: Hashable, Sendable {
+    var isPermanent: Bool { get }
+}
+
+extension ScreenError: ConnectionFailure where Kind: ConnectionFailureKind {
+    public var isPermanent: Bool { kind.isPermanent }
+}
+
+extension RelayClientFailure: ConnectionFailureKind {
     /// Refusals that another attempt would meet again.
-    public static func isPermanent(_ error: RelayClientError) -> Bool {
-        guard case .refused(let code) = error.kind else { return false }
+    public var isPermanent: Bool {
+        guard case .refused(let code) = self else { return false }
         return [.invalidToken, .tokenExpired, .wrongSession, .forbidden, .unsupportedVersion].contains(code)
     }
 }
@@ -82,19 +100,21 @@ extension ReconnectStateMachine {
     /// that is not retried (a refusal, or any with reconnection off).
     public static func keepConnected(
         policy: Policy, finished: OneShotEvent, isFinished: () -> Bool, lastProblem: () -> String?,
-        recordFailure: (RelayClientError) -> Void, logger: Logger, connectOnce: () async throws -> Void
+        recordFailure: (any ConnectionFailure) -> Void, logger: Logger, connectOnce: () async throws -> Void
     ) async throws {
         var machine = ReconnectStateMachine(policy: policy)
         let clock = ContinuousClock()
         let origin = clock.now
         func seconds() -> Double { (clock.now - origin) / .seconds(1) }
         var action = machine.start()
+        // What a final `.fail` throws: the failure as its transport made it.
+        var lastFailure: (any ConnectionFailure)?
         while true {
             switch action {
             case .finish:
                 return
-            case .fail(let failure):
-                throw failure
+            case .fail:
+                throw lastFailure ?? RelayClientError(.closed, "the connection ended")
             case .connectAfter(let delay, let attempt):
                 logger.warning("\(lastProblem() ?? "the connection ended"); reconnecting in \(String(format: "%.1f", delay)) s (attempt \(attempt))")
                 // Woken early when the stream is finished: nothing is left to send.
@@ -104,15 +124,18 @@ extension ReconnectStateMachine {
             case .connectNow:
                 if Task.isCancelled { return }
                 machine.opening(at: seconds())
-                var failure: RelayClientError?
+                var failure: (any ConnectionFailure)?
                 do {
                     try await connectOnce()
-                } catch let error as RelayClientError {
+                } catch let error as any ConnectionFailure {
                     failure = error
                 } catch {
                     failure = RelayClientError(.closed, "the connection failed: \(error)")
                 }
-                if let failure { recordFailure(failure) }
+                if let failure {
+                    recordFailure(failure)
+                    lastFailure = failure
+                }
                 action = machine.ended(with: failure, streamFinished: isFinished(), at: seconds(), jitter: Double.random(in: -1...1))
             }
         }

@@ -87,7 +87,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
 
     public func write(_ frame: EncodedFrame) throws {
         guard frame.codec == codec else {
-            throw RelayClientError(.closed, "WHIP carries the codec it offered (\(codec.rawValue)); a \(frame.codec.rawValue) frame cannot be sent")
+            throw WHIPError(.wrongCodec, "WHIP carries the codec it offered (\(codec.rawValue)); a \(frame.codec.rawValue) frame cannot be sent")
         }
         mediaLock.lock()
         defer { mediaLock.unlock() }
@@ -113,7 +113,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 lastProblem: { state.withLock { $0.lastProblem } },
                 recordFailure: { failure in state.withLock { $0.lastProblem = failure.message } },
                 logger: logger, connectOnce: sessionOnce)
-        } catch let failure as RelayClientError {
+        } catch let failure as WHIPError {
             state.withLock { $0.lastProblem = failure.message }
             throw failure
         }
@@ -172,7 +172,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         try Self.checkAnswer(answer.sdp, codec: codec, endpoint: endpoint)
         var error = [CChar](repeating: 0, count: 512)
         guard CWHIP_set_answer(session.pointer, answer.sdp, &error, error.count) == 0 else {
-            throw RelayClientError(.refused(.forbidden), "the WHIP endpoint at \(endpoint) answered with SDP webrtcbin cannot use: \(String(nullTerminated: error))")
+            throw WHIPError(.unusableAnswer, "the WHIP endpoint at \(endpoint) answered with SDP webrtcbin cannot use: \(String(nullTerminated: error))")
         }
         state.withLock { $0.session = session }
         // Connected within the time limit, then watched until it drops or the share ends: woken by webrtcbin's state
@@ -187,7 +187,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
             let current = Int(CWHIP_state(session.pointer, &error, error.count))
             if current == Int(CWHIP_STATE_FAILED) {
                 let detail = String(nullTerminated: error)
-                throw RelayClientError(.closed, "the WebRTC connection to \(endpoint) failed\(detail.isEmpty ? "" : ": \(detail)") (ICE or DTLS)")
+                throw WHIPError(.connection, "the WebRTC connection to \(endpoint) failed\(detail.isEmpty ? "" : ": \(detail)") (ICE or DTLS)")
             }
             if current == Int(CWHIP_STATE_CONNECTED), !wasConnected {
                 wasConnected = true
@@ -204,7 +204,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
             let wait: Duration
             if wasConnected {
                 if current == Int(CWHIP_STATE_DISCONNECTED) || current == Int(CWHIP_STATE_CLOSED) {
-                    throw RelayClientError(.closed, "the WebRTC connection to \(endpoint) was lost")
+                    throw WHIPError(.connection, "the WebRTC connection to \(endpoint) was lost")
                 }
                 // An SFU that went away without a word (killed, unplugged) stops its receiver reports long before
                 // ICE notices. A WebRTC receiver must report (RFC 3550, RFC 8888): none at all counts from the
@@ -216,12 +216,12 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 }
                 let silence = sinceReport >= 0 ? sinceReport : (ContinuousClock.now - connectedAt) / .seconds(1)
                 if silence > Self.rtcpSilenceLimit {
-                    throw RelayClientError(.closed, "\(endpoint) has sent no RTCP for \(Int(silence)) s: the SFU is gone")
+                    throw WHIPError(.connection, "\(endpoint) has sent no RTCP for \(Int(silence)) s: the SFU is gone")
                 }
                 wait = .milliseconds(Int((Self.rtcpSilenceLimit - silence) * 1000) + 50)
             } else {
                 guard ContinuousClock.now <= deadline else {
-                    throw RelayClientError(.closed, "no WebRTC connection to \(endpoint) within \(Int(connectTimeout)) s (the SFU's candidates cannot be reached)")
+                    throw WHIPError(.connection, "no WebRTC connection to \(endpoint) within \(Int(connectTimeout)) s (the SFU's candidates cannot be reached)")
                 }
                 wait = deadline - ContinuousClock.now + .milliseconds(50)
             }
@@ -293,7 +293,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         let turns = iceServers.filter { $0.hasPrefix("turn://") || $0.hasPrefix("turns://") }
         let opaque = UInt(bitPattern: context.toOpaque())
         // Gathering may take seconds (a STUN server): on a thread of its own, not the concurrency pool.
-        let started: Result<UInt, RelayClientError> = await withCheckedContinuation { continuation in
+        let started: Result<UInt, WHIPError> = await withCheckedContinuation { continuation in
             Thread {
                 var error = [CChar](repeating: 0, count: 512)
                 let made = withCStrings(turns) { turnPointers in
@@ -313,7 +313,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 if let made {
                     continuation.resume(returning: .success(UInt(bitPattern: made)))
                 } else {
-                    continuation.resume(returning: .failure(RelayClientError(.closed, String(nullTerminated: error))))
+                    continuation.resume(returning: .failure(WHIPError(.connection, String(nullTerminated: error))))
                 }
             }.start()
         }
@@ -337,7 +337,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
             do {
                 response = try await http.send("POST", url, bearer: token, body: (Data(offer.utf8), "application/sdp"))
             } catch {
-                throw error
+                throw WHIPError(.unreachable, error.message)
             }
             switch response.status {
             case 201:
@@ -347,19 +347,19 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 return (sdp, resource, response.headers("Link").flatMap(WHIPLink.iceServers(in:)))
             case 301, 302, 303, 307, 308:
                 guard let location = response.header("Location"), let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString else {
-                    throw RelayClientError(.closed, "the WHIP endpoint at \(url) redirected (HTTP \(response.status)) without a Location")
+                    throw WHIPError(.unreachable, "the WHIP endpoint at \(url) redirected (HTTP \(response.status)) without a Location")
                 }
                 url = next
             case 401, 403:
-                throw RelayClientError(
-                    .refused(.invalidToken),
+                throw WHIPError(
+                    .refusedToken,
                     "the WHIP endpoint at \(url) refused the token (HTTP \(response.status)): give the one the SFU expects with --whip-token")
             default:
                 let said = String(decoding: response.body.prefix(200), as: UTF8.self).escapingControlCharacters
-                throw RelayClientError(.closed, "the WHIP endpoint at \(url) answered HTTP \(response.status)\(said.isEmpty ? "" : ": \(said)")")
+                throw WHIPError(.unreachable, "the WHIP endpoint at \(url) answered HTTP \(response.status)\(said.isEmpty ? "" : ": \(said)")")
             }
         }
-        throw RelayClientError(.closed, "the WHIP endpoint at \(endpoint) redirected more than 3 times")
+        throw WHIPError(.unreachable, "the WHIP endpoint at \(endpoint) redirected more than 3 times")
     }
 
     /// ICE servers the endpoint names in `Link: <…>; rel="ice-server"` headers of an `OPTIONS` answer (before the
@@ -386,8 +386,8 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
             }
         }
         guard accepted, hasCodec else {
-            throw RelayClientError(
-                .refused(.forbidden),
+            throw WHIPError(
+                .unusableAnswer,
                 "the WHIP endpoint at \(endpoint) answered without \(name) video: the SFU does not take \(name) there (configure it for \(name), or try --codec \(codec == .vp8 ? "vp9" : "vp8"))")
         }
     }

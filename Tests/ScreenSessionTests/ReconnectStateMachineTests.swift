@@ -38,15 +38,15 @@ import Testing
     @Test func refusedTokensFailAtOnceAndAFinishedStreamEnds() {
         var machine = ReconnectStateMachine(policy: .init())
         let refused = RelayClientError(.refused(.tokenExpired), "the token has expired")
-        #expect(machine.ended(with: refused, streamFinished: false, at: 0, jitter: 0) == .fail(refused))
+        #expect(machine.ended(with: refused, streamFinished: false, at: 0, jitter: 0) == .fail)
         #expect(machine.ended(with: lost, streamFinished: true, at: 0, jitter: 0) == .finish)
         #expect(machine.ended(with: nil, streamFinished: false, at: 0, jitter: 0) == .finish)
         // A transient failure is retried; a refusal the relay would repeat is not.
-        #expect(machine.ended(with: RelayClientError(.refused(.internalError), "oops"), streamFinished: false, at: 0, jitter: 0) != .fail(lost))
+        #expect(machine.ended(with: RelayClientError(.refused(.internalError), "oops"), streamFinished: false, at: 0, jitter: 0) != .fail)
     }
 
     @Test func withoutReconnectionAnyFailureIsFinal() {
         var machine = ReconnectStateMachine(policy: .never)
-        #expect(machine.ended(with: lost, streamFinished: false, at: 0, jitter: 0) == .fail(lost))
+        #expect(machine.ended(with: lost, streamFinished: false, at: 0, jitter: 0) == .fail)
     }
 }
