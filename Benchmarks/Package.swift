@@ -37,6 +37,7 @@ let package = Package(
                 .product(name: "ScreenRecording", package: "screenpub"),
                 .product(name: "ScreenSession", package: "screenpub"),
                 .product(name: "ScreenTransport", package: "screenpub"),
+                .product(name: "ScreenTransportClient", package: "screenpub"),
                 .product(name: "ScreenWire", package: "screenpub"),
                 .product(name: "ScreenTesting", package: "screenpub"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

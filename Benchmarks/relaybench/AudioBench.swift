@@ -6,6 +6,7 @@ import ScreenMedia
 import ScreenSession
 import ScreenTesting
 import ScreenTransport
+import ScreenTransportClient
 import ScreenWire
 
 /// Sound through screenpub and its relay, with real parts: a private PipeWire whose test source plays silence,

@@ -10,6 +10,7 @@ import ScreenRecording
 import ScreenSession
 import ScreenTesting
 import ScreenTransport
+import ScreenTransportClient
 import ScreenWire
 
 /// Measures the relay: capture-to-decoded latency of a live screenpub stream, and fan-out to many subscribers.
