@@ -178,7 +178,7 @@ import Testing
     /// frame follows a gap (the recording subscriber fell behind and the relay dropped frames up to a keyframe)
     /// is not where the flash began: it is left out.
     static func offsetsInRecording(_ path: String) async throws -> [Double] {
-        let ffmpeg = "/usr/bin/ffmpeg", ffprobe = "/usr/bin/ffprobe"
+        let ffprobe = "/usr/bin/ffprobe"
         let frames = try await run(ffprobe, [
             "-v", "error", "-f", "lavfi", "movie=\(path),signalstats", "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG",
             "-of", "csv=p=0",
@@ -196,10 +196,7 @@ import Testing
             previous = fields[0]
         }
         let audioStart = Double(try await run(ffprobe, ["-v", "error", "-select_streams", "a", "-show_entries", "stream=start_time", "-of", "csv=p=0", path]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        let raw = path + ".f32"
-        _ = try await run(ffmpeg, ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "1", "-f", "f32le", raw])
-        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
-        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let samples = try await RecordedSound.monoSamples(of: path)
         return flashTimes.compactMap { flash in
             let from = max(0, Int((flash - 0.2 - audioStart) * 48_000)), to = min(samples.count, from + 24_000)
             guard from < to, let index = samples[from..<to].firstIndex(where: { abs($0) > 0.1 }) else { return nil }
@@ -271,9 +268,7 @@ import Testing
             ["--display", display.name, "--audio", node, "--output", path, "--duration", String(seconds), "--control-socket", ""],
             environment: environment, timeout: 60)
         guard outcome.status == 0 else { return (0, outcome.standardError) }
-        let raw = path + ".f32"
-        _ = try await Self.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "1", "-f", "f32le", raw])
-        let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let samples = try await RecordedSound.monoSamples(of: path)
         return (Self.dominantFrequency(Array(samples.dropFirst(24_000).prefix(48_000)), low: 200, high: 1200), outcome.standardError)
     }
 

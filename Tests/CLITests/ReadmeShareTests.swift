@@ -23,10 +23,7 @@ import Testing
 
     /// The strongest frequency of a recording's sound after its first half second.
     static func frequency(_ path: String) async throws -> Double {
-        let raw = path + ".f32"
-        let decoded = try await ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "1", "-f", "f32le", raw], timeout: 60)
-        guard decoded.status == 0 else { return 0 }
-        let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        guard let samples = try? await RecordedSound.monoSamples(of: path) else { return 0 }
         return AudioShareTests.dominantFrequency(Array(samples.dropFirst(24_000).prefix(24_000)), low: 200, high: 1200)
     }
 
