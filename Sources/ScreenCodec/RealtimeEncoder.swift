@@ -1,6 +1,6 @@
 public import ScreenMedia
 
-/// The realtime video encoder: one flow for every codec, over a ``EncoderBackend`` for the library.
+/// The realtime video encoder: one flow for every codec, over an ``EncoderBackend`` for the library.
 ///
 /// Converts BGRA to I420 with libyuv, only the changed rectangles (``EncoderInput``), and codes only the changed
 /// 16×16 blocks (the library's active map). The first frame, a frame at a new size and a frame after
