@@ -423,7 +423,6 @@ final class PipeWireStream {
                     frame.markAllChanged()
                 } else if !comparesTiles {
                     frame.changedRects.append(contentsOf: damageRegion.rects)
-                    DamageRegion.coalesce(frame)
                 } else {
                     // The frame holds the last picture (the pointer already taken off): compare in tiles.
                     frame.withUnsafeBytes { previous in
