@@ -324,10 +324,14 @@ public enum ShareControlClient {
         public var exitStatus: Int32 { isNotRunning ? ExitStatus.notRunning : ExitStatus.runtimeFailure }
     }
 
-    /// Sends `command` to the screenpub whose control socket is `path` (nil: the default, which needs
-    /// `$XDG_RUNTIME_DIR`).
+    /// The control socket a command asks: `given`, else the default (nil without `$XDG_RUNTIME_DIR`).
+    public static func socketPath(_ given: String?) -> String? {
+        given ?? ControlSocket.defaultPath(application: "screenpub", environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Sends `command` to the screenpub whose control socket is `path` (nil: the default, ``socketPath(_:)``).
     public static func send(_ command: String, toSocket path: String?) async throws(Failure) -> (status: ShareStatus, json: Data) {
-        guard let path = path ?? ControlSocket.defaultPath(application: "screenpub", environment: ProcessInfo.processInfo.environment) else {
+        guard let path = socketPath(path) else {
             // Without a runtime directory no screenpub of this user can have made its socket: as "not running".
             throw Failure(
                 isNotRunning: true,

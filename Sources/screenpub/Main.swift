@@ -226,7 +226,7 @@ struct StopCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = try await control.send("stop")
-        guard let path = control.controlSocket ?? ControlSocket.defaultPath(application: "screenpub", environment: ProcessInfo.processInfo.environment),
+        guard let path = ShareControlClient.socketPath(control.controlSocket),
             await ControlSocket.waitUntilGone(path, timeout: .milliseconds(Int(timeout * 1000))) else {
             FileHandle.standardError.write(Data("screenpub: still running after \(timeout) s\n".utf8))
             throw ExitCode(ExitStatus.runtimeFailure)
