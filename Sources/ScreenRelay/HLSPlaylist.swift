@@ -68,16 +68,7 @@ enum HLSPlaylist {
     /// 8 bits, and the lowest level whose picture size and sample rate the stream fits. (AV1's comes from its
     /// sequence header, ``AV1SequenceHeader/codecString``; this is its fallback, main profile level 4.0.)
     static func codecString(_ codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double) -> String {
-        let picture = width * height
-        let rate = Double(picture) * max(framesPerSecond, 1)
-        // (level, maximum luma picture size, maximum luma sample rate) from the VP9 levels table.
-        let levels: [(Int, Int, Double)] = [
-            (10, 36_864, 829_440), (11, 73_728, 2_764_800), (20, 122_880, 4_608_000), (21, 245_760, 9_216_000),
-            (30, 552_960, 20_736_000), (31, 983_040, 36_864_000), (40, 2_228_224, 83_558_400), (41, 2_228_224, 160_432_128),
-            (50, 8_912_896, 311_951_360), (51, 8_912_896, 588_251_136), (52, 8_912_896, 1_176_502_272),
-            (60, 35_651_584, 1_176_502_272), (61, 35_651_584, 2_353_004_544), (62, 35_651_584, 4_706_009_088),
-        ]
-        let level = levels.first { picture <= $0.1 && rate <= $0.2 }?.0 ?? 62
+        let level = VideoCodec.vpxLevel(width: width, height: height, framesPerSecond: framesPerSecond)
         let level2 = level < 10 ? "0\(level)" : "\(level)"
         switch codec {
         case .vp9: return "vp09.00.\(level2).08"

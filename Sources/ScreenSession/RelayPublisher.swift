@@ -346,7 +346,9 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             estimatedFramesPerSecond: current.framesPerSecond,
             estimatedCaptureDelayMilliseconds: ((current.captureDelayMilliseconds ?? 0) * 10).rounded() / 10,
             hasVideo: current.videoEnabled, audio: audio, hasAudio: current.audioEnabled && current.videoEnabled,
-            codecString: StreamProperties.codecString(frame.codec, keyframe: frame.payload))
+            codecString: StreamProperties.codecString(
+                frame.codec, keyframe: frame.payload, width: frame.width, height: frame.height,
+                framesPerSecond: current.framesPerSecond))
         try await link.send(.publish(name: streamName, properties: properties))
         guard let id = await answers.next() else {
             throw RelayClientError(.closed, "the relay closed the connection before accepting the stream")
