@@ -42,7 +42,7 @@ final class ConnectionOutlet: Sendable {
         var messages = 0
         var bytes = 0
         var overflowed = false
-        var onOverflow: (@Sendable () -> Void)?
+        var onOverflow: (@Sendable (String) -> Void)?
     }
 
     private let limits: Limits
@@ -52,9 +52,26 @@ final class ConnectionOutlet: Sendable {
         self.limits = limits
     }
 
-    /// What to do when the bounds are passed (close the connection); called once.
-    func onOverflow(_ action: @escaping @Sendable () -> Void) {
+    /// What to do when the bounds are passed or the session evicts the connection (close it), with why;
+    /// called once.
+    func onOverflow(_ action: @escaping @Sendable (_ reason: String) -> Void) {
         state.withLock { $0.onOverflow = action }
+    }
+
+    /// The session gives up on this connection (it took none of its queued media for too long): what is queued
+    /// is dropped and the connection closed, as when its queue overflows.
+    func evict(reason: String) {
+        let (action, writer) = state.withLock { state -> ((@Sendable (String) -> Void)?, CheckedContinuation<Outgoing?, Never>?) in
+            guard !state.overflowed else { return (nil, nil) }
+            state.overflowed = true
+            state.finished = true
+            state.queue.removeAll()
+            state.audio.removeAll()
+            defer { (state.onOverflow, state.waiting) = (nil, nil) }
+            return (state.onOverflow, state.waiting)
+        }
+        writer?.resume(returning: nil)
+        action?(reason)
     }
 
     /// True once the bounds were passed: the writer drops what is left and the connection closes.
@@ -62,7 +79,7 @@ final class ConnectionOutlet: Sendable {
 
     func yield(_ item: Outgoing) {
         let size = Self.controlSize(item)
-        enum Outcome { case queued, handed(CheckedContinuation<Outgoing?, Never>), overflowed((@Sendable () -> Void)?, CheckedContinuation<Outgoing?, Never>?), dropped }
+        enum Outcome { case queued, handed(CheckedContinuation<Outgoing?, Never>), overflowed((@Sendable (String) -> Void)?, CheckedContinuation<Outgoing?, Never>?), dropped }
         let outcome: Outcome = state.withLock { state in
             if state.overflowed || state.finished { return .dropped }
             state.messages += size == nil ? 0 : 1
@@ -87,7 +104,7 @@ final class ConnectionOutlet: Sendable {
         case .handed(let writer): writer.resume(returning: item)
         case .overflowed(let action, let writer):
             writer?.resume(returning: nil)
-            action?()
+            action?("it does not read what it is sent (more than \(limits.messages) messages or \(limits.bytes) bytes queued)")
         }
     }
 

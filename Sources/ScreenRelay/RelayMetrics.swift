@@ -25,6 +25,45 @@ public final class RelayMetrics: Sendable {
 
     private static let refusedName = "screenrelay_refused_total:"
 
+    /// Adds to one series of a labelled family (`family{label="value"}`).
+    func add(_ family: Family, _ label: String, _ value: Int = 1) {
+        guard value != 0 else { return }
+        counters.withLock { $0[family.key(label), default: 0] += value }
+    }
+
+    public func value(_ family: Family, _ label: String) -> Int { counters.withLock { $0[family.key(label)] ?? 0 } }
+
+    /// Families of series told apart by one label, each series appearing once it has been counted.
+    public enum Family: String, CaseIterable, Sendable {
+        case keyframeRequestsByCause = "screenrelay_keyframe_requests_by_cause_total"
+        case subscribersByLayer = "screenrelay_subscribers"
+        case publisherEstimatedKbps = "screenrelay_publisher_estimated_kbps"
+        case publisherTargetKbps = "screenrelay_publisher_target_kbps"
+
+        var label: String {
+            switch self {
+            case .keyframeRequestsByCause: "cause"
+            case .subscribersByLayer: "layer"
+            case .publisherEstimatedKbps, .publisherTargetKbps: "stream"
+            }
+        }
+
+        var help: String {
+            switch self {
+            case .keyframeRequestsByCause:
+                "Keyframe requests sent to publishers, by cause: new_subscriber, subscriber_behind (not even layer 0 fitted its link), subscriber_asked, relay (recording, HLS)."
+            case .subscribersByLayer:
+                "Subscriptions by the highest temporal layer they get now (lower: thinned for a slow link); waiting: skipped to the next keyframe."
+            case .publisherEstimatedKbps: "What each publisher estimates its uplink carries (kbit/s), as it last reported (session/stream)."
+            case .publisherTargetKbps: "Each publisher's encoder target (kbit/s), as it last reported (session/stream)."
+            }
+        }
+
+        var isGauge: Bool { self != .keyframeRequestsByCause }
+
+        fileprivate func key(_ label: String) -> String { rawValue + "\u{1}" + label }
+    }
+
     /// The limits a client can meet (docs/protocol.md, "Limits a connection meets").
     public enum Limit: String, CaseIterable, Sendable {
         case totalConnections = "connections"
@@ -57,6 +96,8 @@ public final class RelayMetrics: Sendable {
         case rejectedTokens = "screenrelay_rejected_tokens_total"
         case signals = "screenrelay_signals_total"
         case overflowCloses = "screenrelay_connections_closed_unread_total"
+        case framesThinned = "screenrelay_frames_thinned_total"
+        case subscribersEvicted = "screenrelay_subscribers_evicted_total"
 
         var help: String {
             switch self {
@@ -75,6 +116,8 @@ public final class RelayMetrics: Sendable {
             case .keyframeRequests: "Keyframe requests sent to publishers."
             case .protocolErrors: "Connections closed for malformed or unexpected messages."
             case .rejectedTokens: "Hello messages refused for their token."
+            case .framesThinned: "Video frames of a higher temporal layer not sent to a subscriber whose link could not carry them (it got the lower layers)."
+            case .subscribersEvicted: "Subscribers closed because they took none of their queued media for the stall limit."
             case .overflowCloses: "Connections closed because they let their queue of control messages overflow (they do not read)."
             }
         }
@@ -95,6 +138,16 @@ public final class RelayMetrics: Sendable {
         text += "# TYPE screenrelay_refused_total counter\n"
         for limit in Limit.allCases {
             text += "screenrelay_refused_total{limit=\"\(limit.rawValue)\"} \(values[Self.refusedName + limit.rawValue] ?? 0)\n"
+        }
+        for family in Family.allCases {
+            text += "# HELP \(family.rawValue) \(family.help)\n"
+            text += "# TYPE \(family.rawValue) \(family.isGauge ? "gauge" : "counter")\n"
+            let prefix = family.key("")
+            for (key, value) in values.sorted(by: { $0.key < $1.key }) where key.hasPrefix(prefix) {
+                // Gauges of things that are gone (a stream ended) leave the exposition.
+                if family.isGauge && value == 0 { continue }
+                text += "\(family.rawValue){\(family.label)=\"\(key.dropFirst(prefix.count))\"} \(value)\n"
+            }
         }
         return text
     }

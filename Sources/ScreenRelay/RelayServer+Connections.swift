@@ -94,10 +94,9 @@ extension RelayServer {
             }
         }
         /// The client does not read what it is sent: its writer and connection go now, with what was queued.
-        @Sendable func dropUnreadClient() {
+        @Sendable func dropUnreadClient(_ reason: String) {
             metrics.add(.overflowCloses)
-            connectionLogger.info(
-                "closing \(connectionId): it does not read what it is sent (more than \(configuration.maximumQueuedControlMessages) messages or \(configuration.maximumQueuedControlBytes) bytes queued)")
+            connectionLogger.info("closing \(connectionId): \(reason)")
             writer.cancel()
             drop()
         }
@@ -143,13 +142,13 @@ extension RelayServer {
                     outlet.yield(.control(ControlMessage.error(code: error.kind, message: error.message).encoded()))
                     outlet.yield(.close(error.kind, reason))
                 case .drop:
-                    dropUnreadClient()
+                    dropUnreadClient("it does not read what it is sent")
                 }
             }
         }
         // At once, on the thread that overflowed the outlet: the machine only says whether it is the first time.
-        outlet.onOverflow {
-            if case .drop? = machine.withLock({ $0.overflowed() }).first { dropUnreadClient() }
+        outlet.onOverflow { reason in
+            if case .drop? = machine.withLock({ $0.overflowed() }).first { dropUnreadClient(reason) }
         }
         scheduleTimer()
         do {
@@ -179,6 +178,7 @@ extension RelayServer {
         case .tooLarge: .messageTooLarge
         case .invalidToken, .tokenExpired, .wrongSession, .forbidden: .policyViolation
         case .malformed, .unsupportedVersion, .unknownMessage, .metadataTooLarge, .badState, .notFound, .invalidSignal: .protocolError
+        case .tooSlow: .policyViolation
         case .internalError: .unexpectedServerError
         }
     }

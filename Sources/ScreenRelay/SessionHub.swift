@@ -19,6 +19,12 @@ actor SessionHub {
     private var reportedDrops = 0
     private var reportedAudioDrops = 0
     private var reportedRequests = 0
+    private var reportedRequestCauses: [StreamRouter<ByteBuffer>.KeyframeCause: Int] = [:]
+    private var reportedThinned = 0
+    private var reportedEvictions = 0
+    private var reportedLayers: [Int?: Int] = [:]
+    /// The last frame copied with its layer bits cleared, and the copy.
+    private var lastCleared: (original: ByteBuffer, copy: ByteBuffer)?
     private var reportedRefusals: [RelayMetrics.Limit: Int] = [:]
     private var reportedStreams = 0
     /// The recording in progress, if any.
@@ -227,7 +233,7 @@ actor SessionHub {
     func delivered(to connectionId: String, streamId: UInt32, bytes: Int) {
         metrics.add(.framesOut)
         metrics.add(.bytesOut, bytes)
-        router.frameDelivered(to: connectionId, streamId: streamId)
+        perform(router.frameDelivered(to: connectionId, streamId: streamId, now: Self.now()))
     }
 
     func audioDelivered(to connectionId: String, streamId: UInt32, bytes: Int) {
@@ -249,8 +255,10 @@ actor SessionHub {
     private func perform(_ actions: [StreamRouter<ByteBuffer>.Action]) {
         for action in actions {
             switch action {
-            case .sendFrame(let buffer, let connectionId, let streamId):
-                outlets[connectionId]?.yield(.frame(buffer, streamId: streamId))
+            case .sendFrame(let buffer, let connectionId, let streamId, let clearingLayer):
+                outlets[connectionId]?.yield(.frame(clearingLayer ? withoutLayer(buffer) : buffer, streamId: streamId))
+            case .evict(let connectionId, let reason):
+                outlets[connectionId]?.evict(reason: reason)
             case .sendAudio(let buffer, let connectionId, let streamId):
                 outlets[connectionId]?.yield(.audio(buffer, streamId: streamId))
             case .sendControl(let message, let connectionId):
@@ -268,6 +276,23 @@ actor SessionHub {
         reportedAudioDrops = router.droppedAudioFrames
         metrics.add(.keyframeRequests, router.keyframeRequestsSent - reportedRequests)
         reportedRequests = router.keyframeRequestsSent
+        if router.keyframeRequestsByCause != reportedRequestCauses {
+            for (cause, count) in router.keyframeRequestsByCause {
+                metrics.add(.keyframeRequestsByCause, cause.rawValue, count - reportedRequestCauses[cause, default: 0])
+            }
+            reportedRequestCauses = router.keyframeRequestsByCause
+        }
+        metrics.add(.framesThinned, router.thinnedFrames - reportedThinned)
+        reportedThinned = router.thinnedFrames
+        metrics.add(.subscribersEvicted, router.evictedSubscribers - reportedEvictions)
+        reportedEvictions = router.evictedSubscribers
+        let layers = router.subscribersByLayer
+        if layers != reportedLayers {
+            for key in Set(layers.keys).union(reportedLayers.keys) {
+                metrics.add(.subscribersByLayer, key.map(String.init) ?? "waiting", layers[key, default: 0] - reportedLayers[key, default: 0])
+            }
+            reportedLayers = layers
+        }
         for (limit, count) in router.refused where count != reportedRefusals[limit, default: 0] {
             metrics.refused(limit, count - reportedRefusals[limit, default: 0])
             reportedRefusals[limit] = count
@@ -276,6 +301,24 @@ actor SessionHub {
         metrics.add(.streams, streams - reportedStreams)
         if streams != reportedStreams { watchIdleness() }
         reportedStreams = streams
+    }
+
+    /// The frame with its layer bits cleared, for subscribers from before protocol 3: one copy per frame,
+    /// whatever the number of such subscribers.
+    private func withoutLayer(_ buffer: ByteBuffer) -> ByteBuffer {
+        // The same storage (a frame is forwarded as one shared buffer): compared by address, not by its bytes.
+        if let cleared = lastCleared, cleared.original.readableBytes == buffer.readableBytes,
+            cleared.original.withUnsafeReadableBytes({ $0.baseAddress }) == buffer.withUnsafeReadableBytes({ $0.baseAddress })
+        {
+            return cleared.copy
+        }
+        var copy = buffer
+        let offset = copy.readerIndex + MediaFrameHeader.flagsOffset
+        if let flags = copy.getInteger(at: offset, as: UInt8.self) {
+            copy.setInteger(MediaFrameHeader.Flags(rawValue: flags).withoutLayer.rawValue, at: offset)
+        }
+        lastCleared = (buffer, copy)
+        return copy
     }
 
     private static func now() -> Double {

@@ -6,11 +6,22 @@ public import ScreenWire
 /// Tested without sockets.
 ///
 /// Guarantees:
-/// - A subscriber never holds back the publisher or other subscribers: each has at most
-///   ``Limits/maximumQueuedFrames`` frames in flight; past that its frames are dropped, and it waits for the
-///   next keyframe (deltas after a gap would not decode), which is requested from the publisher.
-/// - Keyframe requests to a publisher are throttled to one per ``Limits/keyframeRequestInterval`` seconds per
-///   stream; requests in between are merged into the next allowed one (on ``tick(now:)``).
+/// - A subscriber never holds back the publisher or other subscribers. Each subscription measures how fast its
+///   connection drains (bytes written over the time they took) and what it has queued, in milliseconds at that
+///   rate. Past ``Limits/thinAboveMilliseconds`` its highest temporal layer is lowered (frames of higher layers
+///   are not sent: a lower frame rate that still decodes); once it has stayed under
+///   ``Limits/raiseBelowMilliseconds`` for ``Limits/raiseAfterSeconds`` the layer goes up again, at the next
+///   layer-0 frame. Only when a layer-0 frame does not fit (past ``Limits/maximumQueuedMilliseconds`` or
+///   ``Limits/maximumQueuedBytes``) does the subscriber skip to the next keyframe.
+/// - A skipped subscriber is restarted once it has drained: from the cached pictures of its layers when they
+///   cost it less than twice a keyframe, else with a keyframe requested from the publisher — at most once every
+///   ``Limits/subscriberKeyframeIntervalSeconds`` per subscriber, and at most once every
+///   ``Limits/keyframeRequestInterval`` per stream (requests in between are merged into the next allowed one,
+///   on ``tick(now:)``). Other subscribers never wait for it.
+/// - A subscriber that takes nothing of what is queued for it for ``Limits/stallSeconds`` is evicted (it stopped
+///   reading, whether or not it still answers pings).
+/// - Publishers that asked for acknowledgements (`publish` with `acks`) get an `ack` for each video frame as it
+///   arrives: what their rate controller measures the uplink with.
 /// - Audio frames go only to subscribers that asked for them (`subscribe` with `audio`), each with a queue of its
 ///   own (``Limits/maximumQueuedAudioFrames``): past it they are dropped one by one — there is no keyframe to
 ///   wait for — and a subscriber waiting for a video keyframe still gets its sound.
@@ -20,10 +31,25 @@ public import ScreenWire
 /// `Frame` is whatever the server forwards (a shared byte buffer); the router never copies it.
 public struct StreamRouter<Frame> {
     public struct Limits: Sendable {
-        public var maximumQueuedFrames: Int
+        /// A subscriber's queued media, in milliseconds at its measured drain rate, past which its highest
+        /// temporal layer is lowered (one step at a time, at most every ``thinStepSeconds``).
+        public var thinAboveMilliseconds: Double
+        public var thinStepSeconds: Double
+        /// Under this for ``raiseAfterSeconds``, its highest layer goes up one step.
+        public var raiseBelowMilliseconds: Double
+        public var raiseAfterSeconds: Double
+        /// A frame is not sent to a subscriber with this much queued (milliseconds at its drain rate, or bytes):
+        /// a higher layer's is thinned, a layer-0 frame makes it skip to the next keyframe.
+        public var maximumQueuedMilliseconds: Double
+        public var maximumQueuedBytes: Int
         /// Audio frames (20 ms each) a subscriber may have in flight before the next ones are dropped.
         public var maximumQueuedAudioFrames: Int
+        /// The stream's ceiling: at most one keyframe request to its publisher per this many seconds.
         public var keyframeRequestInterval: Double
+        /// One subscriber's ceiling: it makes the publisher send a keyframe at most once per this many seconds.
+        public var subscriberKeyframeIntervalSeconds: Double
+        /// A subscriber that takes none of its queued media for this long is closed (`tooSlow`).
+        public var stallSeconds: Double
         /// The cached group of pictures is dropped past this many bytes (and a keyframe is asked for the next
         /// subscriber instead), which bounds the relay's memory per stream.
         public var maximumCachedBytes: Int
@@ -37,13 +63,22 @@ public struct StreamRouter<Frame> {
         public var maximumStreamNameBytes: Int
 
         public init(
-            maximumQueuedFrames: Int = 16, maximumQueuedAudioFrames: Int = 10, keyframeRequestInterval: Double = 0.5, maximumCachedBytes: Int = 8 << 20,
-            signalsPerSecond: Double = 20, signalBurst: Double = 40, maximumStreamsPerConnection: Int = 16,
-            maximumStreamNameBytes: Int = 256
+            thinAboveMilliseconds: Double = 300, thinStepSeconds: Double = 0.5, raiseBelowMilliseconds: Double = 100,
+            raiseAfterSeconds: Double = 3, maximumQueuedMilliseconds: Double = 1000, maximumQueuedBytes: Int = 4 << 20,
+            maximumQueuedAudioFrames: Int = 10, keyframeRequestInterval: Double = 0.5, subscriberKeyframeIntervalSeconds: Double = 4,
+            stallSeconds: Double = 20, maximumCachedBytes: Int = 8 << 20, signalsPerSecond: Double = 20, signalBurst: Double = 40,
+            maximumStreamsPerConnection: Int = 16, maximumStreamNameBytes: Int = 256
         ) {
-            self.maximumQueuedFrames = maximumQueuedFrames
+            self.thinAboveMilliseconds = thinAboveMilliseconds
+            self.thinStepSeconds = thinStepSeconds
+            self.raiseBelowMilliseconds = raiseBelowMilliseconds
+            self.raiseAfterSeconds = raiseAfterSeconds
+            self.maximumQueuedMilliseconds = maximumQueuedMilliseconds
+            self.maximumQueuedBytes = maximumQueuedBytes
             self.maximumQueuedAudioFrames = maximumQueuedAudioFrames
             self.keyframeRequestInterval = keyframeRequestInterval
+            self.subscriberKeyframeIntervalSeconds = subscriberKeyframeIntervalSeconds
+            self.stallSeconds = stallSeconds
             self.maximumCachedBytes = maximumCachedBytes
             self.signalsPerSecond = signalsPerSecond
             self.signalBurst = signalBurst
@@ -53,32 +88,96 @@ public struct StreamRouter<Frame> {
     }
 
     public enum Action {
-        /// Write a media frame to a subscriber; report ``frameDelivered(to:streamId:)`` when written.
-        case sendFrame(Frame, to: String, streamId: UInt32)
+        /// Write a media frame to a subscriber; report ``frameDelivered(to:streamId:now:)`` when written.
+        /// `clearingLayer`: the subscriber does not read layer ids, so the frame goes with its layer bits cleared.
+        case sendFrame(Frame, to: String, streamId: UInt32, clearingLayer: Bool)
         /// Write an audio frame to a subscriber; report ``audioFrameDelivered(to:streamId:)`` when written.
         case sendAudio(Frame, to: String, streamId: UInt32)
         case sendControl(ControlMessage, to: String)
         /// Close a connection after sending it an error.
         case close(String, WireErrorCode, String)
+        /// Drop a connection now, with what is queued for it: it does not read (``Limits/stallSeconds``).
+        case evict(String, reason: String)
+    }
+
+    /// Why a keyframe was asked of a publisher (`screenrelay_keyframe_requests_total{cause}`).
+    public enum KeyframeCause: String, Sendable, CaseIterable {
+        /// A subscriber joined and no cached pictures could start it.
+        case newSubscriber = "new_subscriber"
+        /// A subscriber fell so far behind that not even layer 0 fitted, and has drained since.
+        case subscriberBehind = "subscriber_behind"
+        /// A subscriber asked (`requestKeyframe`: its decoder failed).
+        case subscriberAsked = "subscriber_asked"
+        /// The relay itself: a recording starts, or an HLS segment is due.
+        case relay
+    }
+
+    /// One video frame on its way to a subscriber.
+    private struct InFlight {
+        var bytes: Int
+        var queuedAt: Double
     }
 
     private struct Subscription {
-        var queued = 0
         var waitingForKeyframe = true
+        /// It reads layer ids and `subscriptionChanged` (protocol 3).
+        var readsLayers = false
+        /// Frames of higher layers are not sent to it.
+        var highestLayer = MediaFrameHeader.Flags.highestLayer
+        /// Set once it has been calm long enough: the layer goes up at the next layer-0 frame.
+        var raisePending = false
+        var lastLayerChange = -Double.infinity
+        /// Since when its queue has stayed under ``Limits/raiseBelowMilliseconds``.
+        var calmSince: Double
+        var inFlight = FIFO<InFlight>()
+        var queuedBytes = 0
+        /// Its drain rate: bytes and busy seconds, both decaying, so that their ratio follows the link.
+        var drainedBytes = 0.0
+        var drainSeconds = 0.0
+        var lastDeliveryAt: Double
+        /// Since when it has taken nothing of a non-empty queue.
+        var stalledSince: Double?
+        /// It skipped to the next keyframe and wants to be restarted once it has drained.
+        var needsRestart = false
+        var lastKeyframeRequest = -Double.infinity
+        /// What it was last told (`subscriptionChanged`).
+        var announced: (layer: Int, waiting: Bool)?
         /// It asked for audio frames; how many it has in flight.
         var audio = false
         var queuedAudio = 0
+
+        init(now: Double) {
+            calmSince = now
+            lastDeliveryAt = now
+        }
+
+        /// Bytes per second it has been taking them at; nil before it has taken enough to tell.
+        var drainRate: Double? { drainSeconds > 0.02 && drainedBytes > 4096 ? drainedBytes / drainSeconds : nil }
+
+        /// How long what is queued for it will take, in milliseconds: its bytes at the drain rate, or, when that is
+        /// not known yet or is stale, how long the oldest has waited.
+        func queuedMilliseconds(now: Double) -> Double {
+            guard let oldest = inFlight.first else { return 0 }
+            let waited = (now - oldest.queuedAt) * 1000
+            guard let rate = drainRate else { return waited }
+            return max(waited, Double(queuedBytes) / rate * 1000)
+        }
     }
 
     private struct Stream {
         var info: StreamInfo
         var subscribers: [String: Subscription] = [:]
-        /// The last keyframe and the deltas since, in order; nil when unusable (too large, or none yet).
-        var cache: [Frame]? = nil
+        /// The last keyframe and the deltas since, in order, with their layers and sizes; nil when unusable (too
+        /// large, or none yet).
+        var cache: [(frame: Frame, layer: Int, bytes: Int)]? = nil
         var cachedBytes = 0
         var lastKeyframeRequest = -Double.infinity
-        var keyframeRequestPending = false
+        var keyframeRequestPending: KeyframeCause?
         var lastSequence: UInt64?
+        /// The publisher asked for acknowledgements.
+        var acknowledges = false
+        /// The highest temporal layer its frames have carried: how far a subscriber's layer can go up.
+        var topLayer = 0
     }
 
     public let sessionId: String
@@ -92,8 +191,14 @@ public struct StreamRouter<Frame> {
     /// What the router's limits refused, by limit (the relay folds them into its metrics).
     public private(set) var refused: [RelayMetrics.Limit: Int] = [:]
 
-    /// Keyframe requests sent to publishers.
+    /// Keyframe requests sent to publishers, and why.
     public private(set) var keyframeRequestsSent = 0
+    public private(set) var keyframeRequestsByCause: [KeyframeCause: Int] = [:]
+    /// Video frames not sent to a subscriber because its link could not carry their layer (it still got the
+    /// lower layers).
+    public private(set) var thinnedFrames = 0
+    /// Subscribers closed because they took nothing of their queue for ``Limits/stallSeconds``.
+    public private(set) var evictedSubscribers = 0
     private var connections: [String: ConnectionInfo] = [:]
     /// Each connection's signal allowance (a token bucket): tokens left, and when it was last filled.
     private var signalAllowance: [String: (tokens: Double, at: Double)] = [:]
@@ -116,7 +221,24 @@ public struct StreamRouter<Frame> {
     public func streamInfo(_ streamId: UInt32) -> StreamInfo? { streams[streamId]?.info }
     public func subscriberCount(of streamId: UInt32) -> Int { streams[streamId]?.subscribers.count ?? 0 }
     public func queuedFrames(for connectionId: String, streamId: UInt32) -> Int? {
-        streams[streamId]?.subscribers[connectionId]?.queued
+        streams[streamId]?.subscribers[connectionId]?.inFlight.count
+    }
+
+    /// The highest temporal layer a subscriber gets now (nil: not subscribed).
+    public func highestLayer(for connectionId: String, streamId: UInt32) -> Int? {
+        guard let stream = streams[streamId], let subscription = stream.subscribers[connectionId] else { return nil }
+        return min(subscription.highestLayer, stream.topLayer)
+    }
+
+    /// How many subscribers of all streams get each highest layer, and how many wait for a keyframe (`nil`).
+    public var subscribersByLayer: [Int?: Int] {
+        var counts: [Int?: Int] = [:]
+        for stream in streams.values {
+            for subscription in stream.subscribers.values {
+                counts[subscription.waitingForKeyframe ? nil : min(subscription.highestLayer, stream.topLayer), default: 0] += 1
+            }
+        }
+        return counts
     }
 
     // MARK: Connections
@@ -165,7 +287,7 @@ public struct StreamRouter<Frame> {
             return [.close(connectionId, .badState, "say hello first")]
         }
         switch message {
-        case .publish(let name, let properties):
+        case .publish(let name, let properties, let acks):
             guard connection.role.mayPublish else {
                 return [.sendControl(.error(code: .forbidden, message: "a \(connection.role.rawValue) token cannot publish"), to: connectionId)]
             }
@@ -179,7 +301,7 @@ public struct StreamRouter<Frame> {
             }
             let info = StreamInfo(streamId: nextStreamId, connectionId: connectionId, name: name, properties: properties)
             nextStreamId &+= 1
-            streams[info.streamId] = Stream(info: info)
+            streams[info.streamId] = Stream(info: info, acknowledges: acks)
             var actions: [Action] = [.sendControl(.published(info), to: connectionId)]
             for other in connectionOrder where other != connectionId {
                 actions.append(.sendControl(.streamCreated(info), to: other))
@@ -198,8 +320,8 @@ public struct StreamRouter<Frame> {
             stream.info.properties = properties
             streams[streamId] = stream
             return connectionOrder.map { .sendControl(.streamPropertyChanged(streamId: streamId, properties: properties), to: $0) }
-        case .subscribe(let streamId, let audio):
-            return subscribe(connectionId, to: streamId, audio: audio, now: now)
+        case .subscribe(let streamId, let audio, let layers):
+            return subscribe(connectionId, to: streamId, audio: audio, layers: layers, now: now)
         case .unsubscribe(let streamId):
             streams[streamId]?.subscribers[connectionId] = nil
             return []
@@ -207,8 +329,10 @@ public struct StreamRouter<Frame> {
             guard streams[streamId]?.subscribers[connectionId] != nil else {
                 return [.sendControl(.error(code: .notFound, message: "not subscribed to stream \(streamId)"), to: connectionId)]
             }
+            // Served as a skipped subscriber is: from the cache when that is cheap, within its own ceiling.
             streams[streamId]?.subscribers[connectionId]?.waitingForKeyframe = true
-            return requestKeyframe(streamId, now: now)
+            streams[streamId]?.subscribers[connectionId]?.needsRestart = true
+            return restart(connectionId, streamId: streamId, now: now, cause: .subscriberAsked)
         case .signal(var signal):
             if connection.role == .publisher && !publishersMaySignal {
                 return [.sendControl(.error(code: .forbidden, message: "this relay does not let publisher tokens send signals"), to: connectionId)]
@@ -223,19 +347,19 @@ public struct StreamRouter<Frame> {
         case .hello:
             return [.sendControl(.error(code: .badState, message: "hello was already accepted"), to: connectionId)]
         case .welcome, .published, .subscribed, .streamCreated, .streamDestroyed, .connectionCreated,
-            .connectionDestroyed, .error, .archiveStarted, .archiveStopped:
+            .connectionDestroyed, .error, .archiveStarted, .archiveStopped, .ack, .subscriptionChanged:
             return [.close(connectionId, .unknownMessage, "\(message.type) is sent by the relay, not to it")]
         }
     }
 
     /// Asks every publisher of the session for a keyframe (a recording starts: each of its files must).
     public mutating func requestKeyframesForAllStreams(now: Double) -> [Action] {
-        streams.keys.sorted().flatMap { requestKeyframe($0, now: now) }
+        streams.keys.sorted().flatMap { requestKeyframe($0, now: now, cause: .relay) }
     }
 
     /// Asks the publisher of one stream for a keyframe for the relay itself (an HLS segment is due).
     public mutating func requestKeyframe(forStream streamId: UInt32, now: Double) -> [Action] {
-        requestKeyframe(streamId, now: now)
+        requestKeyframe(streamId, now: now, cause: .relay)
     }
 
     // MARK: Signals
@@ -281,7 +405,7 @@ public struct StreamRouter<Frame> {
         signal.to.map { [$0] } ?? connectionOrder
     }
 
-    private mutating func subscribe(_ connectionId: String, to streamId: UInt32, audio: Bool, now: Double) -> [Action] {
+    private mutating func subscribe(_ connectionId: String, to streamId: UInt32, audio: Bool, layers: Bool, now: Double) -> [Action] {
         guard var stream = streams[streamId] else {
             return [.sendControl(.error(code: .notFound, message: "there is no stream \(streamId)"), to: connectionId)]
         }
@@ -289,18 +413,19 @@ public struct StreamRouter<Frame> {
         // the relay queue them again and again, past the per-subscriber bound.
         guard stream.subscribers[connectionId] == nil else { return [] }
         var actions: [Action] = [.sendControl(.subscribed(streamId: streamId), to: connectionId)]
-        var subscription = Subscription(audio: audio)
-        if let cache = stream.cache, cache.count <= limits.maximumQueuedFrames {
+        var subscription = Subscription(now: now)
+        subscription.audio = audio
+        subscription.readsLayers = layers
+        if let cache = stream.cache, stream.cachedBytes <= limits.maximumQueuedBytes {
             // Catch up with the current picture right away.
-            for frame in cache { actions.append(.sendFrame(frame, to: connectionId, streamId: streamId)) }
-            subscription.queued = cache.count
+            for cached in cache { actions.append(send(cached.frame, bytes: cached.bytes, to: connectionId, &subscription, streamId: streamId, now: now)) }
             subscription.waitingForKeyframe = false
             stream.subscribers[connectionId] = subscription
             streams[streamId] = stream
         } else {
             stream.subscribers[connectionId] = subscription
             streams[streamId] = stream
-            actions += requestKeyframe(streamId, now: now)
+            actions += requestKeyframe(streamId, now: now, cause: .newSubscriber)
         }
         return actions
     }
@@ -312,51 +437,169 @@ public struct StreamRouter<Frame> {
 
     // MARK: Media
 
-    /// A media frame arrived from `connectionId`. `size` is its length in bytes (for the cache bound).
+    /// A media frame arrived from `connectionId`. `size` is its length in bytes (for the bounds).
     public mutating func frame(
         _ frame: Frame, header: MediaFrameHeader, size: Int, from connectionId: String, now: Double
     ) -> [Action] {
         guard var stream = streams[header.streamID], stream.info.connectionId == connectionId else {
             return [.close(connectionId, .notFound, "stream \(header.streamID) is not yours: publish it first")]
         }
+        var actions: [Action] = []
+        if stream.acknowledges {
+            actions.append(.sendControl(
+                .ack(streamId: header.streamID, sequence: header.sequence, receivedAt: (now * 1_000_000).rounded() / 1000), to: connectionId))
+        }
+        let layer = header.temporalLayer
         stream.lastSequence = header.sequence
+        stream.topLayer = max(stream.topLayer, layer)
         if header.isKeyframe {
-            stream.cache = [frame]
+            stream.cache = [(frame, layer, size)]
             stream.cachedBytes = size
-            stream.keyframeRequestPending = false
+            stream.keyframeRequestPending = nil
         } else if stream.cache != nil {
             stream.cachedBytes += size
-            if stream.cachedBytes > limits.maximumCachedBytes || stream.cache!.count >= 4 * limits.maximumQueuedFrames {
+            if stream.cachedBytes > limits.maximumCachedBytes || stream.cache!.count >= 256 {
                 stream.cache = nil
                 stream.cachedBytes = 0
             } else {
-                stream.cache!.append(frame)
+                stream.cache!.append((frame, layer, size))
             }
         }
-        var actions: [Action] = []
-        var needsKeyframe = false
+        let clears = layer != 0
+        var skipped = false
         for (subscriberId, var subscription) in stream.subscribers {
+            defer { stream.subscribers[subscriberId] = subscription }
             if subscription.waitingForKeyframe && !header.isKeyframe {
-                needsKeyframe = true
                 droppedFrames += 1
                 continue
             }
-            if subscription.queued >= limits.maximumQueuedFrames {
-                // Too far behind: stop sending to it until a keyframe lets it start over.
-                subscription.waitingForKeyframe = true
-                stream.subscribers[subscriberId] = subscription
-                needsKeyframe = true
-                droppedFrames += 1
-                continue
+            let queued = subscription.queuedMilliseconds(now: now)
+            noteCalm(&subscription, queued: queued, now: now)
+            if header.isKeyframe {
+                // A keyframe starts everyone over: sent whenever what is queued leaves room for it.
+                guard queued <= limits.maximumQueuedMilliseconds, subscription.queuedBytes + size <= limits.maximumQueuedBytes else {
+                    droppedFrames += 1
+                    skip(&subscription)
+                    skipped = true
+                    continue
+                }
+                subscription.waitingForKeyframe = false
+                subscription.needsRestart = false
+            } else {
+                if layer == 0, subscription.raisePending {
+                    // Going up only at a layer-0 frame: the higher layers' next frames reference it, not what was thinned.
+                    subscription.raisePending = false
+                    subscription.highestLayer = min(stream.topLayer, subscription.highestLayer + 1)
+                    subscription.lastLayerChange = now
+                }
+                if queued > limits.thinAboveMilliseconds, subscription.highestLayer > 0, layer > 0,
+                    now - subscription.lastLayerChange >= limits.thinStepSeconds
+                {
+                    subscription.highestLayer = min(subscription.highestLayer, stream.topLayer) - 1
+                    subscription.lastLayerChange = now
+                    subscription.raisePending = false
+                }
+                if layer > subscription.highestLayer {
+                    thinnedFrames += 1
+                    actions += announce(subscriberId, &subscription, streamId: header.streamID, topLayer: stream.topLayer)
+                    continue
+                }
+                if queued > limits.maximumQueuedMilliseconds || subscription.queuedBytes + size > limits.maximumQueuedBytes {
+                    if layer > 0 {
+                        // Later frames of this layer may reference this one: the layer goes until it is raised again.
+                        subscription.highestLayer = layer - 1
+                        subscription.lastLayerChange = now
+                        thinnedFrames += 1
+                    } else {
+                        droppedFrames += 1
+                        skip(&subscription)
+                        skipped = true
+                    }
+                    actions += announce(subscriberId, &subscription, streamId: header.streamID, topLayer: stream.topLayer)
+                    continue
+                }
             }
-            subscription.waitingForKeyframe = false
-            subscription.queued += 1
-            stream.subscribers[subscriberId] = subscription
-            actions.append(.sendFrame(frame, to: subscriberId, streamId: header.streamID))
+            actions.append(send(frame, bytes: size, to: subscriberId, &subscription, streamId: header.streamID, now: now, clears: clears))
+            actions += announce(subscriberId, &subscription, streamId: header.streamID, topLayer: stream.topLayer)
         }
         streams[header.streamID] = stream
-        if needsKeyframe { actions += requestKeyframe(header.streamID, now: now) }
+        if skipped {
+            // Those with an empty queue (they took the frame before) restart at once.
+            for subscriberId in stream.subscribers.keys.sorted() { actions += restart(subscriberId, streamId: header.streamID, now: now, cause: .subscriberBehind) }
+        }
         return actions
+    }
+
+    /// Queues a frame for a subscriber and says to send it.
+    private func send(
+        _ frame: Frame, bytes: Int, to subscriberId: String, _ subscription: inout Subscription, streamId: UInt32, now: Double,
+        clears: Bool = true
+    ) -> Action {
+        if subscription.inFlight.isEmpty { subscription.stalledSince = now }
+        subscription.inFlight.append(InFlight(bytes: bytes, queuedAt: now))
+        subscription.queuedBytes += bytes
+        return .sendFrame(frame, to: subscriberId, streamId: streamId, clearingLayer: clears && !subscription.readsLayers)
+    }
+
+    /// Not even layer 0 fits: nothing more until a keyframe, which it gets once it has drained.
+    private func skip(_ subscription: inout Subscription) {
+        subscription.waitingForKeyframe = true
+        subscription.needsRestart = true
+        subscription.highestLayer = 0
+        subscription.raisePending = false
+    }
+
+    /// Keeps track of how long the subscriber's queue has stayed short; once long enough, its layer goes up.
+    private func noteCalm(_ subscription: inout Subscription, queued: Double, now: Double) {
+        if queued > limits.raiseBelowMilliseconds {
+            subscription.calmSince = now
+            subscription.raisePending = false
+        } else if subscription.highestLayer < MediaFrameHeader.Flags.highestLayer, !subscription.waitingForKeyframe,
+            now - subscription.calmSince >= limits.raiseAfterSeconds
+        {
+            subscription.raisePending = true
+            subscription.calmSince = now
+        }
+    }
+
+    /// Tells a subscriber that reads layers what it now gets, when that changed.
+    private func announce(_ subscriberId: String, _ subscription: inout Subscription, streamId: UInt32, topLayer: Int) -> [Action] {
+        guard subscription.readsLayers else { return [] }
+        let now = (layer: min(subscription.highestLayer, topLayer), waiting: subscription.waitingForKeyframe)
+        guard subscription.announced.map({ $0 != now }) ?? (now.layer < topLayer || now.waiting) else { return [] }
+        subscription.announced = now
+        return [.sendControl(
+            .subscriptionChanged(streamId: streamId, highestLayer: now.layer, layers: topLayer + 1, waitingForKeyframe: now.waiting),
+            to: subscriberId)]
+    }
+
+    /// Starts a subscriber that skipped again, once it has drained and its own ceiling allows: from the cached
+    /// pictures of its layers when they cost it less than twice a keyframe, else with a requested keyframe.
+    private mutating func restart(_ subscriberId: String, streamId: UInt32, now: Double, cause: KeyframeCause) -> [Action] {
+        guard var stream = streams[streamId], var subscription = stream.subscribers[subscriberId], subscription.needsRestart,
+            subscription.inFlight.isEmpty, now - subscription.lastKeyframeRequest >= limits.subscriberKeyframeIntervalSeconds
+        else { return [] }
+        var actions: [Action] = []
+        if let cache = stream.cache, let keyframe = cache.first {
+            let layer = min(subscription.highestLayer, stream.topLayer)
+            let frames = cache.filter { $0.layer <= layer }
+            let bytes = frames.reduce(0) { $0 + $1.bytes }
+            if bytes <= 2 * keyframe.bytes, bytes <= limits.maximumQueuedBytes {
+                for cached in frames {
+                    actions.append(send(cached.frame, bytes: cached.bytes, to: subscriberId, &subscription, streamId: streamId, now: now, clears: cached.layer != 0))
+                }
+                subscription.waitingForKeyframe = false
+                subscription.needsRestart = false
+                actions += announce(subscriberId, &subscription, streamId: streamId, topLayer: stream.topLayer)
+                stream.subscribers[subscriberId] = subscription
+                streams[streamId] = stream
+                return actions
+            }
+        }
+        subscription.lastKeyframeRequest = now
+        stream.subscribers[subscriberId] = subscription
+        streams[streamId] = stream
+        return requestKeyframe(streamId, now: now, cause: cause)
     }
 
     /// An audio frame arrived from `connectionId`: to every subscriber that asked for audio and is not too far
@@ -389,31 +632,58 @@ public struct StreamRouter<Frame> {
         streams[streamId]?.subscribers[connectionId]?.queuedAudio
     }
 
-    /// A frame sent to a subscriber was written out.
-    public mutating func frameDelivered(to connectionId: String, streamId: UInt32) {
-        guard let queued = streams[streamId]?.subscribers[connectionId]?.queued, queued > 0 else { return }
-        streams[streamId]?.subscribers[connectionId]?.queued = queued - 1
+    /// A frame sent to a subscriber was written out (the transport took it: with the relay's small socket
+    /// buffers, about when it left). Measures the subscriber's drain rate; a subscriber that skipped and has now
+    /// drained is restarted.
+    public mutating func frameDelivered(to connectionId: String, streamId: UInt32, now: Double) -> [Action] {
+        guard var subscription = streams[streamId]?.subscribers[connectionId], let sent = subscription.inFlight.popFirst() else { return [] }
+        subscription.queuedBytes -= sent.bytes
+        // The link worked on this frame from when it was queued or the previous one left, whichever is later.
+        let busy = now - max(sent.queuedAt, subscription.lastDeliveryAt)
+        if busy > 0 {
+            let decay = 0.85
+            subscription.drainedBytes = subscription.drainedBytes * decay + Double(sent.bytes)
+            subscription.drainSeconds = subscription.drainSeconds * decay + busy
+        }
+        subscription.lastDeliveryAt = now
+        subscription.stalledSince = subscription.inFlight.isEmpty ? nil : now
+        streams[streamId]?.subscribers[connectionId] = subscription
+        return restart(connectionId, streamId: streamId, now: now, cause: .subscriberBehind)
     }
 
-    /// Sends keyframe requests that were held back by the throttle. Call periodically (every ~100 ms).
+    /// Sends keyframe requests that were held back by the throttles, restarts subscribers whose own ceiling has
+    /// passed, and evicts those that have taken nothing for ``Limits/stallSeconds``. Call periodically (every
+    /// ~100 ms).
     public mutating func tick(now: Double) -> [Action] {
         var actions: [Action] = []
-        for streamId in streams.keys.sorted() where streams[streamId]?.keyframeRequestPending == true {
-            actions += requestKeyframe(streamId, now: now)
+        for streamId in streams.keys.sorted() {
+            guard let stream = streams[streamId] else { continue }
+            for (subscriberId, subscription) in stream.subscribers.sorted(by: { $0.key < $1.key }) {
+                if let stalledSince = subscription.stalledSince, now - stalledSince >= limits.stallSeconds {
+                    evictedSubscribers += 1
+                    streams[streamId]?.subscribers[subscriberId] = nil
+                    actions.append(.evict(
+                        subscriberId, reason: "it took none of the media queued for it for \(Int(limits.stallSeconds)) s"))
+                } else if subscription.needsRestart {
+                    actions += restart(subscriberId, streamId: streamId, now: now, cause: .subscriberBehind)
+                }
+            }
+            if let cause = streams[streamId]?.keyframeRequestPending { actions += requestKeyframe(streamId, now: now, cause: cause) }
         }
         return actions
     }
 
-    private mutating func requestKeyframe(_ streamId: UInt32, now: Double) -> [Action] {
+    private mutating func requestKeyframe(_ streamId: UInt32, now: Double, cause: KeyframeCause) -> [Action] {
         guard var stream = streams[streamId] else { return [] }
         defer { streams[streamId] = stream }
         if now - stream.lastKeyframeRequest < limits.keyframeRequestInterval {
-            stream.keyframeRequestPending = true
+            stream.keyframeRequestPending = stream.keyframeRequestPending ?? cause
             return []
         }
         stream.lastKeyframeRequest = now
-        stream.keyframeRequestPending = false
+        stream.keyframeRequestPending = nil
         keyframeRequestsSent += 1
+        keyframeRequestsByCause[cause, default: 0] += 1
         return [.sendControl(.requestKeyframe(streamId: streamId), to: stream.info.connectionId)]
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 public import Logging
 public import ScreenMedia
 public import ScreenWire
@@ -15,6 +16,43 @@ public struct SubscriptionSummary: Sendable {
     public var framesRendered = 0
     /// Why it ended: the frame limit, the stream ending (its reason), or the connection closing.
     public var ending = ""
+    /// The least the relay sent of the stream, when it had to thin it for this link (nil: never).
+    public var slowestReception: Reception?
+}
+
+/// What the relay sends a subscriber of a stream that codes temporal layers (`subscriptionChanged`): every layer,
+/// fewer when the subscriber's link cannot carry them all, or nothing until the next keyframe.
+public struct Reception: Sendable, Hashable, Comparable {
+    public var highestLayer: Int
+    public var layers: Int
+    public var waitingForKeyframe: Bool
+
+    public init(highestLayer: Int, layers: Int, waitingForKeyframe: Bool) {
+        self.highestLayer = highestLayer
+        self.layers = layers
+        self.waitingForKeyframe = waitingForKeyframe
+    }
+
+    public var isThinned: Bool { waitingForKeyframe || highestLayer < layers - 1 }
+
+    /// The frame rate this leaves of a stream's (each layer down halves it, as the layers are dyadic).
+    public func framesPerSecond(of streamFramesPerSecond: Double) -> Double {
+        streamFramesPerSecond / Double(1 << max(0, layers - 1 - highestLayer))
+    }
+
+    /// What a viewer is told: "your connection is slow: showing 1.2 fps", or that it waits for a fresh picture.
+    public func message(streamFramesPerSecond: Double) -> String {
+        if waitingForKeyframe { return "your connection is slow: waiting for a fresh picture" }
+        guard isThinned else { return "your connection keeps up: showing every frame" }
+        let rate = framesPerSecond(of: streamFramesPerSecond)
+        return "your connection is slow: showing \(rate.formatted(.number.precision(.fractionLength(0...1)))) fps"
+    }
+
+    /// Less is smaller: waiting for a keyframe, then fewer layers.
+    public static func < (lhs: Reception, rhs: Reception) -> Bool {
+        if lhs.waitingForKeyframe != rhs.waitingForKeyframe { return lhs.waitingForKeyframe }
+        return lhs.highestLayer - lhs.layers < rhs.highestLayer - rhs.layers
+    }
 }
 
 /// Subscribes to one stream of a session (the seed's `OTSubscriber`): picks the stream (a given id, or the
@@ -52,7 +90,8 @@ public struct StreamSubscriber: Sendable {
         makeSink: (@Sendable (StreamInfo) throws -> any EncodedFrameSink)? = nil,
         onWaiting: @escaping @Sendable (String) -> Void = { _ in },
         onStream: @escaping @Sendable (String, StreamInfo) -> Void = { _, _ in },
-        onPropertiesChanged: @escaping @Sendable (StreamInfo) -> Void = { _ in }
+        onPropertiesChanged: @escaping @Sendable (StreamInfo) -> Void = { _ in },
+        onReceptionChanged: @escaping @Sendable (Reception, _ streamFramesPerSecond: Double) -> Void = { _, _ in }
     ) async throws -> SubscriptionSummary {
         let wanted = streamId
         let logger = logger
@@ -77,7 +116,7 @@ public struct StreamSubscriber: Sendable {
                 renderer = try makeRenderer?(chosen)
                 sink = try makeSink?(chosen)
                 audioSink = sink as? any EncodedAudioSink
-                try await link.send(.subscribe(streamId: chosen.streamId, audio: audio))
+                try await link.send(.subscribe(streamId: chosen.streamId, audio: audio, layers: true))
             }
 
             while true {
@@ -91,7 +130,7 @@ public struct StreamSubscriber: Sendable {
                 }
                 guard let event = next else { break }
                 switch event {
-                case .control(.welcome(_, let sessionId, _, let known, _)):
+                case .control(.welcome(_, let sessionId, _, let known, _, _)):
                     summary.sessionId = sessionId
                     logger.debug("welcomed into session \(sessionId) with \(known.count) stream(s)")
                     try await choose(known)
@@ -105,6 +144,10 @@ public struct StreamSubscriber: Sendable {
                 case .control(.streamPropertyChanged(let id, let properties)) where id == summary.stream?.streamId:
                     summary.stream?.properties = properties
                     if let stream = summary.stream { onPropertiesChanged(stream) }
+                case .control(.subscriptionChanged(let id, let highestLayer, let layers, let waiting)) where id == summary.stream?.streamId:
+                    let reception = Reception(highestLayer: highestLayer, layers: layers, waitingForKeyframe: waiting)
+                    summary.slowestReception = min(summary.slowestReception ?? reception, reception)
+                    onReceptionChanged(reception, summary.stream?.properties.estimatedFramesPerSecond ?? 0)
                 case .control(.error(let code, let message)):
                     throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")
                 case .audio(let header, let payload):

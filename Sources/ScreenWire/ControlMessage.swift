@@ -47,12 +47,14 @@ public enum ControlMessage: Sendable, Hashable {
     // Client → relay.
     /// First message of every client: the token decides session and role.
     case hello(token: String, client: String)
-    /// Announces a stream; the relay answers `published` with its id.
-    case publish(name: String, properties: StreamProperties)
+    /// Announces a stream; the relay answers `published` with its id. With `acks`, the relay acknowledges each
+    /// of its video frames as it arrives (``ack(streamId:sequence:receivedAt:)``; protocol 3).
+    case publish(name: String, properties: StreamProperties, acks: Bool = false)
     case unpublish(streamId: UInt32)
     /// Start receiving a stream; `audio` asks for its audio frames too (peers from before audio existed do not
-    /// ask, and never get a frame they could not parse).
-    case subscribe(streamId: UInt32, audio: Bool = false)
+    /// ask, and never get a frame they could not parse); `layers` says the subscriber reads temporal layer ids
+    /// in video frames' flags (protocol 3; others get those bits cleared).
+    case subscribe(streamId: UInt32, audio: Bool = false, layers: Bool = false)
     case unsubscribe(streamId: UInt32)
     /// Subscriber → relay: I need a keyframe. Relay → publisher: send a keyframe now.
     case requestKeyframe(streamId: UInt32)
@@ -63,7 +65,17 @@ public enum ControlMessage: Sendable, Hashable {
     case streamPropertyChanged(streamId: UInt32, properties: StreamProperties)
 
     // Relay → client.
-    case welcome(connectionId: String, sessionId: String, role: Role, streams: [StreamInfo], connections: [ConnectionInfo])
+    /// `protocolVersion` is the relay's (``protocolVersion``; 2 when a relay from before version 3 left it out):
+    /// a publisher asks for acknowledgements and writes layer ids only to a relay of version 3 or later.
+    case welcome(
+        connectionId: String, sessionId: String, role: Role, streams: [StreamInfo], connections: [ConnectionInfo],
+        protocolVersion: Int = ControlMessage.protocolVersion)
+    /// To a publisher that asked for acknowledgements: the relay has received video frame `sequence` of the
+    /// stream, at `receivedAt` (milliseconds on the relay's monotonic clock: only differences mean anything).
+    case ack(streamId: UInt32, sequence: UInt64, receivedAt: Double)
+    /// To a subscriber: what the relay now sends it of a stream. `highestLayer` of `layers` temporal layers
+    /// (lower when its link cannot carry them all), or `waitingForKeyframe` when not even layer 0 fits.
+    case subscriptionChanged(streamId: UInt32, highestLayer: Int, layers: Int, waitingForKeyframe: Bool)
     case published(StreamInfo)
     case subscribed(streamId: UInt32)
     case streamCreated(StreamInfo)
@@ -76,7 +88,10 @@ public enum ControlMessage: Sendable, Hashable {
     /// The recording ended: `status` is `stopped`, `available` or `failed` (with `reason`).
     case archiveStopped(archiveId: String, status: String, reason: String)
 
+    /// The JSON envelope's version (`"v"`): every protocol version so far only added optional fields to it.
     public static let version = 1
+    /// The protocol version this peer speaks (docs/protocol.md): 2 added sound, 3 acknowledgements and layers.
+    public static let protocolVersion = 3
     /// The largest control message accepted.
     public static let maximumSize = 64 * 1024
 
@@ -94,6 +109,8 @@ public enum ControlMessage: Sendable, Hashable {
         case .archiveStarted: "archiveStarted"
         case .archiveStopped: "archiveStopped"
         case .welcome: "welcome"
+        case .ack: "ack"
+        case .subscriptionChanged: "subscriptionChanged"
         case .published: "published"
         case .subscribed: "subscribed"
         case .streamCreated: "streamCreated"
@@ -136,11 +153,11 @@ public enum ControlMessage: Sendable, Hashable {
                 return .hello(token: body.token, client: body.client ?? "")
             case "publish":
                 let body = try decoder.decode(PublishBody.self, from: bytes)
-                return .publish(name: body.name ?? "", properties: body.properties)
+                return .publish(name: body.name ?? "", properties: body.properties, acks: body.acks ?? false)
             case "unpublish": return .unpublish(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "subscribe":
                 let body = try decoder.decode(SubscribeBody.self, from: bytes)
-                return .subscribe(streamId: body.streamId, audio: body.audio ?? false)
+                return .subscribe(streamId: body.streamId, audio: body.audio ?? false, layers: body.layers ?? false)
             case "unsubscribe": return .unsubscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "requestKeyframe": return .requestKeyframe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "signal": return .signal(try decoder.decode(Signal.self, from: bytes))
@@ -157,7 +174,18 @@ public enum ControlMessage: Sendable, Hashable {
                 let body = try decoder.decode(WelcomeBody.self, from: bytes)
                 return .welcome(
                     connectionId: body.connectionId, sessionId: body.sessionId, role: body.role, streams: body.streams,
-                    connections: body.connections)
+                    connections: body.connections, protocolVersion: body.protocol ?? 2)
+            case "ack":
+                let body = try decoder.decode(AckBody.self, from: bytes)
+                return .ack(streamId: body.streamId, sequence: body.sequence, receivedAt: body.receivedAt)
+            case "subscriptionChanged":
+                let body = try decoder.decode(SubscriptionChangedBody.self, from: bytes)
+                guard body.layers >= 1, body.layers <= 4, body.highestLayer >= 0, body.highestLayer < body.layers else {
+                    throw WireError(.malformed, "subscriptionChanged names layer \(body.highestLayer) of \(body.layers)")
+                }
+                return .subscriptionChanged(
+                    streamId: body.streamId, highestLayer: body.highestLayer, layers: body.layers,
+                    waitingForKeyframe: body.waitingForKeyframe)
             case "published": return .published(try decoder.decode(StreamInfoBody.self, from: bytes).stream)
             case "subscribed": return .subscribed(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "streamCreated": return .streamCreated(try decoder.decode(StreamInfoBody.self, from: bytes).stream)
@@ -189,9 +217,16 @@ private struct Head: Decodable {
 }
 
 private struct HelloBody: Codable { var token: String; var client: String? }
-private struct PublishBody: Codable { var name: String?; var properties: StreamProperties }
+private struct PublishBody: Codable { var name: String?; var properties: StreamProperties; var acks: Bool? }
 private struct StreamBody: Codable { var streamId: UInt32 }
-private struct SubscribeBody: Codable { var streamId: UInt32; var audio: Bool? }
+private struct SubscribeBody: Codable { var streamId: UInt32; var audio: Bool?; var layers: Bool? }
+private struct AckBody: Codable { var streamId: UInt32; var sequence: UInt64; var receivedAt: Double }
+private struct SubscriptionChangedBody: Codable {
+    var streamId: UInt32
+    var highestLayer: Int
+    var layers: Int
+    var waitingForKeyframe: Bool
+}
 private struct StreamPropertiesBody: Codable { var streamId: UInt32; var properties: StreamProperties }
 private struct WelcomeBody: Codable {
     var connectionId: String
@@ -199,6 +234,8 @@ private struct WelcomeBody: Codable {
     var role: Role
     var streams: [StreamInfo]
     var connections: [ConnectionInfo]
+    /// Absent from relays before protocol 3.
+    var `protocol`: Int?
 }
 private struct StreamInfoBody: Codable { var stream: StreamInfo }
 private struct StreamDestroyedBody: Codable { var streamId: UInt32; var reason: String }
@@ -220,13 +257,22 @@ private struct Envelope: Encodable {
         try container.encode(message.type, forKey: .type)
         switch message {
         case .hello(let token, let client): try HelloBody(token: token, client: client).encode(to: encoder)
-        case .publish(let name, let properties): try PublishBody(name: name, properties: properties).encode(to: encoder)
+        case .publish(let name, let properties, let acks):
+            try PublishBody(name: name, properties: properties, acks: acks ? true : nil).encode(to: encoder)
         case .unpublish(let id), .unsubscribe(let id), .requestKeyframe(let id), .subscribed(let id):
             try StreamBody(streamId: id).encode(to: encoder)
-        case .subscribe(let id, let audio): try SubscribeBody(streamId: id, audio: audio ? true : nil).encode(to: encoder)
-        case .welcome(let connectionId, let sessionId, let role, let streams, let connections):
+        case .subscribe(let id, let audio, let layers):
+            try SubscribeBody(streamId: id, audio: audio ? true : nil, layers: layers ? true : nil).encode(to: encoder)
+        case .welcome(let connectionId, let sessionId, let role, let streams, let connections, let protocolVersion):
             try WelcomeBody(
-                connectionId: connectionId, sessionId: sessionId, role: role, streams: streams, connections: connections
+                connectionId: connectionId, sessionId: sessionId, role: role, streams: streams, connections: connections,
+                protocol: protocolVersion
+            ).encode(to: encoder)
+        case .ack(let id, let sequence, let receivedAt):
+            try AckBody(streamId: id, sequence: sequence, receivedAt: receivedAt).encode(to: encoder)
+        case .subscriptionChanged(let id, let highestLayer, let layers, let waitingForKeyframe):
+            try SubscriptionChangedBody(
+                streamId: id, highestLayer: highestLayer, layers: layers, waitingForKeyframe: waitingForKeyframe
             ).encode(to: encoder)
         case .published(let stream), .streamCreated(let stream): try StreamInfoBody(stream: stream).encode(to: encoder)
         case .streamDestroyed(let id, let reason): try StreamDestroyedBody(streamId: id, reason: reason).encode(to: encoder)

@@ -11,7 +11,7 @@ public import ScreenMedia
 /// | 0 | 2 | magic `SP` (0x53 0x50) |
 /// | 2 | 1 | version (1) |
 /// | 3 | 1 | header length (48) |
-/// | 4 | 1 | flags: bit 0 keyframe, bit 1 keepalive; other bits 0 |
+/// | 4 | 1 | flags: bit 0 keyframe, bit 1 keepalive, bits 2–3 temporal layer id (protocol 3); other bits 0 |
 /// | 5 | 1 | codec: 1 VP8, 2 VP9, 3 AV1 |
 /// | 6 | 1 | metadata length (0–32) |
 /// | 7 | 1 | reserved, 0 (version 2: the kind, 0) |
@@ -36,7 +36,23 @@ public struct MediaFrameHeader: Sendable, Equatable {
         public static let keyframe = Flags(rawValue: 1 << 0)
         /// An unchanged picture re-sent to show the stream is alive.
         public static let keepalive = Flags(rawValue: 1 << 1)
-        static let known: Flags = [.keyframe, .keepalive]
+        /// Bits 2–3: the frame's temporal layer (0–3). Frames of a layer reference only frames of lower or the same
+        /// layer, so dropping every frame above a layer leaves a stream that decodes at a lower frame rate.
+        /// Sent only to peers of protocol 3 that asked for them; others get them cleared (``withoutLayer``).
+        public static let layerBits = Flags(rawValue: 0b1100)
+        static let known: Flags = [.keyframe, .keepalive, .layerBits]
+        /// The highest layer id the bits can carry.
+        public static let highestLayer = 3
+
+        /// The flags with temporal layer `layer` (0–3).
+        public static func layer(_ layer: Int) -> Flags {
+            precondition((0...3).contains(layer), "a temporal layer id is 0–3")
+            return Flags(rawValue: UInt8(layer) << 2)
+        }
+
+        public var layer: Int { Int((rawValue & Self.layerBits.rawValue) >> 2) }
+        /// The flags a peer from before protocol 3 can parse.
+        public var withoutLayer: Flags { subtracting(.layerBits) }
     }
 
     public var streamID: UInt32
@@ -67,6 +83,10 @@ public struct MediaFrameHeader: Sendable, Equatable {
     }
 
     public var isKeyframe: Bool { flags.contains(.keyframe) }
+    /// The frame's temporal layer: 0 unless the publisher codes layers.
+    public var temporalLayer: Int { flags.layer }
+    /// Where the flags byte is in an encoded header (a relay clears the layer bits there for older subscribers).
+    public static let flagsOffset = 4
 
     /// Bytes of header and metadata before the payload.
     public var encodedSize: Int { Self.size + metadata.count }

@@ -26,6 +26,9 @@ public enum WireErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case badState
     /// A signal over its limits: type not 1–128 characters of `A-Za-z0-9-_~`, or data over 8 KB. Not fatal.
     case invalidSignal
+    /// A subscriber that took none of the media queued for it for too long (it stopped reading): closed so that
+    /// the relay does not hold media for it. It may reconnect.
+    case tooSlow
     /// The server failed; the client may retry.
     case internalError
 }
