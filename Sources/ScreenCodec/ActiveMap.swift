@@ -1,6 +1,7 @@
 import ScreenMedia
 
-/// Which 16×16 blocks the encoder should code: those that changed in this frame or the previous one. libvpx
+/// Which 16×16 blocks the encoder should code: those that changed in this frame (or in frames skipped since the
+/// last coded one) or the previous one. libvpx
 /// (VP8, VP9) and libaom (AV1) take the same map, one byte per 16×16 block.
 ///
 /// Inactive blocks are coded as "skip, copy from the last frame" without motion search or mode decisions
@@ -27,9 +28,24 @@ struct ActiveMap {
         unrefined = [UInt8](repeating: 1, count: columns * rows)
     }
 
-    /// Marks the blocks touched by `rects`, combines them with the last frame's and returns the active share.
+    /// Marks the blocks touched by `rects`, combines them with the last frame's (and those of frames skipped
+    /// since, ``carry(changed:)``) and returns the active share.
     mutating func update(changed rects: [PixelRect]) -> Double {
+        carry(changed: rects)
+        var active = 0
+        for index in sent.indices {
+            sent[index] = thisFrame[index] | lastFrame[index]
+            unrefined[index] |= thisFrame[index]
+            active += Int(sent[index])
+        }
+        swap(&thisFrame, &lastFrame)
         for index in thisFrame.indices { thisFrame[index] = 0 }
+        return Double(active) / Double(sent.count)
+    }
+
+    /// Marks the blocks touched by `rects` as changed without coding them yet: a frame skipped before encoding,
+    /// whose changes the next coded frame must carry.
+    mutating func carry(changed rects: [PixelRect]) {
         for rect in rects where !rect.isEmpty {
             let firstColumn = max(0, rect.x / 16), lastColumn = min(columns - 1, (rect.maxX - 1) / 16)
             let firstRow = max(0, rect.y / 16), lastRow = min(rows - 1, (rect.maxY - 1) / 16)
@@ -38,29 +54,24 @@ struct ActiveMap {
                 for column in firstColumn...lastColumn { thisFrame[row * columns + column] = 1 }
             }
         }
-        var active = 0
-        for index in sent.indices {
-            sent[index] = thisFrame[index] | lastFrame[index]
-            unrefined[index] |= thisFrame[index]
-            active += Int(sent[index])
-        }
-        swap(&thisFrame, &lastFrame)
-        return Double(active) / Double(sent.count)
     }
 
     /// Forgets earlier changes (after a keyframe or a whole-frame change, which codes every block anyway, and
     /// every block then awaits refinement).
     mutating func reset() {
         for index in lastFrame.indices { lastFrame[index] = 0 }
+        for index in thisFrame.indices { thisFrame[index] = 0 }
         for index in unrefined.indices { unrefined[index] = 1 }
     }
 
     /// Makes the unrefined blocks the map (what a refinement codes again) and counts them as refined.
+    /// Changes carried from skipped frames are coded with it.
     mutating func beginRefinement() {
         for index in sent.indices {
-            sent[index] = unrefined[index]
+            sent[index] = unrefined[index] | thisFrame[index]
             unrefined[index] = 0
             lastFrame[index] = 0
+            thisFrame[index] = 0
         }
     }
 

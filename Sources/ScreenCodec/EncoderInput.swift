@@ -15,6 +15,8 @@ struct EncoderInput {
     private(set) var hasUnrefinedChanges = false
     /// The covers painted over the picture now (``VideoFrame/covers``).
     private var paintedCovers = FrameCovers()
+    /// A frame skipped since the last coded one changed all of the picture.
+    private var skippedWholeFrame = false
 
     init(usesActiveMap: Bool) { self.usesActiveMap = usesActiveMap }
 
@@ -42,6 +44,34 @@ struct EncoderInput {
     /// (milliseconds since the first frame, strictly increasing as the libraries require) and whether the
     /// whole frame is to be coded (a keyframe or a change covering it: no active map).
     mutating func prepare(_ frame: VideoFrame) -> (keyframe: Bool, presentationTime: Int64, wholeFrame: Bool) {
+        convertChanges(of: frame)
+        let presentationTime = nextPresentationTime(for: frame)
+        let keyframe = keyframeRequested
+        keyframeRequested = false
+        let wholeFrame = keyframe || skippedWholeFrame || changesWholeFrame(frame)
+        skippedWholeFrame = false
+        if keyframe || !frame.changedRects.isEmpty { hasUnrefinedChanges = true }
+        if activeMap != nil {
+            // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
+            if wholeFrame { activeMap?.reset() } else { _ = activeMap?.update(changed: frame.changedRects) }
+        }
+        return (keyframe, presentationTime, wholeFrame)
+    }
+
+    /// Converts what changed in `frame` and remembers it for the next coded frame, which must carry it (the frame
+    /// is skipped before encoding). A requested keyframe stays requested.
+    mutating func skip(_ frame: VideoFrame) {
+        guard picture != nil, !needsReopening(for: frame) else { return }
+        convertChanges(of: frame)
+        if changesWholeFrame(frame) { skippedWholeFrame = true } else { activeMap?.carry(changed: frame.changedRects) }
+    }
+
+    private func changesWholeFrame(_ frame: VideoFrame) -> Bool {
+        frame.changedRects.contains { $0.intersection(frame.bounds) == frame.bounds }
+    }
+
+    /// Brings the picture up to date with `frame`: its changed rectangles, and its covers where they moved.
+    private mutating func convertChanges(of frame: VideoFrame) {
         if frame.covers != paintedCovers {
             // Where a cover was, the real picture comes back; where one now is, it goes: both are changes, to be
             // converted (and covered again) and coded. Only when the covers change: no copy on other frames.
@@ -54,16 +84,6 @@ struct EncoderInput {
             picture?.paint(frame.covers, from: frame, within: needsFullConversion ? nil : frame.changedRects)
         }
         needsFullConversion = false
-        let presentationTime = nextPresentationTime(for: frame)
-        let keyframe = keyframeRequested
-        keyframeRequested = false
-        let wholeFrame = keyframe || frame.changedRects.contains { $0.intersection(frame.bounds) == frame.bounds }
-        if keyframe || !frame.changedRects.isEmpty { hasUnrefinedChanges = true }
-        if activeMap != nil {
-            // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
-            if wholeFrame { activeMap?.reset() } else { _ = activeMap?.update(changed: frame.changedRects) }
-        }
-        return (keyframe, presentationTime, wholeFrame)
     }
 
     /// Times a refinement of the unchanged picture (nothing to convert) and makes the active map the blocks

@@ -37,6 +37,10 @@ public final class RealtimeEncoder: VideoEncoder {
 
     public var hasUnrefinedChanges: Bool { input.hasUnrefinedChanges }
 
+    public func skip(_ frame: VideoFrame) { input.skip(frame) }
+
+    public func setTargetBitrate(kbps: Int) throws { try setRate(targetKbps: kbps) }
+
     public func refine(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
         guard isOpen, !input.needsReopening(for: frame), let presentationTime = input.prepareRefinement(frame) else { return }
         var refinement = rate

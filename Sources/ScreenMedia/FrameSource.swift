@@ -48,6 +48,11 @@ public protocol VideoEncoder: AnyObject {
     /// Codes the unchanged last picture (`frame`, nothing changed in it) once more, at high quality where it
     /// was coded since the last refinement: what a screen that went still deserves, for a few frames' bytes.
     func refine(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws
+    /// Takes `frame`'s changes into the picture without coding them (the network cannot take a frame now): the
+    /// next ``encode(_:output:)`` codes them with its own, and a requested keyframe stays requested.
+    func skip(_ frame: VideoFrame)
+    /// Aims the rate control at `kbps` from the next frame on, with no keyframe.
+    func setTargetBitrate(kbps: Int) throws
 }
 
 /// Decompresses frames. One decoder belongs to one thread.
@@ -96,6 +101,44 @@ public final class KeyframeRequestFlag: Sendable {
 
     /// Whether a keyframe was asked for since the last call; clears the request.
     public func take() -> Bool { requested.exchange(false, ordering: .acquiring) }
+}
+
+/// What the network lets the capture thread's encoder do, read by the capture thread every frame: the bit rate
+/// to aim at, and whether to hold frames back for now (a link still carries earlier ones: a frame held is
+/// skipped before encoding, its changes coded with the next one). Each connection that carries the frames speaks
+/// through a ``Voice`` of its own (its uplink controller); the most cautious voice wins.
+public final class EncoderPacing: Sendable {
+    /// One connection's say.
+    public final class Voice: Sendable {
+        fileprivate let target = Atomic<Int>(0)
+        fileprivate let holding = Atomic<Bool>(false)
+
+        public func setTarget(kbps: Int) { target.store(max(1, kbps), ordering: .releasing) }
+        public func setHoldsFrames(_ value: Bool) { holding.store(value, ordering: .releasing) }
+    }
+
+    private let voices = Mutex<[Voice]>([])
+
+    public init() {}
+
+    /// A new voice, heard from now on.
+    public func addVoice() -> Voice {
+        let voice = Voice()
+        voices.withLock { $0.append(voice) }
+        return voice
+    }
+
+    /// The lowest bit rate a voice asks for, kbit/s; nil while none has.
+    public var targetKbps: Int? {
+        voices.withLock { voices in
+            voices.lazy.map { $0.target.load(ordering: .acquiring) }.filter { $0 > 0 }.min()
+        }
+    }
+
+    /// Whether any voice holds frames back now.
+    public var holdsFrames: Bool {
+        voices.withLock { voices in voices.contains { $0.holding.load(ordering: .acquiring) } }
+    }
 }
 
 /// Whether the share is paused: set from anywhere (the control socket), read by the capture thread every tick.

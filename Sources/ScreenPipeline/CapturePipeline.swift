@@ -26,11 +26,17 @@ public final class CapturePipeline: FrameConsumer {
         /// While set, nothing is encoded or sent (not even keepalives or requested keyframes); the first tick
         /// after it is cleared sends the current picture as a keyframe.
         public var pause: PauseSwitch?
+        /// The network's say (a relay connection's uplink controller): the encoder's target rate, and when to
+        /// hold frames back. A held frame is skipped before encoding; its changes go with the next coded frame,
+        /// which is coded as soon as frames are let through again, whether or not the screen changes meanwhile.
+        public var pacing: EncoderPacing?
 
         public init(
             metadata: MetadataPolicy = .captureTime, keepaliveInterval: Double? = 5, refineAfter: Double? = 1,
-            duration: Double? = nil, keyframeRequests: KeyframeRequestFlag? = nil, pause: PauseSwitch? = nil
+            duration: Double? = nil, keyframeRequests: KeyframeRequestFlag? = nil, pause: PauseSwitch? = nil,
+            pacing: EncoderPacing? = nil
         ) {
+            self.pacing = pacing
             self.refineAfter = refineAfter
             self.pause = pause
             self.metadata = metadata
@@ -52,6 +58,10 @@ public final class CapturePipeline: FrameConsumer {
     private var lastChangeTime: MediaTime?
     /// Paused on an earlier tick: the next unpaused one starts again with a keyframe.
     private var resumeWithKeyframe = false
+    /// Changes of frames held back (``Configuration/pacing``) wait in the encoder to be coded.
+    private var heldChanges = false
+    /// The target rate the encoder was last given.
+    private var appliedTargetKbps: Int?
 
     public init(
         configuration: Configuration, encoder: any VideoEncoder, sinks: [any EncodedFrameSink], stop: StopSignal,
@@ -68,10 +78,15 @@ public final class CapturePipeline: FrameConsumer {
         statistics.countCaptured()
         statistics.setWindowsCovered(frame.covers.windowCount)
         if isPaused(at: frame.captureTime) { return }
+        try encodeChange(frame, sizeChanged: sizeChanged)
+    }
+
+    private func encodeChange(_ frame: VideoFrame, sizeChanged: Bool) throws {
         if resumeWithKeyframe {
             // What changed while paused was never converted: convert the whole picture once.
             frame.markAllChanged()
         }
+        if isHeld(frame) { return }
         if resumeWithKeyframe || sizeChanged || configuration.keyframeRequests?.take() == true {
             resumeWithKeyframe = false
             encoder.requestKeyframe()
@@ -84,6 +99,13 @@ public final class CapturePipeline: FrameConsumer {
         statistics.countUnchanged()
         checkDuration(time)
         if isPaused(at: time) { return }
+        if configuration.pacing?.holdsFrames == true { return }
+        if heldChanges {
+            // The link takes frames again: what changed while it did not goes now.
+            frame.changedRects.removeAll(keepingCapacity: true)
+            try encodeChange(frame, sizeChanged: false)
+            return
+        }
         if resumeWithKeyframe || configuration.keyframeRequests?.take() == true {
             // Someone needs a picture to start from: send the unchanged one as a keyframe. After a pause, what
             // changed meanwhile was never converted.
@@ -123,7 +145,22 @@ public final class CapturePipeline: FrameConsumer {
         if let firstError { throw firstError }
     }
 
+    /// Whether the network holds frames back now: then the frame's changes go into the encoder's picture, to be
+    /// coded with the next frame let through.
+    private func isHeld(_ frame: VideoFrame) -> Bool {
+        guard configuration.pacing?.holdsFrames == true else { return false }
+        encoder.skip(frame)
+        heldChanges = true
+        statistics.countHeld()
+        return true
+    }
+
     private func send(_ frame: VideoFrame, refinement: Bool = false) throws {
+        heldChanges = false
+        if let target = configuration.pacing?.targetKbps, target != appliedTargetKbps {
+            try encoder.setTargetBitrate(kbps: target)
+            appliedTargetKbps = target
+        }
         frame.metadata = configuration.metadata.metadata(for: frame)
         let started = clock.now()
         // Closure literals, not a closure stored in a local: non-escaping, so nothing is allocated per frame.

@@ -13,6 +13,7 @@ public final class PipelineStatistics: Sendable {
     private let bytes = Atomic<Int>(0)
     private let encodeNanoseconds = Atomic<UInt64>(0)
     private let windowsCovered = Atomic<Int>(0)
+    private let held = Atomic<Int>(0)
 
     public init() {}
 
@@ -36,6 +37,9 @@ public final class PipelineStatistics: Sendable {
         public var encodeSeconds: Double
         /// Windows hidden by `--mask-window` in the last frame.
         public var windowsCovered: Int
+        /// Frames skipped before encoding because the network still carried earlier ones (their changes went
+        /// with the next coded frame).
+        public var framesHeld: Int = 0
     }
 
     public func snapshot() -> Snapshot {
@@ -47,13 +51,14 @@ public final class PipelineStatistics: Sendable {
             pausedTicks: paused.load(ordering: .relaxed),
             bytesEncoded: bytes.load(ordering: .relaxed),
             encodeSeconds: Double(encodeNanoseconds.load(ordering: .relaxed)) / 1e9,
-            windowsCovered: windowsCovered.load(ordering: .relaxed))
+            windowsCovered: windowsCovered.load(ordering: .relaxed), framesHeld: held.load(ordering: .relaxed))
     }
 
     func countCaptured() { captured.add(1, ordering: .relaxed) }
     func countUnchanged() { unchanged.add(1, ordering: .relaxed) }
     func countKeepalive() { keepalives.add(1, ordering: .relaxed) }
     func countRefinement() { refinements.add(1, ordering: .relaxed) }
+    func countHeld() { held.add(1, ordering: .relaxed) }
     func countPaused() { paused.add(1, ordering: .relaxed) }
     func countMissed(_ count: Int) { missed.add(count, ordering: .relaxed) }
     func countEncoded(bytes count: Int, keyframe: Bool) {

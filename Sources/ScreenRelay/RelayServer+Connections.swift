@@ -14,6 +14,7 @@ extension RelayServer {
     func addWebSocketRoute(_ router: Router<RelayRequestContext>) {
         router.ws(RouterPath(RelayEndpoint.webSocketPath)) { [self, metrics, configuration] inbound, outbound, context in
             let channel = context.requestContext.channel
+            Self.keepBuffersSmall(channel)
             let deadline = configuration.messageDeadlineSeconds
             var reader = WebSocketMessageReader(
                 inbound, channel: channel,
@@ -165,6 +166,19 @@ extension RelayServer {
         // transport closes it when this returns), not after a write that may never complete.
         if !machine.value.isDropped { await writer.value }
     }
+
+    /// What a subscriber has not taken must wait in its queue, where the router measures and thins it, not in
+    /// buffers below it: the kernel keeps at most ``unsentSocketBytes`` unsent (`TCP_NOTSENT_LOWAT`) and the
+    /// channel takes a new message only once its own buffer is under ``channelWaterMarks``. A connection that
+    /// cannot take these options (not TCP) keeps its defaults.
+    static func keepBuffersSmall(_ channel: any Channel) {
+        let notSentLowWater = ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: 25))  // TCP_NOTSENT_LOWAT
+        channel.setOption(notSentLowWater, value: SocketOptionValue(unsentSocketBytes)).whenFailure { _ in }
+        channel.setOption(ChannelOptions.writeBufferWaterMark, value: channelWaterMarks).whenFailure { _ in }
+    }
+
+    static let unsentSocketBytes = 16 << 10
+    static let channelWaterMarks = ChannelOptions.Types.WriteBufferWaterMark(low: 16 << 10, high: 32 << 10)
 
     /// The verdict on a hello's token (whether its session still exists is seen when joining it).
     private func verdict(_ token: String) async -> Result<SessionGrant, WireError> {

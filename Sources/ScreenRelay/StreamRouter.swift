@@ -154,13 +154,16 @@ public struct StreamRouter<Frame> {
         /// Bytes per second it has been taking them at; nil before it has taken enough to tell.
         var drainRate: Double? { drainSeconds > 0.02 && drainedBytes > 4096 ? drainedBytes / drainSeconds : nil }
 
-        /// How long what is queued for it will take, in milliseconds: its bytes at the drain rate, or, when that is
-        /// not known yet or is stale, how long the oldest has waited.
+        /// How long what is queued for it will take, in milliseconds: its bytes at the drain rate, less what the
+        /// link has done of the first since it began on it, plus however much longer than expected that has
+        /// taken (a link that stopped). Before the rate is known, how long the first has waited.
         func queuedMilliseconds(now: Double) -> Double {
-            guard let oldest = inFlight.first else { return 0 }
-            let waited = (now - oldest.queuedAt) * 1000
-            guard let rate = drainRate else { return waited }
-            return max(waited, Double(queuedBytes) / rate * 1000)
+            guard let head = inFlight.first else { return 0 }
+            let onHead = now - max(head.queuedAt, lastDeliveryAt)
+            guard let rate = drainRate else { return (now - head.queuedAt) * 1000 }
+            let remaining = max(0, Double(queuedBytes) / rate - onHead)
+            let overrun = max(0, onHead - Double(head.bytes) / rate)
+            return (remaining + overrun) * 1000
         }
     }
 

@@ -1,27 +1,38 @@
+/// A video frame as ``PublishQueue`` weighs it.
+protocol QueuedVideoFrame: Sendable {
+    var isKeyframe: Bool { get }
+    /// Its capture time, in seconds.
+    var captureSeconds: Double { get }
+    var byteCount: Int { get }
+}
+
 /// What a publisher's frames wait in between the capture thread and the network, and what is dropped when the
 /// network falls behind: the policy alone, pure, tested without a connection (``RelayPublisher`` holds one
 /// under its lock).
 ///
-/// Video: at most ``videoLimit`` frames. When full, the queued frames go and a keyframe is needed (deltas after
-/// a gap would not decode); until one arrives, frames are dropped. A new connection starts a new stream, which
-/// must begin with a keyframe: queued frames that do not are dropped the same way. Sound: at most
-/// ``audioLimit`` frames, the oldest dropped first (sound has no keyframes to wait for), sent ahead of video.
-struct PublishQueue<Video: Sendable, Audio: Sendable>: Sendable {
-    let videoLimit: Int
+/// Video is bounded in time: the frames queued span at most ``maximumVideoSeconds`` of capture time. What is
+/// queued is never thrown away whole. A delta that would take the queue past its bound is dropped, and so are the
+/// deltas after it (they would not decode after a gap) until a keyframe, which is asked for once; the frames
+/// queued before it still go out. A keyframe is always queued, and the frames queued before it go then: it
+/// supersedes them. (With an uplink controller holding frames back before encoding, the bound is seldom met.)
+/// A new connection starts a new stream, which must begin with a keyframe: queued frames that do not are
+/// dropped the same way. Sound: at most ``audioLimit`` frames, the oldest dropped first (sound has no keyframes
+/// to wait for), sent ahead of video.
+struct PublishQueue<Video: QueuedVideoFrame, Audio: Sendable>: Sendable {
+    let maximumVideoSeconds: Double
     let audioLimit: Int
-    /// Whether a video frame is a keyframe.
-    private let isKeyframe: @Sendable (Video) -> Bool
     private var video: [Video] = []
     private var audio: [Audio] = []
     /// After a drop, frames are discarded until a keyframe arrives.
     private(set) var awaitingKeyframe = false
     private(set) var droppedVideoFrames = 0
     private(set) var droppedAudioFrames = 0
+    /// Bytes of the video frames queued.
+    private(set) var queuedVideoBytes = 0
 
-    init(videoLimit: Int, audioLimit: Int, isKeyframe: @escaping @Sendable (Video) -> Bool) {
-        self.videoLimit = videoLimit
+    init(maximumVideoSeconds: Double, audioLimit: Int) {
+        self.maximumVideoSeconds = maximumVideoSeconds
         self.audioLimit = audioLimit
-        self.isKeyframe = isKeyframe
     }
 
     var queuedVideoFrames: Int { video.count }
@@ -29,17 +40,23 @@ struct PublishQueue<Video: Sendable, Audio: Sendable>: Sendable {
 
     /// Queues a video frame. Returns whether the encoder must be asked for a keyframe.
     mutating func push(video frame: Video) -> Bool {
-        var needsKeyframe = false
-        if video.count >= videoLimit { needsKeyframe = dropVideoUntilKeyframe() }
-        if awaitingKeyframe {
-            guard isKeyframe(frame) else {
-                droppedVideoFrames += 1
-                return needsKeyframe
-            }
+        if frame.isKeyframe {
+            // It supersedes whatever waits before it.
+            droppedVideoFrames += video.count
+            video.removeAll(keepingCapacity: true)
+            queuedVideoBytes = 0
             awaitingKeyframe = false
+        } else if awaitingKeyframe {
+            droppedVideoFrames += 1
+            return false
+        } else if let oldest = video.first, frame.captureSeconds - oldest.captureSeconds > maximumVideoSeconds {
+            droppedVideoFrames += 1
+            awaitingKeyframe = true
+            return true
         }
         video.append(frame)
-        return needsKeyframe
+        queuedVideoBytes += frame.byteCount
+        return false
     }
 
     mutating func push(audio frame: Audio) {
@@ -52,19 +69,21 @@ struct PublishQueue<Video: Sendable, Audio: Sendable>: Sendable {
 
     /// A new connection, a new stream: it must start with a keyframe. Returns whether one must be asked for.
     mutating func startNewStream() -> Bool {
-        guard let first = video.first, !isKeyframe(first) else { return false }
-        return dropVideoUntilKeyframe()
+        guard let first = video.first, !first.isKeyframe else { return false }
+        droppedVideoFrames += video.count
+        video.removeAll(keepingCapacity: true)
+        queuedVideoBytes = 0
+        awaitingKeyframe = true
+        return true
     }
 
     /// The next frame to send: sound first (it is small, and a picture's transfer must not delay it).
     mutating func nextAudio() -> Audio? { audio.isEmpty ? nil : audio.removeFirst() }
-    mutating func nextVideo() -> Video? { video.isEmpty ? nil : video.removeFirst() }
 
-    /// Drops the queued video and waits for a keyframe; returns true (one must be asked for).
-    private mutating func dropVideoUntilKeyframe() -> Bool {
-        droppedVideoFrames += video.count
-        video.removeAll()
-        awaitingKeyframe = true
-        return true
+    mutating func nextVideo() -> Video? {
+        guard !video.isEmpty else { return nil }
+        let frame = video.removeFirst()
+        queuedVideoBytes -= frame.byteCount
+        return frame
     }
 }

@@ -7,10 +7,14 @@ public import ScreenTransport
 /// Publishes encoded frames to screenrelay as one screen-type stream: an ``EncodedFrameSink`` for the capture
 /// thread and a network side (``run()``) for an async task.
 ///
-/// The capture thread never waits for the network: frames go into a small queue (``PublishQueue``, whose
-/// policy drops to the next keyframe when the connection falls behind). Keyframe requests from the relay reach
-/// the encoder through `keyframeRequests`. Sound (``writeAudio(_:)``, from the audio thread) waits in the same
-/// queue's own bound and is sent ahead of video.
+/// The capture thread never waits for the network: frames go into a small queue (``PublishQueue``, bounded in
+/// time). Keyframe requests from the relay reach the encoder through `keyframeRequests`. Sound
+/// (``writeAudio(_:)``, from the audio thread) waits in the same queue's own bound and is sent ahead of video.
+///
+/// With a relay of protocol 3, the publisher asks for acknowledgements and follows its uplink with an
+/// ``UplinkController``: the encoder's target rate and when it holds frames back go to the capture thread
+/// through `pacing`. Frames are held while one waits to be sent or while more is in flight than the link carries
+/// in the controller's target delay, so no socket buffer below holds more than that either.
 public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     public let transport: any RelayTransport
     public let streamName: String
@@ -23,9 +27,11 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     public let reconnection: ReconnectStateMachine.Policy
     /// Ends a backoff wait as soon as the stream is finished.
     private let finishedEvent = OneShotEvent()
+    /// Where the uplink controller's say goes to the capture thread.
+    private let pacing: EncoderPacing.Voice?
 
-    /// Frames the network side may fall behind by before it drops them and asks for a keyframe.
-    static let queueLimit = 30
+    /// Seconds of capture time the queued frames may span before new deltas are dropped until a keyframe.
+    static let queueSeconds = 2.0
     /// Audio frames (20 ms each) the network side may fall behind by before the oldest are dropped.
     static let audioQueueLimit = 25
 
@@ -39,7 +45,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         var isSilence: Bool
     }
 
-    private struct PendingFrame: Sendable {
+    private struct PendingFrame: QueuedVideoFrame {
         var codec: VideoCodec
         var payload: [UInt8]
         var isKeyframe: Bool
@@ -48,11 +54,18 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         var captureTime: MediaTime
         var wallClockMilliseconds: Int64
         var metadata: FrameMetadata
+
+        var captureSeconds: Double { captureTime.seconds }
+        var byteCount: Int { payload.count }
     }
 
     private struct State: Sendable {
         var queue = PublishQueue<PendingFrame, PendingAudio>(
-            videoLimit: RelayPublisher.queueLimit, audioLimit: RelayPublisher.audioQueueLimit, isKeyframe: { $0.isKeyframe })
+            maximumVideoSeconds: RelayPublisher.queueSeconds, audioLimit: RelayPublisher.audioQueueLimit)
+        /// The uplink as the relay's acknowledgements show it.
+        var uplink: UplinkController?
+        /// The relay of the current connection acknowledges frames.
+        var acknowledged = false
         /// The stream's sound as announced (nil: none); false while muted.
         var audio: AudioProperties?
         var audioEnabled = true
@@ -84,13 +97,20 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         public var lastProblem: String?
         /// Whether the relay has welcomed this publisher at least once since it started.
         public var everConnected = false
+        /// The encoder's target now, what the uplink was measured to deliver (kbit/s) and why the target is what
+        /// it is; nil without an uplink controller.
+        public var targetKbps: Int?
+        public var uplinkKbps: Int?
+        public var rateReason: String?
     }
 
     public init(
         transport: any RelayTransport, token: String, streamName: String = "screen", framesPerSecond: Double,
         keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(), reconnection: ReconnectStateMachine.Policy = .init(),
-        audio: AudioProperties? = nil, logger: Logger, onSignal: @escaping @Sendable (Signal) -> Void = { _ in }
+        audio: AudioProperties? = nil, uplink: UplinkController.Configuration? = nil, pacing: EncoderPacing.Voice? = nil,
+        logger: Logger, onSignal: @escaping @Sendable (Signal) -> Void = { _ in }
     ) {
+        self.pacing = pacing
         self.reconnection = reconnection
         self.onSignal = onSignal
         self.transport = transport
@@ -98,6 +118,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         self.streamName = streamName
         var initial = State(framesPerSecond: framesPerSecond)
         initial.audio = audio
+        initial.uplink = uplink.map(UplinkController.init)
         self.state = Locked(initial)
         self.keyframeRequests = keyframeRequests
         self.logger = logger
@@ -113,8 +134,25 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         state.withLock { state in
             var status = state.connection
             status.everConnected = state.everConnected
+            if let uplink = state.uplink {
+                status.targetKbps = uplink.targetKbps
+                status.uplinkKbps = uplink.deliveryKbps
+                status.rateReason = state.acknowledged || !state.connection.connected
+                    ? uplink.reason.description : "the configured --bitrate (the relay does not acknowledge frames: it predates protocol 3)"
+            }
             return status
         }
+    }
+
+    private func seconds() -> Double { Double(clock.nanoseconds(fromTicks: clock.now())) / 1e9 }
+
+    /// Tells the capture thread what the uplink allows now: frames wait while one is queued already, or while
+    /// more is in flight than the link carries in the controller's target delay.
+    private func updatePacing(_ state: inout State, now: Double) {
+        guard let pacing else { return }
+        if let uplink = state.uplink { pacing.setTarget(kbps: uplink.targetKbps) }
+        let admits = state.uplink?.admitsFrame(queuedBytes: state.queue.queuedVideoBytes, now: now) ?? true
+        pacing.setHoldsFrames(state.queue.queuedVideoFrames >= 1 || !admits)
     }
 
     /// Pauses (false) or resumes (true) the video: subscribers are told through the stream's `hasVideo`.
@@ -158,6 +196,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             if let failure = state.failure { return failure }
             state.captureDelayMilliseconds = state.captureDelayMilliseconds.map { 0.9 * $0 + 0.1 * delay } ?? delay
             if state.queue.push(video: pending) { keyframeRequests.request() }
+            updatePacing(&state, now: Double(now) / 1e9)
             return nil
         }
         if let failure { throw failure }
@@ -217,6 +256,8 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             state.wakeUp?.finish()
             state.wakeUp = wakeUp
             if state.queue.startNewStream() { keyframeRequests.request() }
+            state.acknowledged = false
+            state.uplink?.connectionChanged()
         }
         wakeUp.yield()
         try await RelayClient.connect(transport: transport, token: token, client: "screenpub/\(ScreenpubVersion.current)", logger: logger) { [self] link, events in
@@ -224,12 +265,13 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                 throw RelayClientError(.closed, "the relay closed the connection before welcoming us")
             }
             if case .error(let code, let message) = welcome { throw RelayClientError(.refused(code), "the relay refused: \(message.escapingControlCharacters)") }
-            guard case .welcome(_, let sessionId, _, _, let connections) = welcome else {
+            guard case .welcome(_, let sessionId, _, _, let connections, let protocolVersion) = welcome else {
                 throw RelayClientError(.closed, "the relay did not welcome us")
             }
             state.withLock {
                 $0.connection = ConnectionStatus(connected: true, sessionId: sessionId, otherConnections: max(0, connections.count - 1))
                 $0.everConnected = true
+                $0.acknowledged = protocolVersion >= 3 && $0.uplink != nil
             }
             logger.info("connected to \(endpoint), session \(sessionId)")
             // The relay's answers to `publish`, from the reader to the sender.
@@ -257,6 +299,15 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                 logger.info("publishing stream \(stream.streamId) (\(stream.properties.width)×\(stream.properties.height), \(stream.properties.codec))")
             case .requestKeyframe:
                 keyframeRequests.request()
+            case .ack(_, let sequence, let receivedAt):
+                let now = seconds()
+                state.withLock { state in
+                    guard state.acknowledged, state.uplink != nil else { return }
+                    if state.uplink!.acknowledged(sequence: sequence, receivedAt: receivedAt, now: now) {
+                        logger.debug("uplink: target \(state.uplink!.targetKbps) kbit/s (\(state.uplink!.reason.description))")
+                    }
+                    updatePacing(&state, now: now)
+                }
             case .connectionCreated:
                 state.withLock { $0.connection.otherConnections += 1 }
             case .connectionDestroyed:
@@ -304,8 +355,8 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                         audioSequence += 1
                     }
                 }
-                let (next, finished) = state.withLock { state -> (PendingFrame?, Bool) in
-                    (state.queue.nextVideo(), state.finished)
+                let (next, finished, measures) = state.withLock { state -> (PendingFrame?, Bool, Bool) in
+                    (state.queue.nextVideo(), state.finished, state.acknowledged)
                 }
                 guard let frame = next else {
                     if finished {
@@ -328,7 +379,15 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                     width: frame.width, height: frame.height, captureTime: frame.captureTime,
                     wallClockMilliseconds: frame.wallClockMilliseconds, metadata: frame.metadata,
                     payloadLength: frame.payload.count)
+                if measures {
+                    let now = seconds()
+                    state.withLock { state in
+                        state.uplink?.sent(sequence: sequence, bytes: header.encodedSize + frame.payload.count, now: now)
+                        updatePacing(&state, now: now)
+                    }
+                }
                 try await link.send(header, payload: frame.payload)
+                if !measures { state.withLock { updatePacing(&$0, now: seconds()) } }
                 sequence += 1
             }
         }
@@ -349,7 +408,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             codecString: StreamProperties.codecString(
                 frame.codec, keyframe: frame.payload, width: frame.width, height: frame.height,
                 framesPerSecond: current.framesPerSecond))
-        try await link.send(.publish(name: streamName, properties: properties))
+        try await link.send(.publish(name: streamName, properties: properties, acks: current.acknowledged))
         guard let id = await answers.next() else {
             throw RelayClientError(.closed, "the relay closed the connection before accepting the stream")
         }

@@ -24,6 +24,8 @@ public final class Share: Sendable {
     let started = StartupReport()
     let pause = PauseSwitch()
     let keyframeRequests = KeyframeRequestFlag()
+    /// The destinations' say on the encoder's rate and when to hold frames back.
+    let pacing = EncoderPacing()
     let control: Locked<ShareControl>
     let destinations = Locked<[any StreamDestination]>([])
     let startTime = ContinuousClock.now
@@ -71,7 +73,8 @@ public final class Share: Sendable {
         }
         audio.withLock { $0 = sound }
         let context = DestinationContext(
-            keyframeRequests: keyframeRequests, framesPerSecond: configuration.capture.framesPerSecond,
+            keyframeRequests: keyframeRequests, pacing: pacing, bitrateKbps: configuration.capture.encoder.bitrateKbps,
+            framesPerSecond: configuration.capture.framesPerSecond,
             videoCodec: configuration.capture.encoder.codec, audio: sound?.properties, audioPreSkip: sound?.preSkip ?? 312,
             options: configuration.destinationOptions, environment: configuration.environment,
             onSignal: ChatNotifier(logger: logger, notifies: configuration.notifyChat, environment: configuration.environment).receive,
@@ -317,7 +320,7 @@ public final class Share: Sendable {
             let pipeline = CapturePipeline(
                 configuration: CapturePipeline.Configuration(
                     metadata: current.metadata, keepaliveInterval: current.keepaliveInterval, duration: current.duration,
-                    keyframeRequests: keyframeRequests, pause: pause),
+                    keyframeRequests: keyframeRequests, pause: pause, pacing: pacing),
                 encoder: makeVideoEncoder(current.encoder), sinks: outputs, stop: stop, statistics: statistics)
             if isFirst { started.succeed() }
             return .init(source: made.source, pipeline: pipeline, sinks: outputs, framesPerSecond: current.framesPerSecond)

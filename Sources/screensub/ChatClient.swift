@@ -25,7 +25,7 @@ struct ChatClient {
                 transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server), trust: trust), token: token,
                 client: "screensub/\(ScreenpubVersion.current)", logger: logger
             ) { link, events in
-                guard case .welcome(let me, let sessionId, _, _, let connections)? = try await events.nextControl() else {
+                guard case .welcome(let me, let sessionId, _, _, let connections, _)? = try await events.nextControl() else {
                     throw RelayClientError(.closed, "the relay did not welcome us")
                 }
                 if !json {

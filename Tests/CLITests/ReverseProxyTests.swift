@@ -111,7 +111,7 @@ import Testing
         let welcomed = try await RelayClient.connect(
             transport: WebSocketTransport(url: session.relayURL, trust: trust), token: session.token, logger: .init(label: "caddy-test")
         ) { _, events -> String? in
-            if case .welcome(_, let sessionId, _, _, _)? = try await events.nextControl() { return sessionId }
+            if case .welcome(_, let sessionId, _, _, _, _)? = try await events.nextControl() { return sessionId }
             return nil
         }
         #expect(welcomed == session.sessionId)

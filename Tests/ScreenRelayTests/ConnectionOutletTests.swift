@@ -58,7 +58,7 @@ import Testing
     @Test func passingTheBoundsOverflowsOnceAndDropsWhatWasQueued() async {
         let outlet = ConnectionOutlet(limits: .init(messages: 3, bytes: 1 << 20))
         let overflows = Locked(0)
-        outlet.onOverflow { overflows.withLock { $0 += 1 } }
+        outlet.onOverflow { _ in overflows.withLock { $0 += 1 } }
         for index in 0..<10 { outlet.yield(.control("m\(index)")) }
         #expect(outlet.overflowed)
         #expect(overflows.value == 1)

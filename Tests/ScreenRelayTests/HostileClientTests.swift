@@ -53,7 +53,7 @@ import Testing
             let token = try await relay.token(session: session, role: .subscriber)
             // It reads nothing after hello and sends itself 8 KB lines: they pile up for it, at the relay.
             return try await RelayClient.connect(transport: transport.to(relay), token: token, logger: quietLogger) { link, events in
-                guard case .welcome(let me, _, _, _, _)? = try await events.nextControl() else { return false }
+                guard case .welcome(let me, _, _, _, _, _)? = try await events.nextControl() else { return false }
                 let line = String(repeating: "x", count: Signal.maximumDataSize)
                 var sent = 0
                 do {

@@ -86,7 +86,7 @@ import Testing
                 var media: [(MediaFrameHeader, [UInt8])] = []
                 for try await event in events {
                     switch event {
-                    case .control(.welcome(_, _, let role, let streams, _)):
+                    case .control(.welcome(_, _, let role, let streams, _, _)):
                         #expect(role == .subscriber)
                         if let stream = streams.first { streamId = stream.streamId; try await link.send(.subscribe(streamId: stream.streamId)) }
                     case .control(.streamCreated(let stream)):
@@ -104,7 +104,7 @@ import Testing
         try await relay.waitForConnections(1)
 
         try await RelayClient.connect(transport: transport.to(relay), token: session.token, logger: quietLogger) { link, events in
-            guard case .welcome(_, let sessionId, let role, _, let connections)? = try await events.nextControl() else {
+            guard case .welcome(_, let sessionId, let role, _, let connections, _)? = try await events.nextControl() else {
                 throw TestFailure("no welcome")
             }
             #expect(sessionId == session.sessionId)
@@ -276,7 +276,7 @@ import Testing
                     var last: UInt64?
                     while let event = try await events.next() {
                         switch event {
-                        case .control(.welcome(_, _, _, let streams, _)):
+                        case .control(.welcome(_, _, _, let streams, _, _)):
                             if let stream = streams.first { try await link.send(.subscribe(streamId: stream.streamId)) }
                         case .control(.subscribed):
                             subscribed.withLock { $0 += 1 }

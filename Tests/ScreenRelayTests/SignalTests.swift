@@ -101,7 +101,7 @@ import Testing
             _ token: String, transport: TransportKind, expected: Int, act: @escaping @Sendable (RelayLink, [ConnectionInfo]) async throws -> Void
         ) async throws -> (me: String, received: [Signal]) {
             try await RelayClient.connect(transport: transport.to(relay), token: token, logger: quietLogger) { link, events in
-                guard case .welcome(let me, _, _, _, var others)? = try await events.nextControl() else { throw TestFailure("no welcome") }
+                guard case .welcome(let me, _, _, _, var others, _)? = try await events.nextControl() else { throw TestFailure("no welcome") }
                 while others.count < 2 {
                     if case .connectionCreated(let connection)? = try await events.nextControl(where: { if case .connectionCreated = $0 { true } else { false } }) {
                         others.append(connection)

@@ -10,16 +10,16 @@ import Testing
     static let properties = StreamProperties(
         codec: .vp9, width: 1280, height: 720, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 1)
 
-    func header(_ streamId: UInt32, _ sequence: UInt64, key: Bool) -> MediaFrameHeader {
+    func header(_ streamId: UInt32, _ sequence: UInt64, key: Bool, layer: Int = 0) -> MediaFrameHeader {
         MediaFrameHeader(
-            streamID: streamId, sequence: sequence, flags: key ? [.keyframe] : [], codec: .vp9, width: 1280,
+            streamID: streamId, sequence: sequence, flags: (key ? MediaFrameHeader.Flags.keyframe : []).union(.layer(layer)), codec: .vp9, width: 1280,
             height: 720, captureTime: MediaTime(value: Int64(sequence), timescale: 5), wallClockMilliseconds: 0,
             metadata: .empty, payloadLength: 10)
     }
 
     /// The frames each connection was sent, and the control messages, from a list of actions.
     func frames(_ actions: [Router.Action], to connection: String) -> [String] {
-        actions.compactMap { if case .sendFrame(let frame, connection, _) = $0 { frame } else { nil } }
+        actions.compactMap { if case .sendFrame(let frame, connection, _, _) = $0 { frame } else { nil } }
     }
 
     func controls(_ actions: [Router.Action], to connection: String) -> [ControlMessage] {
@@ -89,7 +89,7 @@ import Testing
         let changed = router.handle(.streamPropertyChanged(streamId: 1, properties: paused), from: "p", now: 0)
         #expect(controls(changed, to: "v") == [.streamPropertyChanged(streamId: 1, properties: paused)])
         let late = router.connect(ConnectionInfo(connectionId: "late", role: .subscriber, data: ""))
-        guard case .welcome(_, _, _, let streams, _)? = controls(late, to: "late").first else {
+        guard case .welcome(_, _, _, let streams, _, _)? = controls(late, to: "late").first else {
             Issue.record("no welcome")
             return
         }
@@ -129,29 +129,39 @@ import Testing
         #expect(frames(router.frame("K4", header: header(1, 4, key: true), size: 10, from: "p", now: 1.2), to: "v") == ["K4"])
     }
 
+    /// A subscriber that stops reading gets what fits its bound in time, then nothing: it neither holds back the
+    /// healthy one nor makes the publisher send keyframes (it would only ask once it had drained), and it is
+    /// evicted once it has taken nothing for the stall limit.
     @Test func aStalledSubscriberIsCutOffWithoutHoldingBackAHealthyOne() {
-        var router = sessionWithStream(subscribers: ["stalled", "healthy"], limits: .init(maximumQueuedFrames: 4))
+        var router = sessionWithStream(subscribers: ["stalled", "healthy"], limits: .init(maximumQueuedMilliseconds: 1000, stallSeconds: 20))
+        _ = router.frame("K", header: header(1, 0, key: true), size: 10, from: "p", now: 0)
         _ = router.handle(.subscribe(streamId: 1), from: "stalled", now: 0)
         _ = router.handle(.subscribe(streamId: 1), from: "healthy", now: 0)
+        _ = router.frameDelivered(to: "healthy", streamId: 1, now: 0)
         var stalledFrames: [String] = []
         var healthyFrames: [String] = []
         var keyframeRequests = 0
-        for sequence in 0..<100 {
+        for sequence in 1...100 {
             let now = Double(sequence) * 0.05
-            let name = (sequence % 30 == 0 ? "K" : "D") + "\(sequence)"
-            let actions = router.frame(name, header: header(1, UInt64(sequence), key: sequence % 30 == 0), size: 10, from: "p", now: now)
+            let name = "D\(sequence)"
+            let actions = router.frame(name, header: header(1, UInt64(sequence), key: false), size: 10, from: "p", now: now)
             stalledFrames += frames(actions, to: "stalled")
             healthyFrames += frames(actions, to: "healthy")
             keyframeRequests += controls(actions, to: "p").count
             keyframeRequests += controls(router.tick(now: now), to: "p").count
             // The healthy subscriber writes everything out at once; the stalled one never does.
-            for _ in frames(actions, to: "healthy") { router.frameDelivered(to: "healthy", streamId: 1) }
+            for _ in frames(actions, to: "healthy") { _ = router.frameDelivered(to: "healthy", streamId: 1, now: now) }
         }
         #expect(healthyFrames.count == 100, "the healthy subscriber got every frame")
-        #expect(stalledFrames.count == 4, "the stalled one got only what its queue holds")
-        #expect(router.queuedFrames(for: "stalled", streamId: 1) == 4)
-        // Keyframes were asked for, but at most one per 0.5 s over the 5 s run.
-        #expect(keyframeRequests >= 1 && keyframeRequests <= 11)
+        #expect(stalledFrames.count == 20, "the stalled one got what its bound holds: 1 s after the keyframe it still had")
+        #expect(keyframeRequests == 0, "a subscriber that has not drained asks for no keyframe")
+        let evicted = router.tick(now: 20.5)
+        guard case .evict("stalled", let reason)? = evicted.first else {
+            Issue.record("expected the stalled subscriber to be evicted, got \(evicted)")
+            return
+        }
+        #expect(reason.contains("20 s"))
+        #expect(router.subscriberCount(of: 1) == 1 && router.evictedSubscribers == 1)
     }
 
     func audioHeader(_ streamId: UInt32, _ sequence: UInt64) -> AudioFrameHeader {
@@ -204,23 +214,43 @@ import Testing
         #expect(router.keyframeRequestsSent == keyframeRequests)
     }
 
+    /// One that fell behind past its bound resumes at a keyframe, never at a delta after the gap: once it has
+    /// drained, from the cached pictures when they are cheap, else with a keyframe asked for (once).
     @Test func aRecoveredSubscriberResumesAtAKeyframeNotAMidStreamDelta() {
-        var router = sessionWithStream(subscribers: ["v"], limits: .init(maximumQueuedFrames: 2))
+        var router = sessionWithStream(subscribers: ["v"], limits: .init(maximumQueuedMilliseconds: 300))
         _ = router.handle(.subscribe(streamId: 1), from: "v", now: 0)
         var received: [String] = []
         received += frames(router.frame("K0", header: header(1, 0, key: true), size: 10, from: "p", now: 0), to: "v")
         received += frames(router.frame("D1", header: header(1, 1, key: false), size: 10, from: "p", now: 0.1), to: "v")
-        // Past the throttle window of the request the subscription made at t=0.
-        let overflow = router.frame("D2", header: header(1, 2, key: false), size: 10, from: "p", now: 0.6)
+        // K0 has waited 0.4 s: D2 does not fit, and deltas after the gap are not sent.
+        let overflow = router.frame("D2", header: header(1, 2, key: false), size: 10, from: "p", now: 0.4)
         #expect(frames(overflow, to: "v").isEmpty)
-        #expect(controls(overflow, to: "p") == [.requestKeyframe(streamId: 1)])
-        // The subscriber catches up, but deltas after the gap are still not sent.
-        router.frameDelivered(to: "v", streamId: 1)
-        router.frameDelivered(to: "v", streamId: 1)
-        received += frames(router.frame("D3", header: header(1, 3, key: false), size: 10, from: "p", now: 0.7), to: "v")
-        received += frames(router.frame("K4", header: header(1, 4, key: true), size: 10, from: "p", now: 0.8), to: "v")
-        received += frames(router.frame("D5", header: header(1, 5, key: false), size: 10, from: "p", now: 0.9), to: "v")
-        #expect(received == ["K0", "D1", "K4", "D5"])
+        #expect(controls(overflow, to: "p").isEmpty, "no keyframe before it has drained")
+        received += frames(router.frame("D3", header: header(1, 3, key: false), size: 10, from: "p", now: 0.5), to: "v")
+        // It catches up: the cached pictures (K0…D3, 40 bytes) cost more than twice the keyframe, so one is asked for.
+        _ = router.frameDelivered(to: "v", streamId: 1, now: 0.6)
+        let drained = router.frameDelivered(to: "v", streamId: 1, now: 0.6)
+        #expect(controls(drained, to: "p") == [.requestKeyframe(streamId: 1)])
+        #expect(frames(drained, to: "v").isEmpty)
+        received += frames(router.frame("D4", header: header(1, 4, key: false), size: 10, from: "p", now: 0.7), to: "v")
+        received += frames(router.frame("K5", header: header(1, 5, key: true), size: 10, from: "p", now: 0.8), to: "v")
+        received += frames(router.frame("D6", header: header(1, 6, key: false), size: 10, from: "p", now: 0.9), to: "v")
+        #expect(received == ["K0", "D1", "K5", "D6"])
+        #expect(router.keyframeRequestsByCause[.subscriberBehind] == 1)
+    }
+
+    /// When the cached pictures cost it less than twice a keyframe, a drained subscriber restarts from them and
+    /// the publisher is not asked for anything.
+    @Test func aDrainedSubscriberRestartsFromCheapCachedPictures() {
+        var router = sessionWithStream(subscribers: ["v"], limits: .init(maximumQueuedMilliseconds: 300))
+        _ = router.handle(.subscribe(streamId: 1), from: "v", now: 0)
+        _ = router.frame("K0", header: header(1, 0, key: true), size: 1000, from: "p", now: 0)
+        _ = router.frame("D1", header: header(1, 1, key: false), size: 10, from: "p", now: 0.5)  // does not fit: skipped
+        _ = router.frame("D2", header: header(1, 2, key: false), size: 10, from: "p", now: 0.6)
+        let drained = router.frameDelivered(to: "v", streamId: 1, now: 0.7)
+        #expect(frames(drained, to: "v") == ["K0", "D1", "D2"])
+        #expect(controls(drained, to: "p").isEmpty)
+        #expect(frames(router.frame("D3", header: header(1, 3, key: false), size: 10, from: "p", now: 0.8), to: "v") == ["D3"])
     }
 
     @Test func keyframeRequestsAreThrottledAndHeldOnesGoOutOnTick() {
@@ -249,5 +279,162 @@ import Testing
         #expect(controls(actions, to: "v") == [.streamDestroyed(streamId: 1, reason: "unpublished")])
         #expect(controls(actions, to: "p") == [.streamDestroyed(streamId: 1, reason: "unpublished")])
         #expect(router.subscriberCount(of: 1) == 0)
+    }
+
+    // MARK: Links of different speeds
+
+    /// A subscriber's link, simulated: it takes the frames the router sends it one after the other at
+    /// `bytesPerSecond`, and reports each delivery when its last byte has left.
+    struct SimulatedLink {
+        let subscriber: String
+        let bytesPerSecond: Double
+        var queue: [(name: String, bytes: Int)] = []
+        var busyUntil = 0.0
+        var received: [String] = []
+
+        /// Takes the frames `actions` send it, at `now`.
+        mutating func take(_ actions: [Router.Action], sizes: [String: Int], now: Double) {
+            for case .sendFrame(let frame, subscriber, _, _) in actions {
+                if queue.isEmpty { busyUntil = max(busyUntil, now) }
+                queue.append((frame, sizes[frame] ?? 0))
+            }
+        }
+
+        /// Delivers what the link has carried by `now`, telling the router; returns what the router answered.
+        mutating func advance(to now: Double, router: inout Router, sizes: [String: Int]) -> [Router.Action] {
+            var actions: [Router.Action] = []
+            while let first = queue.first, busyUntil + Double(first.bytes) / bytesPerSecond <= now {
+                busyUntil += Double(first.bytes) / bytesPerSecond
+                queue.removeFirst()
+                received.append(first.name)
+                let answered = router.frameDelivered(to: subscriber, streamId: 1, now: busyUntil)
+                take(answered, sizes: sizes, now: busyUntil)
+                actions += answered
+            }
+            return actions
+        }
+    }
+
+    /// The temporal layer of frame `n` of an L1T3 stream (0, 2, 1, 2, …).
+    static func layer(of n: Int) -> Int { [0, 2, 1, 2][n % 4] }
+
+    /// Runs a stream of `seconds` at 5 fps, L1T3, with a keyframe first, to a fast and a slow subscriber
+    /// (`slowBytesPerSecond`); layer-0 frames weigh `layerZeroBytes`, the others half of it.
+    func runTwoLinks(
+        seconds: Double, slowBytesPerSecond: Double, layerZeroBytes: Int, limits: Router.Limits = .init()
+    ) -> (router: Router, fast: SimulatedLink, slow: SimulatedLink, keyframeRequests: Int, slowChanges: [ControlMessage]) {
+        var router = sessionWithStream(subscribers: ["fast", "slow"], limits: limits)
+        _ = router.handle(.subscribe(streamId: 1, layers: true), from: "fast", now: 0)
+        _ = router.handle(.subscribe(streamId: 1, layers: true), from: "slow", now: 0)
+        var fast = SimulatedLink(subscriber: "fast", bytesPerSecond: 10_000_000)
+        var slow = SimulatedLink(subscriber: "slow", bytesPerSecond: slowBytesPerSecond)
+        var sizes: [String: Int] = [:]
+        var keyframeRequests = 0
+        var slowChanges: [ControlMessage] = []
+        var pendingKeyframe = false
+        var now = 0.0
+        var n = 0
+        while now < seconds {
+            let key = n == 0 || pendingKeyframe
+            pendingKeyframe = false
+            let layer = key ? 0 : Self.layer(of: n)
+            let name = (key ? "K" : "D") + "\(n)/\(layer)"
+            let bytes = layer == 0 ? layerZeroBytes * (key ? 2 : 1) : layerZeroBytes / 2
+            sizes[name] = bytes
+            var actions = router.frame(name, header: header(1, UInt64(n), key: key, layer: layer), size: bytes, from: "p", now: now)
+            fast.take(actions, sizes: sizes, now: now)
+            slow.take(actions, sizes: sizes, now: now)
+            // Deliveries and ticks every 10 ms until the next frame.
+            let next = now + 0.2
+            while now < next - 1e-9 {
+                now += 0.01
+                actions += fast.advance(to: now, router: &router, sizes: sizes)
+                actions += slow.advance(to: now, router: &router, sizes: sizes)
+                let ticked = router.tick(now: now)
+                slow.take(ticked, sizes: sizes, now: now)
+                actions += ticked
+            }
+            for control in controls(actions, to: "p") where control == .requestKeyframe(streamId: 1) {
+                keyframeRequests += 1
+                pendingKeyframe = true
+            }
+            slowChanges += controls(actions, to: "slow")
+            n += 1
+        }
+        return (router, fast, slow, keyframeRequests, slowChanges)
+    }
+
+    /// A slow subscriber beside a fast one: it loses higher layers, never layer 0, and is told so; the fast one
+    /// gets every frame, and nobody asks the publisher for a keyframe.
+    @Test func aSlowSubscriberIsThinnedToTheLayersItsLinkCarries() {
+        // 5 fps of 4 KB layer-0 and 2 KB other frames: ~13 KB/s; the slow link carries 7 KB/s.
+        let run = runTwoLinks(seconds: 30, slowBytesPerSecond: 7_000, layerZeroBytes: 4_000)
+        #expect(run.fast.received.count == 150, "the fast subscriber got every frame")
+        #expect(run.keyframeRequests == 0, "layer 0 fits the slow link: no keyframe for anyone")
+        // What was sent to it: received, or still on its way when the run ended.
+        let slowLayers = (run.slow.received + run.slow.queue.map(\.name)).map { Int($0.split(separator: "/")[1])! }
+        #expect(slowLayers.filter { $0 == 0 }.count == 38, "every layer-0 frame went to the slow subscriber")
+        #expect(slowLayers.count < 110 && run.router.thinnedFrames > 30, "it was thinned: \(slowLayers.count) frames")
+        #expect(run.slowChanges.contains { if case .subscriptionChanged(1, let layer, 3, false) = $0 { layer < 2 } else { false } })
+        #expect(run.router.highestLayer(for: "fast", streamId: 1) == 2)
+    }
+
+    /// Layers come back once the subscriber's link carries them: a link that is slow only for a while.
+    @Test func layersComeBackWhenTheLinkRecovers() {
+        var router = sessionWithStream(subscribers: ["v"], limits: .init(raiseAfterSeconds: 2))
+        _ = router.handle(.subscribe(streamId: 1, layers: true), from: "v", now: 0)
+        var link = SimulatedLink(subscriber: "v", bytesPerSecond: 4_000)
+        var sizes: [String: Int] = [:]
+        var now = 0.0
+        var lowest = MediaFrameHeader.Flags.highestLayer
+        for n in 0..<150 {
+            if n == 50 { link = SimulatedLink(subscriber: "v", bytesPerSecond: 1_000_000, queue: link.queue, busyUntil: link.busyUntil) }
+            let name = "f\(n)"
+            sizes[name] = 1_000
+            let actions = router.frame(name, header: header(1, UInt64(n), key: n == 0, layer: n == 0 ? 0 : Self.layer(of: n)), size: 1_000, from: "p", now: now)
+            link.take(actions, sizes: sizes, now: now)
+            for _ in 0..<20 {
+                now += 0.01
+                link.take(link.advance(to: now, router: &router, sizes: sizes), sizes: sizes, now: now)
+            }
+            if n == 49 { lowest = router.highestLayer(for: "v", streamId: 1)! }
+        }
+        #expect(lowest < 2, "5 KB/s of frames on a 4 KB/s link: thinned")
+        #expect(router.highestLayer(for: "v", streamId: 1) == 2, "every layer back once the link is fast")
+    }
+
+    /// A link too slow even for layer 0 skips to keyframes, asking for them at most once per its own interval,
+    /// and keeps getting pictures; the fast subscriber still gets every frame.
+    @Test func aLinkTooSlowForLayerZeroAsksForKeyframesWithinItsOwnCeiling() {
+        let run = runTwoLinks(seconds: 30, slowBytesPerSecond: 3_000, layerZeroBytes: 4_000, limits: .init(subscriberKeyframeIntervalSeconds: 4))
+        #expect(run.keyframeRequests >= 1 && run.keyframeRequests <= 8, "\(run.keyframeRequests) keyframe requests in 30 s")
+        #expect(run.slow.received.count >= 8, "the slow subscriber kept getting pictures: \(run.slow.received)")
+        #expect(run.fast.received.count == 150)
+        #expect(run.slowChanges.contains(.subscriptionChanged(streamId: 1, highestLayer: 0, layers: 3, waitingForKeyframe: true)))
+    }
+
+    /// Subscribers from before protocol 3 get frames of higher layers with the layer bits cleared, and are told
+    /// nothing about layers; those that read layers get the bits.
+    @Test func olderSubscribersGetTheLayerBitsCleared() {
+        var router = sessionWithStream(subscribers: ["old", "new"])
+        _ = router.handle(.subscribe(streamId: 1), from: "old", now: 0)
+        _ = router.handle(.subscribe(streamId: 1, layers: true), from: "new", now: 0)
+        _ = router.frame("K", header: header(1, 0, key: true), size: 10, from: "p", now: 0)
+        let actions = router.frame("D", header: header(1, 1, key: false, layer: 2), size: 10, from: "p", now: 0.2)
+        var clearing: [String: Bool] = [:]
+        for case .sendFrame(_, let to, _, let clears) in actions { clearing[to] = clears }
+        #expect(clearing == ["old": true, "new": false])
+    }
+
+    /// A publisher that asks for acknowledgements gets one per video frame, with the relay's arrival time.
+    @Test func publishersThatAskGetAnAcknowledgementPerFrame() {
+        var router = Router(sessionId: "s")
+        _ = router.connect(ConnectionInfo(connectionId: "p", role: .publisher, data: ""))
+        _ = router.connect(ConnectionInfo(connectionId: "q", role: .publisher, data: ""))
+        _ = router.handle(.publish(name: "screen", properties: Self.properties, acks: true), from: "p", now: 0)
+        _ = router.handle(.publish(name: "other", properties: Self.properties), from: "q", now: 0)
+        let acked = router.frame("K", header: header(1, 7, key: true), size: 10, from: "p", now: 1.25)
+        #expect(controls(acked, to: "p") == [.ack(streamId: 1, sequence: 7, receivedAt: 1250)])
+        #expect(controls(router.frame("K", header: header(2, 0, key: true), size: 10, from: "q", now: 2), to: "q").isEmpty)
     }
 }

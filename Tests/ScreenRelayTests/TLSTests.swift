@@ -20,7 +20,7 @@ import Testing
     /// Says hello over `url` and returns the session the relay welcomed it to.
     private func welcome(_ url: String, token: String, trust: ClientTrust) async throws -> String {
         try await RelayClient.connect(transport: WebSocketTransport(url: url, trust: trust), token: token, logger: quietLogger) { _, events in
-            guard case .welcome(_, let sessionId, _, _, _)? = try await events.nextControl() else { throw TestFailure("no welcome") }
+            guard case .welcome(_, let sessionId, _, _, _, _)? = try await events.nextControl() else { throw TestFailure("no welcome") }
             return sessionId
         }
     }

@@ -10,7 +10,10 @@ import Testing
 
     static let all: [ControlMessage] = [
         .hello(token: "eyJ.abc.def", client: "screenpub/0.1.0"),
-        .publish(name: "screen", properties: properties),
+        .publish(name: "screen", properties: properties), .publish(name: "screen", properties: properties, acks: true),
+        .subscribe(streamId: 3, audio: true, layers: true), .ack(streamId: 3, sequence: 1 << 40, receivedAt: 12_345.678),
+        .subscriptionChanged(streamId: 3, highestLayer: 1, layers: 3, waitingForKeyframe: false),
+        .welcome(connectionId: "c2", sessionId: "s1", role: .publisher, streams: [], connections: [], protocolVersion: 2),
         .unpublish(streamId: 3), .subscribe(streamId: 3), .subscribe(streamId: 3, audio: true), .unsubscribe(streamId: 3), .requestKeyframe(streamId: 3),
         .welcome(
             connectionId: "c2", sessionId: "s1", role: .subscriber, streams: [stream],
@@ -30,11 +33,12 @@ import Testing
     @Test func hasVideoIsOnUnlessSaidOtherwise() throws {
         // A peer that does not know pausing sends no hasVideo: its stream has video.
         let text = #"{"v":1,"type":"publish","name":"s","properties":{"videoType":"screen","codec":"vp8","width":4,"height":2,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":0}}"#
-        guard case .publish(_, let properties) = try ControlMessage.parse(text) else {
+        guard case .publish(_, let properties, let acks) = try ControlMessage.parse(text) else {
             Issue.record("not a publish message")
             return
         }
         #expect(properties.hasVideo)
+        #expect(!acks, "a peer from before protocol 3 asks for no acknowledgements")
         #expect(ControlMessage.publish(name: "s", properties: Self.properties).encoded().contains(#""hasVideo":true"#))
     }
 
@@ -45,6 +49,21 @@ import Testing
         #expect(text.contains("\"v\":1"))
         #expect(text.contains("\"type\":\"\(message.type)\""))
         #expect(try ControlMessage.parse(text) == message)
+    }
+
+    /// Protocol 3's additions are optional fields and new types: an older peer's messages parse as before, and
+    /// a relay that leaves the protocol out of its welcome is taken to speak 2.
+    @Test func protocolThreeStaysCompatible() throws {
+        let oldWelcome = #"{"v":1,"type":"welcome","connectionId":"c","sessionId":"s","role":"publisher","streams":[],"connections":[]}"#
+        guard case .welcome(_, _, _, _, _, let version) = try ControlMessage.parse(oldWelcome) else {
+            Issue.record("not a welcome")
+            return
+        }
+        #expect(version == 2)
+        #expect(ControlMessage.welcome(connectionId: "c", sessionId: "s", role: .publisher, streams: [], connections: []).encoded()
+            .contains(#""protocol":3"#))
+        #expect(ControlMessage.subscribe(streamId: 1).encoded() == #"{"streamId":1,"type":"subscribe","v":1}"#)
+        #expect(code(#"{"v":1,"type":"subscriptionChanged","streamId":1,"highestLayer":3,"layers":3,"waitingForKeyframe":false}"#) == .malformed)
     }
 
     @Test func publishCarriesTheScreenVideoType() {

@@ -40,7 +40,9 @@ public struct RelayDestination: StreamDestination {
         self.session = session
         publisher = RelayPublisher(
             transport: transport, token: token, framesPerSecond: context.framesPerSecond, keyframeRequests: context.keyframeRequests,
-            reconnection: context.options.reconnect ? .init() : .never, audio: context.audio, logger: context.logger,
+            reconnection: context.options.reconnect ? .init() : .never, audio: context.audio,
+            uplink: UplinkController.Configuration(maximumKbps: context.bitrateKbps), pacing: context.pacing.addVoice(),
+            logger: context.logger,
             onSignal: context.onSignal)
     }
 

@@ -104,6 +104,11 @@ public struct DestinationStatus: Codable, Sendable, Equatable {
 public struct DestinationContext: Sendable {
     /// Set by a destination whose receivers need a picture to start from; the encoder serves it next tick.
     public var keyframeRequests: KeyframeRequestFlag
+    /// Where a destination that follows its network tells the encoder its rate and when to hold frames back
+    /// (a voice of its own).
+    public var pacing: EncoderPacing
+    /// The configured bit rate (`--bitrate`), kbit/s: what a destination that adapts never goes above.
+    public var bitrateKbps: Int
     public var framesPerSecond: Double
     /// The codec the share encodes with (nil where unknown): a destination that can carry only some refuses others.
     public var videoCodec: VideoCodec?
@@ -121,12 +126,15 @@ public struct DestinationContext: Sendable {
     public var logger: Logger
 
     public init(
-        keyframeRequests: KeyframeRequestFlag, framesPerSecond: Double, videoCodec: VideoCodec? = nil, audio: AudioProperties? = nil,
+        keyframeRequests: KeyframeRequestFlag, pacing: EncoderPacing = EncoderPacing(), bitrateKbps: Int = 1000,
+        framesPerSecond: Double, videoCodec: VideoCodec? = nil, audio: AudioProperties? = nil,
         audioPreSkip: Int = 312,
         options: DestinationOptions = DestinationOptions(),
         environment: [String: String] = [:], onSignal: @escaping @Sendable (Signal) -> Void = { _ in }, logger: Logger
     ) {
         self.keyframeRequests = keyframeRequests
+        self.pacing = pacing
+        self.bitrateKbps = bitrateKbps
         self.framesPerSecond = framesPerSecond
         self.videoCodec = videoCodec
         self.audio = audio
