@@ -258,6 +258,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             if state.queue.startNewStream() { keyframeRequests.request() }
             state.acknowledged = false
             state.uplink?.connectionChanged()
+            updatePacing(&state, now: seconds())
         }
         wakeUp.yield()
         try await RelayClient.connect(transport: transport, token: token, client: "screenpub/\(ScreenpubVersion.current)", logger: logger) { [self] link, events in
@@ -356,7 +357,9 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                     }
                 }
                 let (next, finished, measures) = state.withLock { state -> (PendingFrame?, Bool, Bool) in
-                    (state.queue.nextVideo(), state.finished, state.acknowledged)
+                    let next = state.queue.nextVideo()
+                    if next == nil { updatePacing(&state, now: seconds()) }
+                    return (next, state.finished, state.acknowledged)
                 }
                 guard let frame = next else {
                     if finished {

@@ -2,19 +2,22 @@
 /// times: what the link carries (its delivery rate), how long frames queue on the way, the encoder's target rate
 /// and whether the next frame should wait.
 ///
-/// Each frame sent is timed when it is handed to the connection; its acknowledgement says when the relay had all
-/// of it, on the relay's clock. Their difference is the one-way delay plus an unknown clock offset; its minimum
-/// over the last ``Configuration/baseDelayWindowSeconds`` is the empty link, so what a frame spends above it is
-/// its queuing and transfer time (as in WebRTC's delay-based estimation, GCC). Frames that were sent while the one
-/// before was still on its way arrived back to back: the gap between their arrivals is the time the link took to
-/// carry them, which gives the delivery rate even when the encoder sends less than the link could carry.
+/// Each frame is timed when it is handed to the connection; its acknowledgement says when the relay had all of
+/// it, on the relay's clock, and is itself timed when it comes back. The relay clock's lead over ours is read off
+/// the acknowledgements (the largest `receivedAt − now` of late: the way back is the link that is not loaded), so
+/// a frame's time on the way up is `receivedAt − lead − sentAt`, to within the way back's shortest delay. A frame
+/// that would have arrived before the one before it was complete queued behind it: the gap between their
+/// arrivals is the link carrying it, and what it spent beyond that is queuing. A frame sent onto an idle link
+/// spent its whole time on the way being carried. Bytes over carrying time give the delivery rate, measured even
+/// when the encoder sends less than the link could carry.
 ///
-/// The target backs off multiplicatively (to ``Configuration/backoff`` of the delivery rate) when frames queue
-/// longer than ``Configuration/targetDelayMilliseconds`` behind others, probes upwards gently
-/// (``Configuration/probePerSecond``) once they have not for a while, never goes above what the link delivers,
-/// and never above ``Configuration/maximumKbps`` (`--bitrate`) or below ``Configuration/minimumKbps``.
-/// While more is in flight than the link carries in the target delay, the next frame waits (``admitsFrame(queuedBytes:now:)``):
-/// the capture side skips it before encoding and codes its changes with the next one.
+/// The target backs off multiplicatively (to ``Configuration/backoff`` of what was delivered) when frames queue
+/// longer than ``Configuration/targetDelayMilliseconds`` behind others (WebRTC's delay-based estimation, GCC,
+/// does the same on packets), probes upwards gently (``Configuration/probePerSecond``) once they have not for a
+/// while, stays under ``Configuration/linkShare`` of what the link delivers, and never goes above
+/// ``Configuration/maximumKbps`` (`--bitrate`) or below ``Configuration/minimumKbps``. While more is in flight
+/// than the link carries in the target delay, the next frame waits (``admitsFrame(queuedBytes:now:)``): the
+/// capture side skips it before encoding and codes its changes with the next one.
 public struct UplinkController: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The configured bit rate (`--bitrate`): never exceeded.
@@ -28,21 +31,28 @@ public struct UplinkController: Sendable {
         public var backoff: Double
         /// How fast the target climbs while nothing queues, per second (a share of itself).
         public var probePerSecond: Double
+        /// The share of the measured delivery rate the target stays under (room for sound and for frames larger
+        /// than the average).
+        public var linkShare: Double
         /// Seconds without queuing before the target climbs after a back-off.
         public var holdAfterBackoffSeconds: Double
-        public var baseDelayWindowSeconds: Double
+        public var clockLeadWindowSeconds: Double
+        public var lostAfterSeconds: Double
 
         public init(
             maximumKbps: Int, minimumKbps: Int = 100, targetDelayMilliseconds: Double = 150, backoff: Double = 0.85,
-            probePerSecond: Double = 0.08, holdAfterBackoffSeconds: Double = 1, baseDelayWindowSeconds: Double = 10
+            probePerSecond: Double = 0.08, linkShare: Double = 0.9, holdAfterBackoffSeconds: Double = 1,
+            clockLeadWindowSeconds: Double = 10, lostAfterSeconds: Double = 10
         ) {
+            self.linkShare = linkShare
+            self.lostAfterSeconds = lostAfterSeconds
             self.maximumKbps = max(1, maximumKbps)
             self.minimumKbps = min(minimumKbps, self.maximumKbps)
             self.targetDelayMilliseconds = targetDelayMilliseconds
             self.backoff = backoff
             self.probePerSecond = probePerSecond
             self.holdAfterBackoffSeconds = holdAfterBackoffSeconds
-            self.baseDelayWindowSeconds = baseDelayWindowSeconds
+            self.clockLeadWindowSeconds = clockLeadWindowSeconds
         }
     }
 
@@ -83,8 +93,9 @@ public struct UplinkController: Sendable {
     /// Frames sent and not yet acknowledged, oldest first, and their bytes.
     private var inFlight: [Sent] = []
     public private(set) var bytesInFlight = 0
-    /// Recent one-way delays (relay clock − publisher clock, ms) with when they were seen, for the windowed minimum.
-    private var delays: [(delay: Double, at: Double)] = []
+    /// The relay clock's lead over ours as recent acknowledgements show it (`receivedAt − now`, ms), with when
+    /// each was seen, for the windowed maximum.
+    private var leads: [(lead: Double, at: Double)] = []
     /// The delivery rate: bytes and seconds of back-to-back transfer, both decaying.
     private var deliveredBytes = 0.0
     private var deliverySeconds = 0.0
@@ -125,35 +136,38 @@ public struct UplinkController: Sendable {
         guard let frame = inFlight.first, frame.sequence == sequence else { return false }
         forget(inFlight.removeFirst())
         isMeasuring = true
-        let delay = receivedAt - frame.at * 1000
-        delays.removeAll { now - $0.at > configuration.baseDelayWindowSeconds || $0.delay >= delay }
-        delays.append((delay, now))
-        let base = delays[0].delay
-        // Its time on the way beyond the empty link's: waiting behind earlier frames, then its own transfer.
-        let onTheWay = max(0, delay - base)
-        var transfer: Double?
-        if let lastArrival, frame.at * 1000 + base < lastArrival {
+        let lead = receivedAt - now * 1000
+        leads.removeAll { now - $0.at > configuration.clockLeadWindowSeconds || $0.lead <= lead }
+        leads.append((lead, now))
+        let relayLead = leads[0].lead
+        // Its time on the way up: waiting behind earlier frames, then being carried.
+        let onTheWay = max(0, receivedAt - relayLead - frame.at * 1000)
+        let transfer: Double
+        if let lastArrival, frame.at * 1000 + relayLead < lastArrival {
             // It would have arrived before the previous one was complete: it queued behind it, and the gap
             // between the two arrivals is the link carrying it.
-            transfer = max(0, receivedAt - lastArrival)
-        } else if onTheWay > 0 {
+            transfer = min(onTheWay, max(0, receivedAt - lastArrival))
+        } else {
             transfer = onTheWay
         }
-        if let transfer, transfer > 0 {
+        if transfer > 0 {
             let decay = 0.8
             deliveredBytes = deliveredBytes * decay + Double(frame.bytes)
             deliverySeconds = deliverySeconds * decay + transfer / 1000
         }
         lastArrival = max(lastArrival ?? receivedAt, receivedAt)
-        let queued = max(0, onTheWay - (transfer ?? 0))
+        let queued = onTheWay - transfer
         queuingMilliseconds = 0.7 * queuingMilliseconds + 0.3 * queued
         return update(queued: queued, now: now)
     }
 
     /// Whether the next frame may be encoded now: what is in flight and `queuedBytes` waiting to be sent take
     /// less than the target delay at the delivery rate. Always true before the rate is known.
+    /// Frames unacknowledged for ``Configuration/lostAfterSeconds`` are taken as lost with whatever held them (a
+    /// relay that stopped answering): they no longer hold the next frame back.
     public func admitsFrame(queuedBytes: Int, now: Double) -> Bool {
         guard let rate = deliveryKbps else { return true }
+        if let oldest = inFlight.first, now - oldest.at > configuration.lostAfterSeconds { return true }
         let pending = Double(bytesInFlight + queuedBytes) * 8 / Double(rate)
         return pending <= configuration.targetDelayMilliseconds
     }
@@ -163,7 +177,7 @@ public struct UplinkController: Sendable {
     public mutating func connectionChanged() {
         inFlight.removeAll()
         bytesInFlight = 0
-        delays.removeAll()
+        leads.removeAll()
         lastArrival = nil
     }
 
@@ -175,7 +189,7 @@ public struct UplinkController: Sendable {
         let before = targetKbps
         let elapsed = lastUpdate.map { min(1, max(0, now - $0)) } ?? 0
         lastUpdate = now
-        let ceiling = min(configuration.maximumKbps, deliveryKbps ?? configuration.maximumKbps)
+        let ceiling = min(configuration.maximumKbps, deliveryKbps.map { Int(Double($0) * configuration.linkShare) } ?? configuration.maximumKbps)
         if queued > configuration.targetDelayMilliseconds {
             // Backing off once per round of queuing: the frames already on the way were coded at the old rate.
             if now - lastBackoff >= 0.5 {

@@ -1,0 +1,141 @@
+import ScreenSession
+import Testing
+
+/// The uplink controller with made-up times: a simulated link in front of the relay, no sockets.
+struct UplinkControllerTests {
+    /// A link that carries `kbps` (bits per ms), one frame after another, with `propagation` ms of empty-link
+    /// delay, and a relay clock `offset` ms away from the publisher's.
+    struct SimulatedUplink {
+        var kbps: Double
+        var propagation = 5.0
+        var offset = 1_000_000.0
+        /// When the link is free again, publisher clock (ms).
+        var busyUntil = 0.0
+
+        /// The relay clock time at which a frame of `bytes` sent at `sentAt` (ms) is whole at the relay.
+        mutating func arrival(bytes: Int, sentAt: Double) -> Double {
+            let start = max(sentAt, busyUntil)
+            busyUntil = start + Double(bytes) * 8 / kbps
+            return busyUntil + propagation + offset
+        }
+    }
+
+    /// A publisher in front of `link`: a frame every `interval` ms, held back as the controller says (a held frame
+    /// is skipped, as the capture side would); acknowledgements come back after the link's propagation delay.
+    struct Harness {
+        var controller: UplinkController
+        var link: SimulatedUplink
+        var interval = 200.0
+        var now = 0.0
+        var sequence: UInt64 = 0
+        var pendingAcks: [(at: Double, sequence: UInt64, receivedAt: Double)] = []
+
+        /// Runs for `duration` ms with frames the scene would make `bytes` large (the encoder makes them at most
+        /// the target's share). Returns the frames sent, held, and the longest a frame took to arrive (ms).
+        mutating func run(duration: Double, bytes: Int) -> (sent: Int, held: Int, worstDelay: Double) {
+            var (sent, held, worst) = (0, 0, 0.0)
+            let end = now + duration
+            while now < end {
+                while let first = pendingAcks.first, first.at <= now {
+                    pendingAcks.removeFirst()
+                    controller.acknowledged(sequence: first.sequence, receivedAt: first.receivedAt, now: first.at / 1000)
+                }
+                if controller.admitsFrame(queuedBytes: 0, now: now / 1000) {
+                    let size = min(bytes, Int(Double(controller.targetKbps) * interval / 8))
+                    controller.sent(sequence: sequence, bytes: size, now: now / 1000)
+                    let arrival = link.arrival(bytes: size, sentAt: now)
+                    worst = max(worst, arrival - link.offset - now)
+                    pendingAcks.append((arrival - link.offset + link.propagation, sequence, arrival))
+                    sent += 1
+                } else {
+                    held += 1
+                }
+                sequence += 1
+                now += interval
+            }
+            return (sent, held, worst)
+        }
+    }
+
+    @Test func withoutAcknowledgementsItKeepsTheConfiguredRate() {
+        let controller = UplinkController(configuration: .init(maximumKbps: 1500))
+        #expect(controller.targetKbps == 1500)
+        #expect(controller.reason == .configured)
+        #expect(controller.deliveryKbps == nil)
+        #expect(controller.admitsFrame(queuedBytes: 1 << 20, now: 0), "nothing is held back before the link is measured")
+    }
+
+    /// 1500 kbit/s configured on a 1000 kbit/s link, pages of up to 60 KB: the target settles under the link,
+    /// frames stop queuing behind each other, and the link stays well used.
+    @Test func anUplinkBelowTheConfiguredRateIsFollowed() {
+        var publisher = Harness(controller: UplinkController(configuration: .init(maximumKbps: 1500)), link: SimulatedUplink(kbps: 1000))
+        _ = publisher.run(duration: 20_000, bytes: 60_000)
+        #expect(publisher.controller.targetKbps < 1000 && publisher.controller.targetKbps >= 800, "target \(publisher.controller.targetKbps)")
+        let estimate = publisher.controller.deliveryKbps ?? 0
+        #expect(estimate >= 900 && estimate <= 1100, "the link's rate was measured: \(estimate)")
+        let settled = publisher.run(duration: 20_000, bytes: 60_000)
+        #expect(settled.worstDelay < 600, "no frame waits behind others once settled: \(settled.worstDelay) ms")
+        let carried = Double(settled.sent) * Double(publisher.controller.targetKbps) * 0.2 / 20
+        #expect(carried >= 800, "the link stays used: \(carried) kbit/s")
+    }
+
+    /// The link drops from 2000 to 500 kbit/s and comes back: the target follows it down at once and climbs
+    /// back gently, never above the configured rate.
+    @Test func aLinkThatDropsAndRecoversIsFollowedBothWays() {
+        var publisher = Harness(controller: UplinkController(configuration: .init(maximumKbps: 1500)), link: SimulatedUplink(kbps: 2000))
+        _ = publisher.run(duration: 15_000, bytes: 40_000)
+        #expect(publisher.controller.targetKbps == 1500 && publisher.controller.reason == .atMaximum)
+        publisher.link.kbps = 500
+        _ = publisher.run(duration: 5_000, bytes: 40_000)
+        #expect(publisher.controller.targetKbps <= 550, "backed off to about the link within 5 s: \(publisher.controller.targetKbps)")
+        let low = publisher.run(duration: 10_000, bytes: 40_000)
+        #expect(low.worstDelay < 600, "frames fit the thin link: \(low.worstDelay) ms")
+        publisher.link.kbps = 2000
+        var climb: [Int] = []
+        for _ in 0..<40 {
+            _ = publisher.run(duration: 1000, bytes: 40_000)
+            climb.append(publisher.controller.targetKbps)
+        }
+        #expect(climb.last == 1500, "back at the configured rate: \(climb)")
+        // Gently: never more than about 8 % a second (plus the per-update step).
+        for (before, after) in zip(climb, climb.dropFirst()) { #expect(Double(after) <= Double(before) * 1.1 + 2, "\(climb)") }
+    }
+
+    /// While more is in flight than the link carries in the target delay, the next frame waits; once it has
+    /// arrived, frames go again.
+    @Test func framesWaitWhileTheLinkIsBusy() {
+        var publisher = Harness(
+            controller: UplinkController(configuration: .init(maximumKbps: 1000, targetDelayMilliseconds: 150)), link: SimulatedUplink(kbps: 800))
+        let run = publisher.run(duration: 10_000, bytes: 50_000)
+        #expect(run.held > 0, "frames of 25 KB take 250 ms on this link: some wait")
+        // Drain what is on its way, then: 10 KB in flight at ~800 kbit/s is ~100 ms: admitted; 30 KB, ~300 ms: held.
+        _ = publisher.run(duration: 2_000, bytes: 0)
+        var controller = publisher.controller
+        controller.sent(sequence: 100_000, bytes: 10_000, now: 20)
+        #expect(controller.admitsFrame(queuedBytes: 0, now: 20))
+        #expect(!controller.admitsFrame(queuedBytes: 20_000, now: 20))
+        controller.acknowledged(sequence: 100_000, receivedAt: 20_000 + publisher.link.offset + 100, now: 20.11)
+        #expect(controller.admitsFrame(queuedBytes: 0, now: 20.11))
+    }
+
+    /// A new connection forgets what was in flight (never to be acknowledged) but keeps what it learnt of the link.
+    @Test func aNewConnectionForgetsWhatWasInFlight() {
+        var publisher = Harness(controller: UplinkController(configuration: .init(maximumKbps: 1000)), link: SimulatedUplink(kbps: 600))
+        _ = publisher.run(duration: 10_000, bytes: 30_000)
+        var controller = publisher.controller
+        controller.sent(sequence: 5000, bytes: 500_000, now: 10)
+        #expect(!controller.admitsFrame(queuedBytes: 0, now: 10))
+        let target = controller.targetKbps
+        controller.connectionChanged()
+        #expect(controller.bytesInFlight == 0 && controller.admitsFrame(queuedBytes: 0, now: 10))
+        #expect(controller.targetKbps == target && controller.deliveryKbps != nil)
+    }
+
+    /// Never below the lowest useful rate, however thin the link.
+    @Test func theTargetStaysWithinItsBounds() {
+        var publisher = Harness(controller: UplinkController(configuration: .init(maximumKbps: 1500, minimumKbps: 100)), link: SimulatedUplink(kbps: 40))
+        _ = publisher.run(duration: 30_000, bytes: 20_000)
+        #expect(publisher.controller.targetKbps == 100)
+        #expect(publisher.controller.deliveryKbps.map { $0 <= 45 } == true, "\(String(describing: publisher.controller.deliveryKbps))")
+    }
+}
