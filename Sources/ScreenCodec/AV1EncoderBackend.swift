@@ -11,6 +11,7 @@ import ScreenMedia
 final class AV1EncoderBackend: EncoderBackend {
     var codec: VideoCodec { .av1 }
     var library: String { "libaom" }
+    var layerStructure: TemporalLayers.Structure { .dyadic }
     private let context = LibraryHandle(aom_codec_ctx_t()) { _ = aom_codec_destroy($0) }
     /// libaom's descriptor of the lent picture's planes.
     private let image = LibraryHandle(aom_image_t())
@@ -61,6 +62,16 @@ final class AV1EncoderBackend: EncoderBackend {
     }
 
     func applyConfiguration() -> Bool { aom_codec_enc_config_set(context.pointer, &config) == AOM_CODEC_OK }
+
+    func applyTemporalLayers(_ layers: TemporalLayers, rate: RateControl) -> Bool {
+        let rates = layers.cumulativeRateShares.map { Int32((Double(rate.targetKbps) * $0).rounded()) }
+        return CAOMShims_setTemporalLayers(
+            context.pointer, Int32(layers.count), rates, Int32(rate.minQuantizer), Int32(rate.maxQuantizer)) == AOM_CODEC_OK
+    }
+
+    func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
+        CAOMShims_setFrameLayer(context.pointer, Int32(frame.layer), Int32(frame.referenceSlot), UInt32(frame.refreshMask)) == AOM_CODEC_OK
+    }
 
     func setActiveMap(_ blocks: ActiveBlocks) -> Bool {
         CAOMShims_setActiveMap(context.pointer, blocks.map, UInt32(blocks.rows), UInt32(blocks.columns)) == AOM_CODEC_OK

@@ -4,6 +4,8 @@ import ScreenMedia
 /// the active map, presentation times and keyframe requests.
 struct EncoderInput {
     let usesActiveMap: Bool
+    /// The temporal layer structure; one layer codes every frame in layer 0, refreshing slot 0.
+    private(set) var layers: TemporalLayers
     private(set) var picture: I420Image?
     private(set) var activeMap: ActiveMap?
     private var keyframeRequested = true
@@ -18,7 +20,10 @@ struct EncoderInput {
     /// A frame skipped since the last coded one changed all of the picture.
     private var skippedWholeFrame = false
 
-    init(usesActiveMap: Bool) { self.usesActiveMap = usesActiveMap }
+    init(usesActiveMap: Bool, temporalLayers: TemporalLayers = TemporalLayers(count: 1)) {
+        self.usesActiveMap = usesActiveMap
+        layers = temporalLayers
+    }
 
     mutating func requestKeyframe() { keyframeRequested = true }
 
@@ -30,6 +35,7 @@ struct EncoderInput {
     mutating func reopen(width: Int, height: Int) throws(CodecError) {
         picture = try I420Image(width: width, height: height)
         activeMap = usesActiveMap ? ActiveMap(width: width, height: height) : nil
+        layers = TemporalLayers(count: layers.count, structure: layers.structure)
         needsFullConversion = true
         paintedCovers = FrameCovers()
         keyframeRequested = true
@@ -43,19 +49,26 @@ struct EncoderInput {
     /// Converts what changed in `frame` and says whether it is to be a keyframe, at which presentation time
     /// (milliseconds since the first frame, strictly increasing as the libraries require) and whether the
     /// whole frame is to be coded (a keyframe or a change covering it: no active map).
-    mutating func prepare(_ frame: VideoFrame) -> (keyframe: Bool, presentationTime: Int64, wholeFrame: Bool) {
+    /// A frame with no change of its own (a keepalive) goes in layer 0.
+    mutating func prepare(_ frame: VideoFrame) -> (keyframe: Bool, presentationTime: Int64, wholeFrame: Bool, layer: TemporalLayers.Frame) {
+        let unchanged = frame.changedRects.isEmpty
         convertChanges(of: frame)
         let presentationTime = nextPresentationTime(for: frame)
         let keyframe = keyframeRequested
         keyframeRequested = false
         let wholeFrame = keyframe || skippedWholeFrame || changesWholeFrame(frame)
         skippedWholeFrame = false
+        let layer = layers.next(keyframe: keyframe, baseLayer: unchanged)
         if keyframe || !frame.changedRects.isEmpty { hasUnrefinedChanges = true }
         if activeMap != nil {
             // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
-            if wholeFrame { activeMap?.reset() } else { _ = activeMap?.update(changed: frame.changedRects) }
+            if wholeFrame {
+                activeMap?.reset(refreshing: layer.refreshMask)
+            } else {
+                _ = activeMap?.update(changed: frame.changedRects, layer: layer)
+            }
         }
-        return (keyframe, presentationTime, wholeFrame)
+        return (keyframe, presentationTime, wholeFrame, layer)
     }
 
     /// Converts what changed in `frame` and remembers it for the next coded frame, which must carry it (the frame
@@ -88,11 +101,13 @@ struct EncoderInput {
 
     /// Times a refinement of the unchanged picture (nothing to convert) and makes the active map the blocks
     /// coded since the last one; nil when there is nothing to refine.
-    mutating func prepareRefinement(_ frame: VideoFrame) -> Int64? {
+    /// A refinement goes in layer 0.
+    mutating func prepareRefinement(_ frame: VideoFrame) -> (presentationTime: Int64, layer: TemporalLayers.Frame)? {
         guard hasUnrefinedChanges, picture != nil else { return nil }
         hasUnrefinedChanges = false
-        activeMap?.beginRefinement()
-        return nextPresentationTime(for: frame)
+        let layer = layers.next(keyframe: false, baseLayer: true)
+        activeMap?.beginRefinement(layer: layer)
+        return (nextPresentationTime(for: frame), layer)
     }
 
     /// `frame`'s presentation time: milliseconds since the first frame, strictly increasing.

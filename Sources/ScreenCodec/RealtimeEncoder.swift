@@ -23,7 +23,9 @@ public final class RealtimeEncoder: VideoEncoder {
         case .av1: AV1EncoderBackend()
         case .vp8, .vp9: VPXEncoderBackend(codec: configuration.codec)
         }
-        input = EncoderInput(usesActiveMap: configuration.usesActiveMap)
+        input = EncoderInput(
+            usesActiveMap: configuration.usesActiveMap,
+            temporalLayers: TemporalLayers(count: configuration.temporalLayers, structure: backend.layerStructure))
         rate = RateControl(targetKbps: configuration.bitrateKbps)
     }
 
@@ -31,8 +33,8 @@ public final class RealtimeEncoder: VideoEncoder {
 
     public func encode(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
         if input.needsReopening(for: frame) { try open(width: frame.width, height: frame.height) }
-        let (keyframe, presentationTime, wholeFrame) = input.prepare(frame)
-        try encodePicture(frame, presentationTime: presentationTime, keyframe: keyframe, wholeFrame: wholeFrame, output: output)
+        let (keyframe, presentationTime, wholeFrame, layer) = input.prepare(frame)
+        try encodePicture(frame, presentationTime: presentationTime, keyframe: keyframe, wholeFrame: wholeFrame, layer: layer, output: output)
     }
 
     public var hasUnrefinedChanges: Bool { input.hasUnrefinedChanges }
@@ -42,13 +44,13 @@ public final class RealtimeEncoder: VideoEncoder {
     public func setTargetBitrate(kbps: Int) throws { try setRate(targetKbps: kbps) }
 
     public func refine(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
-        guard isOpen, !input.needsReopening(for: frame), let presentationTime = input.prepareRefinement(frame) else { return }
+        guard isOpen, !input.needsReopening(for: frame), let (presentationTime, layer) = input.prepareRefinement(frame) else { return }
         var refinement = rate
         refinement.maxQuantizer = min(rate.maxQuantizer, RateControl.refinementMaxQuantizer)
         refinement.minQuantizer = min(rate.minQuantizer, refinement.maxQuantizer)
-        try backend.require(backend.setRate(refinement), "refused the refinement's quantizer", .encoderFailed)
-        defer { _ = backend.setRate(rate) }
-        try encodePicture(frame, presentationTime: presentationTime, keyframe: false, wholeFrame: false, output: output)
+        try backend.require(backend.setRate(refinement, layers: input.layers), "refused the refinement's quantizer", .encoderFailed)
+        defer { _ = backend.setRate(rate, layers: input.layers) }
+        try encodePicture(frame, presentationTime: presentationTime, keyframe: false, wholeFrame: false, layer: layer, output: output)
     }
 
     /// Changes the target bit rate (kbit/s, at least ``RateControl/lowestKbps``) and, when given, the quantizer
@@ -62,19 +64,21 @@ public final class RealtimeEncoder: VideoEncoder {
             next.maxQuantizer = max(next.minQuantizer, min(63, quantizers.upperBound))
         }
         guard next != rate else { return }
-        if isOpen { try backend.require(backend.setRate(next), "refused a bit rate of \(next.targetKbps) kbit/s", .encoderFailed) }
+        if isOpen { try backend.require(backend.setRate(next, layers: input.layers), "refused a bit rate of \(next.targetKbps) kbit/s", .encoderFailed) }
         rate = next
     }
 
     /// Encodes the prepared picture: only the active map's blocks unless `wholeFrame`.
     private func encodePicture(
-        _ frame: VideoFrame, presentationTime: Int64, keyframe: Bool, wholeFrame: Bool, output: (EncodedFrame) throws -> Void
+        _ frame: VideoFrame, presentationTime: Int64, keyframe: Bool, wholeFrame: Bool, layer: TemporalLayers.Frame,
+        output: (EncodedFrame) throws -> Void
     ) throws {
         let duration = max(1, Int((1000 / configuration.framesPerSecond).rounded()))
+        let layered = input.layers.count > 1 ? layer : nil
         func encode(_ blocks: ActiveBlocks?) -> Bool {
             backend.encode(
                 presentationTime: presentationTime, duration: duration,
-                options: FrameCodingOptions(keyframe: keyframe, activeBlocks: blocks))
+                options: FrameCodingOptions(keyframe: keyframe, activeBlocks: blocks, layer: layered))
         }
         let encoded: Bool
         if let rows = input.activeMap?.rows, let columns = input.activeMap?.columns {
@@ -88,7 +92,7 @@ public final class RealtimeEncoder: VideoEncoder {
         while let (payload, isKeyframe) = backend.nextPacket() {
             try output(EncodedFrame(
                 codec: codec, payload: payload, isKeyframe: isKeyframe, width: frame.width, height: frame.height,
-                captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata))
+                captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata, temporalLayer: layer.layer))
         }
     }
 
@@ -97,6 +101,9 @@ public final class RealtimeEncoder: VideoEncoder {
         try input.reopen(width: width, height: height)
         guard let picture = input.picture else { return }
         try backend.open(picture: picture, rate: rate, configuration: configuration)
+        if input.layers.count > 1 {
+            try backend.require(backend.setRate(rate, layers: input.layers), "refused \(input.layers.count) temporal layers")
+        }
         isOpen = true
     }
 }
@@ -124,11 +131,13 @@ public struct RateControl: Sendable, Hashable {
     static let refinementMaxQuantizer = 12
 }
 
-/// How one frame is to be coded. Per-frame layer and reference settings belong here.
+/// How one frame is to be coded.
 struct FrameCodingOptions {
     var keyframe: Bool
     /// The blocks to code; nil when the encoder uses no active map.
     var activeBlocks: ActiveBlocks?
+    /// Its temporal layer and references; nil when the encoder codes one layer.
+    var layer: TemporalLayers.Frame?
 }
 
 /// The library's active map for one frame: `rows` × `columns` bytes, one per 16×16 block, 1 = code it
@@ -148,6 +157,8 @@ protocol EncoderBackend: AnyObject {
     var codec: VideoCodec { get }
     /// The library's name, as messages start ("libaom …").
     var library: String { get }
+    /// How its frames of higher layers reference lower ones.
+    var layerStructure: TemporalLayers.Structure { get }
     /// The configuration the library was opened with, changed by ``setRate(_:)``.
     var config: Configuration { get set }
     /// Opens the library (closing it first if open) to encode `picture`, whose planes it reads on every encode.
@@ -155,6 +166,10 @@ protocol EncoderBackend: AnyObject {
     /// Hands ``config`` to the open library.
     func applyConfiguration() -> Bool
     func setActiveMap(_ blocks: ActiveBlocks) -> Bool
+    /// Codes `layers` temporal layers at `rate`, split by the layers' shares (after ``applyConfiguration()``).
+    func applyTemporalLayers(_ layers: TemporalLayers, rate: RateControl) -> Bool
+    /// The next frame's layer and references.
+    func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool
     /// Encodes the picture (timestamps and duration in milliseconds).
     func encodePicture(presentationTime: Int64, duration: Int, keyframe: Bool) -> Bool
     /// The next compressed frame of the last encode, as it goes on the wire and into files (lent until the next
@@ -165,14 +180,16 @@ protocol EncoderBackend: AnyObject {
 }
 
 extension EncoderBackend {
-    /// Changes the rate control of the open library: no keyframe, no reopening.
-    func setRate(_ rate: RateControl) -> Bool {
+    /// Changes the rate control of the open library, and its layers' shares of it: no keyframe, no reopening.
+    func setRate(_ rate: RateControl, layers: TemporalLayers) -> Bool {
         config.setRate(rate)
-        return applyConfiguration()
+        guard applyConfiguration() else { return false }
+        return layers.count == 1 || applyTemporalLayers(layers, rate: rate)
     }
 
     /// Encodes the picture as `options` say.
     func encode(presentationTime: Int64, duration: Int, options: FrameCodingOptions) -> Bool {
+        if let layer = options.layer, !setFrameLayer(layer) { return false }
         if let blocks = options.activeBlocks, !setActiveMap(blocks) { return false }
         return encodePicture(presentationTime: presentationTime, duration: duration, keyframe: options.keyframe)
     }

@@ -6,6 +6,9 @@ import ScreenMedia
 final class VPXEncoderBackend: EncoderBackend {
     let codec: VideoCodec
     var library: String { "libvpx" }
+    var layerStructure: TemporalLayers.Structure { .flat }
+    /// The next frame's reference and refresh flags (its layer, in the flat structure).
+    private var layerFlags: vpx_enc_frame_flags_t = 0
     private let context = LibraryHandle(vpx_codec_ctx_t()) { _ = vpx_codec_destroy($0) }
     /// libvpx's descriptor of the lent picture's planes.
     private let image = LibraryHandle(vpx_image_t())
@@ -35,12 +38,28 @@ final class VPXEncoderBackend: EncoderBackend {
         config.setRealtime(width: picture.width, height: picture.height, threads: configuration.threads, rate: rate)
         (config.g_timebase, config.g_pass, config.rc_end_usage) = (vpx_rational(num: 1, den: 1000), VPX_RC_ONE_PASS, VPX_CBR)
         config.kf_mode = VPX_KF_DISABLED
+        // With layers a decoder may not see every frame: no frame may lean on the one decoded before it (its motion
+        // vectors, its probability updates), as libwebrtc sets VP9 up for temporal layers.
+        if configuration.temporalLayers > 1 { config.g_error_resilient = UInt32(VPX_ERROR_RESILIENT_DEFAULT) }
         try require(CVPXShims_vpxEncoderInit(context.pointer, interface, &config) == VPX_CODEC_OK, "refused the \(codec) configuration")
         context.markOpen()
 
         for (id, value) in controls(configuration) {
             try require(CVPXShims_vpxControlInt(context.pointer, Int32(id.rawValue), value) == VPX_CODEC_OK, "control \(id.rawValue) = \(value) failed")
         }
+    }
+
+    /// One rate for all layers: the flat structure needs no layer-aware rate control.
+    func applyTemporalLayers(_ layers: TemporalLayers, rate: RateControl) -> Bool { true }
+
+    /// Every frame predicts from LAST (slot 0, the newest layer-0 frame: also what the active map's inactive blocks
+    /// copy from); only layer-0 frames refresh it.
+    func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
+        precondition(frame.referenceSlot == 0, "libvpx's layers predict from the newest layer-0 frame")
+        let noOtherReference = UInt(VP8_EFLAG_NO_REF_GF) | UInt(VP8_EFLAG_NO_REF_ARF) | UInt(VP8_EFLAG_NO_UPD_GF) | UInt(VP8_EFLAG_NO_UPD_ARF)
+        let keptNowhere = noOtherReference | UInt(VP8_EFLAG_NO_UPD_LAST) | UInt(VP8_EFLAG_NO_UPD_ENTROPY)
+        layerFlags = vpx_enc_frame_flags_t(frame.refreshMask & 1 != 0 ? noOtherReference : keptNowhere)
+        return true
     }
 
     private func controls(_ configuration: VideoEncoderConfiguration) -> [(vp8e_enc_control_id, Int32)] {
@@ -71,7 +90,8 @@ final class VPXEncoderBackend: EncoderBackend {
 
     func encodePicture(presentationTime: Int64, duration: Int, keyframe: Bool) -> Bool {
         packets = nil
-        let flags = keyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
+        let flags = keyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : layerFlags
+        layerFlags = 0
         return vpx_codec_encode(context.pointer, image.pointer, vpx_codec_pts_t(presentationTime), UInt(duration), flags, UInt(VPX_DL_REALTIME)) == VPX_CODEC_OK
     }
 

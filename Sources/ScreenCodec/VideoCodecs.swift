@@ -13,12 +13,16 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
     /// The library's speed (`cpu-used`), higher is faster and coarser: VP9 5–9, VP8 4–16, AV1 7–10
     /// (``speedRange(for:)``). Nil: the codec's default.
     public var speed: Int?
+    /// Temporal layers (1–3; VP8 codes one): with three, frames go in layers 0, 2, 1, 2, …, so that a relay can
+    /// send a slow viewer only the lower layers, at a half or a quarter of the frame rate, and it still decodes.
+    public var temporalLayers: Int
 
     public init(
         codec: VideoCodec = .vp9, bitrateKbps: Int = 1500, framesPerSecond: Double = 5, threads: Int = 1,
-        usesActiveMap: Bool = true, speed: Int? = nil
+        usesActiveMap: Bool = true, speed: Int? = nil, temporalLayers: Int = 1
     ) {
         self.speed = speed
+        self.temporalLayers = codec == .vp8 ? 1 : max(1, min(3, temporalLayers))
         self.codec = codec
         self.bitrateKbps = bitrateKbps
         self.framesPerSecond = framesPerSecond

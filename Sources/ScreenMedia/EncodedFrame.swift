@@ -12,11 +12,14 @@ public struct EncodedFrame {
     public let captureTime: MediaTime
     public let wallClock: WallClockTime
     public let metadata: FrameMetadata
+    /// Its temporal layer (0 unless the encoder codes layers): frames of a layer reference only lower or equal ones.
+    public let temporalLayer: Int
 
     public init(
         codec: VideoCodec, payload: UnsafeRawBufferPointer, isKeyframe: Bool, width: Int, height: Int,
-        captureTime: MediaTime, wallClock: WallClockTime, metadata: FrameMetadata
+        captureTime: MediaTime, wallClock: WallClockTime, metadata: FrameMetadata, temporalLayer: Int = 0
     ) {
+        self.temporalLayer = temporalLayer
         self.codec = codec
         self.payload = payload
         self.isKeyframe = isKeyframe

@@ -11,6 +11,7 @@ public struct CollectedFrame: Sendable {
     public var captureTime: MediaTime
     public var wallClock: WallClockTime
     public var metadata: FrameMetadata
+    public var temporalLayer = 0
 }
 
 /// A sink that keeps a copy of every encoded frame, readable from another thread while capture runs.
@@ -23,7 +24,8 @@ public final class CollectingSink: EncodedFrameSink, Sendable {
     public func write(_ frame: EncodedFrame) throws {
         let copy = CollectedFrame(
             codec: frame.codec, payload: frame.payloadBytes, isKeyframe: frame.isKeyframe, width: frame.width,
-            height: frame.height, captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata)
+            height: frame.height, captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata,
+            temporalLayer: frame.temporalLayer)
         storage.withLock { $0.frames.append(copy) }
     }
 

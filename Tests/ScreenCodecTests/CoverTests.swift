@@ -94,5 +94,5 @@ import Testing
 }
 
 extension PixelRect {
-    fileprivate func contains(x: Int, y: Int) -> Bool { x >= self.x && x < maxX && y >= self.y && y < maxY }
+    func contains(x: Int, y: Int) -> Bool { x >= self.x && x < maxX && y >= self.y && y < maxY }
 }

@@ -246,4 +246,43 @@ import Testing
         #expect(again.kbps > low.kbps * 2.5, "200 kbit/s: \(low.kbps), 2000 again: \(again.kbps)")
         #expect(encoder.rate.targetKbps == 2000)
     }
+
+    /// Three temporal layers: frames come in layers 0, 2, 1, 2, …; the layer-0 frames alone, or layers 0 and 1,
+    /// decode to the right picture — what changed in the frames left out is coded again in the next frame kept
+    /// (the active map covers what the reference predates).
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func temporalLayersThinToAStreamThatDecodesToTheRightPicture(codec: VideoCodec) throws {
+        let frame = VideoFrame(width: 320, height: 240)
+        TestPattern.fill(frame) { _, _ in (0, 0, 0) }
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 2000, temporalLayers: 3))
+        var frames = try encode(encoder, frame)
+        /// Where frame `n`'s white square is: it moves every frame.
+        func square(_ n: Int) -> PixelRect { PixelRect(x: 16 + (n * 32) % 256, y: 16 + (n * 16) % 160, width: 32, height: 32) }
+        for n in 1...16 {
+            TestPattern.fill(frame) { x, y in square(n).contains(x: x, y: y) ? (255, 255, 255) : (0, 0, 0) }
+            frame.changedRects = n == 1 ? [square(1)] : [square(n - 1), square(n)]
+            frame.captureTime = MediaTime(value: Int64(n), timescale: 5)
+            frames += try encode(encoder, frame)
+        }
+        #expect(frames.map(\.temporalLayer) == [0] + (1...16).map { [0, 2, 1, 2][$0 % 4] })
+        #expect(frames.first?.isKeyframe == true && frames.dropFirst().allSatisfy { !$0.isKeyframe })
+        for highest in 0...2 {
+            let decoder = try makeVideoDecoder(for: codec)
+            for (n, sent) in frames.enumerated() where sent.temporalLayer <= highest {
+                try sent.payload.withUnsafeBytes { payload in
+                    try decoder.decode(payload, metadata: sent.metadata) { picture in
+                        guard n > 0 else { return }
+                        let here = square(n)
+                        #expect(TestPattern.difference(picture, x: here.x + 16, y: here.y + 16, (255, 255, 255)) <= 24, "layers 0…\(highest), frame \(n)")
+                        // Where the square was one and two frames ago (perhaps in frames left out), black again.
+                        for back in 1...2 where n - back >= 1 {
+                            let earlier = square(n - back)
+                            guard !earlier.contains(x: here.x + 16, y: here.y + 16) else { continue }
+                            #expect(TestPattern.difference(picture, x: earlier.x + 16, y: earlier.y + 16, (0, 0, 0)) <= 24, "layers 0…\(highest), frame \(n), \(back) back")
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
