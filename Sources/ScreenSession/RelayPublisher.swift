@@ -54,6 +54,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         var captureTime: MediaTime
         var wallClockMilliseconds: Int64
         var metadata: FrameMetadata
+        var temporalLayer: Int
 
         var captureSeconds: Double { captureTime.seconds }
         var byteCount: Int { payload.count }
@@ -66,6 +67,8 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         var uplink: UplinkController?
         /// The relay of the current connection acknowledges frames.
         var acknowledged = false
+        /// The relay of the current connection takes temporal layer ids in the media header (protocol 3).
+        var relayReadsLayers = false
         /// The stream's sound as announced (nil: none); false while muted.
         var audio: AudioProperties?
         var audioEnabled = true
@@ -189,7 +192,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         let pending = PendingFrame(
             codec: frame.codec, payload: frame.payloadBytes, isKeyframe: frame.isKeyframe, width: frame.width,
             height: frame.height, captureTime: frame.captureTime, wallClockMilliseconds: frame.wallClock.millisecondsSince1970,
-            metadata: frame.metadata)
+            metadata: frame.metadata, temporalLayer: frame.temporalLayer)
         let now = clock.mediaTime(fromTicks: clock.now()).converted(to: MediaTime.nanosecondTimescale).value
         let delay = Double(now - frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value) / 1_000_000
         let failure = state.withLock { state -> RelayClientError? in
@@ -273,6 +276,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                 $0.connection = ConnectionStatus(connected: true, sessionId: sessionId, otherConnections: max(0, connections.count - 1))
                 $0.everConnected = true
                 $0.acknowledged = protocolVersion >= 3 && $0.uplink != nil
+                $0.relayReadsLayers = protocolVersion >= 3
             }
             logger.info("connected to \(endpoint), session \(sessionId)")
             // The relay's answers to `publish`, from the reader to the sender.
@@ -356,10 +360,10 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                         audioSequence += 1
                     }
                 }
-                let (next, finished, measures) = state.withLock { state -> (PendingFrame?, Bool, Bool) in
+                let (next, finished, measures, layers) = state.withLock { state -> (PendingFrame?, Bool, Bool, Bool) in
                     let next = state.queue.nextVideo()
                     if next == nil { updatePacing(&state, now: seconds()) }
-                    return (next, state.finished, state.acknowledged)
+                    return (next, state.finished, state.acknowledged, state.relayReadsLayers)
                 }
                 guard let frame = next else {
                     if finished {
@@ -378,7 +382,9 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                     id = published!.id
                 }
                 let header = MediaFrameHeader(
-                    streamID: id, sequence: sequence, flags: frame.isKeyframe ? [.keyframe] : [], codec: frame.codec,
+                    streamID: id, sequence: sequence,
+                    flags: (frame.isKeyframe ? MediaFrameHeader.Flags.keyframe : []).union(layers ? .layer(frame.temporalLayer) : []),
+                    codec: frame.codec,
                     width: frame.width, height: frame.height, captureTime: frame.captureTime,
                     wallClockMilliseconds: frame.wallClockMilliseconds, metadata: frame.metadata,
                     payloadLength: frame.payload.count)

@@ -93,7 +93,8 @@ public struct ShareConfiguration: Sendable, Equatable {
             codec: settings.codec,
             encoder: VideoEncoderConfiguration(
                 codec: Self.resolvedCodec(settings), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
-                threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed),
+                threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed,
+                temporalLayers: settings.temporalLayers),
             metadata: metadata,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
         destinationOptions = DestinationOptions(
@@ -169,6 +170,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         try require(!s.audio.contains(where: { $0.isWhitespace || $0.isNewline }), "--audio takes none, desktop, mic, or a PipeWire node id or node.name, got '\(s.audio)'")
         try require(!s.audioOptional || AudioInput(argument: s.audio) != nil, "--audio-optional goes with --audio desktop, mic or a node")
         if let threads = s.threads { try require((1...16).contains(threads), "--threads must be between 1 and 16") }
+        try require((1...3).contains(s.temporalLayers), "--temporal-layers must be 1, 2 or 3, got \(s.temporalLayers)")
         if let speed = s.speed {
             try require(s.codec != .auto, "--speed needs --codec av1, vp9 or vp8: each codec has its own range")
             let range = VideoEncoderConfiguration.speedRange(for: resolvedCodec(s))

@@ -144,6 +144,9 @@ public struct ShareOptions: ParsableArguments {
     @Option(help: "Encoder speed (cpu-used), with --codec av1, vp9 or vp8: AV1 7–10 (default 10), VP9 5–9 (default 8), VP8 4–16 (default 12); higher is faster, coarser.")
     public var speed: Int?
 
+    @Option(help: "Temporal layers, 1–3 (AV1, VP9; VP8 codes 1): with 3 the relay can send a viewer on a slow link a half or a quarter of the frames, which still decode, instead of holding everyone back.")
+    public var temporalLayers = ShareOptions.defaults.temporalLayers
+
     @Flag(inversion: .prefixedNo, help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them (--no-notify-chat: only log them).")
     public var notifyChat = ShareOptions.defaults.notifyChat
 
@@ -176,7 +179,7 @@ public struct ShareOptions: ParsableArguments {
         (s.output, s.server, s.to, s.token, s.port, s.reconnect, s.dataDir, s.overwrite) = (output, server, to, token, port, reconnect, dataDir, overwrite)
         s.whipToken = whipToken
         (s.duration, s.keepalive, s.threads, s.speed, s.notifyChat, s.cursor, s.shm) = (duration, keepalive, threads, speed, notifyChat, cursor, shm)
-        (s.captureRetry, s.controlSocket, s.logFormat) = (captureRetry, controlSocket, logFormat)
+        (s.captureRetry, s.controlSocket, s.logFormat, s.temporalLayers) = (captureRetry, controlSocket, logFormat, temporalLayers)
         (s.host, s.publicURL, s.tlsCert, s.tlsKey, s.caFile) = (host, publicURL, tlsCert, tlsKey, caFile)
         (s.audio, s.audioBitrate, s.audioOptional) = (audio, audioBitrate, audioOptional)
         (s.maskWindow, s.maskRegion, s.maskStyle) = (maskWindow, maskRegion, maskStyle)

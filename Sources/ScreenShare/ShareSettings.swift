@@ -48,6 +48,7 @@ public struct ShareSettings: Sendable, Equatable {
     public var keepalive: Double?
     public var threads: Int?
     public var speed: Int?
+    public var temporalLayers = 3
     public var notifyChat = false
     public var cursor = true
     public var shm = true

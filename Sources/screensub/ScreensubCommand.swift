@@ -224,6 +224,13 @@ struct ScreensubCommand: AsyncParsableCommand {
                         let sound = p.audio == nil ? "" : p.hasAudio ? ", sound on" : ", sound muted"
                         emit("stream \(stream.streamId): \(p.hasVideo ? "video on" : "paused by the publisher (last picture kept)")\(sound), ~\(p.estimatedFramesPerSecond) fps")
                     }
+                },
+                onReceptionChanged: { reception, framesPerSecond in
+                    if asJSON {
+                        emit(#"{"event":"subscriptionChanged","highestLayer":\#(reception.highestLayer),"layers":\#(reception.layers),"waitingForKeyframe":\#(reception.waitingForKeyframe)}"#)
+                    } else {
+                        emit(reception.message(streamFramesPerSecond: framesPerSecond))
+                    }
                 }) }
             if !json {
                 let sound = summary.audioFramesReceived > 0 ? ", \(summary.audioFramesReceived) audio frames" : ""

@@ -73,6 +73,19 @@ test('a paused stream is shown as paused when it is the one watched', () => {
   assert.ok(types(effects).includes('showPaused'));
 });
 
+test('a thinned subscription says the connection is slow and at what frame rate; a full one clears it', () => {
+  const { state } = welcomed();
+  state.currentStreamId = 1;
+  state.streams.get(1).properties.estimatedFramesPerSecond = 5;
+  const thinned = reduce(state, { type: 'subscriptionChanged', streamId: 1, highestLayer: 0, layers: 3, waitingForKeyframe: false });
+  assert.equal(thinned.find((e) => e.type === 'reception').text, 'Your connection is slow: showing 1.3 fps');
+  const waiting = reduce(state, { type: 'subscriptionChanged', streamId: 1, highestLayer: 0, layers: 3, waitingForKeyframe: true });
+  assert.match(waiting.find((e) => e.type === 'reception').text, /waiting for a fresh picture/);
+  const full = reduce(state, { type: 'subscriptionChanged', streamId: 1, highestLayer: 2, layers: 3, waitingForKeyframe: false });
+  assert.equal(full.find((e) => e.type === 'reception').text, null);
+  assert.ok(!types(reduce(state, { type: 'subscriptionChanged', streamId: 9, highestLayer: 0, layers: 3, waitingForKeyframe: false })).includes('reception'));
+});
+
 test('refusals that a new link would cure are fatal; a refused chat line is a notice', () => {
   const { state } = welcomed();
   const expired = reduce(state, { type: 'error', code: 'tokenExpired', message: 'the token expired' });

@@ -52,6 +52,13 @@ test('an audio frame has its channels, samples and capture time in microseconds'
   assert.deepEqual([frame.channels, frame.samples, frame.captureUs], [2, 960, 1500000]);
 });
 
+test('a video frame carries its temporal layer in flag bits 2–3', () => {
+  const frame = wire.parseMediaFrame(message({ flags: 1 | (2 << 2) }));
+  assert.equal(frame.keyframe, true);
+  assert.equal(frame.layer, 2);
+  assert.equal(wire.parseMediaFrame(message({ flags: 0 })).layer, 0);
+});
+
 test('a kind of a later version is skipped, not refused', () => {
   assert.equal(wire.parseMediaFrame(message({ kind: 9 })), null);
 });

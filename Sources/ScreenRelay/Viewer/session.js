@@ -1,7 +1,7 @@
 // The viewer's session as a reducer: a control message from the relay updates the session's state (the fields
 // of `screenViewer` it owns: who this page is, the streams, who is connected, whether it is recorded) and
 // answers what the page must do, as effects. No page, no socket: tested on its own (Tests/Viewer/session.test.mjs).
-import { displayName } from './wire.js';
+import { displayName, receptionText } from './wire.js';
 
 /// The codes after which the relay will not take this page back: a new link is needed.
 const REFUSALS = ['invalidToken', 'tokenExpired', 'wrongSession', 'forbidden'];
@@ -17,7 +17,8 @@ function connected(state, connection) {
 
 /// Applies `message` to `state` (in place) and returns the effects, in order, each `{ type, … }`:
 /// welcomed, status {text}, notice {text}, chat {message}, fatal {text}, loadSession {sessionId}, moderator
-/// {shown}, loadArchives, pickStream, streamEnded {reason}, showPaused, recording, renderViewers, renderStreams.
+/// {shown}, loadArchives, pickStream, streamEnded {reason}, showPaused, reception {text: null when every frame
+/// comes}, recording, renderViewers, renderStreams.
 export function reduce(state, message) {
   const effects = [];
   const moderatorArchives = () => { if (state.role === 'moderator') effects.push({ type: 'loadArchives' }); };
@@ -84,6 +85,12 @@ export function reduce(state, message) {
     case 'subscribed':
       effects.push({ type: 'status', text: `Watching ${state.streams.get(message.streamId)?.name || 'stream ' + message.streamId}` },
         { type: 'showPaused' });
+      break;
+    case 'subscriptionChanged':
+      if (message.streamId === state.currentStreamId) {
+        const stream = state.streams.get(message.streamId);
+        effects.push({ type: 'reception', text: receptionText(message, stream?.properties?.estimatedFramesPerSecond) });
+      }
       break;
     case 'streamPropertyChanged': {
       const stream = state.streams.get(message.streamId);

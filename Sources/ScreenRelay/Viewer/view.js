@@ -19,6 +19,7 @@ export const page = {
   pausedBadge: document.getElementById('paused-badge'),
   sound: document.getElementById('sound'),
   mutedBadge: document.getElementById('muted-badge'),
+  slowBadge: document.getElementById('slow-badge'),
   title: document.getElementById('title'),
   viewers: document.getElementById('viewers'),
   fullscreen: document.getElementById('fullscreen'),

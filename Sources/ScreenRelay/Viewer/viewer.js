@@ -304,6 +304,10 @@ class Viewer {
         this.player = null;
         break;
       case 'showPaused': this.showPaused(); break;
+      case 'reception':
+        page.slowBadge.hidden = effect.text === null;
+        if (effect.text !== null) page.slowBadge.textContent = effect.text;
+        break;
       case 'recording':
         page.recordingBadge.hidden = viewer.recording === null;
         if (viewer.recording !== null) {
@@ -481,7 +485,9 @@ class Viewer {
     this.audio?.close();
     this.audio = this.audio || new AudioPlayer(this.player.latencies);
     this.audio.videoLatencies = this.player.latencies;
-    this.send({ type: 'subscribe', streamId, audio: typeof AudioDecoder !== 'undefined' });
+    // `layers`: the relay may leave out higher temporal layers when this link is slow, and says so.
+    page.slowBadge.hidden = true;
+    this.send({ type: 'subscribe', streamId, audio: typeof AudioDecoder !== 'undefined', layers: true });
     this.renderStreams();
   }
 

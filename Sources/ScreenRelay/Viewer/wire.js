@@ -11,6 +11,8 @@ export const FLAG_SILENCE = 4;
 export const AUDIO_CODECS = { 1: 'opus' };
 export const FLAG_KEYFRAME = 1;
 export const FLAG_KEEPALIVE = 2;
+// Bits 2–3 of a video frame's flags: its temporal layer (protocol 3; the viewer subscribes with `layers`).
+export const LAYER_SHIFT = 2;
 export const MAX_METADATA = 32;
 export const MAX_PAYLOAD = 8 * 1024 * 1024;
 // WebCodecs codec strings by the header's codec number, for a publisher that does not announce its own in the
@@ -44,6 +46,7 @@ export function parseMediaFrame(buffer) {
     kind: 'video',
     keyframe: (flags & FLAG_KEYFRAME) !== 0,
     keepalive: (flags & FLAG_KEEPALIVE) !== 0,
+    layer: (flags >> LAYER_SHIFT) & 3,
     codec,
     streamId: view.getUint32(8),
     width: view.getUint16(12),
@@ -109,4 +112,14 @@ export function displayName(role, data) {
   try { name = new URLSearchParams(data || '').get('name'); } catch { name = null; }
   if (name && name.trim()) return name.trim().slice(0, 64);
   return { publisher: 'the presenter', moderator: 'a moderator', subscriber: 'a viewer' }[role] || 'someone';
+}
+
+/// What to tell the viewer about what the relay sends it (`subscriptionChanged`): null while it gets every
+/// frame; else that its connection is slow and at what frame rate it sees the stream (each layer left out halves
+/// it), or that it waits for a fresh picture.
+export function receptionText({ highestLayer, layers, waitingForKeyframe }, framesPerSecond) {
+  if (waitingForKeyframe) return 'Your connection is slow: waiting for a fresh picture';
+  if (highestLayer >= layers - 1) return null;
+  const rate = (framesPerSecond || 0) / 2 ** (layers - 1 - highestLayer);
+  return `Your connection is slow: showing ${Math.round(rate * 10) / 10} fps`;
 }
