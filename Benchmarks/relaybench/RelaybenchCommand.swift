@@ -141,7 +141,7 @@ struct Fanout: AsyncParsableCommand {
                     }
                     while !done.value, let event = try await events.next() {
                         switch event {
-                        case .control(.welcome(_, _, _, let streams, _)):
+                        case .control(.welcome(_, _, _, let streams, _, _)):
                             if let stream = streams.first { try await link.send(.subscribe(streamId: stream.streamId)) }
                         case .control(.streamCreated(let stream)):
                             try await link.send(.subscribe(streamId: stream.streamId))

@@ -4,7 +4,7 @@ import ScreenMedia
 import ScreenRecording
 import ScreenTesting
 
-/// The SSIM of a recording of a ``BenchScene`` against what was drawn: each decoded frame is paired with the
+/// The SSIM of a recording of a ``TextScene`` against what was drawn: each decoded frame is paired with the
 /// step its marker names, drawn again on the display and read back, and ffmpeg's `ssim` filter compares the
 /// two sequences (both converted to 4:2:0 by the same swscale, as an encoder would see them). Each frame's SSIM
 /// counts for as long as the frame is on screen (until the next one, the last until `duration`): what a viewer
@@ -12,7 +12,7 @@ import ScreenTesting
 /// ffmpeg through two FIFOs, one writer thread each (the decoder's, and the X client's that draws references),
 /// so nothing the size of a recording is stored.
 struct QualityPass {
-    let scene: BenchScene
+    let scene: TextScene
     let display: String
     let recording: String
     /// Seconds the recording covers (the last frame is shown until then).

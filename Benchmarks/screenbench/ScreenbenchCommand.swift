@@ -1,9 +1,9 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
 import ScreenMedia
-import ScreenTesting
+public import ScreenTesting
 
-extension BenchScene.Content: ExpressibleByArgument {}
+extension TextScene.Content: @retroactive ExpressibleByArgument {}
 
 /// Content for benchmarks: draws on an X display, or runs a PipeWire video node, until killed.
 @main
@@ -48,7 +48,7 @@ struct ScreenbenchCommand: AsyncParsableCommand {
     var producerFps: Int = 30
 
     @Option(help: "What to draw: idle, terminal, typing or pageflip.")
-    var content: BenchScene.Content = .terminal
+    var content: TextScene.Content = .terminal
 
     @Option(help: "Seconds between changes.")
     var interval: Double = 0.2
@@ -67,7 +67,7 @@ struct ScreenbenchCommand: AsyncParsableCommand {
         if let mutter { return try await castMutter(size: mutter) }
         guard let display else { throw ValidationError("give --display or --pipewire") }
         let (width, height) = try await screenSize(of: display)
-        let scene = BenchScene(content: content, width: width, height: height)
+        let scene = TextScene(content: content, width: width, height: height)
         if let quality {
             let result = try await QualityPass(scene: scene, display: display, recording: quality, duration: duration, printsFrames: printFrames).run()
             print(result)
@@ -77,7 +77,7 @@ struct ScreenbenchCommand: AsyncParsableCommand {
     }
 
     /// Draws the scene's steps on `display` forever (blocking this thread).
-    private func draw(_ scene: BenchScene, on display: String) throws {
+    private func draw(_ scene: TextScene, on display: String) throws {
         let painter = try XPainter(displayName: display)
         let window = painter.createWindow(PixelRect(x: 0, y: 0, width: scene.width, height: scene.height), color: scene.background)
         scene.drawWhole(painter, window, step: 0)

@@ -24,6 +24,14 @@ public struct RelayConfiguration: Sendable {
     /// or past ``maximumQueuedControlBytes``, it is closed: it does not read what it is sent.
     public var maximumQueuedControlMessages = 1024
     public var maximumQueuedControlBytes = 4 << 20
+    /// Media one subscriber may have queued, in milliseconds at its measured drain rate: past
+    /// ``subscriberThinMilliseconds`` it gets fewer temporal layers; a layer-0 frame past
+    /// ``subscriberQueueMilliseconds`` makes it skip to a keyframe, which it makes the publisher send at most once
+    /// per ``subscriberKeyframeIntervalSeconds``. One that takes nothing for ``subscriberStallSeconds`` is closed.
+    public var subscriberThinMilliseconds = 300.0
+    public var subscriberQueueMilliseconds = 1000.0
+    public var subscriberKeyframeIntervalSeconds = 4.0
+    public var subscriberStallSeconds = 20.0
     /// Signals one connection may send per second on average, and in a burst; past them they are refused.
     public var signalsPerSecond = 20.0
     public var signalBurst = 40.0

@@ -58,6 +58,10 @@ public final class RelayServer: Service {
         self.registry = SessionRegistry(
             metrics: metrics,
             limits: .init(
+                thinAboveMilliseconds: configuration.subscriberThinMilliseconds,
+                maximumQueuedMilliseconds: configuration.subscriberQueueMilliseconds,
+                subscriberKeyframeIntervalSeconds: configuration.subscriberKeyframeIntervalSeconds,
+                stallSeconds: configuration.subscriberStallSeconds,
                 signalsPerSecond: configuration.signalsPerSecond, signalBurst: configuration.signalBurst,
                 maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
                 maximumStreamNameBytes: configuration.maximumStreamNameBytes),

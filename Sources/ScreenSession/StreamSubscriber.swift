@@ -166,7 +166,8 @@ public struct StreamSubscriber: Sendable {
                     try payload.withUnsafeReadableBytes { bytes in
                         try sink?.write(EncodedFrame(
                             codec: header.codec, payload: bytes, isKeyframe: header.isKeyframe, width: header.width,
-                            height: header.height, captureTime: header.captureTime, wallClock: wallClock, metadata: header.metadata))
+                            height: header.height, captureTime: header.captureTime, wallClock: wallClock, metadata: header.metadata,
+                            temporalLayer: header.temporalLayer))
                     }
                     if header.isKeyframe { waitingForKeyframe = false }
                     if !waitingForKeyframe {

@@ -71,7 +71,7 @@ public final class LiveFramePrinter: EncodedFrameSink, EncodedAudioSink {
         let catchUp = frame.wallClock.millisecondsSince1970 < subscribedAt.millisecondsSince1970
         if json {
             var object: [String: Any] = [
-                "kind": "video", "index": index, "keyframe": frame.isKeyframe, "bytes": frame.payload.count,
+                "kind": "video", "index": index, "keyframe": frame.isKeyframe, "layer": frame.temporalLayer, "bytes": frame.payload.count,
                 "width": frame.width, "height": frame.height, "captureTime": frame.captureTime.description,
                 "wallClock": FrameMetadata.iso8601(frame.wallClock).text ?? "", "catchUp": catchUp,
                 "metadataBase64": Data(frame.metadata.bytes).base64EncodedString(),

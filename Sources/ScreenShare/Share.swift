@@ -219,6 +219,12 @@ public final class Share: Sendable {
             status.audioCaptureDelayMilliseconds = sound.captureLatencyMilliseconds
         }
         status.bitrateKbps = current.encoder.bitrateKbps
+        if let relay, let target = relay.targetKbps {
+            status.targetKbps = target
+            status.rateReason = relay.rateReason.map { reason in relay.uplinkKbps.map { "\(reason); uplink measured at \($0) kbit/s" } ?? reason }
+        }
+        status.framesHeld = totals.framesHeld
+        status.framesDropped = all.compactMap(\.framesDropped).reduce(0, +)
         let mask = current.source.mask
         if !mask.isEmpty {
             status.maskWindows = mask.windowPatterns.map(\.text)

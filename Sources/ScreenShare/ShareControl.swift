@@ -257,6 +257,13 @@ public struct ShareStatus: Codable, Sendable, Equatable {
     public var audioCaptureDelayMilliseconds: Double?
     public var codec: String?
     public var bitrateKbps: Int?
+    /// What the encoder aims at now (below `bitrateKbps` when the uplink carries less), and why.
+    public var targetKbps: Int?
+    public var rateReason: String?
+    /// Frames skipped before encoding while the network still carried earlier ones (their changes went with
+    /// the next frame), and encoded frames dropped on the way to a destination.
+    public var framesHeld: Int?
+    public var framesDropped: Int?
     /// `--mask-window` patterns in force, `--mask-region` rectangles, `--mask-style`, and how many windows are
     /// hidden now.
     public var maskWindows: [String]?
@@ -305,6 +312,9 @@ public struct ShareStatus: Codable, Sendable, Equatable {
             }
             if let regions = maskRegions, !regions.isEmpty { parts.append("regions \(regions.joined(separator: "; "))") }
             lines.append("masks:   \(parts.joined(separator: "; ")), \(maskStyle ?? "solid")")
+        }
+        if let targetKbps {
+            lines.append("rate:    \(targetKbps) kbit/s of \(bitrateKbps.map(String.init) ?? "?"): \(rateReason ?? "?"); \(framesHeld ?? 0) frames held back, \(framesDropped ?? 0) dropped")
         }
         if let sessionId { lines.append("session: \(sessionId)") }
         if let viewerURL { lines.append("viewer:  \(viewerURL)") }

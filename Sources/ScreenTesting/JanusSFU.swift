@@ -13,22 +13,21 @@ public final class JanusSFU: @unchecked Sendable {
         public let cannotStart: Bool
     }
 
-    public let namespace: String
+    /// The SFU's own network namespace.
+    public let network: NetworkNamespace
+    public var namespace: String { network.name }
     /// This side's address on the veth pair, and Janus's.
-    public let localAddress: String
-    public let sfuAddress: String
+    public var localAddress: String { network.localAddress }
+    public var sfuAddress: String { network.namespaceAddress }
     public let room = 1234
     public let token: String
     /// `whip+http://…`: what screenpub publishes to.
     public var whipURL: String { "whip+http://\(sfuAddress):8080/whip/\(room)" }
     public var janusURL: String { "http://\(sfuAddress):8088/janus" }
-    private let hostInterface: String
     private let directory: String
     private var janus: ChildProcess?
     private var front: ChildProcess?
     private let codec: String
-
-    private static let counter = Locked(0)
 
     /// `codec`: what the room takes (`vp9` or `vp8`; `h264` for a room that refuses both).
     public init(codec: String = "vp9", token: String = "whip-test-token") async throws {
@@ -38,41 +37,15 @@ public final class JanusSFU: @unchecked Sendable {
         }
         self.codec = codec
         self.token = token
-        await Self.removeLeftovers()
-        let index = Self.counter.withLock { value -> Int in
-            value += 1
-            return value
-        }
-        // One subnet and interface name per SFU: the process id spreads parallel test binaries apart.
-        let subnet = (Int(getpid()) * 7 + index) % 250 + 1
-        namespace = "spj-\(getpid())-\(index)"
-        hostInterface = "spj\(getpid() % 100000)x\(index)"
-        localAddress = "10.77.\(subnet).1"
-        sfuAddress = "10.77.\(subnet).2"
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("janus-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory + "/none", withIntermediateDirectories: true)
-        try writeConfiguration()
-        let peer = hostInterface + "n"
-        for command in [
-            ["netns", "add", namespace],
-            ["link", "add", hostInterface, "type", "veth", "peer", "name", peer],
-            ["link", "set", peer, "netns", namespace],
-            ["addr", "add", "\(localAddress)/24", "dev", hostInterface],
-            ["link", "set", hostInterface, "up"],
-            ["netns", "exec", namespace, "ip", "addr", "add", "\(sfuAddress)/24", "dev", peer],
-            ["netns", "exec", namespace, "ip", "link", "set", peer, "up"],
-            ["netns", "exec", namespace, "ip", "link", "set", "lo", "up"],
-        ] {
-            let result = try await ChildProcess.run("/sbin/ip", command, timeout: 20)
-            guard result.status == 0 else {
-                await removeNetwork()
-                // A machine that does not let us make namespaces or links (a container without the capability).
-                throw Failure(
-                    description: "ip \(command.joined(separator: " ")): \(result.standardError.trimmingCharacters(in: .whitespacesAndNewlines))",
-                    cannotStart: true)
-            }
-        }
         do {
+            network = try await NetworkNamespace(prefix: "spj")
+        } catch let failure as NetworkNamespace.Failure {
+            throw Failure(description: failure.description, cannotStart: failure.cannotStart)
+        }
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("janus-\(UUID().uuidString)").path
+        do {
+            try FileManager.default.createDirectory(atPath: directory + "/none", withIntermediateDirectories: true)
+            try writeConfiguration()
             try await startJanus()
             front = try ChildProcess(
                 "/sbin/ip",
@@ -201,20 +174,5 @@ public final class JanusSFU: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    /// Namespaces of test processes that died before cleaning up (their veth goes with them).
-    private static func removeLeftovers() async {
-        guard let listing = try? await ChildProcess.run("/sbin/ip", ["netns", "list"], timeout: 20) else { return }
-        for line in listing.standardOutput.split(separator: "\n") {
-            let name = String(line.split(separator: " ").first ?? "")
-            let parts = name.split(separator: "-")
-            guard parts.count == 3, parts[0] == "spj", let owner = Int32(parts[1]), kill(owner, 0) != 0, errno == ESRCH else { continue }
-            _ = try? await ChildProcess.run("/sbin/ip", ["netns", "delete", name], timeout: 20)
-        }
-    }
-
-    private func removeNetwork() async {
-        // Deleting the namespace deletes its end of the veth pair, and with it this end.
-        _ = try? await ChildProcess.run("/sbin/ip", ["netns", "delete", namespace], timeout: 20)
-        _ = try? await ChildProcess.run("/sbin/ip", ["link", "delete", hostInterface], timeout: 20)
-    }
+    private func removeNetwork() async { await network.remove() }
 }

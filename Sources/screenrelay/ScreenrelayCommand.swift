@@ -145,6 +145,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "See --max-queued-messages.")
     var maxQueuedBytes = 4 << 20
 
+    @Option(help: "Milliseconds of media (at its measured rate) a viewer may have queued before it is sent fewer temporal layers: a lower frame rate that its link carries.")
+    var subscriberThin: Double = 300
+
+    @Option(help: "Milliseconds of media a viewer may have queued before it skips to the next keyframe (when even the lowest layer does not fit).")
+    var subscriberQueue: Double = 1000
+
+    @Option(help: "Seconds between keyframes one viewer may make the publisher send (the stream as a whole: at most two a second).")
+    var subscriberKeyframeInterval: Double = 4
+
+    @Option(help: "Seconds a viewer may take none of its queued media before it is closed (it stopped reading, whether or not it answers pings).")
+    var subscriberStall: Double = 20
+
     @Option(help: "Signals (chat) one connection may send per second on average…")
     var signalsPerSecond: Double = 20
 
@@ -198,9 +210,11 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--max-connections, --max-connections-per-address and --max-sessions must be positive")
         }
         guard requestTimeout > 0, messageDeadline > 0, maxControlMessage >= 1024, maxQueuedMessages > 0, maxQueuedBytes >= 65536,
-            signalsPerSecond > 0, signalBurst >= 1, maxStreamsPerConnection > 0, maxStreamName > 0
+            signalsPerSecond > 0, signalBurst >= 1, maxStreamsPerConnection > 0, maxStreamName > 0, subscriberThin > 0,
+            subscriberQueue >= subscriberThin, subscriberKeyframeInterval > 0, subscriberStall > 0
         else {
-            throw ValidationError("the limits must be positive (--max-control-message at least 1024, --max-queued-bytes at least 65536)")
+            throw ValidationError(
+                "the limits must be positive (--max-control-message at least 1024, --max-queued-bytes at least 65536, --subscriber-queue at least --subscriber-thin)")
         }
         guard emptySessionExpiry > 0, idleTimeout >= 2 else {
             throw ValidationError("--empty-session-expiry must be positive and --idle-timeout at least 2 seconds")
@@ -240,6 +254,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maximumControlMessageSize = maxControlMessage
         (configuration.maximumQueuedControlMessages, configuration.maximumQueuedControlBytes) = (maxQueuedMessages, maxQueuedBytes)
         (configuration.signalsPerSecond, configuration.signalBurst) = (signalsPerSecond, signalBurst)
+        (configuration.subscriberThinMilliseconds, configuration.subscriberQueueMilliseconds) = (subscriberThin, subscriberQueue)
+        (configuration.subscriberKeyframeIntervalSeconds, configuration.subscriberStallSeconds) = (subscriberKeyframeInterval, subscriberStall)
         (configuration.maximumStreamsPerConnection, configuration.maximumStreamNameBytes) = (maxStreamsPerConnection, maxStreamName)
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment

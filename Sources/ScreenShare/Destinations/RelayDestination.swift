@@ -60,11 +60,14 @@ public struct RelayDestination: StreamDestination {
 
     public var status: DestinationStatus {
         let connection = publisher.connectionStatus
-        return DestinationStatus(
+        var status = DestinationStatus(
             kind: .relay, endpoint: endpoint, connected: connection.connected, everConnected: connection.everConnected,
             lastProblem: connection.lastProblem,
             sessionId: connection.sessionId ?? session?.sessionId, streamId: connection.streamId.map(Int.init),
             viewerURL: session?.viewerURL, viewers: connection.otherConnections)
+        (status.targetKbps, status.uplinkKbps, status.rateReason) = (connection.targetKbps, connection.uplinkKbps, connection.rateReason)
+        status.framesDropped = publisher.droppedFrames
+        return status
     }
 
     public func startupMessage() async throws -> String? { session?.announcement }

@@ -79,6 +79,13 @@ public struct DestinationStatus: Codable, Sendable, Equatable {
     /// For WebRTC: frames handed to the connection, and keyframe requests (PLI/FIR) from its receivers.
     public var framesSent: Int?
     public var keyframeRequests: Int?
+    /// For a relay that acknowledges frames: the encoder target it asks for, what its uplink was measured to
+    /// carry (kbit/s), and why the target is what it is.
+    public var targetKbps: Int?
+    public var uplinkKbps: Int?
+    public var rateReason: String?
+    /// Encoded frames dropped on the way to it (its queue's time bound).
+    public var framesDropped: Int?
 
     public init(
         kind: Kind, endpoint: String, connected: Bool? = nil, everConnected: Bool? = nil, lastProblem: String? = nil,

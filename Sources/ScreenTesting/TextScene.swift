@@ -1,13 +1,13 @@
-import ScreenMedia
-import ScreenTesting
+import Foundation
+public import ScreenMedia
 
-/// The benchmark's screen content, a pure function of a step number: what is on screen after `step` changes
+/// Screen content for benchmarks and network tests, a pure function of a step number: what is on screen after `step` changes
 /// can be drawn again from nothing, which is how the quality pass makes the reference for a captured frame.
 /// Every step is drawn with the server grabbed (all at once, never half drawn in a capture) and carries its
 /// number in a marker: 16 blocks of 16×16 pixels at the top right, black or white, most significant bit first
 /// (block-aligned and flat, so any codec keeps them readable).
-struct BenchScene {
-    enum Content: String, CaseIterable {
+public struct TextScene: Sendable {
+    public enum Content: String, CaseIterable, Sendable {
         /// A full screen of static text: the marker stays at step 0.
         case idle
         /// A terminal scrolling one line per step (`tail -f` of a busy log: every row of pixels changes).
@@ -18,15 +18,15 @@ struct BenchScene {
         case pageflip
     }
 
-    let content: Content
-    let width: Int
-    let height: Int
-    let lineHeight = 14
-    var lines: Int { height / lineHeight }
-    static let markerBits = 16
-    static let markerBlock = 16
-    let background = XPainter.pixel(red: 24, green: 24, blue: 32)
-    let foreground = XPainter.pixel(red: 220, green: 220, blue: 210)
+    public let content: Content
+    public let width: Int
+    public let height: Int
+    public let lineHeight = 14
+    public var lines: Int { height / lineHeight }
+    public static let markerBits = 16
+    public static let markerBlock = 16
+    public let background = XPainter.pixel(red: 24, green: 24, blue: 32)
+    public let foreground = XPainter.pixel(red: 220, green: 220, blue: 210)
 
     private static let words = [
         "capture", "damage", "encode", "frame", "metadata", "relay", "subscriber", "keyframe", "pixels", "the", "a",
@@ -39,7 +39,7 @@ struct BenchScene {
 
     /// Text line `number`: words from a fixed vocabulary picked by a hash of the number, of varied lengths
     /// (some lines empty), as in a log or source file; different numbers give unrelated lines.
-    func text(_ number: Int) -> String {
+    public func text(_ number: Int) -> String {
         var state = UInt64(truncatingIfNeeded: number) &* 0x9E37_79B9_7F4A_7C15
         func next() -> Int {
             state = state &+ 0x9E37_79B9_7F4A_7C15
@@ -55,7 +55,7 @@ struct BenchScene {
     }
 
     /// The number of the text line shown in `row` after `step` changes.
-    func lineNumber(row: Int, step: Int) -> Int {
+    public func lineNumber(row: Int, step: Int) -> Int {
         switch content {
         case .idle: return row
         case .terminal: return step + row
@@ -86,7 +86,7 @@ struct BenchScene {
     }
 
     /// Draws step `step` from nothing.
-    func drawWhole(_ painter: XPainter, _ window: UInt, step: Int) {
+    public func drawWhole(_ painter: XPainter, _ window: UInt, step: Int) {
         painter.atomically {
             painter.fill(window: window, PixelRect(x: 0, y: 0, width: width, height: height), color: background)
             for row in 0..<lines { drawLine(painter, window, row: row, step: step) }
@@ -96,7 +96,7 @@ struct BenchScene {
 
     /// Goes from step `step - 1` to `step` as an application would: scroll and one new line, one rewritten
     /// line, or a new page.
-    func drawChange(_ painter: XPainter, _ window: UInt, step: Int) {
+    public func drawChange(_ painter: XPainter, _ window: UInt, step: Int) {
         painter.atomically {
             switch content {
             case .idle:
@@ -117,7 +117,7 @@ struct BenchScene {
     }
 
     /// The step a captured (decoded) picture shows, from its marker; nil when the marker is unreadable.
-    func step(of frame: VideoFrame) -> Int? {
+    public func step(of frame: VideoFrame) -> Int? {
         guard frame.width == width, frame.height == height else { return nil }
         var step = 0
         for bit in 0..<Self.markerBits {
@@ -128,5 +128,60 @@ struct BenchScene {
             step = step << 1 | (luma > 192 ? 1 : 0)
         }
         return step
+    }
+
+    public init(content: Content, width: Int, height: Int) {
+        self.content = content
+        self.width = width
+        self.height = height
+    }
+}
+
+/// Draws a ``TextScene`` on an X display from a thread of its own (an X connection belongs to one thread): the
+/// whole scene first, then a change every `interval` seconds, until ``stop()``.
+public final class TextSceneDriver: Sendable {
+    private let stopped = Locked(false)
+    private let finished = OneShotEvent()
+    /// Changes drawn so far.
+    public var steps: Int { counter.value }
+    private let counter = Locked(0)
+
+    public init(_ scene: TextScene, display: String, interval: Double) throws {
+        let opened = Locked<(any Error)??>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let thread = Thread { [stopped, finished, counter] in
+            defer { finished.signal() }
+            let painter: XPainter
+            do {
+                painter = try XPainter(displayName: display)
+                opened.withLock { $0 = .some(nil) }
+                ready.signal()
+            } catch {
+                opened.withLock { $0 = .some(error) }
+                ready.signal()
+                return
+            }
+            let window = painter.createWindow(PixelRect(x: 0, y: 0, width: scene.width, height: scene.height), color: scene.background)
+            scene.drawWhole(painter, window, step: 0)
+            var step = 0
+            while !stopped.value {
+                Thread.sleep(forTimeInterval: interval)
+                guard scene.content != .idle else { continue }
+                step += 1
+                scene.drawChange(painter, window, step: step)
+                counter.withLock { $0 = step }
+            }
+            painter.destroy(window: window)
+            painter.sync()
+        }
+        thread.start()
+        ready.wait()
+        if case .some(.some(let error)) = opened.value { throw error }
+    }
+
+    /// Stops drawing; returns once the thread has let its connection go.
+    public func stop() async {
+        stopped.withLock { $0 = true }
+        await finished.wait()
     }
 }
