@@ -74,6 +74,67 @@ import Testing
         #expect(outcome.honestStillReceives)
     }
 
+    /// A subscriber that stops reading media (its socket fills, it takes nothing more) is closed once it has
+    /// taken nothing for the stall limit, without a keyframe asked for it; a healthy one keeps getting every frame.
+    @Test func aSubscriberThatStopsReadingIsEvictedWithoutCostingTheOthers() async throws {
+        let relay = try await RunningRelay { $0.subscriberStallSeconds = 2 }
+        let session = try await relay.createSession()
+        let subscriberToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        // Large opaque frames (the relay reads only their header): a stopped reader's buffers fill in seconds.
+        let payload = [UInt8](repeating: 0x5A, count: 256 << 10)
+        @Sendable func header(_ sequence: UInt64, streamId: UInt32) -> MediaFrameHeader {
+            MediaFrameHeader(
+                streamID: streamId, sequence: sequence, flags: sequence == 0 ? [.keyframe] : [], codec: .vp9, width: 320, height: 240,
+                captureTime: MediaTime(value: Int64(sequence), timescale: 10), wallClockMilliseconds: 0, metadata: .empty,
+                payloadLength: payload.count)
+        }
+        let healthy = Locked(0)
+        let outcome = try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { publisher, events in
+            _ = try await events.nextControl()
+            let stream = try await publisher.publishTestStream(events)
+            let reader = Task {
+                try await RelayClient.connect(url: relay.webSocketURL, token: subscriberToken, logger: quietLogger) { link, events in
+                    try await link.send(.subscribe(streamId: stream.streamId))
+                    while let event = try await events.next() {
+                        if case .media = event { healthy.withLock { $0 += 1 } }
+                    }
+                }
+            }
+            defer { reader.cancel() }
+            let stopped = Task {
+                try await RelayClient.connect(url: relay.webSocketURL, token: subscriberToken, logger: quietLogger) { link, events in
+                    try await link.send(.subscribe(streamId: stream.streamId))
+                    // Reads nothing more, ever: what the relay sends it piles up in its socket until it takes no more.
+                    try await Task.sleep(for: .seconds(600))
+                }
+            }
+            defer { stopped.cancel() }
+            try await relay.waitForConnections(3)
+            var sequence: UInt64 = 0
+            var evicted = false
+            // Ten frames a second until it is evicted (a minute at most).
+            while !evicted, sequence < 600 {
+                try await publisher.send(header(sequence, streamId: stream.streamId), payload: payload)
+                sequence += 1
+                try await Task.sleep(for: .milliseconds(100))
+                evicted = relay.server.metrics.value(.subscribersEvicted) == 1
+            }
+            // The healthy one gets what follows.
+            let sent = Int(sequence)
+            for _ in 0..<10 {
+                try await publisher.send(header(sequence, streamId: stream.streamId), payload: payload)
+                sequence += 1
+            }
+            let caughtUp = try await eventually(30) { healthy.value >= sent + 10 }
+            let behind = relay.server.metrics.value(.keyframeRequestsByCause, StreamRouter<Int>.KeyframeCause.subscriberBehind.rawValue)
+            return (evicted, caughtUp, behind, relay.server.metrics.value(.connections))
+        }
+        #expect(outcome.0, "the subscriber that stopped reading was not evicted")
+        #expect(outcome.1, "the healthy subscriber missed frames: \(healthy.value)")
+        #expect(outcome.2 == 0, "no keyframe was asked for on its account")
+        #expect(outcome.3 == 2, "the publisher and the healthy subscriber remain")
+    }
+
     @Test
     func aChatFloodIsThrottledForEveryoneElse() async throws {
         let relay = try await RunningRelay()
