@@ -1,0 +1,162 @@
+import Foundation
+import ScreenTesting
+import ScreenTransportClient
+import Testing
+
+/// screenpub, screenrelay and screensub on links shaped with `tbf` between network namespaces (DESIGN §10): a thin
+/// uplink, a slow viewer beside a fast one. What must hold is asserted, never timings (those are measured by
+/// Benchmarks/network.sh). Needs root for the namespaces; elsewhere each test is skipped, saying why.
+@Suite(.watchdog()) struct ShapedNetworkTests {
+    /// A namespace to put one end of a link in, or the test is skipped with the reason.
+    func namespace() async throws -> NetworkNamespace {
+        do {
+            return try await NetworkNamespace(prefix: "spn")
+        } catch let failure as NetworkNamespace.Failure where failure.cannotStart {
+            try Test.cancel("shaped links cannot be made here: \(failure.description)")
+        }
+    }
+
+    /// A relay listening on this side of `network`'s link.
+    func relay(on network: NetworkNamespace) async throws -> (relay: RunningRelayProcess, server: String) {
+        let relay = try await RunningRelayProcess(["--host", network.localAddress])
+        return (relay, "http://\(network.localAddress):\(relay.port)")
+    }
+
+    /// screenpub sharing `display` to `server` with `arguments` (inside `network` when given); returns it with the
+    /// viewer token it printed and its control socket.
+    func share(
+        _ display: VirtualDisplay, to server: String, inside network: NetworkNamespace? = nil, _ arguments: [String], home: String
+    ) async throws -> (process: ChildProcess, viewerToken: String, controlSocket: String) {
+        var environment = ProcessInfo.processInfo.environment
+        environment["SCREENRELAY_SECRET"] = RunningRelayProcess.secret
+        let socket = home + "/screenpub.sock"
+        let arguments = ["--display", display.name, "--server", server, "--control-socket", socket] + arguments
+        let command = network?.command(RunningShare.screenpub, arguments) ?? (executable: RunningShare.screenpub, arguments: arguments)
+        let process = try ChildProcess(command.executable, command.arguments, environment: environment)
+        for _ in 0..<600 {
+            if let line = process.outputSoFar.split(separator: "\n").first(where: { $0.hasPrefix("viewer:") }),
+                let token = line.split(separator: "token=").last
+            {
+                return (process, String(token), socket)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.endInBackground(signal: SIGKILL)
+        throw RunningRelayProcess.Failure(description: "screenpub printed no viewer link: \(process.errorsSoFar)")
+    }
+
+    /// `screensub --json` watching with `token` (inside `network` when given).
+    func watch(_ server: String, token: String, inside network: NetworkNamespace? = nil) throws -> ChildProcess {
+        let arguments = ["--server", server, "--token", token, "--print-metadata", "--json"]
+        let command = network?.command(RunningShare.screensub, arguments) ?? (executable: RunningShare.screensub, arguments: arguments)
+        return try ChildProcess(command.executable, command.arguments)
+    }
+
+    /// `screenpub status --json` of the share at `socket`.
+    func status(_ socket: String) async throws -> [String: Any] {
+        let result = try await ChildProcess.run(RunningShare.screenpub, ["status", "--json", "--control-socket", socket], timeout: 30)
+        return (try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    static func temporaryHome() throws -> String {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("shaped-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        return home
+    }
+
+    /// Video frames a `screensub --json` printed, as (layer, keyframe) in order.
+    static func frames(_ viewer: ChildProcess) -> [(layer: Int, keyframe: Bool)] {
+        jsonLines(viewer).compactMap { line in
+            guard line["kind"] as? String == "video" else { return nil }
+            return ((line["layer"] as? Int) ?? 0, (line["keyframe"] as? Bool) ?? false)
+        }
+    }
+
+    /// A publisher behind an uplink of 500 kbit/s, configured at 1500, sharing pages of text that change twice a
+    /// second: it measures the uplink, aims below it, holds frames back before encoding rather than dropping
+    /// encoded ones, and the viewer keeps getting pictures without a keyframe beyond the first.
+    @Test func aPublisherFollowsAnUplinkBelowItsConfiguredRate() async throws {
+        let network = try await namespace()
+        let home = try Self.temporaryHome()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let display = try await VirtualDisplay(width: 960, height: 540)
+        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 960, height: 540), display: display.name, interval: 0.5)
+        try await network.limit(.outOfNamespace, kbps: 500)
+        let (relay, server) = try await relay(on: network)
+        let share = try await share(
+            display, to: server, inside: network, ["--fps", "5", "--codec", "av1", "--bitrate", "1500", "--duration", "120"], home: home)
+        let viewer = try watch(server, token: share.viewerToken)
+        try await Task.sleep(for: .seconds(15))
+        let settled = try await status(share.controlSocket)
+        let framesAtSettling = Self.frames(viewer).count
+        try await Task.sleep(for: .seconds(15))
+        let end = try await status(share.controlSocket)
+        let frames = Self.frames(viewer)
+        await scene.stop()
+        share.process.endInBackground(signal: SIGTERM)
+        viewer.endInBackground(signal: SIGTERM)
+        await network.remove()
+        _ = relay
+
+        let relayStatus = (end["destinations"] as? [[String: Any]])?.first { $0["kind"] as? String == "relay" } ?? [:]
+        let target = end["targetKbps"] as? Int ?? 0
+        let uplink = relayStatus["uplinkKbps"] as? Int ?? 0
+        #expect(target > 0 && target <= 500, "the target follows the 500 kbit/s uplink: \(end)")
+        #expect(uplink >= 250 && uplink <= 750, "the uplink was measured: \(relayStatus)")
+        #expect((end["rateReason"] as? String)?.isEmpty == false)
+        #expect((end["framesHeld"] as? Int ?? 0) > 0, "frames were held back before encoding: \(end)")
+        #expect(end["framesDropped"] as? Int == settled["framesDropped"] as? Int, "no encoded frame dropped once settled: \(settled) → \(end)")
+        #expect(frames.count - framesAtSettling >= 15, "the viewer kept getting pictures: \(frames.count - framesAtSettling) in 15 s")
+        #expect(frames.filter(\.keyframe).count <= 2, "no keyframes beyond the first: \(frames.filter(\.keyframe).count)")
+    }
+
+    /// A viewer behind 300 kbit/s beside one on the relay's machine: the slow one is sent fewer layers and keeps
+    /// getting layer-0 frames; the fast one gets every layer, and no keyframe is made on the slow one's account.
+    @Test func aSlowViewerIsThinnedWithoutCostingAFastOne() async throws {
+        let network = try await namespace()
+        let home = try Self.temporaryHome()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let display = try await VirtualDisplay(width: 960, height: 540)
+        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 960, height: 540), display: display.name, interval: 0.5)
+        try await network.limit(.intoNamespace, kbps: 300)
+        let (relay, server) = try await relay(on: network)
+        let share = try await share(display, to: server, ["--fps", "5", "--codec", "av1", "--bitrate", "600", "--duration", "120"], home: home)
+        let fast = try watch(server, token: share.viewerToken)
+        let slow = try watch(server, token: share.viewerToken, inside: network)
+        try await Task.sleep(for: .seconds(15))
+        let slowBefore = Self.frames(slow).count
+        try await Task.sleep(for: .seconds(20))
+        let metrics = try await RelayHTTPMetrics.fetch("http://\(network.localAddress):\(relay.port)/metrics")
+        let fastFrames = Self.frames(fast)
+        let slowFrames = Self.frames(slow)
+        await scene.stop()
+        share.process.endInBackground(signal: SIGTERM)
+        for viewer in [fast, slow] { viewer.endInBackground(signal: SIGTERM) }
+        await network.remove()
+
+        #expect(Set(fastFrames.map(\.layer)) == [0, 1, 2], "the fast viewer got every layer")
+        let lately = slowFrames.dropFirst(slowBefore)
+        #expect(lately.contains { $0.layer == 0 }, "the slow viewer kept getting layer-0 frames: \(slowFrames.map(\.layer))")
+        #expect(slowFrames.count < fastFrames.count, "the slow viewer was thinned: \(slowFrames.count) of \(fastFrames.count)")
+        #expect((metrics["screenrelay_frames_thinned_total"] ?? 0) > 0, "\(metrics)")
+        func requests(_ cause: String) -> Int { metrics["screenrelay_keyframe_requests_by_cause_total{cause=\"\(cause)\"}"] ?? 0 }
+        // The first keyframe, those for the viewers joining, and those the slow one needed: nothing else.
+        let keyframes = fastFrames.filter(\.keyframe).count
+        #expect(keyframes <= 1 + requests("new_subscriber") + requests("subscriber_behind"), "\(keyframes) keyframes, \(metrics)")
+        // Layer 0 fits its link: at most a skip or two while the relay first measures it, never one every 4 s.
+        #expect(requests("subscriber_behind") <= 2, "the slow viewer needed keyframes: \(requests("subscriber_behind"))")
+    }
+}
+
+/// A relay's `/metrics`, as numbers by series (`name` or `name{labels}`).
+enum RelayHTTPMetrics {
+    static func fetch(_ url: String) async throws -> [String: Int] {
+        let text = String(decoding: try await RelayHTTPClient().send("GET", url).body, as: UTF8.self)
+        var values: [String: Int] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Int(parts[1]) { values[String(parts[0])] = value }
+        }
+        return values
+    }
+}
