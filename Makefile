@@ -47,6 +47,7 @@ bench: deps
 	Benchmarks/masks.sh
 	Benchmarks/audio.sh
 	Benchmarks/whip.sh
+	Benchmarks/network.sh
 
 # libFuzzer with AddressSanitizer on the relay's wire parsers: 10^7 executions (FUZZ_RUNS, FUZZ_SECONDS).
 fuzz:

@@ -30,13 +30,18 @@ public final class CapturePipeline: FrameConsumer {
         /// hold frames back. A held frame is skipped before encoding; its changes go with the next coded frame,
         /// which is coded as soon as frames are let through again, whether or not the screen changes meanwhile.
         public var pacing: EncoderPacing?
+        /// The capture rate: when encoding takes most of the frame interval for a while (the machine is
+        /// overloaded), only one changed frame in 2, 4 or 8 is coded (``EncodeLoad``) until the load passes. Nil:
+        /// every frame is coded however long it takes.
+        public var framesPerSecond: Double?
 
         public init(
             metadata: MetadataPolicy = .captureTime, keepaliveInterval: Double? = 5, refineAfter: Double? = 1,
             duration: Double? = nil, keyframeRequests: KeyframeRequestFlag? = nil, pause: PauseSwitch? = nil,
-            pacing: EncoderPacing? = nil
+            pacing: EncoderPacing? = nil, framesPerSecond: Double? = nil
         ) {
             self.pacing = pacing
+            self.framesPerSecond = framesPerSecond
             self.refineAfter = refineAfter
             self.pause = pause
             self.metadata = metadata
@@ -62,6 +67,8 @@ public final class CapturePipeline: FrameConsumer {
     private var heldChanges = false
     /// The target rate the encoder was last given.
     private var appliedTargetKbps: Int?
+    /// Whether the machine keeps up with encoding.
+    private var load: EncodeLoad?
 
     public init(
         configuration: Configuration, encoder: any VideoEncoder, sinks: [any EncodedFrameSink], stop: StopSignal,
@@ -72,6 +79,7 @@ public final class CapturePipeline: FrameConsumer {
         self.sinks = sinks
         self.stop = stop
         self.statistics = statistics
+        load = configuration.framesPerSecond.map { EncodeLoad(interval: 1 / max(0.1, $0)) }
     }
 
     public func consume(_ frame: VideoFrame, sizeChanged: Bool) throws {
@@ -148,7 +156,7 @@ public final class CapturePipeline: FrameConsumer {
     /// Whether the network holds frames back now: then the frame's changes go into the encoder's picture, to be
     /// coded with the next frame let through.
     private func isHeld(_ frame: VideoFrame) -> Bool {
-        guard configuration.pacing?.holdsFrames == true else { return false }
+        guard configuration.pacing?.holdsFrames == true || load?.skipsNextFrame() == true else { return false }
         encoder.skip(frame)
         heldChanges = true
         statistics.countHeld()
@@ -169,7 +177,12 @@ public final class CapturePipeline: FrameConsumer {
         } else {
             try encoder.encode(frame) { try emit($0) }
         }
-        statistics.addEncodeTime(nanoseconds: clock.nanoseconds(fromTicks: clock.now() - started))
+        let finished = clock.now()
+        let nanoseconds = clock.nanoseconds(fromTicks: finished - started)
+        statistics.addEncodeTime(nanoseconds: nanoseconds)
+        if load?.encoded(taking: Double(nanoseconds) / 1e9, now: Double(clock.nanoseconds(fromTicks: finished)) / 1e9) == true {
+            statistics.setEncodeStride(load?.stride ?? 1)
+        }
         lastSentTime = frame.captureTime
         checkDuration(frame.captureTime)
     }

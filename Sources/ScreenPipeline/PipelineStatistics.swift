@@ -14,6 +14,7 @@ public final class PipelineStatistics: Sendable {
     private let encodeNanoseconds = Atomic<UInt64>(0)
     private let windowsCovered = Atomic<Int>(0)
     private let held = Atomic<Int>(0)
+    private let stride = Atomic<Int>(1)
 
     public init() {}
 
@@ -40,6 +41,8 @@ public final class PipelineStatistics: Sendable {
         /// Frames skipped before encoding because the network still carried earlier ones (their changes went
         /// with the next coded frame).
         public var framesHeld: Int = 0
+        /// One changed frame in this many is coded: more than 1 while the machine is too busy to code them all.
+        public var encodeStride: Int = 1
     }
 
     public func snapshot() -> Snapshot {
@@ -51,7 +54,8 @@ public final class PipelineStatistics: Sendable {
             pausedTicks: paused.load(ordering: .relaxed),
             bytesEncoded: bytes.load(ordering: .relaxed),
             encodeSeconds: Double(encodeNanoseconds.load(ordering: .relaxed)) / 1e9,
-            windowsCovered: windowsCovered.load(ordering: .relaxed), framesHeld: held.load(ordering: .relaxed))
+            windowsCovered: windowsCovered.load(ordering: .relaxed), framesHeld: held.load(ordering: .relaxed),
+            encodeStride: stride.load(ordering: .relaxed))
     }
 
     func countCaptured() { captured.add(1, ordering: .relaxed) }
@@ -59,6 +63,7 @@ public final class PipelineStatistics: Sendable {
     func countKeepalive() { keepalives.add(1, ordering: .relaxed) }
     func countRefinement() { refinements.add(1, ordering: .relaxed) }
     func countHeld() { held.add(1, ordering: .relaxed) }
+    func setEncodeStride(_ value: Int) { stride.store(value, ordering: .relaxed) }
     func countPaused() { paused.add(1, ordering: .relaxed) }
     func countMissed(_ count: Int) { missed.add(count, ordering: .relaxed) }
     func countEncoded(bytes count: Int, keyframe: Bool) {

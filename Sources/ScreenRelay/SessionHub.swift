@@ -23,6 +23,8 @@ actor SessionHub {
     private var reportedThinned = 0
     private var reportedEvictions = 0
     private var reportedLayers: [Int?: Int] = [:]
+    /// What each publisher last reported of its uplink, by stream.
+    private var reportedUplinks: [UInt32: (target: Int, estimate: Int)] = [:]
     /// The last frame copied with its layer bits cleared, and the copy.
     private var lastCleared: (original: ByteBuffer, copy: ByteBuffer)?
     private var reportedRefusals: [RelayMetrics.Limit: Int] = [:]
@@ -113,7 +115,20 @@ actor SessionHub {
                 hls.dateRange(.init(id: "pause-\(pauses)", className: HLSDateRangeClass.pause, start: .now()))
             }
         }
+        if case .uplink(let streamId, let target, let estimate) = message, router.streamInfo(streamId)?.connectionId == connectionId {
+            reportUplink(streamId, target: target, estimate: estimate ?? 0)
+        }
         perform(router.handle(message, from: connectionId, now: Self.now()))
+    }
+
+    /// A publisher's uplink as `/metrics` shows it (`screenrelay_publisher_target_kbps{stream="session/id"}`);
+    /// zeros take the series out.
+    private func reportUplink(_ streamId: UInt32, target: Int, estimate: Int) {
+        let label = "\(sessionId)/\(streamId)"
+        let before = reportedUplinks[streamId] ?? (0, 0)
+        metrics.add(.publisherTargetKbps, label, target - before.target)
+        metrics.add(.publisherEstimatedKbps, label, estimate - before.estimate)
+        reportedUplinks[streamId] = target == 0 && estimate == 0 ? nil : (target, estimate)
     }
 
     func media(_ buffer: ByteBuffer, header: MediaFrameHeader, from connectionId: String) {
@@ -298,6 +313,7 @@ actor SessionHub {
             reportedRefusals[limit] = count
         }
         let streams = router.streamCount
+        for streamId in reportedUplinks.keys where router.streamInfo(streamId) == nil { reportUplink(streamId, target: 0, estimate: 0) }
         metrics.add(.streams, streams - reportedStreams)
         if streams != reportedStreams { watchIdleness() }
         reportedStreams = streams

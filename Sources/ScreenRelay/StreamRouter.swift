@@ -347,6 +347,12 @@ public struct StreamRouter<Frame> {
             signal.from = connectionId
             signal.fromData = connection.data
             return deliver(signal, replyingTo: connectionId)
+        case .uplink(let streamId, _, _):
+            // What the relay's metrics show (the session hub keeps it); only the stream's publisher may say it.
+            guard streams[streamId]?.info.connectionId == connectionId else {
+                return [.sendControl(.error(code: .notFound, message: "you publish no stream \(streamId)"), to: connectionId)]
+            }
+            return []
         case .hello:
             return [.sendControl(.error(code: .badState, message: "hello was already accepted"), to: connectionId)]
         case .welcome, .published, .subscribed, .streamCreated, .streamDestroyed, .connectionCreated,

@@ -69,6 +69,17 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         var acknowledged = false
         /// The relay of the current connection takes temporal layer ids in the media header (protocol 3).
         var relayReadsLayers = false
+        /// The uplink as last reported to the relay (`uplink`), and when.
+        var reportedUplink: (target: Int, estimate: Int?, at: Double)?
+
+        /// The uplink to report now: when it changed, at most every 2 s.
+        mutating func uplinkReportDue(now: Double) -> (target: Int, estimate: Int?)? {
+            guard acknowledged, let uplink else { return nil }
+            let current = (target: uplink.targetKbps, estimate: uplink.deliveryKbps)
+            if let last = reportedUplink, (last.target == current.target && last.estimate == current.estimate) || now - last.at < 2 { return nil }
+            reportedUplink = (current.target, current.estimate, now)
+            return current
+        }
         /// The stream's sound as announced (nil: none); false while muted.
         var audio: AudioProperties?
         var audioEnabled = true
@@ -260,6 +271,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             state.wakeUp = wakeUp
             if state.queue.startNewStream() { keyframeRequests.request() }
             state.acknowledged = false
+            state.reportedUplink = nil
             state.uplink?.connectionChanged()
             updatePacing(&state, now: seconds())
         }
@@ -397,6 +409,9 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                 }
                 try await link.send(header, payload: frame.payload)
                 if !measures { state.withLock { updatePacing(&$0, now: seconds()) } }
+                if measures, let report = state.withLock({ $0.uplinkReportDue(now: seconds()) }) {
+                    try await link.send(.uplink(streamId: id, targetKbps: report.target, estimatedKbps: report.estimate))
+                }
                 sequence += 1
             }
         }

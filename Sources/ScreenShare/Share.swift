@@ -224,6 +224,7 @@ public final class Share: Sendable {
             status.rateReason = relay.rateReason.map { reason in relay.uplinkKbps.map { "\(reason); uplink measured at \($0) kbit/s" } ?? reason }
         }
         status.framesHeld = totals.framesHeld
+        status.encodeStride = totals.encodeStride
         status.framesDropped = all.compactMap(\.framesDropped).reduce(0, +)
         let mask = current.source.mask
         if !mask.isEmpty {
@@ -326,7 +327,7 @@ public final class Share: Sendable {
             let pipeline = CapturePipeline(
                 configuration: CapturePipeline.Configuration(
                     metadata: current.metadata, keepaliveInterval: current.keepaliveInterval, duration: current.duration,
-                    keyframeRequests: keyframeRequests, pause: pause, pacing: pacing),
+                    keyframeRequests: keyframeRequests, pause: pause, pacing: pacing, framesPerSecond: current.framesPerSecond),
                 encoder: makeVideoEncoder(current.encoder), sinks: outputs, stop: stop, statistics: statistics)
             if isFirst { started.succeed() }
             return .init(source: made.source, pipeline: pipeline, sinks: outputs, framesPerSecond: current.framesPerSecond)

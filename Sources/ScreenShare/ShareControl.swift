@@ -264,6 +264,8 @@ public struct ShareStatus: Codable, Sendable, Equatable {
     /// the next frame), and encoded frames dropped on the way to a destination.
     public var framesHeld: Int?
     public var framesDropped: Int?
+    /// One changed frame in this many is coded (more than 1 while the machine is too busy to code them all).
+    public var encodeStride: Int?
     /// `--mask-window` patterns in force, `--mask-region` rectangles, `--mask-style`, and how many windows are
     /// hidden now.
     public var maskWindows: [String]?
@@ -315,6 +317,9 @@ public struct ShareStatus: Codable, Sendable, Equatable {
         }
         if let targetKbps {
             lines.append("rate:    \(targetKbps) kbit/s of \(bitrateKbps.map(String.init) ?? "?"): \(rateReason ?? "?"); \(framesHeld ?? 0) frames held back, \(framesDropped ?? 0) dropped")
+        }
+        if let stride = encodeStride, stride > 1 {
+            lines.append("load:    coding 1 changed frame in \(stride): encoding took most of the frame interval (the machine is busy)")
         }
         if let sessionId { lines.append("session: \(sessionId)") }
         if let viewerURL { lines.append("viewer:  \(viewerURL)") }

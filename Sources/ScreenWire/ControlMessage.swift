@@ -60,6 +60,10 @@ public enum ControlMessage: Sendable, Hashable {
     case requestKeyframe(streamId: UInt32)
     /// Both ways: a client sends a signal; the relay delivers it with `from` and `fromData` filled in.
     case signal(Signal)
+    /// Publisher → relay (protocol 3): what its uplink controller aims the stream's encoder at and what it measured
+    /// the uplink to carry (kbit/s; nil before it knows), for the relay's `/metrics`. Sent when they change, at
+    /// most every few seconds.
+    case uplink(streamId: UInt32, targetKbps: Int, estimatedKbps: Int?)
     /// Both ways: the publisher changed its stream's properties (paused or resumed video, a new frame rate);
     /// the relay keeps them and tells everyone in the session (the seed's `streamPropertyChanged`).
     case streamPropertyChanged(streamId: UInt32, properties: StreamProperties)
@@ -110,6 +114,7 @@ public enum ControlMessage: Sendable, Hashable {
         case .archiveStopped: "archiveStopped"
         case .welcome: "welcome"
         case .ack: "ack"
+        case .uplink: "uplink"
         case .subscriptionChanged: "subscriptionChanged"
         case .published: "published"
         case .subscribed: "subscribed"
@@ -175,6 +180,10 @@ public enum ControlMessage: Sendable, Hashable {
                 return .welcome(
                     connectionId: body.connectionId, sessionId: body.sessionId, role: body.role, streams: body.streams,
                     connections: body.connections, protocolVersion: body.protocol ?? 2)
+            case "uplink":
+                let body = try decoder.decode(UplinkBody.self, from: bytes)
+                guard body.targetKbps >= 0, (body.estimatedKbps ?? 0) >= 0 else { throw WireError(.malformed, "uplink rates must not be negative") }
+                return .uplink(streamId: body.streamId, targetKbps: body.targetKbps, estimatedKbps: body.estimatedKbps)
             case "ack":
                 let body = try decoder.decode(AckBody.self, from: bytes)
                 return .ack(streamId: body.streamId, sequence: body.sequence, receivedAt: body.receivedAt)
@@ -220,6 +229,7 @@ private struct HelloBody: Codable { var token: String; var client: String? }
 private struct PublishBody: Codable { var name: String?; var properties: StreamProperties; var acks: Bool? }
 private struct StreamBody: Codable { var streamId: UInt32 }
 private struct SubscribeBody: Codable { var streamId: UInt32; var audio: Bool?; var layers: Bool? }
+private struct UplinkBody: Codable { var streamId: UInt32; var targetKbps: Int; var estimatedKbps: Int? }
 private struct AckBody: Codable { var streamId: UInt32; var sequence: UInt64; var receivedAt: Double }
 private struct SubscriptionChangedBody: Codable {
     var streamId: UInt32
@@ -268,6 +278,8 @@ private struct Envelope: Encodable {
                 connectionId: connectionId, sessionId: sessionId, role: role, streams: streams, connections: connections,
                 protocol: protocolVersion
             ).encode(to: encoder)
+        case .uplink(let id, let target, let estimate):
+            try UplinkBody(streamId: id, targetKbps: target, estimatedKbps: estimate).encode(to: encoder)
         case .ack(let id, let sequence, let receivedAt):
             try AckBody(streamId: id, sequence: sequence, receivedAt: receivedAt).encode(to: encoder)
         case .subscriptionChanged(let id, let highestLayer, let layers, let waitingForKeyframe):

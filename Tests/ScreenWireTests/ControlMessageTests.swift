@@ -13,6 +13,7 @@ import Testing
         .publish(name: "screen", properties: properties), .publish(name: "screen", properties: properties, acks: true),
         .subscribe(streamId: 3, audio: true, layers: true), .ack(streamId: 3, sequence: 1 << 40, receivedAt: 12_345.678),
         .subscriptionChanged(streamId: 3, highestLayer: 1, layers: 3, waitingForKeyframe: false),
+        .uplink(streamId: 3, targetKbps: 900, estimatedKbps: 1000), .uplink(streamId: 3, targetKbps: 1500, estimatedKbps: nil),
         .welcome(connectionId: "c2", sessionId: "s1", role: .publisher, streams: [], connections: [], protocolVersion: 2),
         .unpublish(streamId: 3), .subscribe(streamId: 3), .subscribe(streamId: 3, audio: true), .unsubscribe(streamId: 3), .requestKeyframe(streamId: 3),
         .welcome(

@@ -1,0 +1,178 @@
+#!/bin/bash
+# screenpub on real, thin links: links shaped with tbf between network namespaces (DESIGN §10; this kernel has
+# no netem), the same scenarios run with this commit and with a base commit (BENCH_BASE, default fa734f1: the
+# last one before the stream adapted to its network), side by side. Needs root (network namespaces).
+#
+#   uplink       screenpub behind a 1 Mbit/s uplink, configured at 1500 kbit/s, 1080p text pages changing twice a
+#                second, 5 fps, AV1; a viewer on the relay's machine.
+#   drop         the same behind 2 Mbit/s that drops to 500 kbit/s at 20 s and comes back at 40 s.
+#   slowviewer   screenpub and a fast viewer on the relay's machine, a second viewer behind 250 kbit/s.
+#
+# Per 10 s of each run: capture → arrival p50 and p95 (screensub's latency: both ends on one clock), what was
+# delivered against the link's rate, keyframes seen by the (fast) viewer, the slow viewer's frame rate and
+# longest freeze, and the CPU screenpub used (its controller included; the controller alone is measured by
+# relaybench controller). Environment: BENCH_BASE (commit), BENCH_SECONDS (60), BENCH_SCENARIOS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source Benchmarks/lib.sh
+
+if [ "$(id -u)" != 0 ]; then
+  echo "network.sh: network namespaces need root; skipped" >&2
+  exit 0
+fi
+bench_build screenpub screenrelay screensub relaybench
+bench_display 1920x1080
+base="${BENCH_BASE:-fa734f1}"
+seconds="${BENCH_SECONDS:-60}"
+scenarios="${BENCH_SCENARIOS:-uplink drop slowviewer}"
+python=/usr/bin/python3
+secret="network-bench-secret-that-is-32-bytes-long"
+
+# The base commit's binaries, built once into a cache of their own.
+base_dir="${BENCH_BASE_DIR:-$HOME/.cache/screenpub-bench/$base}"
+if [ ! -x "$base_dir/bin/screenpub" ]; then
+  echo "building $base (once) into $base_dir…" >&2
+  rm -rf "$base_dir/src"
+  mkdir -p "$base_dir"
+  git worktree add --detach "$base_dir/src" "$base" >&2
+  for product in screenpub screenrelay screensub; do swift build -c release --package-path "$base_dir/src" --product "$product" >&2; done
+  mkdir -p "$base_dir/bin"
+  cp "$(swift build -c release --package-path "$base_dir/src" --show-bin-path)"/{screenpub,screenrelay,screensub} "$base_dir/bin/"
+  git worktree remove --force "$base_dir/src" >&2 || true
+fi
+
+# A namespace joined by a veth pair: 10.78.N.1 here, 10.78.N.2 inside.
+make_namespace() { # NAME SUBNET
+  ip netns add "$1"
+  ip link add "$1h" type veth peer name "$1n"
+  ip link set "$1n" netns "$1"
+  ip addr add "10.78.$2.1/24" dev "$1h"
+  ip link set "$1h" up
+  ip netns exec "$1" ip addr add "10.78.$2.2/24" dev "$1n"
+  ip netns exec "$1" ip link set "$1n" up
+  ip netns exec "$1" ip link set lo up
+  bench_on_exit "ip netns delete $1 2>/dev/null; ip link delete $1h 2>/dev/null"
+}
+# limit DEVICE KBPS [NAMESPACE]: tbf on DEVICE's egress, a 20 ms bucket, 500 ms of queue.
+limit() {
+  local burst=$(($2 * 1000 / 8 / 50)); [ "$burst" -lt 3000 ] && burst=3000
+  if [ -n "${3:-}" ]; then
+    ip netns exec "$3" tc qdisc replace dev "$1" root tbf rate "$2kbit" burst "$burst" latency 500ms
+  else
+    tc qdisc replace dev "$1" root tbf rate "$2kbit" burst "$burst" latency 500ms
+  fi
+}
+
+# report NAME VIEWER_JSON LINK_KBPS [SLOW_JSON]: the table rows of one run.
+report() {
+  "$python" - "$@" <<'EOF'
+import json, sys
+name, viewer, link = sys.argv[1], sys.argv[2], sys.argv[3]
+slow = sys.argv[4] if len(sys.argv) > 4 else None
+def frames(path):
+    out = []
+    for line in open(path):
+        try:
+            f = json.loads(line)
+        except ValueError:
+            continue
+        if f.get("kind") == "video" and "latencyMilliseconds" in f:
+            out.append(f)
+    return out
+def windows(fs):
+    if not fs: return []
+    start = fs[0]["_arrival"]
+    groups = {}
+    for f in fs: groups.setdefault(int((f["_arrival"] - start) // 10000), []).append(f)
+    return [groups[k] for k in sorted(groups)]
+def arrival(f):
+    from datetime import datetime
+    capture = datetime.fromisoformat(f["wallClock"].replace("Z", "+00:00")).timestamp() * 1000
+    return capture + f["latencyMilliseconds"]
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
+fast = frames(viewer)
+for f in fast: f["_arrival"] = arrival(f)
+slowf = frames(slow) if slow else []
+for f in slowf: f["_arrival"] = arrival(f)
+for index, group in enumerate(windows(fast)):
+    lat = [f["latencyMilliseconds"] for f in group]
+    kbps = sum(f["bytes"] for f in group) * 8 / 10 / 1000
+    keys = sum(1 for f in group if f["keyframe"])
+    row = f"| {name} | {index*10}–{index*10+10} s | {pct(lat, .5):.0f} | {pct(lat, .95):.0f} | {kbps:.0f} / {link} | {keys} |"
+    if slow:
+        sg = [f for f in slowf if group[0]["_arrival"] <= f["_arrival"] < group[0]["_arrival"] + 10000]
+        gaps = [b["_arrival"] - a["_arrival"] for a, b in zip(sg, sg[1:])]
+        row += f" {len(sg)/10:.1f} | {max(gaps) if gaps else float('nan'):.0f} | {pct([f['latencyMilliseconds'] for f in sg], .95):.0f} |"
+    else:
+        row += " – | – | – |"
+    print(row)
+EOF
+}
+
+# run VERSION SCENARIO: one run with VERSION's binaries (this|base); prints its rows.
+run() {
+  local version=$1 scenario=$2 dir
+  if [ "$version" = this ]; then dir=$bin; else dir=$base_dir/bin; fi
+  local ns="spnb$$" subnet=$((RANDOM % 200 + 20)) out="$work/$version-$scenario"
+  make_namespace "$ns" "$subnet"
+  local here="10.78.$subnet.1"
+  SCREENRELAY_SECRET=$secret "$dir/screenrelay" --host "$here" --port 0 --data-dir "$out-relay" 2>"$out-relay.log" & local relay=$!
+  pids+=("$relay")
+  local port=""
+  for _ in $(seq 200); do
+    port=$(grep -o 'listening on port [0-9]*' "$out-relay.log" | grep -o '[0-9]*$' || true)
+    [ -n "$port" ] && break; sleep 0.05
+  done
+  "$benchbin/screenbench" --display "$DISPLAY" --content pageflip --interval 0.5 & local scene=$!
+  pids+=("$scene")
+  local publish=(env SCREENRELAY_SECRET=$secret "$dir/screenpub" --display "$DISPLAY" --server "http://$here:$port" --fps 5 --codec av1
+    --duration $((seconds + 10)) --control-socket "")
+  local link=1000
+  case "$scenario" in
+    uplink) limit "${ns}n" 1000 "$ns"; publish=(ip netns exec "$ns" "${publish[@]}" --bitrate 1500) ;;
+    drop) link=2000; limit "${ns}n" 2000 "$ns"; publish=(ip netns exec "$ns" "${publish[@]}" --bitrate 1500) ;;
+    slowviewer) link="∞"; limit "${ns}h" 250; publish=("${publish[@]}" --bitrate 1000) ;;
+  esac
+  "${publish[@]}" >"$out-pub.out" 2>"$out-pub.log" & local pub=$!
+  pids+=("$pub")
+  local token=""
+  for _ in $(seq 400); do
+    token=$(grep -o 'token=[^ ]*' "$out-pub.out" | head -1 | cut -d= -f2 || true)
+    [ -n "$token" ] && break; sleep 0.05
+  done
+  "$dir/screensub" --server "http://$here:$port" --token "$token" --print-metadata --json >"$out-fast.json" 2>/dev/null & local fast=$!
+  pids+=("$fast")
+  local slow=""
+  if [ "$scenario" = slowviewer ]; then
+    ip netns exec "$ns" "$dir/screensub" --server "http://$here:$port" --token "$token" --print-metadata --json >"$out-slow.json" 2>/dev/null & slow=$!
+    pids+=("$slow")
+  fi
+  local cpu0; cpu0=$(cpu_seconds_of "$pub")
+  if [ "$scenario" = drop ]; then
+    sleep 20; limit "${ns}n" 500 "$ns"; sleep 20; limit "${ns}n" 2000 "$ns"; sleep $((seconds - 40))
+  else
+    sleep "$seconds"
+  fi
+  local cpu; cpu=$(echo "$(cpu_seconds_of "$pub") - $cpu0" | bc -l)
+  kill "$fast" $slow "$pub" "$scene" "$relay" 2>/dev/null || true
+  wait "$fast" $slow "$pub" "$scene" "$relay" 2>/dev/null || true
+  ip netns delete "$ns" 2>/dev/null || true
+  ip link delete "${ns}h" 2>/dev/null || true
+  report "$scenario ($version)" "$out-fast.json" "$link" ${slow:+"$out-slow.json"}
+  printf "| %s (%s) | screenpub CPU | %.1f %% of a core |\n" "$scenario" "$version" "$(echo "$cpu * 100 / $seconds" | bc -l)" >>"$work/cpu.md"
+}
+
+echo "## Real networks: links shaped with tbf between network namespaces ($(date -u +%F), this commit $(git rev-parse --short HEAD) vs $base)"
+echo
+echo "| scenario (commit) | window | p50 ms | p95 ms | delivered kbit/s / link | keyframes (fast viewer) | slow viewer fps | slow longest freeze ms | slow p95 ms |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+for scenario in $scenarios; do
+  for version in base this; do run "$version" "$scenario"; done
+done
+echo
+cat "$work/cpu.md"
+echo
+echo "The uplink controller alone:"
+"$benchbin/relaybench" controller
