@@ -68,6 +68,8 @@ public struct UplinkController: Sendable {
         case linkLimited
         /// At the configured rate, which the link carries.
         case atMaximum
+        /// The receiver reports losing this share of the packets (WHIP): backed off.
+        case lossy(percent: Int)
 
         public var description: String {
             switch self {
@@ -76,6 +78,7 @@ public struct UplinkController: Sendable {
             case .probing: "probing upwards: the uplink carries the current rate without queuing"
             case .linkLimited: "what the uplink was measured to deliver"
             case .atMaximum: "the configured --bitrate, which the uplink carries"
+            case .lossy(let percent): "backed off: the receiver reports \(percent) % of packets lost"
             }
         }
     }
@@ -107,6 +110,9 @@ public struct UplinkController: Sendable {
     private var lastUpdate: Double?
     /// Whether any acknowledgement came: without them (a relay before protocol 3) nothing is measured.
     public private(set) var isMeasuring = false
+    /// Receiver reports (WHIP): recent round trips for their windowed minimum, and the bytes sent at the last one.
+    private var roundTrips: [(milliseconds: Double, at: Double)] = []
+    private var lastReport: (bytesSent: UInt64, at: Double)?
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -170,6 +176,50 @@ public struct UplinkController: Sendable {
         if let oldest = inFlight.first, now - oldest.at > configuration.lostAfterSeconds { return true }
         let pending = Double(bytesInFlight + queuedBytes) * 8 / Double(rate)
         return pending <= configuration.targetDelayMilliseconds
+    }
+
+    /// What a receiver's RTCP reports say (WHIP, about once a second, through webrtcbin's statistics): the share of
+    /// packets lost since the previous report, the round trip, and the bytes sent so far. Loss-based as GCC's
+    /// sender side: more than 10 % lost backs off by half the loss, under 2 % lets the target climb; a round trip
+    /// grown past the target delay over its minimum (queuing on the way) backs off as for acknowledgements.
+    /// Returns whether ``targetKbps`` changed. What reports cannot show: when each frame arrived (no per-packet
+    /// feedback), so frames are never held back on them, and queuing shows only once a second, both ways summed.
+    @discardableResult
+    public mutating func receiverReport(fractionLost: Double, roundTripMilliseconds: Double?, bytesSent: UInt64, now: Double) -> Bool {
+        isMeasuring = true
+        let before = targetKbps
+        var sendingKbps: Double?
+        if let last = lastReport, now > last.at, bytesSent >= last.bytesSent {
+            sendingKbps = Double(bytesSent - last.bytesSent) * 8 / (now - last.at) / 1000
+        }
+        lastReport = (bytesSent, now)
+        var queued = 0.0
+        if let rtt = roundTripMilliseconds, rtt >= 0 {
+            roundTrips.removeAll { now - $0.at > configuration.clockLeadWindowSeconds || $0.milliseconds >= rtt }
+            roundTrips.append((rtt, now))
+            queued = rtt - roundTrips[0].milliseconds
+            queuingMilliseconds = 0.7 * queuingMilliseconds + 0.3 * queued
+        }
+        if fractionLost > 0.1 {
+            if now - lastBackoff >= 0.5 {
+                targetKbps = Int(Double(targetKbps) * (1 - 0.5 * fractionLost))
+                lastBackoff = now
+            }
+            reason = .lossy(percent: Int((fractionLost * 100).rounded()))
+        } else if queued > configuration.targetDelayMilliseconds {
+            if now - lastBackoff >= 0.5 {
+                targetKbps = Int(min(Double(targetKbps), sendingKbps ?? Double(targetKbps)) * configuration.backoff)
+                lastBackoff = now
+            }
+            reason = .backedOff(queuedMilliseconds: Int(queued))
+        } else if fractionLost < 0.02, now - lastBackoff >= configuration.holdAfterBackoffSeconds {
+            let elapsed = lastUpdate.map { min(1, max(0, now - $0)) } ?? 0
+            targetKbps = Int(max(Double(targetKbps) * (1 + configuration.probePerSecond * elapsed), Double(targetKbps) + 1))
+            reason = targetKbps >= configuration.maximumKbps ? .atMaximum : .probing
+        }
+        lastUpdate = now
+        targetKbps = max(configuration.minimumKbps, min(configuration.maximumKbps, targetKbps))
+        return targetKbps != before
     }
 
     /// A new connection: what was in flight on the old one will never be acknowledged. What was measured

@@ -219,9 +219,10 @@ public final class Share: Sendable {
             status.audioCaptureDelayMilliseconds = sound.captureLatencyMilliseconds
         }
         status.bitrateKbps = current.encoder.bitrateKbps
-        if let relay, let target = relay.targetKbps {
+        // The network's say on the rate: the most cautious destination that adapts (the encoder follows it).
+        if let adaptive = all.filter({ $0.targetKbps != nil }).min(by: { $0.targetKbps! < $1.targetKbps! }), let target = adaptive.targetKbps {
             status.targetKbps = target
-            status.rateReason = relay.rateReason.map { reason in relay.uplinkKbps.map { "\(reason); uplink measured at \($0) kbit/s" } ?? reason }
+            status.rateReason = adaptive.rateReason.map { reason in adaptive.uplinkKbps.map { "\(reason); uplink measured at \($0) kbit/s" } ?? reason }
         }
         status.framesHeld = totals.framesHeld
         status.encodeStride = totals.encodeStride

@@ -15,8 +15,10 @@ import Synchronization
 ///
 /// The capture thread's ``write(_:)`` hands a frame to webrtcbin's queue when a session is connected and drops
 /// it otherwise (never waits). ``run()`` keeps a session up, with the relay transport's backoff; the SFU's
-/// keyframe requests (PLI/FIR) reach the encoder through `keyframeRequests`. webrtcbin does not pass REMB or
-/// transport-cc feedback up to its source, so the bit rate is the one configured.
+/// keyframe requests (PLI/FIR) reach the encoder through `keyframeRequests`. The receiver's RTCP reports (loss,
+/// round trip), read from webrtcbin's statistics once a second, drive an ``UplinkController`` whose target goes to
+/// the encoder through `pacing`; webrtcbin passes no per-packet feedback (transport-cc) up, so frames are not held
+/// back on it, and the rate follows the network at the pace of those reports.
 public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     // @unchecked: the mutable state is in `state` (a Mutex); the webrtcbin session it names is pushed to and
     // stopped only under `mediaLock`, so a frame never reaches a stopped session; the rest is immutable.
@@ -46,15 +48,23 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         /// ICE servers the endpoint named in its last `201` (`Link: …; rel="ice-server"`), for the next session.
         var learnedIceServers: [String] = []
         var framesSent = 0
+        var uplink: UplinkController?
     }
     private let state = Mutex(State())
     private let mediaLock = NSLock()
+    /// Where the controller's target goes to the encoder.
+    private let pacing: EncoderPacing.Voice?
 
     /// `endpoint`: the WHIP endpoint as `http(s)://…` (the `whip+` prefix removed).
     public init(
         endpoint: String, token: String?, codec: VideoCodec, keyframeRequests: KeyframeRequestFlag,
-        reconnection: ReconnectStateMachine.Policy = .init(), trust: ClientTrust = .system, connectTimeout: Double = 20, logger: Logger
+        reconnection: ReconnectStateMachine.Policy = .init(), trust: ClientTrust = .system, connectTimeout: Double = 20,
+        uplink: UplinkController.Configuration? = nil, pacing: EncoderPacing.Voice? = nil, logger: Logger
     ) {
+        self.pacing = pacing
+        var initial = State()
+        initial.uplink = uplink.map(UplinkController.init)
+        state.withLock { $0 = initial }
         self.endpoint = endpoint
         self.token = token
         self.codec = codec
@@ -73,13 +83,17 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         public var lastProblem: String?
         public var framesSent: Int
         public var keyframeRequestsReceived: Int
+        /// The encoder target the receiver's reports led to, and why.
+        public var targetKbps: Int?
+        public var rateReason: String?
     }
 
     public var status: Status {
         state.withLock {
             Status(
                 connected: $0.connected, everConnected: $0.everConnected, lastProblem: $0.lastProblem,
-                framesSent: $0.framesSent, keyframeRequestsReceived: sessionEvents.keyframeRequestsReceived.load(ordering: .relaxed))
+                framesSent: $0.framesSent, keyframeRequestsReceived: sessionEvents.keyframeRequestsReceived.load(ordering: .relaxed),
+                targetKbps: $0.uplink?.targetKbps, rateReason: $0.uplink?.reason.description)
         }
     }
 
@@ -218,7 +232,8 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 if silence > Self.rtcpSilenceLimit {
                     throw WHIPError(.connection, "\(endpoint) has sent no RTCP for \(Int(silence)) s: the SFU is gone")
                 }
-                wait = .milliseconds(Int((Self.rtcpSilenceLimit - silence) * 1000) + 50)
+                wait = min(.seconds(1), .milliseconds(Int((Self.rtcpSilenceLimit - silence) * 1000) + 50))
+                followReceiverReports(session)
             } else {
                 guard ContinuousClock.now <= deadline else {
                     throw WHIPError(.connection, "no WebRTC connection to \(endpoint) within \(Int(connectTimeout)) s (the SFU's candidates cannot be reached)")
@@ -232,6 +247,23 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 group.cancelAll()
             }
         }
+    }
+
+    /// Feeds the receiver's latest report (through webrtcbin's statistics) to the uplink controller and its target
+    /// to the encoder.
+    private func followReceiverReports(_ session: MediaSession) {
+        guard state.withLock({ $0.uplink != nil }) else { return }
+        var report = CWHIPReceiverReport()
+        guard CWHIP_receiver_report(session.pointer, &report) == 0 else { return }
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        let target = state.withLock { state -> Int? in
+            let changed = state.uplink?.receiverReport(
+                fractionLost: report.fraction_lost, roundTripMilliseconds: report.round_trip_seconds >= 0 ? report.round_trip_seconds * 1000 : nil,
+                bytesSent: report.bytes_sent, now: now) ?? false
+            if changed, let uplink = state.uplink { logger.debug("WHIP: target \(uplink.targetKbps) kbit/s (\(uplink.reason.description))") }
+            return state.uplink?.targetKbps
+        }
+        if let target { pacing?.setTarget(kbps: target) }
     }
 
     // MARK: Media

@@ -57,7 +57,8 @@ import Testing
         // One capture and one encode for two destinations: the SFU and a file.
         let recording = FileManager.default.temporaryDirectory.appendingPathComponent("whip-\(UUID().uuidString).webm").path
         defer { try? FileManager.default.removeItem(atPath: recording) }
-        let share = try publish(sfu, display: display, ["--fps", "10", "--output", recording])
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("whip-\(UUID().uuidString).sock").path
+        let share = try publish(sfu, display: display, ["--fps", "10", "--output", recording, "--control-socket", socket])
         defer { share.endInBackground(signal: SIGKILL) }
         #expect(try await eventually(30) { share.errorsSoFar.contains("over WHIP (vp9)") }, "\(share.errorsSoFar)\n\(sfu.log.suffix(2000))")
         // Janus asks for a keyframe when a viewer joins (here: when the WHIP front asks it to); the idle screen
@@ -79,6 +80,12 @@ import Testing
         #expect(pictures.count >= 5, "pictures through Janus: \(pictures.count)\n\(share.errorsSoFar)")
         #expect(pictures.allSatisfy { $0.width == 320 && $0.height == 240 })
         #expect(pictures.contains { Self.close($0, Self.red) } && pictures.contains { Self.close($0, Self.green) }, "\(pictures.map { ($0.r, $0.g, $0.b) })")
+
+        // The SFU's receiver reports (through webrtcbin's statistics) drive the encoder's target.
+        let status = try await ChildProcess.run(screenpub, ["status", "--json", "--control-socket", socket], timeout: 30)
+        let whip = ((try? JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])?["destinations"] as? [[String: Any]])?
+            .first { $0["kind"] as? String == "whip" }
+        #expect(whip?["targetKbps"] as? Int != nil && whip?["rateReason"] as? String != nil, "\(status.standardOutput)")
 
         // Stopping ends the WHIP session (DELETE of its resource) and exits 0.
         share.signal(SIGTERM)

@@ -138,4 +138,27 @@ struct UplinkControllerTests {
         #expect(publisher.controller.targetKbps == 100)
         #expect(publisher.controller.deliveryKbps.map { $0 <= 45 } == true, "\(String(describing: publisher.controller.deliveryKbps))")
     }
+
+    /// WHIP's receiver reports: heavy loss backs off by half of it, a clean link lets the target climb back,
+    /// a growing round trip backs off too; never above the configured rate.
+    @Test func receiverReportsDriveTheTargetByLossAndRoundTrip() {
+        var controller = UplinkController(configuration: .init(maximumKbps: 2000))
+        var bytes: UInt64 = 0
+        var now = 0.0
+        func report(lost: Double, rtt: Double, kbps: Double = 1500) -> Bool {
+            now += 1
+            bytes += UInt64(kbps * 1000 / 8)
+            return controller.receiverReport(fractionLost: lost, roundTripMilliseconds: rtt, bytesSent: bytes, now: now)
+        }
+        _ = report(lost: 0, rtt: 40)
+        #expect(controller.targetKbps == 2000 && controller.reason == .atMaximum)
+        #expect(report(lost: 0.3, rtt: 40))
+        #expect(controller.targetKbps == 1700 && controller.reason == .lossy(percent: 30))
+        _ = report(lost: 0.05, rtt: 40)
+        #expect(controller.targetKbps == 1700, "2–10 % lost: the target holds")
+        for _ in 0..<30 { _ = report(lost: 0, rtt: 40) }
+        #expect(controller.targetKbps == 2000, "climbs back on a clean link: \(controller.targetKbps)")
+        _ = report(lost: 0, rtt: 400, kbps: 1000)
+        #expect(controller.targetKbps <= 1000 && controller.reason == .backedOff(queuedMilliseconds: 360), "\(controller.reason)")
+    }
 }

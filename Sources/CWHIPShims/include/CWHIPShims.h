@@ -44,6 +44,22 @@ int CWHIP_state(CWHIPSession *session, char *error, size_t error_size);
 /// before the first.
 double CWHIP_seconds_since_rtcp(CWHIPSession *session);
 
+/// What the receiver's RTCP reports say, as webrtcbin's statistics give them (remote-inbound-rtp, outbound-rtp).
+typedef struct {
+    int has_report;
+    /// Of the packets since its previous report, the share lost (0–1); packets lost in all.
+    double fraction_lost;
+    int packets_lost;
+    /// Round trip from our sender report to its receiver report, seconds; -1 when unknown.
+    double round_trip_seconds;
+    double jitter_seconds;
+    /// RTP bytes sent so far.
+    uint64_t bytes_sent;
+} CWHIPReceiverReport;
+
+/// Fills `report` from webrtcbin's statistics (waits for them); 0 when the receiver has reported, else -1.
+int CWHIP_receiver_report(CWHIPSession *session, CWHIPReceiverReport *report);
+
 /// Stops the pipeline and frees the session.
 void CWHIP_stop(CWHIPSession *session);
 

@@ -21,7 +21,9 @@ public struct WHIPDestination: StreamDestination {
         return WHIPDestination(
             publisher: WHIPPublisher(
                 endpoint: endpoint, token: context.options.whipToken, codec: codec, keyframeRequests: context.keyframeRequests,
-                reconnection: context.options.reconnect ? .init() : .never, trust: context.options.trust, logger: context.logger))
+                reconnection: context.options.reconnect ? .init() : .never, trust: context.options.trust,
+                uplink: UplinkController.Configuration(maximumKbps: context.bitrateKbps), pacing: context.pacing.addVoice(),
+                logger: context.logger))
     }
 
     public var endpoint: String { "whip+" + publisher.endpoint }
@@ -32,8 +34,10 @@ public struct WHIPDestination: StreamDestination {
 
     public var status: DestinationStatus {
         let current = publisher.status
-        return DestinationStatus(
+        var status = DestinationStatus(
             kind: .whip, endpoint: endpoint, connected: current.connected, everConnected: current.everConnected,
             lastProblem: current.lastProblem, framesSent: current.framesSent, keyframeRequests: current.keyframeRequestsReceived)
+        (status.targetKbps, status.rateReason) = (current.targetKbps, current.rateReason)
+        return status
     }
 }
