@@ -265,6 +265,18 @@ actor SessionHub {
 
     func tick() {
         perform(router.tick(now: Self.now()))
+        reportLayers()
+    }
+
+    /// Subscriptions by the layer they get, into the metrics: on the tick (every 100 ms), not per frame, since it
+    /// walks every subscription.
+    private func reportLayers() {
+        let layers = router.subscribersByLayer
+        guard layers != reportedLayers else { return }
+        for key in Set(layers.keys).union(reportedLayers.keys) {
+            metrics.add(.subscribersByLayer, key.map(String.init) ?? "waiting", layers[key, default: 0] - reportedLayers[key, default: 0])
+        }
+        reportedLayers = layers
     }
 
     private func perform(_ actions: [StreamRouter<ByteBuffer>.Action]) {
@@ -301,13 +313,7 @@ actor SessionHub {
         reportedThinned = router.thinnedFrames
         metrics.add(.subscribersEvicted, router.evictedSubscribers - reportedEvictions)
         reportedEvictions = router.evictedSubscribers
-        let layers = router.subscribersByLayer
-        if layers != reportedLayers {
-            for key in Set(layers.keys).union(reportedLayers.keys) {
-                metrics.add(.subscribersByLayer, key.map(String.init) ?? "waiting", layers[key, default: 0] - reportedLayers[key, default: 0])
-            }
-            reportedLayers = layers
-        }
+
         for (limit, count) in router.refused where count != reportedRefusals[limit, default: 0] {
             metrics.refused(limit, count - reportedRefusals[limit, default: 0])
             reportedRefusals[limit] = count
