@@ -69,6 +69,14 @@ final class AV1EncoderBackend: EncoderBackend {
             context.pointer, Int32(layers.count), rates, Int32(rate.minQuantizer), Int32(rate.maxQuantizer)) == AOM_CODEC_OK
     }
 
+    /// The default is already libaom's fastest realtime speed: only a slower configured one goes up.
+    func speed(faster: Bool, configured: Int?) -> Int? {
+        let normal = configured ?? Self.defaultSpeed
+        return normal == Self.defaultSpeed ? nil : faster ? Self.defaultSpeed : normal
+    }
+
+    func setSpeed(_ speed: Int) -> Bool { CAOMShims_controlInt(context.pointer, Int32(AOME_SET_CPUUSED.rawValue), Int32(speed)) == AOM_CODEC_OK }
+
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
         CAOMShims_setFrameLayer(context.pointer, Int32(frame.layer), Int32(frame.referenceSlot), UInt32(frame.refreshMask)) == AOM_CODEC_OK
     }

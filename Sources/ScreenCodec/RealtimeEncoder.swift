@@ -41,7 +41,25 @@ public final class RealtimeEncoder: VideoEncoder {
 
     public func skip(_ frame: VideoFrame) { input.skip(frame) }
 
-    public func setTargetBitrate(kbps: Int) throws { try setRate(targetKbps: kbps) }
+    /// Under a target that follows the network, frames must also fit the link's delay: the rate control's buffer
+    /// shrinks to ``RateControl/linkFollowingBufferMilliseconds``, so that no frame takes much more than that of
+    /// the link (a page change after an idle spell would otherwise spend a second's worth).
+    public func setTargetBitrate(kbps: Int) throws {
+        if rate.bufferMilliseconds != RateControl.linkFollowingBufferMilliseconds {
+            var bounded = rate
+            bounded.bufferMilliseconds = RateControl.linkFollowingBufferMilliseconds
+            bounded.bufferOptimalMilliseconds = RateControl.linkFollowingBufferMilliseconds * 3 / 4
+            bounded.bufferInitialMilliseconds = RateControl.linkFollowingBufferMilliseconds / 2
+            if isOpen { try backend.require(backend.setRate(bounded, layers: input.layers), "refused a rate-control buffer of \(bounded.bufferMilliseconds) ms", .encoderFailed) }
+            rate = bounded
+        }
+        try setRate(targetKbps: kbps)
+    }
+
+    public func setFasterSpeed(_ faster: Bool) throws {
+        guard let speed = backend.speed(faster: faster, configured: configuration.speed) else { return }
+        try backend.require(backend.setSpeed(speed), "refused speed \(speed)", .encoderFailed)
+    }
 
     public func refine(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
         guard isOpen, !input.needsReopening(for: frame), let (presentationTime, layer) = input.prepareRefinement(frame) else { return }
@@ -126,6 +144,9 @@ public struct RateControl: Sendable, Hashable {
     /// Below this the libraries' rate control no longer holds a screen's keyframes near the target.
     public static let lowestKbps = 50
 
+    /// The rate-control buffer while the target follows the network (``RealtimeEncoder/setTargetBitrate(kbps:)``).
+    public static let linkFollowingBufferMilliseconds = 500
+
     /// The highest quantizer a refinement may use: text that was coded at whatever the bit rate allowed while it
     /// changed is coded again at least this finely once it stands still.
     static let refinementMaxQuantizer = 12
@@ -170,6 +191,9 @@ protocol EncoderBackend: AnyObject {
     func applyTemporalLayers(_ layers: TemporalLayers, rate: RateControl) -> Bool
     /// The next frame's layer and references.
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool
+    /// The library's speed for a busy machine (`faster`) or as configured; nil when there is nothing to change.
+    func speed(faster: Bool, configured: Int?) -> Int?
+    func setSpeed(_ speed: Int) -> Bool
     /// Encodes the picture (timestamps and duration in milliseconds).
     func encodePicture(presentationTime: Int64, duration: Int, keyframe: Bool) -> Bool
     /// The next compressed frame of the last encode, as it goes on the wire and into files (lent until the next

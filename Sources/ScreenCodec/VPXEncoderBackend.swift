@@ -49,6 +49,17 @@ final class VPXEncoderBackend: EncoderBackend {
         }
     }
 
+    func speed(faster: Bool, configured: Int?) -> Int? {
+        let range = VideoEncoderConfiguration.speedRange(for: codec)
+        let normal = configured ?? (codec == .vp9 ? Self.defaultVP9Speed : Self.defaultVP8Speed)
+        return normal == range.upperBound ? nil : faster ? range.upperBound : normal
+    }
+
+    /// VP8's speeds are given negative: fixed, not a share of the frame interval.
+    func setSpeed(_ speed: Int) -> Bool {
+        CVPXShims_vpxControlInt(context.pointer, Int32(VP8E_SET_CPUUSED.rawValue), codec == .vp8 ? -Int32(speed) : Int32(speed)) == VPX_CODEC_OK
+    }
+
     /// One rate for all layers: the flat structure needs no layer-aware rate control.
     func applyTemporalLayers(_ layers: TemporalLayers, rate: RateControl) -> Bool { true }
 

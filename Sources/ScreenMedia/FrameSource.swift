@@ -53,6 +53,8 @@ public protocol VideoEncoder: AnyObject {
     func skip(_ frame: VideoFrame)
     /// Aims the rate control at `kbps` from the next frame on, with no keyframe.
     func setTargetBitrate(kbps: Int) throws
+    /// Codes at the codec's fastest speed while the machine is overloaded (`true`), or as configured again.
+    func setFasterSpeed(_ faster: Bool) throws
 }
 
 /// Decompresses frames. One decoder belongs to one thread.

@@ -181,7 +181,9 @@ public final class CapturePipeline: FrameConsumer {
         let nanoseconds = clock.nanoseconds(fromTicks: finished - started)
         statistics.addEncodeTime(nanoseconds: nanoseconds)
         if load?.encoded(taking: Double(nanoseconds) / 1e9, now: Double(clock.nanoseconds(fromTicks: finished)) / 1e9) == true {
-            statistics.setEncodeStride(load?.stride ?? 1)
+            let stride = load?.stride ?? 1
+            statistics.setEncodeStride(stride)
+            try encoder.setFasterSpeed(stride > 1)
         }
         lastSentTime = frame.captureTime
         checkDuration(frame.captureTime)

@@ -29,7 +29,7 @@ public struct RelayConfiguration: Sendable {
     /// ``subscriberQueueMilliseconds`` makes it skip to a keyframe, which it makes the publisher send at most once
     /// per ``subscriberKeyframeIntervalSeconds``. One that takes nothing for ``subscriberStallSeconds`` is closed.
     public var subscriberThinMilliseconds = 300.0
-    public var subscriberQueueMilliseconds = 1000.0
+    public var subscriberQueueMilliseconds = 2000.0
     public var subscriberKeyframeIntervalSeconds = 4.0
     public var subscriberStallSeconds = 20.0
     /// Signals one connection may send per second on average, and in a burst; past them they are refused.

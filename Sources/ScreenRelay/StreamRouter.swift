@@ -64,7 +64,7 @@ public struct StreamRouter<Frame> {
 
         public init(
             thinAboveMilliseconds: Double = 300, thinStepSeconds: Double = 0.5, raiseBelowMilliseconds: Double = 100,
-            raiseAfterSeconds: Double = 3, maximumQueuedMilliseconds: Double = 1000, maximumQueuedBytes: Int = 4 << 20,
+            raiseAfterSeconds: Double = 3, maximumQueuedMilliseconds: Double = 2000, maximumQueuedBytes: Int = 4 << 20,
             maximumQueuedAudioFrames: Int = 10, keyframeRequestInterval: Double = 0.5, subscriberKeyframeIntervalSeconds: Double = 4,
             stallSeconds: Double = 20, maximumCachedBytes: Int = 8 << 20, signalsPerSecond: Double = 20, signalBurst: Double = 40,
             maximumStreamsPerConnection: Int = 16, maximumStreamNameBytes: Int = 256

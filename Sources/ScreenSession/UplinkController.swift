@@ -119,6 +119,9 @@ public struct UplinkController: Sendable {
         targetKbps = configuration.maximumKbps
     }
 
+    /// Frames smaller than this are not used to measure the link's rate.
+    static let smallestMeasuredFrame = 3000
+
     /// What the link was measured to deliver, kbit/s; nil before it is known.
     public var deliveryKbps: Int? {
         guard deliverySeconds > 0.05, deliveredBytes > 8_000 else { return nil }
@@ -156,8 +159,12 @@ public struct UplinkController: Sendable {
         } else {
             transfer = onTheWay
         }
-        if transfer > 0 {
-            let decay = 0.8
+        // Small frames (keepalives, a cursor blink) take about the way's own delay whatever the rate: they say
+        // nothing about it.
+        if transfer > 0, frame.bytes >= Self.smallestMeasuredFrame {
+            // Down fast, up slowly: a link that narrowed shows in the next few frames, not the next twenty.
+            let sampleKbps = Double(frame.bytes) * 8 / transfer
+            let decay = deliveryKbps.map { sampleKbps < 0.8 * Double($0) } == true ? 0.5 : 0.8
             deliveredBytes = deliveredBytes * decay + Double(frame.bytes)
             deliverySeconds = deliverySeconds * decay + transfer / 1000
         }
@@ -252,6 +259,10 @@ public struct UplinkController: Sendable {
             let climbed = Double(targetKbps) * (1 + configuration.probePerSecond * elapsed)
             targetKbps = Int(min(Double(ceiling), max(climbed, Double(targetKbps) + 1)))
             reason = targetKbps >= configuration.maximumKbps ? .atMaximum : targetKbps >= ceiling ? .linkLimited : .probing
+        } else if targetKbps > ceiling {
+            // Never above what the link delivers, whatever else holds.
+            targetKbps = ceiling
+            reason = .linkLimited
         }
         targetKbps = max(configuration.minimumKbps, min(configuration.maximumKbps, targetKbps))
         return targetKbps != before

@@ -149,7 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
     var subscriberThin: Double = 300
 
     @Option(help: "Milliseconds of media a viewer may have queued before it skips to the next keyframe (when even the lowest layer does not fit).")
-    var subscriberQueue: Double = 1000
+    var subscriberQueue: Double = 2000
 
     @Option(help: "Seconds between keyframes one viewer may make the publisher send (the stream as a whole: at most two a second).")
     var subscriberKeyframeInterval: Double = 4

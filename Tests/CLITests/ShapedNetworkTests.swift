@@ -106,19 +106,56 @@ import Testing
         #expect((end["rateReason"] as? String)?.isEmpty == false)
         #expect((end["framesHeld"] as? Int ?? 0) > 0, "frames were held back before encoding: \(end)")
         #expect(end["framesDropped"] as? Int == settled["framesDropped"] as? Int, "no encoded frame dropped once settled: \(settled) → \(end)")
-        #expect(frames.count - framesAtSettling >= 15, "the viewer kept getting pictures: \(frames.count - framesAtSettling) in 15 s")
+        #expect(frames.count - framesAtSettling >= 5, "the viewer kept getting pictures: \(frames.count - framesAtSettling) in 15 s")
         #expect(frames.filter(\.keyframe).count <= 2, "no keyframes beyond the first: \(frames.filter(\.keyframe).count)")
     }
 
-    /// A viewer behind 300 kbit/s beside one on the relay's machine: the slow one is sent fewer layers and keeps
-    /// getting layer-0 frames; the fast one gets every layer, and no keyframe is made on the slow one's account.
+    /// An uplink of 2 Mbit/s that drops to 500 kbit/s mid-share and comes back: the target follows it down, the
+    /// viewer keeps getting pictures, no encoded frame is dropped, and the target climbs back once it is wide again.
+    @Test func aPublisherFollowsItsUplinkDownAndBackUp() async throws {
+        let network = try await namespace()
+        let home = try Self.temporaryHome()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let display = try await VirtualDisplay(width: 960, height: 540)
+        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 960, height: 540), display: display.name, interval: 0.5)
+        try await network.limit(.outOfNamespace, kbps: 2000)
+        let (relay, server) = try await relay(on: network)
+        let share = try await share(
+            display, to: server, inside: network, ["--fps", "5", "--codec", "vp9", "--bitrate", "1500", "--duration", "120"], home: home)
+        let viewer = try watch(server, token: share.viewerToken)
+        try await Task.sleep(for: .seconds(10))
+        let wide = try await status(share.controlSocket)
+        try await network.limit(.outOfNamespace, kbps: 500)
+        try await Task.sleep(for: .seconds(15))
+        let narrow = try await status(share.controlSocket)
+        let framesWhileNarrow = Self.frames(viewer).count
+        try await network.limit(.outOfNamespace, kbps: 2000)
+        try await Task.sleep(for: .seconds(20))
+        let recovered = try await status(share.controlSocket)
+        let frames = Self.frames(viewer)
+        await scene.stop()
+        share.process.endInBackground(signal: SIGTERM)
+        viewer.endInBackground(signal: SIGTERM)
+        await network.remove()
+        _ = relay
+
+        func target(_ status: [String: Any]) -> Int { status["targetKbps"] as? Int ?? 0 }
+        #expect(target(narrow) > 0 && target(narrow) <= 500, "down with the link: \(wide) → \(narrow)")
+        #expect(target(recovered) > target(narrow), "back up with the link: \(narrow) → \(recovered)")
+        #expect(frames.count - framesWhileNarrow >= 10, "pictures kept coming: \(frames.count - framesWhileNarrow) in 20 s")
+        #expect(recovered["framesDropped"] as? Int == 0, "no encoded frame dropped: \(recovered)")
+    }
+
+    /// A viewer behind 400 kbit/s beside one on the relay's machine, a 600 kbit/s stream: the slow one is sent
+    /// fewer layers and keeps getting layer-0 frames (about 40 % of the rate); the fast one gets every layer, and
+    /// its keyframes are not raised on the slow one's account.
     @Test func aSlowViewerIsThinnedWithoutCostingAFastOne() async throws {
         let network = try await namespace()
         let home = try Self.temporaryHome()
         defer { try? FileManager.default.removeItem(atPath: home) }
         let display = try await VirtualDisplay(width: 960, height: 540)
         let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 960, height: 540), display: display.name, interval: 0.5)
-        try await network.limit(.intoNamespace, kbps: 300)
+        try await network.limit(.intoNamespace, kbps: 400)
         let (relay, server) = try await relay(on: network)
         let share = try await share(display, to: server, ["--fps", "5", "--codec", "av1", "--bitrate", "600", "--duration", "120"], home: home)
         let fast = try watch(server, token: share.viewerToken)
@@ -143,8 +180,8 @@ import Testing
         // The first keyframe, those for the viewers joining, and those the slow one needed: nothing else.
         let keyframes = fastFrames.filter(\.keyframe).count
         #expect(keyframes <= 1 + requests("new_subscriber") + requests("subscriber_behind"), "\(keyframes) keyframes, \(metrics)")
-        // Layer 0 fits its link: at most a skip or two while the relay first measures it, never one every 4 s.
-        #expect(requests("subscriber_behind") <= 2, "the slow viewer needed keyframes: \(requests("subscriber_behind"))")
+        // Layer 0 fits its link: at most a skip while the relay first measures it, never one every 4 s.
+        #expect(requests("subscriber_behind") <= 1, "the slow viewer needed keyframes: \(requests("subscriber_behind"))")
     }
 }
 
