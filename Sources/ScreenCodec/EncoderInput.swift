@@ -17,8 +17,9 @@ struct EncoderInput {
     private(set) var hasUnrefinedChanges = false
     /// The covers painted over the picture now (``VideoFrame/covers``).
     private var paintedCovers = FrameCovers()
-    /// A frame skipped since the last coded one changed all of the picture.
+    /// A frame skipped since the last coded one changed all of the picture, or some of it.
     private var skippedWholeFrame = false
+    private var skippedChanges = false
 
     init(usesActiveMap: Bool, temporalLayers: TemporalLayers = TemporalLayers(count: 1)) {
         self.usesActiveMap = usesActiveMap
@@ -49,9 +50,10 @@ struct EncoderInput {
     /// Converts what changed in `frame` and says whether it is to be a keyframe, at which presentation time
     /// (milliseconds since the first frame, strictly increasing as the libraries require) and whether the
     /// whole frame is to be coded (a keyframe or a change covering it: no active map).
-    /// A frame with no change of its own (a keepalive) goes in layer 0.
+    /// A frame with no change, of its own or carried from skipped ones (a keepalive), goes in layer 0.
     mutating func prepare(_ frame: VideoFrame) -> (keyframe: Bool, presentationTime: Int64, wholeFrame: Bool, layer: TemporalLayers.Frame) {
-        let unchanged = frame.changedRects.isEmpty
+        let unchanged = frame.changedRects.isEmpty && !skippedChanges && !skippedWholeFrame
+        skippedChanges = false
         convertChanges(of: frame)
         let presentationTime = nextPresentationTime(for: frame)
         let keyframe = keyframeRequested
@@ -59,7 +61,7 @@ struct EncoderInput {
         let wholeFrame = keyframe || skippedWholeFrame || changesWholeFrame(frame)
         skippedWholeFrame = false
         let layer = layers.next(keyframe: keyframe, baseLayer: unchanged)
-        if keyframe || !frame.changedRects.isEmpty { hasUnrefinedChanges = true }
+        if keyframe || !unchanged { hasUnrefinedChanges = true }
         if activeMap != nil {
             // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
             if wholeFrame {
@@ -77,6 +79,7 @@ struct EncoderInput {
         guard picture != nil, !needsReopening(for: frame) else { return }
         convertChanges(of: frame)
         if changesWholeFrame(frame) { skippedWholeFrame = true } else { activeMap?.carry(changed: frame.changedRects) }
+        if !frame.changedRects.isEmpty { skippedChanges = true }
     }
 
     private func changesWholeFrame(_ frame: VideoFrame) -> Bool {

@@ -48,6 +48,7 @@ extension RelayServer {
                 close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
                 drop: { channel.close(promise: nil) },
                 joinedAs: { role in if role.mayPublish { binaryLimit.withLock { $0 = Self.maximumMessageSize } } },
+                linkSample: { await LinkSample.read(channel) },
                 logger: context.logger)
         }
     }
@@ -60,11 +61,12 @@ extension RelayServer {
         inbound: RelayInbound, write: @escaping @Sendable (RelayMessage) async throws -> Void,
         close: @escaping @Sendable (WireErrorCode, String) async throws -> Void,
         drop: @escaping @Sendable () -> Void = {}, joinedAs: @escaping @Sendable (Role) -> Void = { _ in },
-        logger connectionLogger: Logger
+        linkSample: (@Sendable () async -> LinkSample?)? = nil, logger connectionLogger: Logger
     ) async {
         let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
         let outlet = ConnectionOutlet(
-            limits: .init(messages: configuration.maximumQueuedControlMessages, bytes: configuration.maximumQueuedControlBytes))
+            limits: .init(messages: configuration.maximumQueuedControlMessages, bytes: configuration.maximumQueuedControlBytes),
+            linkSample: linkSample)
         let machine = Locked(RelayConnection(now: Date().timeIntervalSince1970, helloTimeout: Self.helloTimeout))
         let joined = Locked<SessionHub?>(nil)
         // The writer: everything this client is sent, in order, with backpressure from the transport. It drains
@@ -177,8 +179,8 @@ extension RelayServer {
         channel.setOption(ChannelOptions.writeBufferWaterMark, value: channelWaterMarks).whenFailure { _ in }
     }
 
-    static let unsentSocketBytes = 16 << 10
-    static let channelWaterMarks = ChannelOptions.Types.WriteBufferWaterMark(low: 16 << 10, high: 32 << 10)
+    static let unsentSocketBytes = 8 << 10
+    static let channelWaterMarks = ChannelOptions.Types.WriteBufferWaterMark(low: 8 << 10, high: 16 << 10)
 
     /// The verdict on a hello's token (whether its session still exists is seen when joining it).
     private func verdict(_ token: String) async -> Result<SessionGrant, WireError> {

@@ -25,6 +25,7 @@ actor SessionHub {
     private var reportedLayers: [Int?: Int] = [:]
     /// What each publisher last reported of its uplink, by stream.
     private var reportedUplinks: [UInt32: (target: Int, estimate: Int)] = [:]
+    private var ticks = 0
     /// The last frame copied with its layer bits cleared, and the copy.
     private var lastCleared: (original: ByteBuffer, copy: ByteBuffer)?
     private var reportedRefusals: [RelayMetrics.Limit: Int] = [:]
@@ -263,9 +264,27 @@ actor SessionHub {
         metrics.add(.signals)
     }
 
-    func tick() {
+    func tick() async {
         perform(router.tick(now: Self.now()))
         reportLayers()
+        ticks += 1
+        if ticks % 5 == 0 { await sampleLinks() }
+    }
+
+    /// What the kernel knows of each subscriber's socket, every half second, for the router's view of its link.
+    private func sampleLinks() async {
+        let sources = router.subscriberIds.compactMap { id in outlets[id]?.linkSample.map { (id, $0) } }
+        guard !sources.isEmpty else { return }
+        let samples = await withTaskGroup(of: (String, LinkSample?).self) { group in
+            for (id, sample) in sources { group.addTask { (id, await sample()) } }
+            var collected: [(String, LinkSample)] = []
+            for await (id, sample) in group { if let sample { collected.append((id, sample)) } }
+            return collected
+        }
+        let now = Self.now()
+        for (id, sample) in samples {
+            router.linkMeasured(id, deliveryBytesPerSecond: sample.deliveryBytesPerSecond, pendingBytes: sample.pendingBytes, now: now)
+        }
     }
 
     /// Subscriptions by the layer they get, into the metrics: on the tick (every 100 ms), not per frame, since it

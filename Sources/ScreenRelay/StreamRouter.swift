@@ -1,3 +1,4 @@
+import Foundation
 public import ScreenMedia
 public import ScreenWire
 
@@ -127,6 +128,11 @@ public struct StreamRouter<Frame> {
         /// Set once it has been calm long enough: the layer goes up at the next layer-0 frame.
         var raisePending = false
         var lastLayerChange = -Double.infinity
+        /// A layer may also come back without the drain rate showing room for it (a probe: the rate is measured
+        /// only while frames queue) after this much calm; doubled each time a probe is undone soon, to a minute.
+        var probeAfterSeconds: Double
+        /// When the last raise was a probe (nil: it was not).
+        var probedAt: Double?
         /// Since when its queue has stayed under ``Limits/raiseBelowMilliseconds``.
         var calmSince: Double
         var inFlight = FIFO<InFlight>()
@@ -146,24 +152,34 @@ public struct StreamRouter<Frame> {
         var audio = false
         var queuedAudio = 0
 
-        init(now: Double) {
+        init(now: Double, probeAfterSeconds: Double) {
             calmSince = now
             lastDeliveryAt = now
+            self.probeAfterSeconds = probeAfterSeconds
         }
 
-        /// Bytes per second it has been taking them at; nil before it has taken enough to tell.
-        var drainRate: Double? { drainSeconds > 0.02 && drainedBytes > 4096 ? drainedBytes / drainSeconds : nil }
+        /// What the kernel says of its connection (``linkMeasured(_:deliveryBytesPerSecond:pendingBytes:now:)``):
+        /// its delivery rate, smoothed, and the bytes it holds below the relay's queue.
+        var kernelRate: Double?
+        var hiddenBytes = 0
+
+        /// Bytes per second it has been taking them at: the kernel's measure when there is one, else the gaps
+        /// between deliveries; nil before either can tell.
+        var drainRate: Double? {
+            kernelRate ?? (drainSeconds > 0.02 && drainedBytes > 4096 ? drainedBytes / drainSeconds : nil)
+        }
 
         /// How long what is queued for it will take, in milliseconds: its bytes at the drain rate, less what the
         /// link has done of the first since it began on it, plus however much longer than expected that has
         /// taken (a link that stopped). Before the rate is known, how long the first has waited.
         func queuedMilliseconds(now: Double) -> Double {
-            guard let head = inFlight.first else { return 0 }
+            let below = drainRate.map { Double(hiddenBytes) / $0 * 1000 } ?? 0
+            guard let head = inFlight.first else { return below }
             let onHead = now - max(head.queuedAt, lastDeliveryAt)
             guard let rate = drainRate else { return (now - head.queuedAt) * 1000 }
             let remaining = max(0, Double(queuedBytes) / rate - onHead)
             let overrun = max(0, onHead - Double(head.bytes) / rate)
-            return (remaining + overrun) * 1000
+            return (remaining + overrun) * 1000 + below
         }
     }
 
@@ -181,6 +197,25 @@ public struct StreamRouter<Frame> {
         var acknowledges = false
         /// The highest temporal layer its frames have carried: how far a subscriber's layer can go up.
         var topLayer = 0
+        /// Each layer's bytes, decaying with a time constant of ``layerRateSeconds``: its rate, to tell whether a
+        /// subscriber's link would carry one more layer.
+        var layerBytes = [Double](repeating: 0, count: MediaFrameHeader.Flags.highestLayer + 1)
+        var layerBytesAt: Double?
+
+        static var layerRateSeconds: Double { 5 }
+
+        mutating func count(_ bytes: Int, layer: Int, now: Double) {
+            let elapsed = layerBytesAt.map { max(0, now - $0) } ?? 0
+            let keep = exp(-elapsed / Self.layerRateSeconds)
+            for index in layerBytes.indices { layerBytes[index] *= keep }
+            layerBytes[layer] += Double(bytes)
+            layerBytesAt = now
+        }
+
+        /// Bytes per second of layers 0…`layer`.
+        func rate(upTo layer: Int) -> Double {
+            layerBytes.prefix(layer + 1).reduce(0, +) / Self.layerRateSeconds
+        }
     }
 
     public let sessionId: String
@@ -422,12 +457,17 @@ public struct StreamRouter<Frame> {
         // the relay queue them again and again, past the per-subscriber bound.
         guard stream.subscribers[connectionId] == nil else { return [] }
         var actions: [Action] = [.sendControl(.subscribed(streamId: streamId), to: connectionId)]
-        var subscription = Subscription(now: now)
+        var subscription = Subscription(now: now, probeAfterSeconds: 3 * limits.raiseAfterSeconds)
         subscription.audio = audio
         subscription.readsLayers = layers
-        if let cache = stream.cache, stream.cachedBytes <= limits.maximumQueuedBytes {
-            // Catch up with the current picture right away.
-            for cached in cache { actions.append(send(cached.frame, bytes: cached.bytes, to: connectionId, &subscription, streamId: streamId, now: now)) }
+        if let cache = stream.cache, let keyframe = cache.first, stream.cachedBytes <= limits.maximumQueuedBytes {
+            // Catch up with the current picture right away. A long group of pictures goes as its layer-0 frames
+            // only (nobody knows yet what this subscriber's link carries): layers come up once it has shown that.
+            let long = stream.cachedBytes > 4 * keyframe.bytes
+            if long { subscription.highestLayer = 0 }
+            for cached in cache where !long || cached.layer == 0 {
+                actions.append(send(cached.frame, bytes: cached.bytes, to: connectionId, &subscription, streamId: streamId, now: now, clears: cached.layer != 0))
+            }
             subscription.waitingForKeyframe = false
             stream.subscribers[connectionId] = subscription
             streams[streamId] = stream
@@ -461,6 +501,7 @@ public struct StreamRouter<Frame> {
         let layer = header.temporalLayer
         stream.lastSequence = header.sequence
         stream.topLayer = max(stream.topLayer, layer)
+        stream.count(size, layer: layer, now: now)
         if header.isKeyframe {
             stream.cache = [(frame, layer, size)]
             stream.cachedBytes = size
@@ -483,7 +524,7 @@ public struct StreamRouter<Frame> {
                 continue
             }
             let queued = subscription.queuedMilliseconds(now: now)
-            noteCalm(&subscription, queued: queued, now: now)
+            noteCalm(&subscription, queued: queued, now: now, stream: stream)
             if header.isKeyframe {
                 // A keyframe starts everyone over: sent whenever what is queued leaves room for it.
                 guard queued <= limits.maximumQueuedMilliseconds, subscription.queuedBytes + size <= limits.maximumQueuedBytes else {
@@ -507,6 +548,7 @@ public struct StreamRouter<Frame> {
                     subscription.highestLayer = min(subscription.highestLayer, stream.topLayer) - 1
                     subscription.lastLayerChange = now
                     subscription.raisePending = false
+                    noteProbeUndone(&subscription, now: now)
                 }
                 if layer > subscription.highestLayer {
                     thinnedFrames += 1
@@ -518,6 +560,7 @@ public struct StreamRouter<Frame> {
                         // Later frames of this layer may reference this one: the layer goes until it is raised again.
                         subscription.highestLayer = layer - 1
                         subscription.lastLayerChange = now
+                        noteProbeUndone(&subscription, now: now)
                         thinnedFrames += 1
                     } else {
                         droppedFrames += 1
@@ -558,17 +601,31 @@ public struct StreamRouter<Frame> {
         subscription.raisePending = false
     }
 
-    /// Keeps track of how long the subscriber's queue has stayed short; once long enough, its layer goes up.
-    private func noteCalm(_ subscription: inout Subscription, queued: Double, now: Double) {
+    /// Keeps track of how long the subscriber's queue has stayed short; once long enough, its layer goes up —
+    /// if its link has shown it carries the layers up to that one with a quarter to spare (a layer that barely
+    /// fits would fill the queue again, and a layer-0 frame behind it could miss its bound).
+    private func noteCalm(_ subscription: inout Subscription, queued: Double, now: Double, stream: Stream) {
+        let next = min(subscription.highestLayer, stream.topLayer) + 1
         if queued > limits.raiseBelowMilliseconds {
             subscription.calmSince = now
             subscription.raisePending = false
-        } else if subscription.highestLayer < MediaFrameHeader.Flags.highestLayer, !subscription.waitingForKeyframe,
-            now - subscription.calmSince >= limits.raiseAfterSeconds
-        {
+        } else if next <= stream.topLayer, !subscription.waitingForKeyframe, now - subscription.calmSince >= limits.raiseAfterSeconds {
+            let room = (subscription.drainRate ?? .infinity) >= 1.25 * stream.rate(upTo: next)
+            let probe = now - subscription.calmSince >= subscription.probeAfterSeconds
+            guard room || probe else { return }
             subscription.raisePending = true
             subscription.calmSince = now
+            subscription.probedAt = room ? nil : now
+            if room { subscription.probeAfterSeconds = 3 * limits.raiseAfterSeconds }
         }
+    }
+
+    /// A layer went again: if it came back by a probe less than 10 s ago, the next probe waits twice as long.
+    private func noteProbeUndone(_ subscription: inout Subscription, now: Double) {
+        if let probedAt = subscription.probedAt, now - probedAt < 10 {
+            subscription.probeAfterSeconds = min(60, subscription.probeAfterSeconds * 2)
+        }
+        subscription.probedAt = nil
     }
 
     /// Tells a subscriber that reads layers what it now gets, when that changed.
@@ -641,14 +698,35 @@ public struct StreamRouter<Frame> {
         streams[streamId]?.subscribers[connectionId]?.queuedAudio
     }
 
+    /// Every subscriber connection, for the server to sample their sockets.
+    public var subscriberIds: [String] {
+        Array(Set(streams.values.flatMap { $0.subscribers.keys }))
+    }
+
+    /// What the kernel says of a subscriber's connection (`TCP_INFO`): its delivery rate when it had enough to send
+    /// to measure it, and the bytes written but not yet acknowledged by the peer (in the network's queues, below
+    /// the relay's). Both count in how much it has queued and how fast it drains.
+    public mutating func linkMeasured(_ connectionId: String, deliveryBytesPerSecond: Double?, pendingBytes: Int, now: Double) {
+        for streamId in streams.keys {
+            guard var subscription = streams[streamId]?.subscribers[connectionId] else { continue }
+            if let rate = deliveryBytesPerSecond, rate > 0 {
+                subscription.kernelRate = subscription.kernelRate.map { 0.7 * $0 + 0.3 * rate } ?? rate
+            }
+            subscription.hiddenBytes = pendingBytes
+            streams[streamId]?.subscribers[connectionId] = subscription
+        }
+    }
+
     /// A frame sent to a subscriber was written out (the transport took it: with the relay's small socket
     /// buffers, about when it left). Measures the subscriber's drain rate; a subscriber that skipped and has now
     /// drained is restarted.
     public mutating func frameDelivered(to connectionId: String, streamId: UInt32, now: Double) -> [Action] {
         guard var subscription = streams[streamId]?.subscribers[connectionId], let sent = subscription.inFlight.popFirst() else { return [] }
         subscription.queuedBytes -= sent.bytes
-        // The link worked on this frame from when it was queued or the previous one left, whichever is later.
-        let busy = now - max(sent.queuedAt, subscription.lastDeliveryAt)
+        // Only a frame that waited behind the previous one measures the link: the gap between their deliveries is
+        // the link carrying it. (A frame written to an idle connection is reported as soon as the socket and
+        // channel buffers take it, long before it has left on a thin link.)
+        let busy = sent.queuedAt < subscription.lastDeliveryAt ? now - subscription.lastDeliveryAt : 0
         if busy > 0 {
             let decay = 0.85
             subscription.drainedBytes = subscription.drainedBytes * decay + Double(sent.bytes)
