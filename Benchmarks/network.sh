@@ -20,7 +20,7 @@ if [ "$(id -u)" != 0 ]; then
   echo "network.sh: network namespaces need root; skipped" >&2
   exit 0
 fi
-bench_build screenpub screenrelay screensub relaybench
+bench_build screenpub screenrelay screensub relaybench screenbench
 bench_display 1920x1080
 base="${BENCH_BASE:-fa734f1}"
 seconds="${BENCH_SECONDS:-60}"
