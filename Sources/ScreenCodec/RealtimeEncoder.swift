@@ -145,7 +145,7 @@ public struct RateControl: Sendable, Hashable {
     public static let lowestKbps = 50
 
     /// The rate-control buffer while the target follows the network (``RealtimeEncoder/setTargetBitrate(kbps:)``).
-    public static let linkFollowingBufferMilliseconds = 500
+    public static let linkFollowingBufferMilliseconds = 400
 
     /// The highest quantizer a refinement may use: text that was coded at whatever the bit rate allowed while it
     /// changed is coded again at least this finely once it stands still.

@@ -64,6 +64,35 @@ import Testing
         return home
     }
 
+    /// What every scenario starts with: a namespace whose link is limited one way, a home for the control socket,
+    /// a 960×540 display showing text pages that change twice a second, and a relay on this side of the link.
+    struct Stage {
+        let network: NetworkNamespace
+        let home: String
+        let display: VirtualDisplay
+        let scene: TextSceneDriver
+        let relay: RunningRelayProcess
+        let server: String
+
+        /// Stops the scene and `processes`, and removes the namespace and the home.
+        func end(_ processes: [ChildProcess]) async {
+            await scene.stop()
+            for process in processes { process.endInBackground(signal: SIGTERM) }
+            await network.remove()
+            try? FileManager.default.removeItem(atPath: home)
+        }
+    }
+
+    func stage(limiting direction: NetworkNamespace.Direction, to kbps: Int) async throws -> Stage {
+        let network = try await namespace()
+        let home = try Self.temporaryHome()
+        let display = try await VirtualDisplay(width: 960, height: 540)
+        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 960, height: 540), display: display.name, interval: 0.5)
+        try await network.limit(direction, kbps: kbps)
+        let (relay, server) = try await relay(on: network)
+        return Stage(network: network, home: home, display: display, scene: scene, relay: relay, server: server)
+    }
+
     /// Video frames a `screensub --json` printed, as (layer, keyframe) in order.
     static func frames(_ viewer: ChildProcess) -> [(layer: Int, keyframe: Bool)] {
         jsonLines(viewer).compactMap { line in
@@ -76,27 +105,18 @@ import Testing
     /// second: it measures the uplink, aims below it, holds frames back before encoding rather than dropping
     /// encoded ones, and the viewer keeps getting pictures without a keyframe beyond the first.
     @Test func aPublisherFollowsAnUplinkBelowItsConfiguredRate() async throws {
-        let network = try await namespace()
-        let home = try Self.temporaryHome()
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let display = try await VirtualDisplay(width: 960, height: 540)
-        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 960, height: 540), display: display.name, interval: 0.5)
-        try await network.limit(.outOfNamespace, kbps: 500)
-        let (relay, server) = try await relay(on: network)
+        let stage = try await stage(limiting: .outOfNamespace, to: 500)
         let share = try await share(
-            display, to: server, inside: network, ["--fps", "5", "--codec", "av1", "--bitrate", "1500", "--duration", "120"], home: home)
-        let viewer = try watch(server, token: share.viewerToken)
+            stage.display, to: stage.server, inside: stage.network, ["--fps", "5", "--codec", "av1", "--bitrate", "1500", "--duration", "120"],
+            home: stage.home)
+        let viewer = try watch(stage.server, token: share.viewerToken)
         try await Task.sleep(for: .seconds(15))
         let settled = try await status(share.controlSocket)
         let framesAtSettling = Self.frames(viewer).count
         try await Task.sleep(for: .seconds(15))
         let end = try await status(share.controlSocket)
         let frames = Self.frames(viewer)
-        await scene.stop()
-        share.process.endInBackground(signal: SIGTERM)
-        viewer.endInBackground(signal: SIGTERM)
-        await network.remove()
-        _ = relay
+        await stage.end([share.process, viewer])
 
         let relayStatus = (end["destinations"] as? [[String: Any]])?.first { $0["kind"] as? String == "relay" } ?? [:]
         let target = end["targetKbps"] as? Int ?? 0
@@ -113,31 +133,22 @@ import Testing
     /// An uplink of 2 Mbit/s that drops to 500 kbit/s mid-share and comes back: the target follows it down, the
     /// viewer keeps getting pictures, no encoded frame is dropped, and the target climbs back once it is wide again.
     @Test func aPublisherFollowsItsUplinkDownAndBackUp() async throws {
-        let network = try await namespace()
-        let home = try Self.temporaryHome()
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let display = try await VirtualDisplay(width: 960, height: 540)
-        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 960, height: 540), display: display.name, interval: 0.5)
-        try await network.limit(.outOfNamespace, kbps: 2000)
-        let (relay, server) = try await relay(on: network)
+        let stage = try await stage(limiting: .outOfNamespace, to: 2000)
         let share = try await share(
-            display, to: server, inside: network, ["--fps", "5", "--codec", "vp9", "--bitrate", "1500", "--duration", "120"], home: home)
-        let viewer = try watch(server, token: share.viewerToken)
+            stage.display, to: stage.server, inside: stage.network, ["--fps", "5", "--codec", "vp9", "--bitrate", "1500", "--duration", "120"],
+            home: stage.home)
+        let viewer = try watch(stage.server, token: share.viewerToken)
         try await Task.sleep(for: .seconds(10))
         let wide = try await status(share.controlSocket)
-        try await network.limit(.outOfNamespace, kbps: 500)
+        try await stage.network.limit(.outOfNamespace, kbps: 500)
         try await Task.sleep(for: .seconds(15))
         let narrow = try await status(share.controlSocket)
         let framesWhileNarrow = Self.frames(viewer).count
-        try await network.limit(.outOfNamespace, kbps: 2000)
+        try await stage.network.limit(.outOfNamespace, kbps: 2000)
         try await Task.sleep(for: .seconds(20))
         let recovered = try await status(share.controlSocket)
         let frames = Self.frames(viewer)
-        await scene.stop()
-        share.process.endInBackground(signal: SIGTERM)
-        viewer.endInBackground(signal: SIGTERM)
-        await network.remove()
-        _ = relay
+        await stage.end([share.process, viewer])
 
         func target(_ status: [String: Any]) -> Int { status["targetKbps"] as? Int ?? 0 }
         #expect(target(narrow) > 0 && target(narrow) <= 500, "down with the link: \(wide) → \(narrow)")
@@ -150,26 +161,18 @@ import Testing
     /// fewer layers and keeps getting layer-0 frames (about 40 % of the rate); the fast one gets every layer, and
     /// its keyframes are not raised on the slow one's account.
     @Test func aSlowViewerIsThinnedWithoutCostingAFastOne() async throws {
-        let network = try await namespace()
-        let home = try Self.temporaryHome()
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let display = try await VirtualDisplay(width: 960, height: 540)
-        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 960, height: 540), display: display.name, interval: 0.5)
-        try await network.limit(.intoNamespace, kbps: 400)
-        let (relay, server) = try await relay(on: network)
-        let share = try await share(display, to: server, ["--fps", "5", "--codec", "av1", "--bitrate", "600", "--duration", "120"], home: home)
-        let fast = try watch(server, token: share.viewerToken)
-        let slow = try watch(server, token: share.viewerToken, inside: network)
+        let stage = try await stage(limiting: .intoNamespace, to: 400)
+        let share = try await share(
+            stage.display, to: stage.server, ["--fps", "5", "--codec", "av1", "--bitrate", "600", "--duration", "120"], home: stage.home)
+        let fast = try watch(stage.server, token: share.viewerToken)
+        let slow = try watch(stage.server, token: share.viewerToken, inside: stage.network)
         try await Task.sleep(for: .seconds(15))
         let slowBefore = Self.frames(slow).count
         try await Task.sleep(for: .seconds(20))
-        let metrics = try await RelayHTTPMetrics.fetch("http://\(network.localAddress):\(relay.port)/metrics")
+        let metrics = try await RelayHTTPMetrics.fetch("\(stage.server)/metrics")
         let fastFrames = Self.frames(fast)
         let slowFrames = Self.frames(slow)
-        await scene.stop()
-        share.process.endInBackground(signal: SIGTERM)
-        for viewer in [fast, slow] { viewer.endInBackground(signal: SIGTERM) }
-        await network.remove()
+        await stage.end([share.process, fast, slow])
 
         #expect(Set(fastFrames.map(\.layer)) == [0, 1, 2], "the fast viewer got every layer")
         let lately = slowFrames.dropFirst(slowBefore)
