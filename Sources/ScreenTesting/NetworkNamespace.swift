@@ -93,8 +93,11 @@ public final class NetworkNamespace: Sendable {
         ("/sbin/ip", ["netns", "exec", name, executable] + arguments)
     }
 
-    /// Deletes the namespace, and with it the veth pair.
+    /// Kills what still runs inside, then deletes the namespace, and with it the veth pair.
     public func remove() async {
+        if let running = try? await ChildProcess.run("/sbin/ip", ["netns", "pids", name], timeout: 20) {
+            for pid in running.standardOutput.split(separator: "\n").compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
+        }
         _ = try? await ChildProcess.run("/sbin/ip", ["netns", "delete", name], timeout: 20)
         _ = try? await ChildProcess.run("/sbin/ip", ["link", "delete", hostInterface], timeout: 20)
     }

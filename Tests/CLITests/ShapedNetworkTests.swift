@@ -74,10 +74,11 @@ import Testing
         let relay: RunningRelayProcess
         let server: String
 
-        /// Stops the scene and `processes`, and removes the namespace and the home.
+        /// Stops the scene, kills `processes` (what they have said is all a test reads) and removes the namespace
+        /// and the home.
         func end(_ processes: [ChildProcess]) async {
             await scene.stop()
-            for process in processes { process.endInBackground(signal: SIGTERM) }
+            for process in processes { process.endInBackground(signal: SIGKILL) }
             await network.remove()
             try? FileManager.default.removeItem(atPath: home)
         }
