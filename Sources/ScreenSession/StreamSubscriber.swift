@@ -16,13 +16,11 @@ public struct SubscriptionSummary: Sendable {
     public var framesRendered = 0
     /// Why it ended: the frame limit, the stream ending (its reason), or the connection closing.
     public var ending = ""
-    /// The least the relay sent of the stream, when it had to thin it for this link (nil: never).
-    public var slowestReception: Reception?
 }
 
 /// What the relay sends a subscriber of a stream that codes temporal layers (`subscriptionChanged`): every layer,
 /// fewer when the subscriber's link cannot carry them all, or nothing until the next keyframe.
-public struct Reception: Sendable, Hashable, Comparable {
+public struct Reception: Sendable, Hashable {
     public var highestLayer: Int
     public var layers: Int
     public var waitingForKeyframe: Bool
@@ -46,12 +44,6 @@ public struct Reception: Sendable, Hashable, Comparable {
         guard isThinned else { return "your connection keeps up: showing every frame" }
         let rate = framesPerSecond(of: streamFramesPerSecond)
         return "your connection is slow: showing \(rate.formatted(.number.precision(.fractionLength(0...1)))) fps"
-    }
-
-    /// Less is smaller: waiting for a keyframe, then fewer layers.
-    public static func < (lhs: Reception, rhs: Reception) -> Bool {
-        if lhs.waitingForKeyframe != rhs.waitingForKeyframe { return lhs.waitingForKeyframe }
-        return lhs.highestLayer - lhs.layers < rhs.highestLayer - rhs.layers
     }
 }
 
@@ -146,7 +138,6 @@ public struct StreamSubscriber: Sendable {
                     if let stream = summary.stream { onPropertiesChanged(stream) }
                 case .control(.subscriptionChanged(let id, let highestLayer, let layers, let waiting)) where id == summary.stream?.streamId:
                     let reception = Reception(highestLayer: highestLayer, layers: layers, waitingForKeyframe: waiting)
-                    summary.slowestReception = min(summary.slowestReception ?? reception, reception)
                     onReceptionChanged(reception, summary.stream?.properties.estimatedFramesPerSecond ?? 0)
                 case .control(.error(let code, let message)):
                     throw RelayClientError(.refused(code), "the relay answered \(code.rawValue): \(message)")

@@ -104,12 +104,8 @@ public struct UplinkController: Sendable {
     private var deliverySeconds = 0.0
     /// The last acknowledged frame: when the relay had it (relay clock, ms).
     private var lastArrival: Double?
-    /// How long the last acknowledged frame queued behind others, smoothed (ms).
-    public private(set) var queuingMilliseconds = 0.0
     private var lastBackoff = -Double.infinity
     private var lastUpdate: Double?
-    /// Whether any acknowledgement came: without them (a relay before protocol 3) nothing is measured.
-    public private(set) var isMeasuring = false
     /// Receiver reports (WHIP): recent round trips for their windowed minimum, and the bytes sent at the last one.
     private var roundTrips: [(milliseconds: Double, at: Double)] = []
     private var lastReport: (bytesSent: UInt64, at: Double)?
@@ -144,7 +140,6 @@ public struct UplinkController: Sendable {
         while let first = inFlight.first, first.sequence < sequence { forget(inFlight.removeFirst()) }
         guard let frame = inFlight.first, frame.sequence == sequence else { return false }
         forget(inFlight.removeFirst())
-        isMeasuring = true
         let lead = receivedAt - now * 1000
         leads.removeAll { now - $0.at > configuration.clockLeadWindowSeconds || $0.lead <= lead }
         leads.append((lead, now))
@@ -170,7 +165,6 @@ public struct UplinkController: Sendable {
         }
         lastArrival = max(lastArrival ?? receivedAt, receivedAt)
         let queued = onTheWay - transfer
-        queuingMilliseconds = 0.7 * queuingMilliseconds + 0.3 * queued
         return update(queued: queued, now: now)
     }
 
@@ -193,7 +187,6 @@ public struct UplinkController: Sendable {
     /// feedback), so frames are never held back on them, and queuing shows only once a second, both ways summed.
     @discardableResult
     public mutating func receiverReport(fractionLost: Double, roundTripMilliseconds: Double?, bytesSent: UInt64, now: Double) -> Bool {
-        isMeasuring = true
         let before = targetKbps
         var sendingKbps: Double?
         if let last = lastReport, now > last.at, bytesSent >= last.bytesSent {
@@ -205,7 +198,6 @@ public struct UplinkController: Sendable {
             roundTrips.removeAll { now - $0.at > configuration.clockLeadWindowSeconds || $0.milliseconds >= rtt }
             roundTrips.append((rtt, now))
             queued = rtt - roundTrips[0].milliseconds
-            queuingMilliseconds = 0.7 * queuingMilliseconds + 0.3 * queued
         }
         if fractionLost > 0.1 {
             if now - lastBackoff >= 0.5 {
