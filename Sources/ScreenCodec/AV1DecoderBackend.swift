@@ -22,13 +22,16 @@ final class AV1DecoderBackend: DecoderBackend {
 
     func nextPicture() throws(CodecError) -> LentPlanes? {
         guard let image = aom_codec_get_frame(context.pointer, &pictures)?.pointee else { return nil }
-        guard image.fmt == AOM_IMG_FMT_I420, image.bit_depth == 8, let y = image.planes.0, let u = image.planes.1,
-            let v = image.planes.2
-        else {
-            throw CodecError(.unsupportedConfiguration, "AV1 pictures in format \(image.fmt.rawValue) at \(image.bit_depth) bits are not supported; screenpub decodes 8-bit 4:2:0")
+        let chroma: ChromaFormat? = switch image.fmt {
+        case AOM_IMG_FMT_I420: .yuv420
+        case AOM_IMG_FMT_I444: .yuv444
+        default: nil
+        }
+        guard let chroma, image.bit_depth == 8, let y = image.planes.0, let u = image.planes.1, let v = image.planes.2 else {
+            throw CodecError(.unsupportedConfiguration, "AV1 pictures in format \(image.fmt.rawValue) at \(image.bit_depth) bits are not supported; screenpub decodes 8-bit 4:2:0 and 4:4:4")
         }
         return LentPlanes(
-            width: Int(image.d_w), height: Int(image.d_h), planes: (y, u, v),
+            width: Int(image.d_w), height: Int(image.d_h), chroma: chroma, planes: (y, u, v),
             strides: (Int(image.stride.0), Int(image.stride.1), Int(image.stride.2)))
     }
 

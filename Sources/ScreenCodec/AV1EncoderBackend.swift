@@ -20,10 +20,11 @@ final class AV1EncoderBackend: EncoderBackend {
 
     static let defaultSpeed = 10
 
-    func open(picture: I420Image, rate: RateControl, configuration: VideoEncoderConfiguration) throws(CodecError) {
+    func open(picture: YUVPicture, rate: RateControl, configuration: VideoEncoderConfiguration) throws(CodecError) {
         context.close()
-        guard aom_img_wrap(image.pointer, AOM_IMG_FMT_I420, UInt32(picture.width), UInt32(picture.height), 32, picture.luma) != nil else {
-            throw CodecError(.unsupportedConfiguration, "libaom cannot take a \(picture.width)×\(picture.height) I420 picture")
+        let format = picture.chroma == .yuv444 ? AOM_IMG_FMT_I444 : AOM_IMG_FMT_I420
+        guard aom_img_wrap(image.pointer, format, UInt32(picture.width), UInt32(picture.height), 32, picture.luma) != nil else {
+            throw CodecError(.unsupportedConfiguration, "libaom cannot take a \(picture.width)×\(picture.height) \(picture.chroma.displayName) picture")
         }
         image.pointer.pointee.planes = (picture.luma, picture.blueDifference, picture.redDifference)
         image.pointer.pointee.stride = (Int32(picture.lumaStride), Int32(picture.chromaStride), Int32(picture.chromaStride))
@@ -32,6 +33,8 @@ final class AV1EncoderBackend: EncoderBackend {
             throw CodecError(.unsupportedConfiguration, "libaom has no realtime configuration for AV1")
         }
         config.setRealtime(width: picture.width, height: picture.height, threads: configuration.threads, rate: rate)
+        // Profile 1 (High) is 8- and 10-bit 4:4:4; 0 (Main) is 4:2:0.
+        config.g_profile = picture.chroma == .yuv444 ? 1 : 0
         (config.g_timebase, config.g_pass, config.rc_end_usage) = (aom_rational(num: 1, den: 1000), AOM_RC_ONE_PASS, AOM_CBR)
         config.kf_mode = AOM_KF_DISABLED
         try require(CAOMShims_encoderInit(context.pointer, interface, &config) == AOM_CODEC_OK, "refused the AV1 configuration")

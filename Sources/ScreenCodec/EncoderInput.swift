@@ -1,12 +1,12 @@
 import ScreenMedia
 
-/// What every encoder does to a frame before its library sees it: the I420 picture (reallocated at a new size),
+/// What every encoder does to a frame before its library sees it: the YUV picture (reallocated at a new size),
 /// the active map, presentation times and keyframe requests.
 struct EncoderInput {
     let usesActiveMap: Bool
     /// The temporal layer structure; one layer codes every frame in layer 0, refreshing slot 0.
     private(set) var layers: TemporalLayers
-    private(set) var picture: I420Image?
+    private(set) var picture: YUVPicture?
     private(set) var activeMap: ActiveMap?
     private var keyframeRequested = true
     private var firstCaptureTime: MediaTime?
@@ -33,8 +33,8 @@ struct EncoderInput {
         picture.map { $0.width != frame.width || $0.height != frame.height } ?? true
     }
 
-    mutating func reopen(width: Int, height: Int) throws(CodecError) {
-        picture = try I420Image(width: width, height: height)
+    mutating func reopen(width: Int, height: Int, chroma: ChromaFormat) throws(CodecError) {
+        picture = try YUVPicture(width: width, height: height, chroma: chroma)
         activeMap = usesActiveMap ? ActiveMap(width: width, height: height) : nil
         layers = TemporalLayers(count: layers.count, structure: layers.structure)
         needsFullConversion = true

@@ -17,7 +17,7 @@ public final class FrameDecoder: VideoDecoder {
 
     /// Decodes one compressed frame (for AV1, a temporal unit) and lends each resulting picture (BGRA, with the
     /// given timing and metadata) to `body`. The lent frame is reused by the next call. Pictures other than
-    /// 8-bit 4:2:0 (which screenpub never produces) are an error.
+    /// 8-bit 4:2:0 and 4:4:4 (which screenpub never produces) are an error.
     public func decode(
         _ payload: UnsafeRawBufferPointer, captureTime: MediaTime = .zero,
         wallClock: WallClockTime = WallClockTime(secondsSince1970: 0, nanoseconds: 0),
@@ -38,10 +38,11 @@ public final class FrameDecoder: VideoDecoder {
 @available(*, unavailable, message: "a codec library's context is not thread-safe")
 extension FrameDecoder: Sendable {}
 
-/// A decoded 8-bit 4:2:0 picture's planes as the codec library lends them, until its next call.
+/// A decoded 8-bit 4:2:0 or 4:4:4 picture's planes as the codec library lends them, until its next call.
 struct LentPlanes {
     var width: Int
     var height: Int
+    var chroma: ChromaFormat
     var planes: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>)
     var strides: (Int, Int, Int)
 }

@@ -2,7 +2,7 @@ public import ScreenMedia
 
 /// The realtime video encoder: one flow for every codec, over an ``EncoderBackend`` for the library.
 ///
-/// Converts BGRA to I420 with libyuv, only the changed rectangles (``EncoderInput``), and codes only the changed
+/// Converts BGRA to I420 or I444 (``VideoEncoderConfiguration/chroma``) with libyuv, only the changed rectangles (``EncoderInput``), and codes only the changed
 /// 16×16 blocks (the library's active map). The first frame, a frame at a new size and a frame after
 /// ``requestKeyframe()`` are keyframes. Rate control is CBR with a buffer model in milliseconds; its target and
 /// quantizer bounds change while encoding (``setRate(targetKbps:quantizers:)``) without a keyframe. Holds a codec
@@ -116,7 +116,7 @@ public final class RealtimeEncoder: VideoEncoder {
 
     private func open(width: Int, height: Int) throws(CodecError) {
         isOpen = false
-        try input.reopen(width: width, height: height)
+        try input.reopen(width: width, height: height, chroma: configuration.chroma)
         guard let picture = input.picture else { return }
         try backend.open(picture: picture, rate: rate, configuration: configuration)
         if input.layers.count > 1 {
@@ -183,7 +183,7 @@ protocol EncoderBackend: AnyObject {
     /// The configuration the library was opened with, changed by ``setRate(_:)``.
     var config: Configuration { get set }
     /// Opens the library (closing it first if open) to encode `picture`, whose planes it reads on every encode.
-    func open(picture: I420Image, rate: RateControl, configuration: VideoEncoderConfiguration) throws(CodecError)
+    func open(picture: YUVPicture, rate: RateControl, configuration: VideoEncoderConfiguration) throws(CodecError)
     /// Hands ``config`` to the open library.
     func applyConfiguration() -> Bool
     func setActiveMap(_ blocks: ActiveBlocks) -> Bool

@@ -25,11 +25,16 @@ final class VPXDecoderBackend: DecoderBackend {
 
     func nextPicture() throws(CodecError) -> LentPlanes? {
         guard let image = vpx_codec_get_frame(context.pointer, &pictures)?.pointee else { return nil }
-        guard image.fmt == VPX_IMG_FMT_I420, let y = image.planes.0, let u = image.planes.1, let v = image.planes.2 else {
-            throw CodecError(.unsupportedConfiguration, "\(codec) pictures in format \(image.fmt.rawValue) (not 8-bit 4:2:0) are not supported")
+        let chroma: ChromaFormat? = switch image.fmt {
+        case VPX_IMG_FMT_I420: .yuv420
+        case VPX_IMG_FMT_I444: .yuv444
+        default: nil
+        }
+        guard let chroma, let y = image.planes.0, let u = image.planes.1, let v = image.planes.2 else {
+            throw CodecError(.unsupportedConfiguration, "\(codec) pictures in format \(image.fmt.rawValue) (not 8-bit 4:2:0 or 4:4:4) are not supported")
         }
         return LentPlanes(
-            width: Int(image.d_w), height: Int(image.d_h), planes: (y, u, v),
+            width: Int(image.d_w), height: Int(image.d_h), chroma: chroma, planes: (y, u, v),
             strides: (Int(image.stride.0), Int(image.stride.1), Int(image.stride.2)))
     }
 

@@ -16,6 +16,7 @@ final class VPXEncoderBackend: EncoderBackend {
     private var packets: vpx_codec_iter_t? = nil
 
     static let defaultVP9Speed = 8
+    static let vp8ChromaMessage = "VP8 has no 4:4:4: it codes colour at half resolution only; use --codec vp9 or av1 for --chroma 444"
     static let defaultVP8Speed = 12
 
     init(codec: VideoCodec) {
@@ -23,11 +24,13 @@ final class VPXEncoderBackend: EncoderBackend {
         self.codec = codec
     }
 
-    func open(picture: I420Image, rate: RateControl, configuration: VideoEncoderConfiguration) throws(CodecError) {
+    func open(picture: YUVPicture, rate: RateControl, configuration: VideoEncoderConfiguration) throws(CodecError) {
         context.close()
-        let described = vpx_img_wrap(image.pointer, VPX_IMG_FMT_I420, UInt32(picture.width), UInt32(picture.height), 32, picture.luma)
+        guard codec == .vp9 || picture.chroma == .yuv420 else { throw CodecError(.unsupportedConfiguration, Self.vp8ChromaMessage) }
+        let format = picture.chroma == .yuv444 ? VPX_IMG_FMT_I444 : VPX_IMG_FMT_I420
+        let described = vpx_img_wrap(image.pointer, format, UInt32(picture.width), UInt32(picture.height), 32, picture.luma)
         guard described != nil else {
-            throw CodecError(.unsupportedConfiguration, "libvpx cannot take a \(picture.width)×\(picture.height) I420 picture")
+            throw CodecError(.unsupportedConfiguration, "libvpx cannot take a \(picture.width)×\(picture.height) \(picture.chroma.displayName) picture")
         }
         image.pointer.pointee.planes = (picture.luma, picture.blueDifference, picture.redDifference, nil)
         image.pointer.pointee.stride = (Int32(picture.lumaStride), Int32(picture.chromaStride), Int32(picture.chromaStride), 0)
@@ -36,6 +39,8 @@ final class VPXEncoderBackend: EncoderBackend {
             throw CodecError(.unsupportedConfiguration, "libvpx has no default configuration for \(codec)")
         }
         config.setRealtime(width: picture.width, height: picture.height, threads: configuration.threads, rate: rate)
+        // VP9 profile 1 is 8-bit 4:2:2, 4:4:0 or 4:4:4; profile 0 is 8-bit 4:2:0.
+        config.g_profile = picture.chroma == .yuv444 ? 1 : 0
         (config.g_timebase, config.g_pass, config.rc_end_usage) = (vpx_rational(num: 1, den: 1000), VPX_RC_ONE_PASS, VPX_CBR)
         config.kf_mode = VPX_KF_DISABLED
         // With layers a decoder may not see every frame: no frame may lean on the one decoded before it (its motion

@@ -16,12 +16,16 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
     /// Temporal layers (1–3; VP8 codes one): with three, frames go in layers 0, 2, 1, 2, …, so that a relay can
     /// send a slow viewer only the lower layers, at a half or a quarter of the frame rate, and it still decodes.
     public var temporalLayers: Int
+    /// How colour is sampled: 4:4:4 (AV1 High profile, VP9 profile 1) keeps 1-pixel coloured strokes sharp;
+    /// VP8 codes 4:2:0 only (its encoder refuses 4:4:4, saying so).
+    public var chroma: ChromaFormat
 
     public init(
         codec: VideoCodec = .vp9, bitrateKbps: Int = 1500, framesPerSecond: Double = 5, threads: Int = 1,
-        usesActiveMap: Bool = true, speed: Int? = nil, temporalLayers: Int = 1
+        usesActiveMap: Bool = true, speed: Int? = nil, temporalLayers: Int = 1, chroma: ChromaFormat = .yuv420
     ) {
         self.speed = speed
+        self.chroma = chroma
         self.temporalLayers = codec == .vp8 ? 1 : max(1, min(3, temporalLayers))
         self.codec = codec
         self.bitrateKbps = bitrateKbps
@@ -74,4 +78,28 @@ public enum VideoCodecChoice: String, Sendable, Hashable, CaseIterable {
     }
 
     static let av1FrameRateLimit = 10.0
+}
+
+/// `--chroma`: 4:2:0, 4:4:4, or `auto`, which takes 4:4:4 where it pays (``resolved(codec:framesPerSecond:bitrateKbps:)``).
+public enum ChromaChoice: String, Sendable, Hashable, CaseIterable {
+    case auto
+    case yuv420 = "420"
+    case yuv444 = "444"
+
+    /// The chroma format to encode `codec` with at this frame rate and bit rate (VP8: 4:2:0, the only one it has).
+    public func resolved(codec: VideoCodec, framesPerSecond: Double, bitrateKbps: Int) -> ChromaFormat {
+        switch self {
+        case .yuv420: .yuv420
+        case .yuv444: .yuv444
+        case .auto: Self.automatic(codec: codec, framesPerSecond: framesPerSecond, bitrateKbps: bitrateKbps)
+        }
+    }
+
+    static func automatic(codec: VideoCodec, framesPerSecond: Double, bitrateKbps: Int) -> ChromaFormat {
+        guard codec != .vp8 else { return .yuv420 }
+        return framesPerSecond <= auto444FrameRateLimit && bitrateKbps >= auto444LowestKbps ? .yuv444 : .yuv420
+    }
+
+    static let auto444FrameRateLimit = 10.0
+    static let auto444LowestKbps = 500
 }

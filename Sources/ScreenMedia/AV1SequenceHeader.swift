@@ -1,5 +1,5 @@
-/// The fields of an AV1 sequence header OBU (AV1 specification §5.5) that containers and players need: the
-/// WebCodecs / RFC 6381 codec string (`av01.P.LLT.DD`) and the `av1C` configuration record of Matroska, WebM
+/// The fields of an AV1 sequence header OBU (AV1 specification §5.5) that containers and players need: those of
+/// the codec string (``CodedVideoFormat``) and the `av1C` configuration record of Matroska, WebM
 /// and ISO-BMFF (the AV1 ISOBMFF binding §2.3).
 ///
 /// Parsed from a temporal unit in the low-overhead format (OBUs with size fields, as libaom writes them), which
@@ -61,13 +61,6 @@ public struct AV1SequenceHeader: Sendable, Hashable {
     public init?(temporalUnit: [UInt8]) {
         guard let parsed = temporalUnit.withUnsafeBytes({ AV1SequenceHeader(temporalUnit: $0) }) else { return nil }
         self = parsed
-    }
-
-    /// `av01.P.LLT.DD`: profile, level index (two digits), tier (M or H), bit depth (two digits).
-    public var codecString: String {
-        let levelDigits = level < 10 ? "0\(level)" : "\(level)"
-        let depthDigits = bitDepth < 10 ? "0\(bitDepth)" : "\(bitDepth)"
-        return "av01.\(profile).\(levelDigits)\(tier == 0 ? "M" : "H").\(depthDigits)"
     }
 
     /// The `AV1CodecConfigurationRecord` (`av1C`): four bytes of the fields above, then the sequence header OBU.
@@ -234,7 +227,7 @@ public struct AV1SequenceHeader: Sendable, Hashable {
 }
 
 /// Reads big-endian bit fields, most significant bit first.
-private struct BitReader {
+struct BitReader {
     let bytes: UnsafeRawBufferPointer
     var position = 0
 

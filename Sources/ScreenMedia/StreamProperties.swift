@@ -8,8 +8,9 @@ public enum VideoType: String, Sendable, Hashable, Codable {
 public enum VideoCodec: String, Sendable, Hashable, Codable, CaseIterable {
     case vp8
     case vp9
-    /// AV1 main profile, 8-bit 4:2:0, as libaom's realtime encoder produces it (payloads are temporal units in
-    /// the low-overhead bitstream format; keyframes carry the sequence header, see ``AV1SequenceHeader``).
+    /// AV1, 8-bit, Main profile (4:2:0) or High (4:4:4), as libaom's realtime encoder produces it (payloads are
+    /// temporal units in the low-overhead bitstream format; keyframes carry the sequence header, see
+    /// ``AV1SequenceHeader``).
     case av1
 }
 
@@ -58,7 +59,7 @@ public struct StreamProperties: Sendable, Hashable, Codable {
     /// Whether audio frames are being sent: false while the publisher has muted its sound (or paused the
     /// share). Meaningful only with ``audio``.
     public var hasAudio: Bool
-    /// The WebCodecs/RFC 6381 codec string of the stream's pictures (`av01.0.08M.08`, `vp09.00.10.08`, `vp8`), so
+    /// The WebCodecs/RFC 6381 codec string of the stream's pictures (`av01.0.08M.08`, `vp09.00.10.08`, `vp8`; the long form for 4:4:4), so
     /// that a viewer configures its decoder without reading the bitstream; nil from publishers before it existed.
     public var codecString: String?
 
@@ -105,19 +106,13 @@ extension StreamProperties {
 }
 
 extension StreamProperties {
-    /// The WebCodecs codec string of a stream that starts with `keyframe` (its payload) at this size and rate:
-    /// AV1's from the sequence header it carries (profile, level, tier, depth); VP9's as libvpx encodes it for
-    /// screenpub (profile 0, 8-bit 4:2:0) at the level the stream fits, as HLS's CODECS says it; VP8's is `vp8`.
+    /// The WebCodecs codec string of a stream that starts with `keyframe` (its payload) at this size and rate, as
+    /// the keyframe declares it (``CodedVideoFormat``); 8-bit 4:2:0 when it declares nothing.
     public static func codecString(
         _ codec: VideoCodec, keyframe: [UInt8], width: Int, height: Int, framesPerSecond: Double
     ) -> String {
-        switch codec {
-        case .av1: return AV1SequenceHeader(temporalUnit: keyframe)?.codecString ?? "av01.0.08M.08"
-        case .vp9:
-            let level = VideoCodec.vpxLevel(width: width, height: height, framesPerSecond: framesPerSecond)
-            return "vp09.00.\(level < 10 ? "0" : "")\(level).08"
-        case .vp8: return "vp8"
-        }
+        (CodedVideoFormat(codec: codec, keyframe: keyframe) ?? CodedVideoFormat(codec: codec))
+            .codecString(width: width, height: height, framesPerSecond: framesPerSecond)
     }
 }
 

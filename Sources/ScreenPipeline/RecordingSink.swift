@@ -31,7 +31,7 @@ public final class RecordingSink: EncodedFrameSink, ConcurrentAudioSink, @unchec
                 writer = try WebMWriter(
                     path: path, codec: frame.codec, width: frame.width, height: frame.height,
                     framesPerSecond: framesPerSecond, audio: audio, audioPreSkip: audioPreSkip,
-                    sequenceHeader: frame.codec == .av1 ? AV1SequenceHeader(temporalUnit: frame.payload) : nil)
+                    format: CodedVideoFormat(codec: frame.codec, keyframe: frame.payload))
             }
             try writer?.write(frame)
         }

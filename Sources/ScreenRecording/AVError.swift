@@ -8,21 +8,27 @@ func avErrorText(_ code: Int32) -> String {
     return String(nullTerminated: buffer)
 }
 
-/// Describes a video track of `codec` to a libavformat muxer. AV1 needs its sequence header (the track's
-/// `av1C` is made from it); VP8 and VP9 describe themselves in their frames.
+/// Describes a video track in `format` to a libavformat muxer: the codec, its profile, the pixel format and
+/// BT.601 studio-range colour (what libyuv's conversion makes), from which Matroska's `CodecPrivate` and colour
+/// elements and MP4's `vpcC` are written. AV1 needs its sequence header (the track's `av1C` is made from it).
 func describeVideoTrack(
-    _ parameters: UnsafeMutablePointer<AVCodecParameters>, codec: VideoCodec, width: Int, height: Int,
-    sequenceHeader: AV1SequenceHeader?
+    _ parameters: UnsafeMutablePointer<AVCodecParameters>, format: CodedVideoFormat, width: Int, height: Int
 ) throws(RecordingError) {
     parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
     parameters.pointee.width = Int32(width)
     parameters.pointee.height = Int32(height)
-    switch codec {
+    parameters.pointee.profile = Int32(format.profile)
+    parameters.pointee.format = (format.chroma == .yuv444 ? AV_PIX_FMT_YUV444P : AV_PIX_FMT_YUV420P).rawValue
+    parameters.pointee.color_range = AVCOL_RANGE_MPEG
+    parameters.pointee.color_space = AVCOL_SPC_SMPTE170M
+    parameters.pointee.color_primaries = AVCOL_PRI_SMPTE170M
+    parameters.pointee.color_trc = AVCOL_TRC_SMPTE170M
+    switch format.codec {
     case .vp8: parameters.pointee.codec_id = AV_CODEC_ID_VP8
     case .vp9: parameters.pointee.codec_id = AV_CODEC_ID_VP9
     case .av1:
         parameters.pointee.codec_id = AV_CODEC_ID_AV1
-        guard let sequenceHeader else {
+        guard let sequenceHeader = format.sequenceHeader else {
             throw RecordingError(.unsupportedContent, "an AV1 track needs the sequence header of its first keyframe")
         }
         // libavformat makes the `av1C` record of Matroska and MP4 from the sequence header OBU.

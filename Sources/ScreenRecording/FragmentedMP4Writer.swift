@@ -20,9 +20,9 @@ public final class FragmentedMP4Writer {
     /// What the muxer has written since it was last taken.
     private var output: [UInt8] = []
 
-    /// AV1 needs `sequenceHeader`, from the first keyframe.
+    /// `format` is what the first keyframe declares (AV1 needs it, for its sequence header); nil means 8-bit 4:2:0.
     public init(
-        codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double, sequenceHeader: AV1SequenceHeader? = nil
+        codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double, format: CodedVideoFormat? = nil
     ) throws(RecordingError) {
         self.codec = codec
         self.width = width
@@ -36,11 +36,7 @@ public final class FragmentedMP4Writer {
             throw RecordingError(.cannotOpen, "cannot add a video track to the MP4 muxer")
         }
         let parameters = video.pointee.codecpar!
-        try describeVideoTrack(parameters, codec: codec, width: width, height: height, sequenceHeader: sequenceHeader)
-        // What screenpub's encoders make: profile 0, 8-bit 4:2:0, limited range (the `vpcC` box says so).
-        parameters.pointee.profile = 0
-        parameters.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-        parameters.pointee.color_range = AVCOL_RANGE_MPEG
+        try describeVideoTrack(parameters, format: format ?? CodedVideoFormat(codec: codec), width: width, height: height)
         video.pointee.time_base = AVRational(num: 1, den: Self.timescale)
         video.pointee.avg_frame_rate = av_d2q(framesPerSecond, 1000)
 

@@ -44,11 +44,12 @@ public final class WebMWriter {
     /// The stream's video type and target frame rate are stored as the file's `SCREENPUB_VIDEO_TYPE` and
     /// `SCREENPUB_ESTIMATED_FPS` tags (the properties a publisher announces), read back by ``WebMReader``.
     /// `audio` adds an Opus track (`audioPreSkip`: the encoder's lookahead in samples, which players skip).
-    /// AV1 needs `sequenceHeader`, from the first keyframe (``AV1SequenceHeader/init(temporalUnit:)``).
+    /// `format` is what the first keyframe declares (``CodedVideoFormat/init(codec:keyframe:)``; AV1 needs it, for
+    /// its sequence header); nil means 8-bit 4:2:0.
     public init(
         path: String, codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double,
         videoType: VideoType = .screen, audio: AudioProperties? = nil, audioPreSkip: Int = 312,
-        sequenceHeader: AV1SequenceHeader? = nil
+        format: CodedVideoFormat? = nil
     ) throws(RecordingError) {
         self.path = path
         self.codec = codec
@@ -63,7 +64,7 @@ public final class WebMWriter {
             throw RecordingError(.cannotOpen, "cannot add streams to \(path)")
         }
         do {
-            try describeVideoTrack(video.pointee.codecpar, codec: codec, width: width, height: height, sequenceHeader: sequenceHeader)
+            try describeVideoTrack(video.pointee.codecpar, format: format ?? CodedVideoFormat(codec: codec), width: width, height: height)
         } catch {
             avformat_free_context(context)
             throw error

@@ -99,7 +99,7 @@ final class ArchiveRecorder: @unchecked Sendable {
                 writers[header.streamID] = try WebMWriter(
                     path: folder.appendingPathComponent(RelayStore.fileName(stream: header.streamID)).path, codec: header.codec,
                     width: header.width, height: header.height, framesPerSecond: framesPerSecond, audio: audio,
-                    sequenceHeader: header.sequenceHeader(in: buffer))
+                    format: header.codedFormat(in: buffer))
                 if resolution.isEmpty { resolution = "\(header.width)x\(header.height)" }
             }
             try buffer.withUnsafeReadableBytes { bytes throws in

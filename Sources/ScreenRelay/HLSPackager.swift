@@ -75,9 +75,8 @@ final class HLSPackager: @unchecked Sendable {
         var dateRanges: [DateRange] = []
         /// Discontinuities that slid out of the window (`#EXT-X-DISCONTINUITY-SEQUENCE`).
         var discontinuitiesBefore = 0
-        var codec: VideoCodec = .vp9
-        /// AV1's sequence header (its codec string names the level it declares).
-        var sequenceHeader: AV1SequenceHeader?
+        /// What the stream's keyframes declare (its codec string names the profile, the level and the chroma).
+        var format = CodedVideoFormat(codec: .vp9)
         var width = 0
         var height = 0
         var framesPerSecond = 0.0
@@ -96,6 +95,8 @@ final class HLSPackager: @unchecked Sendable {
 
     // MARK: Packaging (on `queue`)
     private var writer: FragmentedMP4Writer?
+    /// The format ``writer`` describes: a keyframe that declares another chroma or profile starts a new one.
+    private var writerFormat = CodedVideoFormat(codec: .vp9)
     private var initialization = -1
     private var origin: MediaTime?
     private var held: (buffer: ByteBuffer, header: MediaFrameHeader, ticks: Int64)?
@@ -184,7 +185,11 @@ final class HLSPackager: @unchecked Sendable {
 
     private func package(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double) {
         let switched = streamId.map { $0 != header.streamID } ?? false
-        let changed = switched || (writer.map { $0.codec != header.codec || $0.width != header.width || $0.height != header.height } ?? true)
+        let format = header.codedFormat(in: buffer)
+        let changed = switched || (writer.map {
+            $0.codec != header.codec || $0.width != header.width || $0.height != header.height
+                || format.map { $0.chroma != writerFormat.chroma || $0.profile != writerFormat.profile } ?? false
+        } ?? true)
         if changed && !header.isKeyframe {
             // Nothing can start before a keyframe (the first, of a new stream, or at a new size).
             askForKeyframe()
@@ -202,11 +207,11 @@ final class HLSPackager: @unchecked Sendable {
         if header.isKeyframe, changed || current.map({ Double(ticks - $0.startTicks) >= Double(FragmentedMP4Writer.timescale) * configuration.segmentSeconds / 2 }) ?? true {
             closeSegment(at: ticks)
             if changed {
-                let sequenceHeader = header.sequenceHeader(in: buffer)
+                writerFormat = format ?? CodedVideoFormat(codec: header.codec)
                 do {
                     writer = try FragmentedMP4Writer(
                         codec: header.codec, width: header.width, height: header.height, framesPerSecond: framesPerSecond,
-                        sequenceHeader: sequenceHeader)
+                        format: writerFormat)
                 } catch {
                     writer = nil
                     return
@@ -215,8 +220,7 @@ final class HLSPackager: @unchecked Sendable {
                 let (index, bytes) = (initialization, writer!.initializationSegment)
                 published.withLock { snapshot in
                     snapshot.initializations[index] = bytes
-                    (snapshot.codec, snapshot.width, snapshot.height, snapshot.framesPerSecond) = (header.codec, header.width, header.height, framesPerSecond)
-                    snapshot.sequenceHeader = sequenceHeader
+                    (snapshot.format, snapshot.width, snapshot.height, snapshot.framesPerSecond) = (writerFormat, header.width, header.height, framesPerSecond)
                 }
             }
             current = (

@@ -15,7 +15,7 @@ enum HLSPlaylist {
         let peak = snapshot.segments.filter { $0.duration > 0 }.map { Double($0.bytes.count * 8) / $0.duration }.max() ?? 1_000_000
         var attributes = [
             "BANDWIDTH=\(Int(peak.rounded(.up)))",
-            "CODECS=\"\(snapshot.sequenceHeader?.codecString ?? codecString(snapshot.codec, width: snapshot.width, height: snapshot.height, framesPerSecond: snapshot.framesPerSecond))\"",
+            "CODECS=\"\(snapshot.format.codecString(width: snapshot.width, height: snapshot.height, framesPerSecond: snapshot.framesPerSecond, mp4: true))\"",
             "RESOLUTION=\(snapshot.width)x\(snapshot.height)",
         ]
         if snapshot.framesPerSecond > 0 { attributes.append("FRAME-RATE=\(decimal(snapshot.framesPerSecond, places: 3))") }
@@ -62,19 +62,6 @@ enum HLSPlaylist {
         if let end = range.end { attributes.append("END-DATE=\"\(end.iso8601)\"") }
         attributes += range.attributes.keys.sorted().map { "\($0)=\(range.attributes[$0]!)" }
         return "#EXT-X-DATERANGE:" + attributes.joined(separator: ",")
-    }
-
-    /// The RFC 6381 codec string of VP8/VP9 in MP4 (`vp09.PP.LL.DD`, the VP codec ISO-BMFF binding): profile 0,
-    /// 8 bits, and the lowest level whose picture size and sample rate the stream fits. (AV1's comes from its
-    /// sequence header, ``AV1SequenceHeader/codecString``; this is its fallback, main profile level 4.0.)
-    static func codecString(_ codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double) -> String {
-        let level = VideoCodec.vpxLevel(width: width, height: height, framesPerSecond: framesPerSecond)
-        let level2 = level < 10 ? "0\(level)" : "\(level)"
-        switch codec {
-        case .vp9: return "vp09.00.\(level2).08"
-        case .vp8: return "vp08.00.\(level2).08"
-        case .av1: return "av01.0.08M.08"
-        }
     }
 
     /// A quoted-string attribute value: RFC 8216 allows no double quote, carriage return or line feed in one.

@@ -3,13 +3,13 @@ import ScreenMedia
 import ScreenWire
 
 extension MediaFrameHeader {
-    /// The AV1 sequence header in the frame `buffer` holds (a whole media message with this header), for the
-    /// writers that describe an AV1 track with it; nil for VP8/VP9 and for frames without one.
-    func sequenceHeader(in buffer: ByteBuffer) -> AV1SequenceHeader? {
-        guard codec == .av1 else { return nil }
+    /// The format the keyframe `buffer` holds (a whole media message with this header) declares, for the writers
+    /// that describe a track with it (AV1's sequence header, the chroma format); nil for an inter frame.
+    func codedFormat(in buffer: ByteBuffer) -> CodedVideoFormat? {
+        guard isKeyframe else { return nil }
         return buffer.withUnsafeReadableBytes { bytes in
             (try? MediaFrameHeader.parse(bytes).payload).flatMap {
-                AV1SequenceHeader(temporalUnit: UnsafeRawBufferPointer(rebasing: bytes[$0]))
+                CodedVideoFormat(codec: codec, keyframe: UnsafeRawBufferPointer(rebasing: bytes[$0]))
             }
         }
     }

@@ -94,7 +94,7 @@ public struct ShareConfiguration: Sendable, Equatable {
             encoder: VideoEncoderConfiguration(
                 codec: Self.resolvedCodec(settings), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
                 threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed,
-                temporalLayers: settings.temporalLayers),
+                temporalLayers: settings.temporalLayers, chroma: Self.resolvedChroma(settings)),
             metadata: metadata,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
         destinationOptions = DestinationOptions(
@@ -113,7 +113,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         captureRetry = settings.captureRetry > 0 ? settings.captureRetry : nil
         notifyChat = settings.notifyChat
         startupSettings = [
-            "codec": settings.codec.rawValue, "output": settings.output ?? "", "server": settings.server ?? "",
+            "codec": settings.codec.rawValue, "chroma": settings.chroma.rawValue, "output": settings.output ?? "", "server": settings.server ?? "",
             "to": settings.to.joined(separator: " "), "token": settings.token ?? "", "port": String(settings.port),
             "reconnect": String(settings.reconnect), "data-dir": settings.dataDir ?? "", "control-socket": settings.controlSocket ?? "",
             "log-format": settings.logFormat, "notify-chat": String(settings.notifyChat), "overwrite": String(settings.overwrite),
@@ -199,7 +199,9 @@ public struct ShareConfiguration: Sendable, Equatable {
         for url in [s.output].compactMap({ $0 }) + s.to where ShareDestinations.kind(for: url, among: destinationKinds)?.name == .file {
             if let refusal = FileDestination.refusal(for: url) { throw ShareError(.invalidSettings, refusal) }
         }
+        try require(s.chroma != .yuv444 || resolvedCodec(s) != .vp8, "VP8 has no 4:4:4: it codes colour at half resolution only; give --codec vp9 or av1 with --chroma 444, or --chroma 420")
         if Self.publishesOverWHIP(s) {
+            try require(s.chroma != .yuv444, "WHIP viewers (WebRTC) decode VP9 profile 0 only: give --chroma 420 (or auto) with a whip+ destination")
             try require(s.codec != .av1, "WHIP carries VP8 or VP9 (GStreamer 1.22 has no AV1 RTP payloader): give --codec vp9 or vp8 with a whip+ destination")
         }
         for url in s.to {
@@ -307,6 +309,13 @@ extension ShareConfiguration {
     /// the stream (WebRTC here carries VP8 and VP9).
     static func resolvedCodec(_ s: ShareSettings) -> VideoCodec {
         s.codec == .auto && publishesOverWHIP(s) ? .vp9 : s.codec.resolved(framesPerSecond: s.fps)
+    }
+
+    /// The chroma format `--chroma` names; `auto` decides by codec, frame rate and bit rate, and is 4:2:0 for a
+    /// WHIP endpoint (WebRTC negotiates VP9 profile 0).
+    static func resolvedChroma(_ s: ShareSettings) -> ChromaFormat {
+        if s.chroma == .auto && publishesOverWHIP(s) { return .yuv420 }
+        return s.chroma.resolved(codec: resolvedCodec(s), framesPerSecond: s.fps, bitrateKbps: s.bitrate)
     }
 
     /// What `--monitor`, `--window` or `--region` name (the whole screen without them); throws naming the option.

@@ -66,6 +66,9 @@ public struct ShareOptions: ParsableArguments {
     @Option(help: "Video codec: auto (AV1 up to 10 fps, VP9 above: docs/performance.md says why), av1 (libaom, screen-content tools), vp9 (libvpx, screen tuning) or vp8 (for old receivers).")
     public var codec = ShareOptions.defaults.codec
 
+    @Option(help: "Colour sampling: 444 keeps 1-pixel coloured text and lines sharp (AV1 High profile, VP9 profile 1; more bytes and CPU), 420 halves colour resolution (what every decoder plays), auto picks 444 where it pays (docs/performance.md says when). VP8 has only 420.")
+    public var chroma = ShareOptions.defaults.chroma
+
     @Option(help: "Target bit rate in kbit/s (constant bit rate).")
     public var bitrate = ShareOptions.defaults.bitrate
 
@@ -177,7 +180,7 @@ public struct ShareOptions: ParsableArguments {
         (s.fps, s.backend, s.pipewireNode, s.pipewireRemote, s.portalSource, s.portalTimeout) = (fps, backend, pipewireNode, pipewireRemote, portalSource, portalTimeout)
         (s.display, s.monitor, s.window, s.region, s.codec, s.bitrate, s.metadata) = (display, monitor, window, region, codec, bitrate, metadata)
         (s.output, s.server, s.to, s.token, s.port, s.reconnect, s.dataDir, s.overwrite) = (output, server, to, token, port, reconnect, dataDir, overwrite)
-        s.whipToken = whipToken
+        (s.whipToken, s.chroma) = (whipToken, chroma)
         (s.duration, s.keepalive, s.threads, s.speed, s.notifyChat, s.cursor, s.shm) = (duration, keepalive, threads, speed, notifyChat, cursor, shm)
         (s.captureRetry, s.controlSocket, s.logFormat, s.temporalLayers) = (captureRetry, controlSocket, logFormat, temporalLayers)
         (s.host, s.publicURL, s.tlsCert, s.tlsKey, s.caFile) = (host, publicURL, tlsCert, tlsKey, caFile)
@@ -191,4 +194,5 @@ extension CaptureBackend: ExpressibleByArgument {}
 extension ScreenCastPortalRequest.Sources: ExpressibleByArgument {}
 extension VideoCodec: ExpressibleByArgument {}
 extension VideoCodecChoice: ExpressibleByArgument {}
+extension ChromaChoice: ExpressibleByArgument {}
 extension CoverStyle: ExpressibleByArgument {}

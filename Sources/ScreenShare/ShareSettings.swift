@@ -20,6 +20,7 @@ public struct ShareSettings: Sendable, Equatable {
     public var maskRegion: [String] = []
     public var maskStyle = CoverStyle.solid
     public var codec = VideoCodecChoice.auto
+    public var chroma = ChromaChoice.auto
     public var bitrate = 1500
     public var metadata: String?
     /// `--audio`: none, desktop, mic, or a PipeWire node; `--audio-bitrate` in kbit/s; `--audio-optional`.

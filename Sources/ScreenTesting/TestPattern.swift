@@ -47,4 +47,36 @@ public enum TestPattern {
         let p = frame.pixel(x: x, y: y)
         return max(abs(Int(p.r) - Int(expected.r)), abs(Int(p.g) - Int(expected.g)), abs(Int(p.b) - Int(expected.b)))
     }
+
+    /// The colours of ``fillColouredLines(_:)``: red, green, blue on a dark background.
+    public static let lineColours: [(r: UInt8, g: UInt8, b: UInt8)] = [(235, 40, 40), (40, 215, 60), (60, 90, 250)]
+    public static let lineBackground: (r: UInt8, g: UInt8, b: UInt8) = (18, 18, 26)
+
+    /// 1-pixel-wide vertical lines, red, green and blue in turn, every second column on a dark background: what
+    /// syntax-highlighted code and coloured terminal text are made of. 4:2:0 shares one colour between each line
+    /// and the dark column beside it, so the lines come out dull and the background tinted; 4:4:4 keeps both.
+    public static func fillColouredLines(_ frame: VideoFrame) {
+        fill(frame) { x, _ in lineColour(x: x) ?? lineBackground }
+    }
+
+    /// The colour of the line in column `x` of ``fillColouredLines(_:)``, nil between lines.
+    public static func lineColour(x: Int) -> (r: UInt8, g: UInt8, b: UInt8)? {
+        x % 2 == 1 ? lineColours[(x / 2) % 3] : nil
+    }
+
+    /// How far `frame` is from ``fillColouredLines(_:)`` in the line columns: the mean, over their pixels within
+    /// `area` (rows and columns, 8 pixels in from the picture's edges when nil), of the largest per-channel
+    /// difference. Under 20: the lines keep their colour; 4:2:0 gives 50 and more.
+    public static func colouredLineError(_ frame: VideoFrame, in area: PixelRect? = nil) -> Double {
+        let area = area ?? PixelRect(x: 8, y: 8, width: frame.width - 16, height: frame.height - 16)
+        var total = 0, count = 0
+        for y in stride(from: area.y, to: area.maxY, by: 3) {
+            for x in area.x..<area.maxX {
+                guard let colour = lineColour(x: x) else { continue }
+                total += difference(frame, x: x, y: y, colour)
+                count += 1
+            }
+        }
+        return count == 0 ? 0 : Double(total) / Double(count)
+    }
 }

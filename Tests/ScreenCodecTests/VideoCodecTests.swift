@@ -157,7 +157,8 @@ import Testing
         let header = try #require(AV1SequenceHeader(temporalUnit: keyframe.payload))
         #expect(header.profile == 0 && header.bitDepth == 8 && !header.monochrome)
         #expect(header.chromaSubsamplingX && header.chromaSubsamplingY)
-        #expect(header.codecString.hasPrefix("av01.0.") && header.codecString.hasSuffix("M.08"))
+        let codecString = try #require(CodedVideoFormat(codec: .av1, keyframe: keyframe.payload)).codecString(width: 320, height: 240, framesPerSecond: 5)
+        #expect(codecString.hasPrefix("av01.0.") && codecString.hasSuffix("M.08"))
         #expect(header.configurationRecord.prefix(4) == [0x81, UInt8(header.level), 0x0C, 0])
         frame.captureTime = MediaTime(value: 1, timescale: 5)
         let inter = try #require(try encode(encoder, frame).first)
@@ -284,5 +285,50 @@ import Testing
                 }
             }
         }
+    }
+}
+
+/// 4:4:4: AV1 High profile and VP9 profile 1 keep 1-pixel coloured lines where 4:2:0 smears them.
+@Suite(.watchdog()) struct ChromaTests {
+    private func encodeAndDecode(_ codec: VideoCodec, _ chroma: ChromaFormat, refine: Bool = true) throws -> (error: Double, keyframe: [UInt8]) {
+        let frame = VideoFrame(width: 320, height: 240)
+        TestPattern.fillColouredLines(frame)
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 3000, framesPerSecond: 5, chroma: chroma))
+        let sink = CollectingSink()
+        try encoder.encode(frame) { try sink.write($0) }
+        if refine {
+            frame.captureTime = MediaTime(value: 1, timescale: 5)
+            frame.changedRects = []
+            try encoder.refine(frame) { try sink.write($0) }
+        }
+        let decoder = try makeVideoDecoder(for: codec)
+        var error = Double.infinity
+        for encoded in sink.frames {
+            try encoded.payload.withUnsafeBytes { payload in
+                try decoder.decode(payload) { picture in error = TestPattern.colouredLineError(picture) }
+            }
+        }
+        return (error, sink.frames[0].payload)
+    }
+
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func fourFourFourKeepsThinColouredLinesThatFourTwoZeroSmears(codec: VideoCodec) throws {
+        let full = try encodeAndDecode(codec, .yuv444)
+        let subsampled = try encodeAndDecode(codec, .yuv420)
+        #expect(full.error < 20, "4:4:4 line error \(full.error)")
+        #expect(subsampled.error > 40, "4:2:0 line error \(subsampled.error)")
+        let format = try #require(CodedVideoFormat(codec: codec, keyframe: full.keyframe))
+        #expect(format.chroma == .yuv444 && format.profile == 1 && format.bitDepth == 8)
+        let expectedString = codec == .av1 ? "av01.1." : "vp09.01."
+        #expect(format.codecString(width: 320, height: 240, framesPerSecond: 5).hasPrefix(expectedString))
+        #expect(CodedVideoFormat(codec: codec, keyframe: subsampled.keyframe)?.chroma == .yuv420)
+    }
+
+    @Test func vp8SaysItHasNoFourFourFour() throws {
+        let frame = VideoFrame(width: 64, height: 64)
+        TestPattern.fillColouredLines(frame)
+        let encoder = makeVideoEncoder(.init(codec: .vp8, chroma: .yuv444))
+        let error = #expect(throws: CodecError.self) { try encoder.encode(frame) { _ in } }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("VP8 has no 4:4:4"))
     }
 }

@@ -22,7 +22,7 @@ import Testing
         }
         let writer = try FragmentedMP4Writer(
             codec: codec, width: 320, height: 180, framesPerSecond: 5,
-            sequenceHeader: sink.frames.first.flatMap { AV1SequenceHeader(temporalUnit: $0.payload) })
+            format: sink.frames.first.flatMap { CodedVideoFormat(codec: codec, keyframe: $0.payload) })
         var stream = writer.initializationSegment
         for (index, frame) in sink.frames.enumerated() {
             let time = Int64(index) * 18_000

@@ -30,7 +30,7 @@ import Testing
                 if writer == nil {
                     writer = try WebMWriter(
                         path: path, codec: codec, width: 320, height: 180, framesPerSecond: 5,
-                        sequenceHeader: AV1SequenceHeader(temporalUnit: encoded.payload))
+                        format: CodedVideoFormat(codec: codec, keyframe: encoded.payload))
                 }
                 try writer?.write(encoded)
                 try sink.write(encoded)

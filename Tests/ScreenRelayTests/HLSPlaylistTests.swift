@@ -60,11 +60,17 @@ import Testing
     }
 
     @Test func theCodecStringNamesTheLevelTheStreamNeeds() {
-        #expect(HLSPlaylist.codecString(.vp9, width: 320, height: 240, framesPerSecond: 5) == "vp09.00.20.08")
-        #expect(HLSPlaylist.codecString(.vp9, width: 1920, height: 1080, framesPerSecond: 5) == "vp09.00.40.08")
-        #expect(HLSPlaylist.codecString(.vp9, width: 1920, height: 1080, framesPerSecond: 60) == "vp09.00.41.08")
-        #expect(HLSPlaylist.codecString(.vp9, width: 3840, height: 2160, framesPerSecond: 30) == "vp09.00.50.08")
-        #expect(HLSPlaylist.codecString(.vp8, width: 640, height: 480, framesPerSecond: 30) == "vp08.00.30.08")
+        func mp4(_ codec: VideoCodec, _ width: Int, _ height: Int, _ rate: Double, _ chroma: ChromaFormat = .yuv420) -> String {
+            CodedVideoFormat(codec: codec, chroma: chroma).codecString(width: width, height: height, framesPerSecond: rate, mp4: true)
+        }
+        #expect(mp4(.vp9, 320, 240, 5) == "vp09.00.20.08")
+        #expect(mp4(.vp9, 1920, 1080, 5) == "vp09.00.40.08")
+        #expect(mp4(.vp9, 1920, 1080, 60) == "vp09.00.41.08")
+        #expect(mp4(.vp9, 3840, 2160, 30) == "vp09.00.50.08")
+        #expect(mp4(.vp8, 640, 480, 30) == "vp08.00.30.08")
+        // 4:4:4 takes the long form, which names the subsampling (03) and the BT.601 colour; VP8 has no 4:4:4.
+        #expect(mp4(.vp9, 1920, 1080, 5, .yuv444) == "vp09.01.40.08.03.06.06.06.00")
+        #expect(mp4(.vp8, 640, 480, 30, .yuv444) == "vp08.00.30.08")
     }
 
     @Test func numbersAreWrittenWithoutALocale() {

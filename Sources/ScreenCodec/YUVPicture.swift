@@ -1,11 +1,13 @@
 import CYUV
 import ScreenMedia
 
-/// An 8-bit 4:2:0 picture in memory of its own, reused for every frame of one size: what the encoders read.
-/// Each codec library is lent its planes through its own image descriptor (`vpx_img_wrap`, `aom_img_wrap`).
-final class I420Image {
+/// An 8-bit YUV picture, 4:2:0 or 4:4:4, in memory of its own, reused for every frame of one size: what the
+/// encoders read. Each codec library is lent its planes through its own image descriptor (`vpx_img_wrap`,
+/// `aom_img_wrap`).
+final class YUVPicture {
     let width: Int
     let height: Int
+    let chroma: ChromaFormat
     let lumaStride: Int
     let chromaStride: Int
     let luma: UnsafeMutablePointer<UInt8>
@@ -14,15 +16,16 @@ final class I420Image {
     private let storage: UnsafeMutableRawPointer
 
     /// Rows are 32-byte aligned (the SIMD loads of libyuv and the codecs prefer it).
-    init(width: Int, height: Int) throws(CodecError) {
+    init(width: Int, height: Int, chroma: ChromaFormat = .yuv420) throws(CodecError) {
         guard width >= 2, height >= 2, width <= 16384, height <= 16384 else {
             throw CodecError(.unsupportedConfiguration, "cannot encode a \(width)×\(height) picture")
         }
         self.width = width
         self.height = height
+        self.chroma = chroma
         lumaStride = (width + 31) & ~31
-        chromaStride = ((width + 1) / 2 + 31) & ~31
-        let chromaRows = (height + 1) / 2
+        chromaStride = ((width + chroma.horizontalShare - 1) / chroma.horizontalShare + 31) & ~31
+        let chromaRows = (height + chroma.verticalShare - 1) / chroma.verticalShare
         let lumaBytes = lumaStride * height, chromaBytes = chromaStride * chromaRows
         storage = UnsafeMutableRawPointer.allocate(byteCount: lumaBytes + 2 * chromaBytes, alignment: 64)
         // Black, so that rows no frame has converted yet (none, in practice) are not garbage.
@@ -37,7 +40,7 @@ final class I420Image {
 
     /// Converts the parts of `frame` listed in its changed rectangles (all of it when `everything`; nothing when
     /// the list is empty, as for a keepalive of an unchanged screen) from BGRA
-    /// with libyuv. Rectangles are widened to even coordinates because chroma is subsampled 2×2.
+    /// with libyuv. Rectangles are widened to even coordinates: in 4:2:0 chroma is shared by 2×2 pixels.
     func convert(from frame: VideoFrame, everything: Bool) {
         precondition(frame.width == width && frame.height == height, "frame and picture sizes differ")
         frame.withUnsafeBytes { pixels in
@@ -57,6 +60,15 @@ final class I420Image {
     }
 
     private func convertRect(_ rect: PixelRect, _ source: UnsafePointer<UInt8>, _ sourceStride: Int) {
+        if chroma == .yuv444 {
+            ARGBToI444(
+                source + rect.y * sourceStride + rect.x * 4, Int32(sourceStride),
+                luma + rect.y * lumaStride + rect.x, Int32(lumaStride),
+                blueDifference + rect.y * chromaStride + rect.x, Int32(chromaStride),
+                redDifference + rect.y * chromaStride + rect.x, Int32(chromaStride),
+                Int32(rect.width), Int32(rect.height))
+            return
+        }
         ARGBToI420(
             source + rect.y * sourceStride + rect.x * 4, Int32(sourceStride),
             luma + rect.y * lumaStride + rect.x, Int32(lumaStride),
@@ -67,14 +79,14 @@ final class I420Image {
 }
 
 @available(*, unavailable)
-extension I420Image: Sendable {}
+extension YUVPicture: Sendable {}
 
 /// The BGRA picture a decoder lends to its caller, reused from one decoded frame to the next.
 struct DecodedPicture {
     private var frame: VideoFrame?
 
-    /// Converts a decoded 8-bit 4:2:0 picture (planes as the codec library lends them) to BGRA, stamps it and
-    /// lends it to `body`.
+    /// Converts a decoded 8-bit 4:2:0 or 4:4:4 picture (planes as the codec library lends them) to BGRA, stamps it
+    /// and lends it to `body`.
     mutating func lend(
         _ decoded: LentPlanes, captureTime: MediaTime, wallClock: WallClockTime, metadata: FrameMetadata,
         _ body: (VideoFrame) throws -> Void
@@ -89,10 +101,11 @@ struct DecodedPicture {
             frame = picture
         }
         picture.withUnsafeMutableBytes { pixels in
-            _ = I420ToARGB(
+            let destination = pixels.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            let convert = decoded.chroma == .yuv444 ? I444ToARGB : I420ToARGB
+            _ = convert(
                 planes.0, Int32(strides.0), planes.1, Int32(strides.1), planes.2, Int32(strides.2),
-                pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(picture.bytesPerRow),
-                Int32(width), Int32(height))
+                destination, Int32(picture.bytesPerRow), Int32(width), Int32(height))
         }
         picture.captureTime = captureTime
         picture.wallClock = wallClock
@@ -104,10 +117,11 @@ struct DecodedPicture {
 
 // MARK: Privacy covers
 
-extension I420Image {
+extension YUVPicture {
     /// Paints `covers` over the picture where they overlap `areas` (everywhere when nil): the real pixels stay in
     /// the captured frame, so an area a cover leaves is converted again from there. Covers are widened to even
-    /// coordinates (chroma is shared by 2×2 pixels): a cover hides more, never less.
+    /// coordinates (in 4:2:0 chroma is shared by 2×2 pixels; 4:4:4 covers the same pixels, so that a cover looks
+    /// the same in both): a cover hides more, never less.
     func paint(_ covers: FrameCovers, from frame: VideoFrame, within areas: [PixelRect]?) {
         let bounds = PixelRect(x: 0, y: 0, width: width, height: height)
         for cover in covers.rects {
@@ -180,13 +194,16 @@ extension I420Image {
                 (luma + row * lumaStride + rect.x).update(repeating: value, count: rect.width)
             }
         }
-        for row in rect.y / 2..<(rect.maxY + 1) / 2 {
-            (blueDifference + row * chromaStride + rect.x / 2).update(repeating: u, count: (rect.width + 1) / 2)
-            (redDifference + row * chromaStride + rect.x / 2).update(repeating: v, count: (rect.width + 1) / 2)
+        let (across, down) = (chroma.horizontalShare, chroma.verticalShare)
+        let samples = (rect.width + across - 1) / across
+        for row in rect.y / down..<(rect.maxY + down - 1) / down {
+            (blueDifference + row * chromaStride + rect.x / across).update(repeating: u, count: samples)
+            (redDifference + row * chromaStride + rect.x / across).update(repeating: v, count: samples)
         }
     }
 
-    /// The mean colour of `rect` of the BGRA frame, in BT.601 studio range as libyuv's ARGBToI420 makes it.
+    /// The mean colour of `rect` of the BGRA frame, in BT.601 studio range as libyuv's ARGBToI420 and ARGBToI444
+    /// make it.
     private func averageColor(of rect: PixelRect, in frame: VideoFrame) -> (UInt8, UInt8, UInt8) {
         let clipped = rect.intersection(frame.bounds)
         guard !clipped.isEmpty else { return (Self.coverLuma, 128, 128) }
