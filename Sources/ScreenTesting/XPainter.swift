@@ -209,3 +209,18 @@ public final class XPainter {
 
 @available(*, unavailable, message: "an Xlib Display belongs to one thread at a time")
 extension XPainter: Sendable {}
+
+extension XPainter {
+    /// Shows ``TestPattern/fillColouredLines(_:)`` in a window covering `rect` (columns counted from the screen's
+    /// left edge, as ``TestPattern/colouredLineError(_:in:)`` reads them) and returns the window.
+    @discardableResult
+    public func showColouredLines(_ rect: PixelRect) -> UInt {
+        let background = TestPattern.lineBackground
+        let window = createWindow(rect, color: Self.pixel(red: background.r, green: background.g, blue: background.b))
+        for x in rect.x..<rect.maxX {
+            guard let colour = TestPattern.lineColour(x: x) else { continue }
+            fill(window: window, PixelRect(x: x - rect.x, y: 0, width: 1, height: rect.height), color: Self.pixel(red: colour.r, green: colour.g, blue: colour.b))
+        }
+        return window
+    }
+}

@@ -122,14 +122,14 @@ final class RunningRelayProcess {
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    /// A screenpub sharing `display` to this relay at 5 fps (it makes the session with the secret) and the
-    /// session it made; the caller ends it.
-    func share(_ display: VirtualDisplay) async throws -> (process: ChildProcess, session: String) {
+    /// A screenpub sharing `display` to this relay at 5 fps (it makes the session with the secret; `extra`
+    /// options added) and the session it made; the caller ends it.
+    func share(_ display: VirtualDisplay, _ extra: [String] = []) async throws -> (process: ChildProcess, session: String) {
         var environment = ProcessInfo.processInfo.environment
         environment["SCREENRELAY_SECRET"] = Self.secret
         let share = try ChildProcess(
             RunningShare.screenpub,
-            ["--display", display.name, "--server", "http://127.0.0.1:\(port)", "--fps", "5", "--duration", "90", "--control-socket", ""],
+            ["--display", display.name, "--server", "http://127.0.0.1:\(port)", "--fps", "5", "--duration", "90", "--control-socket", ""] + extra,
             environment: environment)
         for _ in 0..<400 {
             if let session = share.outputSoFar.split(separator: "\n").first(where: { $0.hasPrefix("session:") }) {
