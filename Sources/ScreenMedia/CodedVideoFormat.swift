@@ -67,18 +67,19 @@ public struct CodedVideoFormat: Sendable, Hashable {
     /// its chroma subsampling and BT.601 colour: the short form means 4:2:0.
     public func codecString(width: Int, height: Int, framesPerSecond: Double, mp4: Bool = false) -> String {
         let depth = bitDepth < 10 ? "0\(bitDepth)" : "\(bitDepth)"
-        let bt601Colour = "06.06.06.00"  // SMPTE 170M primaries, transfer and matrix; studio range
+        // SMPTE 170M (BT.601) primaries, transfer and matrix, then studio range: `F` is one digit for AV1, two for VP9.
+        let bt601Colour = "06.06.06"
         switch codec {
         case .av1:
             let level = sequenceHeader?.level ?? 8, tier = sequenceHeader?.tier ?? 0
             let short = "av01.\(profile).\(level < 10 ? "0" : "")\(level)\(tier == 0 ? "M" : "H").\(depth)"
-            return chroma == .yuv444 ? short + ".0.000." + bt601Colour : short
+            return chroma == .yuv444 ? short + ".0.000." + bt601Colour + ".0" : short
         case .vp9, .vp8:
             let level = VideoCodec.vpxLevel(width: width, height: height, framesPerSecond: framesPerSecond)
             let levelDigits = level < 10 ? "0\(level)" : "\(level)"
             if codec == .vp8 { return mp4 ? "vp08.00.\(levelDigits).08" : "vp8" }
             let short = "vp09.0\(profile).\(levelDigits).\(depth)"
-            return chroma == .yuv444 ? short + ".03." + bt601Colour : short
+            return chroma == .yuv444 ? short + ".03." + bt601Colour + ".00" : short
         }
     }
 }

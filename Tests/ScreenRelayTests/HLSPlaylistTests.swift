@@ -71,6 +71,7 @@ import Testing
         // 4:4:4 takes the long form, which names the subsampling (03) and the BT.601 colour; VP8 has no 4:4:4.
         #expect(mp4(.vp9, 1920, 1080, 5, .yuv444) == "vp09.01.40.08.03.06.06.06.00")
         #expect(mp4(.vp8, 640, 480, 30, .yuv444) == "vp08.00.30.08")
+        #expect(mp4(.av1, 1920, 1080, 5, .yuv444) == "av01.1.08M.08.0.000.06.06.06.0")
     }
 
     @Test func numbersAreWrittenWithoutALocale() {

@@ -125,6 +125,46 @@ import Testing
         #expect(Self.differs(topLeft[0], (240, 240, 240)) <= 12, "top-left after the change: \(topLeft)")
     }
 
+    /// 4:4:4 (AV1 High profile, VP9 profile 1) decodes in Chromium, which is more than `isConfigSupported` says:
+    /// 1-pixel red, green and blue lines keep their colour on the canvas.
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func aFourFourFourStreamIsDrawnInFullColour(codec: VideoCodec) async throws {
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let painter = try XPainter(displayName: display.name)
+        painter.showColouredLines(PixelRect(x: 0, y: 0, width: 320, height: 240))
+        let publisher = try ChildProcess(
+            screenpub,
+            ["--display", display.name, "--port", "0", "--duration", "90", "--no-cursor", "--codec", codec.rawValue, "--chroma", "444",
+             "--control-socket", ""])
+        defer { publisher.endInBackground(signal: SIGTERM, timeout: 20) }
+        var viewerURL = ""
+        for _ in 0..<200 where viewerURL.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            viewerURL = publisher.outputSoFar.split(separator: "\n").first { $0.hasPrefix("viewer:") }
+                .map { $0.dropFirst(7).trimmingCharacters(in: .whitespaces) } ?? ""
+        }
+        let browser = try await HeadlessBrowser(url: viewerURL)
+        defer { browser.close() }
+        let state = try await waitForViewer(browser) { $0.framesDecoded >= 2 }
+        #expect(state.framesDecoded >= 2 && state.decoderErrors == 0 && state.problem == nil, "viewer: \(state)")
+        #expect(state.codecString?.hasPrefix(codec == .av1 ? "av01.1." : "vp09.01.") == true, "\(state)")
+        let rgba: [Int] = try await browser.evaluate(
+            "Array.from(document.getElementById('screen').getContext('2d').getImageData(0, 0, 320, 240).data)")
+        try #require(rgba.count == 320 * 240 * 4)
+        let canvas = VideoFrame(width: 320, height: 240)
+        canvas.withUnsafeMutableBytes { pixels in
+            for y in 0..<240 {
+                for x in 0..<320 {
+                    let (from, to) = ((y * 320 + x) * 4, y * canvas.bytesPerRow + x * 4)
+                    (pixels[to], pixels[to + 1], pixels[to + 2], pixels[to + 3]) =
+                        (UInt8(rgba[from + 2]), UInt8(rgba[from + 1]), UInt8(rgba[from]), 255)
+                }
+            }
+        }
+        let error = TestPattern.colouredLineError(canvas, in: PixelRect(x: 16, y: 16, width: 288, height: 208))
+        #expect(error < 20, "the lines' colour error on the canvas: \(error)")
+    }
+
     @Test func theViewerSurvivesAPublisherThatReconnects() async throws {
         let relay = try await RunningRelay()
         let session = try await relay.createSession()

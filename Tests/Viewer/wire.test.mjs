@@ -87,6 +87,18 @@ test('the decoder is configured with the codec string the publisher announced, e
   assert.equal(wire.decoderCodecString({ codecString: 'av01.<script>' }, 3), 'av01.0.08M.08');
 });
 
+test('a browser without a decoder for the stream is told which codec and what to do', () => {
+  assert.equal(wire.describeCodec('av01.1.08M.08.0.000.06.06.06.0'), 'AV1 High profile (4:4:4 colour)');
+  assert.equal(wire.describeCodec('vp09.00.40.08'), 'VP9');
+  const text = wire.unsupportedCodecText('vp09.01.40.08.03.06.06.06.00');
+  assert.match(text, /^This browser cannot decode the stream: it is VP9 profile 1 \(4:4:4 colour\)/);
+  assert.match(text, /--chroma 420/);
+  assert.doesNotMatch(wire.unsupportedCodecText('av01.0.08M.08'), /--chroma/);
+  // The long 4:4:4 forms are codec strings the decoder is configured with.
+  assert.equal(wire.decoderCodecString({ codecString: 'av01.1.08M.08.0.000.06.06.06.0' }, 3), 'av01.1.08M.08.0.000.06.06.06.0');
+  assert.equal(wire.decoderCodecString({ codecString: 'vp09.01.40.08.03.06.06.06.00' }, 2), 'vp09.01.40.08.03.06.06.06.00');
+});
+
 test('names, metadata and medians as the page shows them', () => {
   assert.equal(wire.displayName('subscriber', 'name=Ada&team=x'), 'Ada');
   assert.equal(wire.displayName('publisher', ''), 'the presenter');

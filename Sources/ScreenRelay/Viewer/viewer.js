@@ -5,7 +5,7 @@
 
 import {
   CODEC_AV1, CODEC_NAME, HEADER_SIZE, WEBCODECS_CODEC, decoderCodecString, describeMetadata, displayName, median,
-  parseMediaFrame,
+  parseMediaFrame, unsupportedCodecText,
 } from './wire.js';
 import { reduce } from './session.js';
 import { page, setStatus, showProblem, viewer } from './view.js';
@@ -33,6 +33,7 @@ class StreamPlayer {
     this.codec = null;
     this.codecString = null;
     this.waitingForKeyframe = true;
+    this.unsupported = false; // no decoder for the stream here: told once, nothing more is decoded
     this.pending = new Map(); // chunk timestamp → the frame's header fields
     this.context = page.canvas.getContext('2d', { alpha: false });
     this.latencies = [];
@@ -47,6 +48,7 @@ class StreamPlayer {
       this.skip('the decoder is behind');
       return;
     }
+    if (this.unsupported) return;
     if (this.waitingForKeyframe && !frame.keyframe) {
       viewer.framesSkipped += 1;
       return;
@@ -125,6 +127,13 @@ class StreamPlayer {
 
   fail(error) {
     viewer.decoderErrors += 1;
+    if (error && error.name === 'NotSupportedError') {
+      // No decoder for this profile here (a 4:4:4 stream in a browser without one): say so, ask for no keyframes.
+      this.unsupported = true;
+      this.closeDecoder();
+      showProblem(unsupportedCodecText(this.codecString));
+      return;
+    }
     console.warn('screenpub viewer: decoder error', error);
     this.closeDecoder();
     this.skip(`decoder error: ${error.message || error}`);

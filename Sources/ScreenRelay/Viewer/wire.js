@@ -106,6 +106,23 @@ export function decoderCodecString(properties, codec) {
   return WEBCODECS_CODEC[codec];
 }
 
+/// The codec a codec string names, as people know it: "AV1 High profile (4:4:4 colour)", "VP9".
+export function describeCodec(codecString) {
+  const text = String(codecString || '');
+  if (text.startsWith('av01.')) return text.startsWith('av01.1.') ? 'AV1 High profile (4:4:4 colour)' : 'AV1';
+  if (text.startsWith('vp09.')) return text.startsWith('vp09.01.') ? 'VP9 profile 1 (4:4:4 colour)' : 'VP9';
+  return text.startsWith('vp8') ? 'VP8' : (text || 'this codec');
+}
+
+/// What a viewer whose browser has no decoder for the stream is told, instead of a black picture.
+export function unsupportedCodecText(codecString) {
+  const what = describeCodec(codecString);
+  const remedy = String(codecString || '').match(/^(av01\.1|vp09\.01)\./)
+    ? 'Ask the presenter to share with --chroma 420, or watch in a current Chrome, Edge or Firefox.'
+    : 'Watch in a current Chrome, Edge or Firefox, or use screensub.';
+  return `This browser cannot decode the stream: it is ${what} (${codecString}). ${remedy}`;
+}
+
 /// A participant's name: the `name` field of its token's connection data (`name=Ada`), else what it is.
 export function displayName(role, data) {
   let name = null;
