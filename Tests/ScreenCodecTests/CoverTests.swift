@@ -10,8 +10,10 @@ import Testing
     static let background: (r: UInt8, g: UInt8, b: UInt8) = (20, 160, 60)
 
     /// The decoded pictures of `frames` fed one by one to one encoder and decoder.
-    func code(_ codec: VideoCodec, _ steps: [(VideoFrame) -> Void], frame: VideoFrame, check: (Int, VideoFrame) -> Void) throws {
-        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 3000))
+    func code(
+        _ codec: VideoCodec, chroma: ChromaFormat = .yuv420, _ steps: [(VideoFrame) -> Void], frame: VideoFrame, check: (Int, VideoFrame) -> Void
+    ) throws {
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 3000, chroma: chroma))
         let decoder = try makeVideoDecoder(for: codec)
         for (index, step) in steps.enumerated() {
             step(frame)
@@ -52,15 +54,17 @@ import Testing
         return largest
     }
 
-    @Test(arguments: [VideoCodec.av1, .vp9, .vp8], CoverStyle.allCases)
-    func nothingUnderACoverIsCodedAndWhatItLeavesComesBack(codec: VideoCodec, style: CoverStyle) throws {
+    /// In 4:2:0 (every codec) and 4:4:4 (AV1, VP9), where a cover's colour planes are painted at full resolution.
+    @Test(arguments: [(VideoCodec.av1, ChromaFormat.yuv420), (.vp9, .yuv420), (.vp8, .yuv420), (.av1, .yuv444), (.vp9, .yuv444)], CoverStyle.allCases)
+    func nothingUnderACoverIsCodedAndWhatItLeavesComesBack(codec: (VideoCodec, ChromaFormat), style: CoverStyle) throws {
+        let (codec, chroma) = codec
         let frame = VideoFrame(width: 320, height: 192)
         let secretArea = PixelRect(x: 96, y: 64, width: 96, height: 64)
         let moved = PixelRect(x: 200, y: 100, width: 96, height: 64)
         func paintScene(_ frame: VideoFrame) {
             TestPattern.fill(frame) { x, y in secretArea.contains(x: x, y: y) ? Self.secret : Self.background }
         }
-        try code(codec, [
+        try code(codec, chroma: chroma, [
             // 0: the first picture, the secret already covered.
             { frame in paintScene(frame); frame.markAllChanged(); frame.covers.style = style; frame.covers.rects = [secretArea] },
             // 1: something changes inside the cover: still nothing of it.
@@ -81,8 +85,9 @@ import Testing
                 let (_, nearest) = Self.differences(picture, covered, Self.secret)
                 #expect(nearest > 60, "step \(step): a pixel under the cover is close to the secret colour")
             case .pixelate:
-                // Only block averages: the stripes drawn in step 1 (4 pixels wide) do not show.
-                #expect(Self.largestDetail(picture, covered) <= 16, "step \(step): detail shows through the pixelation")
+                // Only block averages: the stripes drawn in step 1 (4 pixels wide, 200 levels apart) do not show;
+                // what differs is coding noise (up to ~17 levels with 4:4:4, whose colour edges stay sharp).
+                #expect(Self.largestDetail(picture, covered) <= 24, "step \(step): detail shows through the pixelation")
             }
             #expect(TestPattern.difference(picture, x: 10, y: 10, Self.background) <= 16, "step \(step)")
             if step == 2 {

@@ -45,11 +45,11 @@ import Testing
         }
     }
 
-    @Test(arguments: [VideoCodec.av1, .vp9])
-    func onlyTheFirstFrameAndRequestedFramesAreKeyframes(codec: VideoCodec) throws {
+    @Test(arguments: [VideoCodec.av1, .vp9], ChromaFormat.allCases)
+    func onlyTheFirstFrameAndRequestedFramesAreKeyframes(codec: VideoCodec, chroma: ChromaFormat) throws {
         let frame = VideoFrame(width: 160, height: 96)
         TestPattern.fillQuadrants(frame)
-        let encoder = makeVideoEncoder(.init(codec: codec))
+        let encoder = makeVideoEncoder(.init(codec: codec, chroma: chroma))
         var keyflags: [Bool] = []
         for index in 0..<6 {
             frame.captureTime = MediaTime(value: Int64(index), timescale: 5)
@@ -59,11 +59,11 @@ import Testing
         #expect(keyflags == [true, false, false, false, true, false])
     }
 
-    @Test(arguments: [VideoCodec.av1, .vp9])
-    func aSizeChangeStartsWithAKeyframeAtTheNewSize(codec: VideoCodec) throws {
+    @Test(arguments: [VideoCodec.av1, .vp9], ChromaFormat.allCases)
+    func aSizeChangeStartsWithAKeyframeAtTheNewSize(codec: VideoCodec, chroma: ChromaFormat) throws {
         let frame = VideoFrame(width: 160, height: 96)
         TestPattern.fillQuadrants(frame)
-        let encoder = makeVideoEncoder(.init(codec: codec))
+        let encoder = makeVideoEncoder(.init(codec: codec, chroma: chroma))
         let decoder = try makeVideoDecoder(for: codec)
         try decodeLast(decoder, try encode(encoder, frame)) { #expect($0.width == 160) }
         frame.resize(width: 200, height: 120)
@@ -78,11 +78,11 @@ import Testing
         }
     }
 
-    @Test(arguments: [VideoCodec.av1, .vp9])
-    func onlyChangedRectanglesAreConvertedAndTheChangeArrives(codec: VideoCodec) throws {
+    @Test(arguments: [VideoCodec.av1, .vp9], ChromaFormat.allCases)
+    func onlyChangedRectanglesAreConvertedAndTheChangeArrives(codec: VideoCodec, chroma: ChromaFormat) throws {
         let frame = VideoFrame(width: 256, height: 128)
         TestPattern.fill(frame) { _, _ in (0, 0, 0) }
-        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 2000))
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 2000, chroma: chroma))
         let decoder = try makeVideoDecoder(for: codec)
         try decodeLast(decoder, try encode(encoder, frame)) { _ in }
 
@@ -167,14 +167,14 @@ import Testing
 
     /// Coded at a starved bit rate, a detailed picture comes out coarse; one refinement of the unchanged picture
     /// brings it close to the source, and there is nothing left to refine until something changes.
-    @Test(arguments: [VideoCodec.av1, .vp9])
-    func aRefinementSharpensWhatWasCodedCoarsely(codec: VideoCodec) throws {
+    @Test(arguments: [VideoCodec.av1, .vp9], ChromaFormat.allCases)
+    func aRefinementSharpensWhatWasCodedCoarsely(codec: VideoCodec, chroma: ChromaFormat) throws {
         let frame = VideoFrame(width: 320, height: 240)
         TestPattern.fill(frame) { x, y in
             let on = (x / 3 + y / 5 * 7) % 5 < 2
             return on ? (230, 230, 220) : (20, 24, 40)
         }
-        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 50))
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 50, chroma: chroma))
         let decoder = try makeVideoDecoder(for: codec)
         func error(of frames: [CollectedFrame]) throws -> Double {
             var total = 0.0
@@ -209,10 +209,10 @@ import Testing
 
     /// The target bit rate follows the network while encoding: lowered, the next frames shrink to it; raised,
     /// they grow again; never a keyframe, and every frame still decodes.
-    @Test(arguments: [VideoCodec.av1, .vp9, .vp8])
-    func theBitRateChangesWhileEncodingWithoutAKeyframe(codec: VideoCodec) throws {
+    @Test(arguments: [(VideoCodec.av1, ChromaFormat.yuv420), (.vp9, .yuv420), (.vp8, .yuv420), (.av1, .yuv444), (.vp9, .yuv444)])
+    func theBitRateChangesWhileEncodingWithoutAKeyframe(codec: VideoCodec, chroma: ChromaFormat) throws {
         let frame = VideoFrame(width: 480, height: 270)
-        let encoder = RealtimeEncoder(configuration: .init(codec: codec, bitrateKbps: 2000, framesPerSecond: 10))
+        let encoder = RealtimeEncoder(configuration: .init(codec: codec, bitrateKbps: 2000, framesPerSecond: 10, chroma: chroma))
         let decoder = try makeVideoDecoder(for: codec)
         var index = 0
         /// Kilobits per second over `count` frames of noise, new in every frame: it takes whatever rate it is given.
@@ -251,11 +251,11 @@ import Testing
     /// Three temporal layers: frames come in layers 0, 2, 1, 2, …; the layer-0 frames alone, or layers 0 and 1,
     /// decode to the right picture — what changed in the frames left out is coded again in the next frame kept
     /// (the active map covers what the reference predates).
-    @Test(arguments: [VideoCodec.av1, .vp9])
-    func temporalLayersThinToAStreamThatDecodesToTheRightPicture(codec: VideoCodec) throws {
+    @Test(arguments: [VideoCodec.av1, .vp9], ChromaFormat.allCases)
+    func temporalLayersThinToAStreamThatDecodesToTheRightPicture(codec: VideoCodec, chroma: ChromaFormat) throws {
         let frame = VideoFrame(width: 320, height: 240)
         TestPattern.fill(frame) { _, _ in (0, 0, 0) }
-        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 2000, temporalLayers: 3))
+        let encoder = makeVideoEncoder(.init(codec: codec, bitrateKbps: 2000, temporalLayers: 3, chroma: chroma))
         var frames = try encode(encoder, frame)
         /// Where frame `n`'s white square is: it moves every frame.
         func square(_ n: Int) -> PixelRect { PixelRect(x: 16 + (n * 32) % 256, y: 16 + (n * 16) % 160, width: 32, height: 32) }
