@@ -8,7 +8,9 @@ import ScreenTesting
 /// step its marker names, drawn again on the display and read back, and ffmpeg's `ssim` filter compares the
 /// two sequences (both converted to 4:2:0 by the same swscale, as an encoder would see them). Each frame's SSIM
 /// counts for as long as the frame is on screen (until the next one, the last until `duration`): what a viewer
-/// sees, whether the tool sends a frame per tick or only when something changed. Frames go to
+/// sees, whether the tool sends a frame per tick or only when something changed. With `fullColour` both are
+/// compared in 4:4:4 instead, so that what 4:2:0 loses in the colour planes counts; beside SSIM (of Y, U, V and
+/// all) it reports PSNR of U and V, which sees thin coloured strokes that SSIM's windows average away. Frames go to
 /// ffmpeg through two FIFOs, one writer thread each (the decoder's, and the X client's that draws references),
 /// so nothing the size of a recording is stored.
 struct QualityPass {
@@ -19,33 +21,46 @@ struct QualityPass {
     let duration: Double
     /// Print each frame's time, step and SSIM on standard error.
     var printsFrames = false
+    /// Compare in 4:4:4 (the colour planes at full resolution) rather than as a 4:2:0 encoder sees them.
+    var fullColour = false
 
+    /// Time-weighted means over the frames.
     struct Result: CustomStringConvertible {
         var ssim: Double?
         var ssimY: Double?
+        var ssimU: Double?
+        var ssimV: Double?
+        /// dB; a frame identical to its reference counts as ``QualityPass/identicalPSNR``.
+        var psnrU: Double?
+        var psnrV: Double?
         var frames: Int
         var unreadable: Int
         var description: String {
-            "ssim=\(ssim.map { String(format: "%.5f", $0) } ?? "nan") ssim_y=\(ssimY.map { String(format: "%.5f", $0) } ?? "nan") frames=\(frames) unreadable=\(unreadable)"
+            func text(_ value: Double?, _ format: String = "%.5f") -> String { value.map { String(format: format, $0) } ?? "nan" }
+            return "ssim=\(text(ssim)) ssim_y=\(text(ssimY)) ssim_u=\(text(ssimU)) ssim_v=\(text(ssimV)) psnr_u=\(text(psnrU, "%.2f")) psnr_v=\(text(psnrV, "%.2f")) frames=\(frames) unreadable=\(unreadable)"
         }
     }
+
+    static let identicalPSNR = 60.0
 
     func run() async throws -> Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("quality-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let decodedPath = directory + "/decoded", referencePath = directory + "/reference", statsPath = directory + "/ssim.log"
+        let psnrPath = directory + "/psnr.log"
         guard mkfifo(decodedPath, 0o600) == 0, mkfifo(referencePath, 0o600) == 0 else {
             throw BenchFailure("cannot make FIFOs in \(directory)")
         }
         signal(SIGPIPE, SIG_IGN)
         let size = "\(scene.width)x\(scene.height)"
         let raw = ["-f", "rawvideo", "-pix_fmt", "bgra", "-s", size, "-i"]
+        let format = fullColour ? "yuv444p" : "yuv420p"
         let ffmpeg = Task {
             try await ChildProcess.run(
                 "/usr/bin/ffmpeg",
                 ["-nostdin", "-hide_banner"] + raw + [decodedPath] + raw + [referencePath]
-                    + ["-lavfi", "[0:v]format=yuv420p[a];[1:v]format=yuv420p[b];[a][b]ssim=stats_file=\(statsPath)", "-f", "null", "-"],
+                    + ["-lavfi", "[0:v]format=\(format)[a];[1:v]format=\(format),split[b][c];[a][b]ssim=stats_file=\(statsPath)[s];[s][c]psnr=stats_file=\(psnrPath)", "-f", "null", "-"],
                 timeout: 3600)
         }
         let steps = StepQueue()
@@ -105,27 +120,40 @@ struct QualityPass {
         _ = try await ffmpeg.value
         let final = counts.value
         if let failure = final.failure { throw BenchFailure(failure) }
-        // Per frame: "n:1 Y:0.998 U:0.991 V:0.990 All:0.996 (24.0)".
-        let perFrame = ((try? String(contentsOfFile: statsPath, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line in
-            line.firstMatch(of: /Y:([0-9.]+).*All:([0-9.]+)/).flatMap { match in Double(match.2).flatMap { all in Double(match.1).map { (all, $0) } } }
+        // Per frame: "n:1 Y:0.998 U:0.991 V:0.990 All:0.996 (24.0)" and "n:1 mse_avg:… psnr_u:41.2 psnr_v:40.9".
+        let ssims = ((try? String(contentsOfFile: statsPath, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line -> [Double]? in
+            guard let match = line.firstMatch(of: /Y:([0-9.]+) U:([0-9.]+) V:([0-9.]+) All:([0-9.]+)/) else { return nil }
+            let values = [match.4, match.1, match.2, match.3].compactMap { Double($0) }
+            return values.count == 4 ? values : nil
         }
-        guard !perFrame.isEmpty, perFrame.count == final.times.count else {
-            return Result(ssim: nil, ssimY: nil, frames: final.frames, unreadable: final.unreadable)
+        let psnrs = ((try? String(contentsOfFile: psnrPath, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line -> [Double]? in
+            guard let match = line.firstMatch(of: /psnr_u:([0-9.inf]+) psnr_v:([0-9.inf]+)/) else { return nil }
+            return [match.1, match.2].map { Double($0).map { min($0, Self.identicalPSNR) } ?? Self.identicalPSNR }
         }
-        var weighted = (all: 0.0, luma: 0.0, time: 0.0)
-        for (index, value) in perFrame.enumerated() {
+        guard !ssims.isEmpty, ssims.count == final.times.count, psnrs.count == ssims.count else {
+            return Result(frames: final.frames, unreadable: final.unreadable)
+        }
+        var sums = [Double](repeating: 0, count: 6), time = 0.0
+        for index in ssims.indices {
             let end = index + 1 < final.times.count ? final.times[index + 1] : max(duration, final.times[index])
             let shown = max(end - final.times[index], 0.001)
-            weighted = (weighted.all + value.0 * shown, weighted.luma + value.1 * shown, weighted.time + shown)
+            for (slot, value) in (ssims[index] + psnrs[index]).enumerated() { sums[slot] += value * shown }
+            time += shown
             if printsFrames {
                 FileHandle.standardError.write(Data(String(
-                    format: "frame %d t=%.3f shown=%.3f step=%d ssim=%.5f y=%.5f\n", index, final.times[index], shown,
-                    final.steps[index], value.0, value.1).utf8))
+                    format: "frame %d t=%.3f shown=%.3f step=%d ssim=%.5f y=%.5f psnr_u=%.2f\n", index, final.times[index], shown,
+                    final.steps[index], ssims[index][0], ssims[index][1], psnrs[index][0]).utf8))
             }
         }
+        let mean = sums.map { $0 / time }
         return Result(
-            ssim: weighted.all / weighted.time, ssimY: weighted.luma / weighted.time, frames: final.frames,
+            ssim: mean[0], ssimY: mean[1], ssimU: mean[2], ssimV: mean[3], psnrU: mean[4], psnrV: mean[5], frames: final.frames,
             unreadable: final.unreadable)
+    }
+
+    init(scene: TextScene, display: String, recording: String, duration: Double, printsFrames: Bool = false, fullColour: Bool = false) {
+        (self.scene, self.display, self.recording, self.duration) = (scene, display, recording, duration)
+        (self.printsFrames, self.fullColour) = (printsFrames, fullColour)
     }
 }
 

@@ -47,7 +47,7 @@ struct ScreenbenchCommand: AsyncParsableCommand {
     @Option(help: "With --pipewire: frames per second the node sends.")
     var producerFps: Int = 30
 
-    @Option(help: "What to draw: idle, terminal, typing or pageflip.")
+    @Option(help: "What to draw: idle, terminal, typing, pageflip or colour (coloured code, text and buttons).")
     var content: TextScene.Content = .terminal
 
     @Option(help: "Seconds between changes.")
@@ -62,6 +62,9 @@ struct ScreenbenchCommand: AsyncParsableCommand {
     @Flag(help: "With --quality: print each frame's time, step and SSIM on standard error.")
     var printFrames = false
 
+    @Flag(help: "With --quality: compare in 4:4:4 (colour planes at full resolution), so that what 4:2:0 loses counts.")
+    var fullColour = false
+
     func run() async throws {
         if let pipewire { return try await producePipeWire(size: pipewire) }
         if let mutter { return try await castMutter(size: mutter) }
@@ -69,7 +72,9 @@ struct ScreenbenchCommand: AsyncParsableCommand {
         let (width, height) = try await screenSize(of: display)
         let scene = TextScene(content: content, width: width, height: height)
         if let quality {
-            let result = try await QualityPass(scene: scene, display: display, recording: quality, duration: duration, printsFrames: printFrames).run()
+            let result = try await QualityPass(
+                scene: scene, display: display, recording: quality, duration: duration, printsFrames: printFrames, fullColour: fullColour
+            ).run()
             print(result)
             return
         }
