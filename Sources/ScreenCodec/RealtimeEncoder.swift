@@ -16,6 +16,8 @@ public final class RealtimeEncoder: VideoEncoder {
     private var isOpen = false
     /// What the rate control aims at now; the library is told on every change.
     public private(set) var rate: RateControl
+    /// The chroma format it codes, decided on the first frame (``VideoEncoderConfiguration/chromaFollowsContent``).
+    public private(set) var chroma: ChromaFormat?
 
     public init(configuration: VideoEncoderConfiguration) {
         self.configuration = configuration
@@ -32,7 +34,7 @@ public final class RealtimeEncoder: VideoEncoder {
     public func requestKeyframe() { input.requestKeyframe() }
 
     public func encode(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
-        if input.needsReopening(for: frame) { try open(width: frame.width, height: frame.height) }
+        if input.needsReopening(for: frame) { try open(for: frame) }
         let (keyframe, presentationTime, wholeFrame, layer) = input.prepare(frame)
         try encodePicture(frame, presentationTime: presentationTime, keyframe: keyframe, wholeFrame: wholeFrame, layer: layer, output: output)
     }
@@ -114,9 +116,11 @@ public final class RealtimeEncoder: VideoEncoder {
         }
     }
 
-    private func open(width: Int, height: Int) throws(CodecError) {
+    private func open(for frame: VideoFrame) throws(CodecError) {
         isOpen = false
-        try input.reopen(width: width, height: height, chroma: configuration.chroma)
+        let chroma = self.chroma ?? Self.chroma(for: frame, configuration)
+        self.chroma = chroma
+        try input.reopen(width: frame.width, height: frame.height, chroma: chroma)
         guard let picture = input.picture else { return }
         try backend.open(picture: picture, rate: rate, configuration: configuration)
         if input.layers.count > 1 {
@@ -128,6 +132,15 @@ public final class RealtimeEncoder: VideoEncoder {
 
 @available(*, unavailable, message: "a codec library's context is not thread-safe")
 extension RealtimeEncoder: Sendable {}
+
+extension RealtimeEncoder {
+    /// The configuration's chroma format, or 4:2:0 where it follows the content and `frame` has too little
+    /// coloured detail for 4:4:4 to show.
+    static func chroma(for frame: VideoFrame, _ configuration: VideoEncoderConfiguration) -> ChromaFormat {
+        guard configuration.chroma == .yuv444, configuration.chromaFollowsContent else { return configuration.chroma }
+        return ColourDetail.share(of: frame) >= ChromaChoice.colourDetailShare ? .yuv444 : .yuv420
+    }
+}
 
 /// What the rate control aims at: CBR at a target, within quantizer bounds, with a buffer model in milliseconds
 /// of the target rate (how far the library lets the sent bytes run ahead of the target, and how early it reacts).

@@ -19,13 +19,19 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
     /// How colour is sampled: 4:4:4 (AV1 High profile, VP9 profile 1) keeps 1-pixel coloured strokes sharp;
     /// VP8 codes 4:2:0 only (its encoder refuses 4:4:4, saying so).
     public var chroma: ChromaFormat
+    /// With ``chroma`` 4:4:4: keep it only if the first picture has coloured detail (``ColourDetail``), else
+    /// code 4:2:0, whose bytes and CPU 4:4:4 would spend for nothing (`--chroma auto`). Decided once, on the
+    /// first frame (a keyframe anyway), for the encoder's life: a stream keeps one format.
+    public var chromaFollowsContent: Bool
 
     public init(
         codec: VideoCodec = .vp9, bitrateKbps: Int = 1500, framesPerSecond: Double = 5, threads: Int = 1,
-        usesActiveMap: Bool = true, speed: Int? = nil, temporalLayers: Int = 1, chroma: ChromaFormat = .yuv420
+        usesActiveMap: Bool = true, speed: Int? = nil, temporalLayers: Int = 1, chroma: ChromaFormat = .yuv420,
+        chromaFollowsContent: Bool = false
     ) {
         self.speed = speed
         self.chroma = chroma
+        self.chromaFollowsContent = chromaFollowsContent
         self.temporalLayers = codec == .vp8 ? 1 : max(1, min(3, temporalLayers))
         self.codec = codec
         self.bitrateKbps = bitrateKbps
@@ -80,26 +86,32 @@ public enum VideoCodecChoice: String, Sendable, Hashable, CaseIterable {
     static let av1FrameRateLimit = 10.0
 }
 
-/// `--chroma`: 4:2:0, 4:4:4, or `auto`, which takes 4:4:4 where it pays (``resolved(codec:framesPerSecond:bitrateKbps:)``).
+/// `--chroma`: 4:2:0, 4:4:4, or `auto`, which takes 4:4:4 where it pays. The rule and the measurements behind it
+/// (`Benchmarks/chroma.sh`) are in docs/performance.md, "4:4:4": on coloured text 4:4:4 gains 5–15 dB of colour
+/// PSNR for ×1.15–1.3 the CPU and up to ×1.65 the bytes; on grey text it gains nothing for the same costs, and at
+/// 30 fps its CPU is what the frame interval lacks.
 public enum ChromaChoice: String, Sendable, Hashable, CaseIterable {
     case auto
     case yuv420 = "420"
     case yuv444 = "444"
 
-    /// The chroma format to encode `codec` with at this frame rate and bit rate (VP8: 4:2:0, the only one it has).
-    public func resolved(codec: VideoCodec, framesPerSecond: Double, bitrateKbps: Int) -> ChromaFormat {
+    /// The most colour `codec` is to be encoded with at this frame rate and bit rate, and whether the first
+    /// picture's content is to decide between it and 4:2:0 (``VideoEncoderConfiguration/chromaFollowsContent``).
+    public func resolved(codec: VideoCodec, framesPerSecond: Double, bitrateKbps: Int) -> (chroma: ChromaFormat, followsContent: Bool) {
         switch self {
-        case .yuv420: .yuv420
-        case .yuv444: .yuv444
-        case .auto: Self.automatic(codec: codec, framesPerSecond: framesPerSecond, bitrateKbps: bitrateKbps)
+        case .yuv420: (.yuv420, false)
+        case .yuv444: (.yuv444, false)
+        case .auto:
+            codec != .vp8 && framesPerSecond <= Self.auto444FrameRateLimit && bitrateKbps >= Self.auto444LowestKbps
+                ? (.yuv444, true) : (.yuv420, false)
         }
     }
 
-    static func automatic(codec: VideoCodec, framesPerSecond: Double, bitrateKbps: Int) -> ChromaFormat {
-        guard codec != .vp8 else { return .yuv420 }
-        return framesPerSecond <= auto444FrameRateLimit && bitrateKbps >= auto444LowestKbps ? .yuv444 : .yuv420
-    }
-
+    /// Above this 4:4:4's extra CPU (×1.2 on a scrolling terminal at 30 fps, already short of its interval on one
+    /// core) buys nothing a moving picture shows.
     static let auto444FrameRateLimit = 10.0
+    /// Below this the luma loses to the colour planes: AV1 at 300 kbit/s lost 0.002 of luma SSIM in 4:4:4.
     static let auto444LowestKbps = 500
+    /// The share of 2×2 blocks with coloured detail (``ColourDetail``) from which 4:4:4 pays.
+    public static let colourDetailShare = 0.002
 }

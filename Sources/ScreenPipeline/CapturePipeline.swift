@@ -191,6 +191,9 @@ public final class CapturePipeline: FrameConsumer {
 
     private func emit(_ encoded: EncodedFrame) throws {
         statistics.countEncoded(bytes: encoded.payload.count, keyframe: encoded.isKeyframe)
+        if encoded.isKeyframe, let format = CodedVideoFormat(codec: encoded.codec, keyframe: encoded.payload) {
+            statistics.setChroma(format.chroma)
+        }
         for sink in sinks { try sink.write(encoded) }
     }
 

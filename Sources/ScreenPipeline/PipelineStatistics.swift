@@ -1,3 +1,4 @@
+public import ScreenMedia
 import Synchronization
 
 /// Counters of a running pipeline, readable from any thread while the capture thread updates them.
@@ -15,6 +16,8 @@ public final class PipelineStatistics: Sendable {
     private let windowsCovered = Atomic<Int>(0)
     private let held = Atomic<Int>(0)
     private let stride = Atomic<Int>(1)
+    /// What the last keyframe declared: 0 none yet, 1 4:2:0, 2 4:4:4.
+    private let chroma = Atomic<Int>(0)
 
     public init() {}
 
@@ -43,6 +46,8 @@ public final class PipelineStatistics: Sendable {
         public var framesHeld: Int = 0
         /// One changed frame in this many is coded: more than 1 while the machine is too busy to code them all.
         public var encodeStride: Int = 1
+        /// The chroma format the stream's keyframes declare; nil before the first.
+        public var chroma: ChromaFormat?
     }
 
     public func snapshot() -> Snapshot {
@@ -55,7 +60,8 @@ public final class PipelineStatistics: Sendable {
             bytesEncoded: bytes.load(ordering: .relaxed),
             encodeSeconds: Double(encodeNanoseconds.load(ordering: .relaxed)) / 1e9,
             windowsCovered: windowsCovered.load(ordering: .relaxed), framesHeld: held.load(ordering: .relaxed),
-            encodeStride: stride.load(ordering: .relaxed))
+            encodeStride: stride.load(ordering: .relaxed),
+            chroma: [nil, .yuv420, .yuv444][chroma.load(ordering: .relaxed)])
     }
 
     func countCaptured() { captured.add(1, ordering: .relaxed) }
@@ -71,6 +77,7 @@ public final class PipelineStatistics: Sendable {
         bytes.add(count, ordering: .relaxed)
         if keyframe { keyframes.add(1, ordering: .relaxed) }
     }
+    func setChroma(_ format: ChromaFormat) { chroma.store(format == .yuv444 ? 2 : 1, ordering: .relaxed) }
     func addEncodeTime(nanoseconds: UInt64) { encodeNanoseconds.add(nanoseconds, ordering: .relaxed) }
     func setWindowsCovered(_ count: Int) { windowsCovered.store(count, ordering: .relaxed) }
 }

@@ -210,6 +210,7 @@ public final class Share: Sendable {
         status.destinations = all
         status.framesPerSecond = current.framesPerSecond
         status.codec = current.encoder.codec.rawValue
+        status.chroma = statistics.snapshot().chroma?.rawValue
         if let sound = audio.value {
             let counts = sound.statistics.snapshot()
             status.audio = sound.settings.input.description
@@ -322,14 +323,18 @@ public final class Share: Sendable {
                 throw error
             }
             let automatic = current.codec == .auto ? " (auto)" : ""
+            var encoder = current.encoder
+            // A stream keeps the chroma format its first keyframe declared, through restarts of the capture.
+            if let decided = statistics.snapshot().chroma { (encoder.chroma, encoder.chromaFollowsContent) = (decided, false) }
+            let chroma = encoder.chromaFollowsContent ? "4:4:4 if the screen has coloured detail, else 4:2:0" : encoder.chroma.displayName
             logger.info(
-                "capturing \(made.description) at \(current.framesPerSecond) fps, \(current.encoder.codec)\(automatic) \(current.encoder.bitrateKbps) kbit/s → \(destinations.value.map(\.endpoint).joined(separator: " and "))"
+                "capturing \(made.description) at \(current.framesPerSecond) fps, \(current.encoder.codec)\(automatic) \(chroma), \(current.encoder.bitrateKbps) kbit/s → \(destinations.value.map(\.endpoint).joined(separator: " and "))"
             )
             let pipeline = CapturePipeline(
                 configuration: CapturePipeline.Configuration(
                     metadata: current.metadata, keepaliveInterval: current.keepaliveInterval, duration: current.duration,
                     keyframeRequests: keyframeRequests, pause: pause, pacing: pacing, framesPerSecond: current.framesPerSecond),
-                encoder: makeVideoEncoder(current.encoder), sinks: outputs, stop: stop, statistics: statistics)
+                encoder: makeVideoEncoder(encoder), sinks: outputs, stop: stop, statistics: statistics)
             if isFirst { started.succeed() }
             return .init(source: made.source, pipeline: pipeline, sinks: outputs, framesPerSecond: current.framesPerSecond)
         }

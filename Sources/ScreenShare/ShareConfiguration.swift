@@ -94,7 +94,8 @@ public struct ShareConfiguration: Sendable, Equatable {
             encoder: VideoEncoderConfiguration(
                 codec: Self.resolvedCodec(settings), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
                 threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed,
-                temporalLayers: settings.temporalLayers, chroma: Self.resolvedChroma(settings)),
+                temporalLayers: settings.temporalLayers, chroma: Self.resolvedChroma(settings).chroma,
+                chromaFollowsContent: Self.resolvedChroma(settings).followsContent),
             metadata: metadata,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
         destinationOptions = DestinationOptions(
@@ -311,10 +312,10 @@ extension ShareConfiguration {
         s.codec == .auto && publishesOverWHIP(s) ? .vp9 : s.codec.resolved(framesPerSecond: s.fps)
     }
 
-    /// The chroma format `--chroma` names; `auto` decides by codec, frame rate and bit rate, and is 4:2:0 for a
-    /// WHIP endpoint (WebRTC negotiates VP9 profile 0).
-    static func resolvedChroma(_ s: ShareSettings) -> ChromaFormat {
-        if s.chroma == .auto && publishesOverWHIP(s) { return .yuv420 }
+    /// The chroma format `--chroma` names; `auto` decides by codec, frame rate and bit rate (and then by the first
+    /// picture), and is 4:2:0 for a WHIP endpoint (WebRTC negotiates VP9 profile 0).
+    static func resolvedChroma(_ s: ShareSettings) -> (chroma: ChromaFormat, followsContent: Bool) {
+        if s.chroma == .auto && publishesOverWHIP(s) { return (.yuv420, false) }
         return s.chroma.resolved(codec: resolvedCodec(s), framesPerSecond: s.fps, bitrateKbps: s.bitrate)
     }
 

@@ -203,11 +203,13 @@ public struct ShareControl: Sendable {
         }
         var next = configuration.capture
         // The codec of a running stream (and of a recording) stays (see the warning above), and with it the
-        // speed, whose range is the codec's.
+        // speed, whose range is the codec's, and the chroma format (another would restart every viewer's decoder
+        // and every recording's track with a keyframe of another profile).
         if next.codec != capture.codec || next.encoder.codec != capture.encoder.codec {
             (next.codec, next.encoder.codec) = (capture.codec, capture.encoder.codec)
             next.encoder.speed = capture.encoder.speed
         }
+        next.encoder.chroma = capture.encoder.chroma
         guard next != capture else { return effects + [.log(.info, "SIGHUP: the capture settings are unchanged")] }
         let rateChanged = next.framesPerSecond != capture.framesPerSecond
         capture = next
@@ -256,6 +258,8 @@ public struct ShareStatus: Codable, Sendable, Equatable {
     /// Measured time from a sound being captured to its frame being sent, in ms.
     public var audioCaptureDelayMilliseconds: Double?
     public var codec: String?
+    /// "420" or "444", as the stream's keyframes declare it; absent before the first.
+    public var chroma: String?
     public var bitrateKbps: Int?
     /// What the encoder aims at now (below `bitrateKbps` when the uplink carries less), and why.
     public var targetKbps: Int?
@@ -296,7 +300,7 @@ public struct ShareStatus: Codable, Sendable, Equatable {
             ? String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
             : String(format: "%d:%02d", seconds / 60, seconds % 60)
         var lines = ["state:   \(state ?? "?") (pid \(pid.map(String.init) ?? "?"), up \(uptime))"]
-        lines.append("capture: \(target ?? "?") of \(display ?? "?"), \(codec ?? "?") at \(format(framesPerSecond)) fps, \(bitrateKbps.map(String.init) ?? "?") kbit/s target")
+        lines.append("capture: \(target ?? "?") of \(display ?? "?"), \(codec ?? "?")\(chroma.flatMap(ChromaFormat.init(rawValue:)).map { " " + $0.displayName } ?? "") at \(format(framesPerSecond)) fps, \(bitrateKbps.map(String.init) ?? "?") kbit/s target")
         if let audio {
             lines.append("sound:   \(audio)\(muted == true ? " (muted)" : ""), \(audioFramesSent ?? 0) frames, \(audioBytesSent ?? 0) bytes sent")
         }

@@ -23,7 +23,7 @@ enum ReadmeScenario: String, CaseIterable, Sendable {
             "screenpub --output win.webm --window '*firefox*'", "screenpub --output win.webm --window 0x3a00007", "screenpub --list-monitors",
             "screenpub --output mon.webm --monitor HDMI-1", "screenpub --output part.webm --region 0,0,1280,720",
             "screenpub --output s.webm --codec vp9", "screenpub --output s.webm --codec vp8 --bitrate 800",
-            "screenpub --output s.webm --metadata \"room 42\"", "screenpub --display :1 --no-cursor --output s.webm",
+            "screenpub --output s.webm --chroma 444", "screenpub --output s.webm --metadata \"room 42\"", "screenpub --display :1 --no-cursor --output s.webm",
             "screensub --input share.webm --print-metadata", "screensub --input share.webm --print-metadata --json",
             "screensub --input share.webm --frames pictures/",
         ],

@@ -96,6 +96,10 @@ import Testing
             #expect(try await Pictures.probe(shell.path("s.webm"), "v", "codec_name") == codec)
         }
         try? FileManager.default.removeItem(atPath: shell.path("s.webm"))
+        outcome = try await Self.record(shell, "screenpub --output s.webm --chroma 444", file: "s.webm")
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(try await Pictures.probe(shell.path("s.webm"), "v", "codec_name,profile,pix_fmt") == "av1,High,yuv444p")
+        try? FileManager.default.removeItem(atPath: shell.path("s.webm"))
         outcome = try await Self.record(shell, "screenpub --output s.webm --metadata \"room 42\"", file: "s.webm")
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let cues = try await ChildProcess.run(RunningShare.screensub, ["--input", shell.path("s.webm"), "--print-metadata", "--json"])

@@ -332,3 +332,58 @@ import Testing
         #expect("\(error.map { "\($0)" } ?? "")".contains("VP8 has no 4:4:4"))
     }
 }
+
+/// `--chroma auto`: 4:4:4 where the picture has coloured detail, at a frame rate and bit rate where it pays.
+@Suite struct AutomaticChromaTests {
+    private func picture(_ colour: (Int, Int) -> (r: UInt8, g: UInt8, b: UInt8)) -> VideoFrame {
+        let frame = VideoFrame(width: 320, height: 240)
+        TestPattern.fill(frame, color: colour)
+        return frame
+    }
+
+    @Test func colouredStrokesHaveColourDetailAndGreyTextOrFlatColourHaveNone() {
+        let lines = VideoFrame(width: 320, height: 240)
+        TestPattern.fillColouredLines(lines)
+        #expect(ColourDetail.share(of: lines) > 0.5)
+        // Light grey "text" strokes on a dark background: sharp, but no colour to lose.
+        let greyText = picture { x, y in (x % 3 == 0 && y % 5 != 0) ? (220, 220, 210) : (24, 24, 32) }
+        #expect(ColourDetail.share(of: greyText) == 0)
+        let quadrants = VideoFrame(width: 320, height: 240)
+        TestPattern.fillQuadrants(quadrants)
+        #expect(ColourDetail.share(of: quadrants) < ChromaChoice.colourDetailShare)
+        // One red word (1-pixel strokes, 10 rows high, 60 pixels long) on a dark page is enough.
+        let oneWord = picture { x, y in (116..<126).contains(y) && (100..<160).contains(x) && x % 2 == 0 ? (230, 30, 30) : (24, 24, 32) }
+        #expect(ColourDetail.share(of: oneWord) >= ChromaChoice.colourDetailShare)
+    }
+
+    @Test func autoTakesFourFourFourAtLowFrameRatesWithEnoughBitRateAndNeverForVP8() {
+        #expect(ChromaChoice.auto.resolved(codec: .av1, framesPerSecond: 5, bitrateKbps: 1500) == (.yuv444, true))
+        #expect(ChromaChoice.auto.resolved(codec: .vp9, framesPerSecond: 10, bitrateKbps: 500) == (.yuv444, true))
+        #expect(ChromaChoice.auto.resolved(codec: .vp9, framesPerSecond: 30, bitrateKbps: 3000) == (.yuv420, false))
+        #expect(ChromaChoice.auto.resolved(codec: .av1, framesPerSecond: 5, bitrateKbps: 300) == (.yuv420, false))
+        #expect(ChromaChoice.auto.resolved(codec: .vp8, framesPerSecond: 5, bitrateKbps: 1500) == (.yuv420, false))
+        #expect(ChromaChoice.yuv444.resolved(codec: .vp9, framesPerSecond: 30, bitrateKbps: 300) == (.yuv444, false))
+        #expect(ChromaChoice.yuv420.resolved(codec: .av1, framesPerSecond: 5, bitrateKbps: 1500) == (.yuv420, false))
+    }
+
+    /// The first picture decides, once: coloured lines give a 4:4:4 stream, a grey picture a 4:2:0 one, and a
+    /// stream that began grey stays 4:2:0 when colour appears (one format per stream).
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func theFirstPictureDecidesAndTheStreamKeepsItsFormat(codec: VideoCodec) throws {
+        func keyframeFormats(_ first: VideoFrame, then second: VideoFrame) throws -> [ChromaFormat] {
+            let encoder = RealtimeEncoder(configuration: .init(codec: codec, chroma: .yuv444, chromaFollowsContent: true))
+            let sink = CollectingSink()
+            try encoder.encode(first) { try sink.write($0) }
+            second.captureTime = MediaTime(value: 1, timescale: 5)
+            encoder.requestKeyframe()
+            try encoder.encode(second) { try sink.write($0) }
+            #expect(encoder.chroma == sink.frames.compactMap { CodedVideoFormat(codec: codec, keyframe: $0.payload)?.chroma }.first)
+            return sink.frames.compactMap { CodedVideoFormat(codec: codec, keyframe: $0.payload)?.chroma }
+        }
+        let lines = VideoFrame(width: 320, height: 240)
+        TestPattern.fillColouredLines(lines)
+        let grey = picture { x, _ in x % 3 == 0 ? (220, 220, 210) : (24, 24, 32) }
+        #expect(try keyframeFormats(lines, then: grey) == [.yuv444, .yuv444])
+        #expect(try keyframeFormats(grey, then: lines) == [.yuv420, .yuv420])
+    }
+}

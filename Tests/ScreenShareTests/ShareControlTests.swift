@@ -146,9 +146,11 @@ import Testing
         var settings = ShareSettings.testing(to: ["collect:b"], fps: 10)
         settings.codec = .vp8
         settings.speed = 12
+        settings.chroma = .yuv420
         let next = try ShareConfiguration(settings, environment: [:], destinationKinds: testKinds)
         let effects = control.handle(.reload(.success(next)))
         #expect(effects.contains(.log(.warning, "SIGHUP: codec changed; it takes effect at the next start")))
+        #expect(effects.contains(.log(.warning, "SIGHUP: chroma changed; it takes effect at the next start")))
         #expect(effects.contains(.log(.warning, "SIGHUP: to changed; it takes effect at the next start")))
         #expect(effects.contains(.announce(StreamAnnouncement(hasVideo: true, framesPerSecond: 10, hasAudio: false))))
         guard case .restartCapture(let capture)? = effects.last else {
@@ -156,6 +158,7 @@ import Testing
             return
         }
         #expect(capture.framesPerSecond == 10 && capture.codec == .auto && capture.encoder.codec == .av1 && capture.encoder.speed == nil)
+        #expect(capture.encoder.chroma == configuration.capture.encoder.chroma)
         #expect(control.capture == capture)
         // The same settings again: nothing restarts.
         #expect(!control.handle(.reload(.success(next))).contains { if case .restartCapture = $0 { true } else { false } })
