@@ -86,7 +86,8 @@ public struct ShareConfiguration: Sendable, Equatable {
         }
         destinations = [settings.output, settings.server].compactMap { $0 } + settings.to
         // A recording only: a gap in a file is idle time. Live viewers need to see that the stream is alive.
-        let keepalive = settings.keepalive ?? (destinations.allSatisfy { DestinationKind.scheme(of: $0) == "file" } && !destinations.isEmpty ? 0 : 5)
+        let recordsOnly = destinations.allSatisfy { DestinationKind.scheme(of: $0) == "file" } && !destinations.isEmpty
+        let keepalive = settings.keepalive ?? (recordsOnly ? 0 : 5)
         let cores = ProcessInfo.processInfo.activeProcessorCount
         capture = CaptureSettings(
             framesPerSecond: settings.fps, source: source,
@@ -94,7 +95,7 @@ public struct ShareConfiguration: Sendable, Equatable {
             encoder: VideoEncoderConfiguration(
                 codec: Self.resolvedCodec(settings), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
                 threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed,
-                temporalLayers: settings.temporalLayers, chroma: Self.resolvedChroma(settings).chroma,
+                temporalLayers: settings.temporalLayers ?? (recordsOnly ? 1 : 3), chroma: Self.resolvedChroma(settings).chroma,
                 chromaFollowsContent: Self.resolvedChroma(settings).followsContent),
             metadata: metadata,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
@@ -171,7 +172,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         try require(!s.audio.contains(where: { $0.isWhitespace || $0.isNewline }), "--audio takes none, desktop, mic, or a PipeWire node id or node.name, got '\(s.audio)'")
         try require(!s.audioOptional || AudioInput(argument: s.audio) != nil, "--audio-optional goes with --audio desktop, mic or a node")
         if let threads = s.threads { try require((1...16).contains(threads), "--threads must be between 1 and 16") }
-        try require((1...3).contains(s.temporalLayers), "--temporal-layers must be 1, 2 or 3, got \(s.temporalLayers)")
+        if let layers = s.temporalLayers { try require((1...3).contains(layers), "--temporal-layers must be 1, 2 or 3, got \(layers)") }
         if let speed = s.speed {
             try require(s.codec != .auto, "--speed needs --codec av1, vp9 or vp8: each codec has its own range")
             let range = VideoEncoderConfiguration.speedRange(for: resolvedCodec(s))

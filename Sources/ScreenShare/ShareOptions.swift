@@ -147,8 +147,8 @@ public struct ShareOptions: ParsableArguments {
     @Option(help: "Encoder speed (cpu-used), with --codec av1, vp9 or vp8: AV1 7–10 (default 10), VP9 5–9 (default 8), VP8 4–16 (default 12); higher is faster, coarser.")
     public var speed: Int?
 
-    @Option(help: "Temporal layers, 1–3 (AV1, VP9; VP8 codes 1): with 3 the relay can send a viewer on a slow link a half or a quarter of the frames, which still decode, instead of holding everyone back.")
-    public var temporalLayers = ShareOptions.defaults.temporalLayers
+    @Option(help: "Temporal layers, 1–3 (AV1, VP9; VP8 codes 1): with 3 the relay can send a viewer on a slow link a half or a quarter of the frames, which still decode, instead of holding everyone back. Default: 3 when publishing live, 1 for a recording only (layers cost bytes that nothing there uses).")
+    public var temporalLayers: Int?
 
     @Flag(inversion: .prefixedNo, help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them (--no-notify-chat: only log them).")
     public var notifyChat = ShareOptions.defaults.notifyChat

@@ -49,7 +49,8 @@ public struct ShareSettings: Sendable, Equatable {
     public var keepalive: Double?
     public var threads: Int?
     public var speed: Int?
-    public var temporalLayers = 3
+    /// Nil: 3 when anything is published live, 1 for recordings only (nothing thins a file's layers).
+    public var temporalLayers: Int?
     public var notifyChat = false
     public var cursor = true
     public var shm = true
