@@ -358,7 +358,9 @@ import Testing
 
     @Test func autoTakesFourFourFourAtLowFrameRatesWithEnoughBitRateAndNeverForVP8() {
         #expect(ChromaChoice.auto.resolved(codec: .av1, framesPerSecond: 5, bitrateKbps: 1500) == (.yuv444, true))
-        #expect(ChromaChoice.auto.resolved(codec: .vp9, framesPerSecond: 10, bitrateKbps: 500) == (.yuv444, true))
+        #expect(ChromaChoice.auto.resolved(codec: .vp9, framesPerSecond: 10, bitrateKbps: 1000) == (.yuv444, true))
+        #expect(ChromaChoice.auto.resolved(codec: .vp9, framesPerSecond: 5, bitrateKbps: 700) == (.yuv420, false))
+        #expect(ChromaChoice.auto.resolved(codec: .av1, framesPerSecond: 5, bitrateKbps: 500) == (.yuv444, true))
         #expect(ChromaChoice.auto.resolved(codec: .vp9, framesPerSecond: 30, bitrateKbps: 3000) == (.yuv420, false))
         #expect(ChromaChoice.auto.resolved(codec: .av1, framesPerSecond: 5, bitrateKbps: 300) == (.yuv420, false))
         #expect(ChromaChoice.auto.resolved(codec: .vp8, framesPerSecond: 5, bitrateKbps: 1500) == (.yuv420, false))

@@ -60,6 +60,21 @@ import Testing
         return state
     }
 
+    /// A page's `getImageData` (RGBA, row after row) as a BGRA frame.
+    static func frame(rgba: [Int], width: Int, height: Int) throws -> VideoFrame {
+        try #require(rgba.count == width * height * 4)
+        let frame = VideoFrame(width: width, height: height)
+        frame.withUnsafeMutableBytes { pixels in
+            for y in 0..<height {
+                for x in 0..<width {
+                    let (from, to) = ((y * width + x) * 4, y * frame.bytesPerRow + x * 4)
+                    (pixels[to], pixels[to + 1], pixels[to + 2], pixels[to + 3]) = (UInt8(rgba[from + 2]), UInt8(rgba[from + 1]), UInt8(rgba[from]), 255)
+                }
+            }
+        }
+        return frame
+    }
+
     static func differs(_ pixel: [Int], _ color: (r: UInt8, g: UInt8, b: UInt8)) -> Int {
         max(abs(pixel[0] - Int(color.r)), abs(pixel[1] - Int(color.g)), abs(pixel[2] - Int(color.b)))
     }
@@ -150,19 +165,28 @@ import Testing
         #expect(state.codecString?.hasPrefix(codec == .av1 ? "av01.1." : "vp09.01.") == true, "\(state)")
         let rgba: [Int] = try await browser.evaluate(
             "Array.from(document.getElementById('screen').getContext('2d').getImageData(0, 0, 320, 240).data)")
-        try #require(rgba.count == 320 * 240 * 4)
-        let canvas = VideoFrame(width: 320, height: 240)
-        canvas.withUnsafeMutableBytes { pixels in
-            for y in 0..<240 {
-                for x in 0..<320 {
-                    let (from, to) = ((y * 320 + x) * 4, y * canvas.bytesPerRow + x * 4)
-                    (pixels[to], pixels[to + 1], pixels[to + 2], pixels[to + 3]) =
-                        (UInt8(rgba[from + 2]), UInt8(rgba[from + 1]), UInt8(rgba[from]), 255)
-                }
-            }
-        }
+        let canvas = try Self.frame(rgba: rgba, width: 320, height: 240)
         let error = TestPattern.colouredLineError(canvas, in: PixelRect(x: 16, y: 16, width: 288, height: 208))
         #expect(error < 20, "the lines' colour error on the canvas: \(error)")
+
+        // The HLS mode plays it through Media Source Extensions (CODECS with the long 4:4:4 form), in full colour.
+        let hls = try await HeadlessBrowser(url: viewerURL + "&hls=1")
+        defer { hls.close() }
+        struct Played: Decodable { var framesDecoded: Int; var problem: String? }
+        var played: Played?
+        #expect(try await eventually(60) {
+            played = try? await hls.evaluate("typeof screenViewer === 'undefined' ? null : ({ framesDecoded: screenViewer.framesDecoded, problem: screenViewer.problem })")
+            return (played?.framesDecoded ?? 0) >= 1 || played?.problem != nil
+        }, "\(String(describing: played))")
+        #expect(played?.problem == nil, "\(String(describing: played))")
+        let video: [Int] = try await hls.evaluate("""
+            (() => { const v = document.getElementById('hls-video'); const c = document.createElement('canvas');
+              c.width = 320; c.height = 240; const g = c.getContext('2d'); g.drawImage(v, 0, 0, 320, 240);
+              return Array.from(g.getImageData(0, 0, 320, 240).data); })()
+            """)
+        let frame = try Self.frame(rgba: video, width: 320, height: 240)
+        let hlsError = TestPattern.colouredLineError(frame, in: PixelRect(x: 16, y: 16, width: 288, height: 208))
+        #expect(hlsError < 20, "the lines' colour error in the HLS player: \(hlsError)")
     }
 
     @Test func theViewerSurvivesAPublisherThatReconnects() async throws {
