@@ -22,20 +22,9 @@ seconds="${BENCH_SECONDS:-15}"
 size="${BENCH_SIZE:-1920x1080}"
 bench_build screenpub screenbench
 bench_display "$size"
-content_pid=""
-bench_on_exit '[ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null'
 core=$(( $(nproc) > 1 ? 1 : 0 ))
 warmup=3
 
-start_content() {
-  stop_content
-  "$benchbin/screenbench" --display "$DISPLAY" --content "$1" --interval "$2" & content_pid=$!
-  sleep 1
-}
-stop_content() {
-  if [ -n "$content_pid" ]; then kill "$content_pid" 2>/dev/null; wait "$content_pid" 2>/dev/null || true; fi
-  content_pid=""
-}
 
 # record TOOL CHROMA FPS KBPS OUT -> "cpu steady_cpu_percent rss_kb bytes missed"; TOOL is av1, vp9 or ffmpeg.
 record() {
@@ -91,9 +80,9 @@ declare -A rows=()
 for tool in av1 vp9 ffmpeg; do
   for chroma in 420 444; do
     out="$work/colour-$tool-$chroma.webm"
-    start_content colour 0.5
+    bench_content colour 0.5
     measured=$(record "$tool" "$chroma" 5 1500 "$out")
-    stop_content
+    bench_content_stop
     set -- $measured $(full_quality colour "$out")
     rows[$tool-$chroma]="$*"
     label="screenpub $tool"; [ "$tool" = ffmpeg ] && label="ffmpeg libvpx-vp9"
@@ -113,10 +102,10 @@ printf "\nWhere 4:4:4 pays: screenpub, one core, one thread\n\n| scene | fps | c
 sweep_row() {
   local name=$1 content=$2 interval=$3 fps=$4 codec=$5 kbps=$6 chroma=$7
   local out="$work/sweep-$content-$fps-$codec-$kbps-$chroma.webm"
-  start_content "$content" "$interval"
+  bench_content "$content" "$interval"
   local measured
   measured=$(record "$codec" "$chroma" "$fps" "$kbps" "$out")
-  stop_content
+  bench_content_stop
   set -- $measured $(full_quality "$content" "$out")
   printf "| %s | %s | %s | %s | %s | %.1f | %s | %d | %s | %s | %s |\n" "$name" "$fps" "$codec" "$kbps" "$chroma" "$2" "$5" "$4" "$7" "$8" "${10}"
 }

@@ -5,7 +5,9 @@
 #                                     work (a temporary directory) and pids (processes to stop at exit);
 #   bench_display SIZE                a virtual display of SIZE as $DISPLAY (a private Xvfb), stopped at exit;
 #   bench_on_exit COMMAND             runs COMMAND at exit, before the display stops and $work is removed;
-#   bench_setup SIZE                  all four products and a display (relay.sh, soak.sh, hls.sh, masks.sh).
+#   bench_setup SIZE                  all four products and a display (relay.sh, soak.sh, hls.sh, masks.sh);
+#   bench_content CONTENT INTERVAL    screenbench draws CONTENT on $DISPLAY, a change every INTERVAL s, instead of
+#                                     what it drew before; bench_content_stop stops it.
 # Everything is stopped and removed on exit, whatever way the script ends.
 bench_build() {
   local deps=()
@@ -65,4 +67,16 @@ quality() {
   local line
   line=$("$benchbin/screenbench" --display "$DISPLAY" --content "$1" --quality "$2" --duration "$3" 2>/dev/null || true)
   echo "$(echo "$line" | grep -o 'ssim=[0-9.na]*' | cut -d= -f2) $(echo "$line" | grep -o 'ssim_y=[0-9.na]*' | cut -d= -f2)"
+}
+
+bench_content_pid=""
+bench_content() {
+  bench_content_stop
+  "$benchbin/screenbench" --display "$DISPLAY" --content "$1" --interval "$2" & bench_content_pid=$!
+  pids+=("$bench_content_pid")
+  sleep 1
+}
+bench_content_stop() {
+  if [ -n "$bench_content_pid" ]; then kill "$bench_content_pid" 2>/dev/null; wait "$bench_content_pid" 2>/dev/null || true; fi
+  bench_content_pid=""
 }

@@ -15,19 +15,8 @@ seconds="${BENCH_SECONDS:-20}"
 size="${BENCH_SIZE:-1920x1080}"
 bench_build screenpub screenbench
 bench_display "$size"
-content_pid=""
-bench_on_exit '[ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null' 
 core=$(( $(nproc) > 1 ? 1 : 0 ))
 
-start_content() {
-  stop_content
-  "$benchbin/screenbench" --display "$DISPLAY" --content "$1" --interval "$2" & content_pid=$!
-  sleep 1
-}
-stop_content() {
-  if [ -n "$content_pid" ]; then kill "$content_pid" 2>/dev/null; wait "$content_pid" 2>/dev/null || true; fi
-  content_pid=""
-}
 
 frames_of() {
   ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$1" 2>/dev/null || echo 0
@@ -81,9 +70,9 @@ run_scene() {
   local -A row
   for tool in av1 vp9 ffmpeg; do
     local out="$work/$content-$fps-$tool.webm"
-    start_content "$content" "$interval"
+    bench_content "$content" "$interval"
     row[$tool]="$(measure "$fps" "$tool" "$out")"
-    stop_content
+    bench_content_stop
     row[$tool]="${row[$tool]} $(quality "$content" "$out" "$seconds")"
   done
   for tool in av1 vp9 ffmpeg; do

@@ -60,6 +60,17 @@ import Testing
         return state
     }
 
+    /// The viewer URL a screenpub with an embedded relay prints (empty if it prints none within 10 s).
+    static func viewerURL(of publisher: ChildProcess) async throws -> String {
+        for _ in 0..<200 {
+            if let line = publisher.outputSoFar.split(separator: "\n").first(where: { $0.hasPrefix("viewer:") }) {
+                return line.dropFirst(7).trimmingCharacters(in: .whitespaces)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return ""
+    }
+
     /// A page's `getImageData` (RGBA, row after row) as a BGRA frame.
     static func frame(rgba: [Int], width: Int, height: Int) throws -> VideoFrame {
         try #require(rgba.count == width * height * 4)
@@ -101,12 +112,7 @@ import Testing
             ["--display", display.name, "--port", "0", "--duration", "90", "--metadata", "viewer check", "--no-cursor"]
                 + (codec == .av1 ? [] : ["--codec", codec.rawValue]))
         defer { publisher.endInBackground(signal: SIGTERM, timeout: 20) }
-        var viewerURL = ""
-        for _ in 0..<200 where viewerURL.isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            viewerURL = publisher.outputSoFar.split(separator: "\n").first { $0.hasPrefix("viewer:") }
-                .map { $0.dropFirst(7).trimmingCharacters(in: .whitespaces) } ?? ""
-        }
+        let viewerURL = try await Self.viewerURL(of: publisher)
         #expect(viewerURL.hasPrefix("http://127.0.0.1:"))
         let browser = try await HeadlessBrowser(url: viewerURL)
         defer { browser.close() }
@@ -152,12 +158,7 @@ import Testing
             ["--display", display.name, "--port", "0", "--duration", "90", "--no-cursor", "--codec", codec.rawValue, "--chroma", "444",
              "--control-socket", ""])
         defer { publisher.endInBackground(signal: SIGTERM, timeout: 20) }
-        var viewerURL = ""
-        for _ in 0..<200 where viewerURL.isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            viewerURL = publisher.outputSoFar.split(separator: "\n").first { $0.hasPrefix("viewer:") }
-                .map { $0.dropFirst(7).trimmingCharacters(in: .whitespaces) } ?? ""
-        }
+        let viewerURL = try await Self.viewerURL(of: publisher)
         let browser = try await HeadlessBrowser(url: viewerURL)
         defer { browser.close() }
         let state = try await waitForViewer(browser) { $0.framesDecoded >= 2 }
