@@ -34,13 +34,14 @@ aom_codec_err_t CAOMShims_setTemporalLayers(aom_codec_ctx_t *ctx, int layers, co
     return aom_codec_control(ctx, AV1E_SET_SVC_PARAMS, &params);
 }
 
-aom_codec_err_t CAOMShims_setFrameLayer(aom_codec_ctx_t *ctx, int layer, int referenceSlot, unsigned int refreshMask) {
+aom_codec_err_t CAOMShims_setFrameLayer(aom_codec_ctx_t *ctx, int layer, unsigned int refreshMask) {
     aom_svc_layer_id_t id = {.spatial_layer_id = 0, .temporal_layer_id = layer};
     aom_codec_err_t status = aom_codec_control(ctx, AV1E_SET_SVC_LAYER_ID, &id);
     if (status != AOM_CODEC_OK) return status;
-    // LAST reads the slot; no other reference is used; every reference index must still name a valid slot.
+    // LAST reads slot 0 (the newest layer-0 frame); no other reference is used; every reference index must
+    // still name a valid slot.
     aom_svc_ref_frame_config_t references = {0};
-    for (int reference = 0; reference < 7; reference++) references.ref_idx[reference] = referenceSlot;
+    for (int reference = 0; reference < 7; reference++) references.ref_idx[reference] = 0;
     references.reference[0] = 1;
     for (int slot = 0; slot < 8; slot++) references.refresh[slot] = (refreshMask >> slot) & 1;
     return aom_codec_control(ctx, AV1E_SET_SVC_REF_FRAME_CONFIG, &references);

@@ -11,7 +11,6 @@ import ScreenMedia
 final class AV1EncoderBackend: EncoderBackend {
     var codec: VideoCodec { .av1 }
     var library: String { "libaom" }
-    var layerStructure: TemporalLayers.Structure { .dyadic }
     private let context = LibraryHandle(aom_codec_ctx_t()) { _ = aom_codec_destroy($0) }
     /// libaom's descriptor of the lent picture's planes.
     private let image = LibraryHandle(aom_image_t())
@@ -81,7 +80,7 @@ final class AV1EncoderBackend: EncoderBackend {
     func setSpeed(_ speed: Int) -> Bool { CAOMShims_controlInt(context.pointer, Int32(AOME_SET_CPUUSED.rawValue), Int32(speed)) == AOM_CODEC_OK }
 
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
-        CAOMShims_setFrameLayer(context.pointer, Int32(frame.layer), Int32(frame.referenceSlot), UInt32(frame.refreshMask)) == AOM_CODEC_OK
+        CAOMShims_setFrameLayer(context.pointer, Int32(frame.layer), UInt32(frame.refreshMask)) == AOM_CODEC_OK
     }
 
     func setActiveMap(_ blocks: ActiveBlocks) -> Bool {

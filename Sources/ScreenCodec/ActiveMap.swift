@@ -18,10 +18,10 @@ struct ActiveMap {
     /// Blocks changed since the last refinement (``beginRefinement()``): coded at the rate control's quality
     /// of the moment, which a still screen can afford to improve.
     private var unrefined: [UInt8]
-    /// For each reference slot of temporal layering (``TemporalLayers``), the blocks that changed since the frame
-    /// it holds was coded: a frame predicting from it must code them too, or they would be copied stale from it.
-    /// Without layers every frame refreshes slot 0 and these stay empty.
-    private var staleInSlot: [[UInt8]]
+    /// With temporal layers (``TemporalLayers``), the blocks coded since the reference (the newest layer-0 frame)
+    /// was: every frame predicts from it, so it must code them too, or they would be copied stale from it.
+    /// Without layers every frame is the reference and this stays empty.
+    private var staleInReference: [UInt8]
 
     init(width: Int, height: Int) {
         columns = (width + 15) / 16
@@ -30,20 +30,20 @@ struct ActiveMap {
         lastFrame = thisFrame
         sent = thisFrame
         unrefined = [UInt8](repeating: 1, count: columns * rows)
-        staleInSlot = Array(repeating: thisFrame, count: TemporalLayers.slots)
+        staleInReference = thisFrame
     }
 
     /// Marks the blocks touched by `rects`, combines them with the last frame's (and those of frames skipped
-    /// since, ``carry(changed:)``, and those the reference slot's frame predates) and returns the active share.
-    mutating func update(changed rects: [PixelRect], layer: TemporalLayers.Frame = .init(layer: 0, referenceSlot: 0, refreshMask: 1)) -> Double {
+    /// since, ``carry(changed:)``, and those the reference predates) and returns the active share.
+    mutating func update(changed rects: [PixelRect], layer: TemporalLayers.Frame = .init(layer: 0, refreshMask: 1)) -> Double {
         carry(changed: rects)
         var active = 0
         for index in sent.indices {
-            sent[index] = thisFrame[index] | lastFrame[index] | staleInSlot[layer.referenceSlot][index]
+            sent[index] = thisFrame[index] | lastFrame[index] | staleInReference[index]
             unrefined[index] |= thisFrame[index]
             active += Int(sent[index])
         }
-        noteCoded(sent, refreshing: layer.refreshMask)
+        noteCoded(sent, asReference: layer.isReference)
         swap(&thisFrame, &lastFrame)
         for index in thisFrame.indices { thisFrame[index] = 0 }
         return Double(active) / Double(sent.count)
@@ -62,40 +62,31 @@ struct ActiveMap {
         }
     }
 
-    /// After a frame that coded `coded`: the slots it refreshes now hold the picture as it is; the others are
-    /// stale where it coded anything.
-    private mutating func noteCoded(_ coded: [UInt8], refreshing mask: UInt8) {
-        for slot in staleInSlot.indices {
-            if mask & (1 << slot) != 0 {
-                for index in coded.indices { staleInSlot[slot][index] = 0 }
-            } else {
-                for index in coded.indices { staleInSlot[slot][index] |= coded[index] }
-            }
-        }
+    /// After a frame that coded `coded`: a new reference holds the picture as it is; otherwise the reference is
+    /// stale where the frame coded anything.
+    private mutating func noteCoded(_ coded: [UInt8], asReference: Bool) {
+        for index in coded.indices { staleInReference[index] = asReference ? 0 : staleInReference[index] | coded[index] }
     }
 
     /// Forgets earlier changes (after a keyframe or a whole-frame change, which codes every block anyway, and
-    /// every block then awaits refinement). Slots the frame does not refresh are stale everywhere.
-    mutating func reset(refreshing mask: UInt8 = 0xFF) {
+    /// every block then awaits refinement). A frame that does not become the reference leaves it stale everywhere.
+    mutating func reset(asReference: Bool = true) {
         for index in lastFrame.indices { lastFrame[index] = 0 }
         for index in thisFrame.indices { thisFrame[index] = 0 }
-        for slot in staleInSlot.indices {
-            let stale: UInt8 = mask & (1 << slot) != 0 ? 0 : 1
-            for index in staleInSlot[slot].indices { staleInSlot[slot][index] = stale }
-        }
+        for index in staleInReference.indices { staleInReference[index] = asReference ? 0 : 1 }
         for index in unrefined.indices { unrefined[index] = 1 }
     }
 
     /// Makes the unrefined blocks the map (what a refinement codes again) and counts them as refined.
-    /// Changes carried from skipped frames are coded with it, and what its reference slot predates.
-    mutating func beginRefinement(layer: TemporalLayers.Frame = .init(layer: 0, referenceSlot: 0, refreshMask: 1)) {
+    /// Changes carried from skipped frames are coded with it, and what the reference predates.
+    mutating func beginRefinement(layer: TemporalLayers.Frame = .init(layer: 0, refreshMask: 1)) {
         for index in sent.indices {
-            sent[index] = unrefined[index] | thisFrame[index] | staleInSlot[layer.referenceSlot][index]
+            sent[index] = unrefined[index] | thisFrame[index] | staleInReference[index]
             unrefined[index] = 0
             lastFrame[index] = 0
             thisFrame[index] = 0
         }
-        noteCoded(sent, refreshing: layer.refreshMask)
+        noteCoded(sent, asReference: layer.isReference)
     }
 
     /// Lends the map computed by the last ``update(changed:)`` (rows × columns bytes, 1 = code this block).

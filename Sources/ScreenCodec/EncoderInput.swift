@@ -36,7 +36,7 @@ struct EncoderInput {
     mutating func reopen(width: Int, height: Int, chroma: ChromaFormat) throws(CodecError) {
         picture = try YUVPicture(width: width, height: height, chroma: chroma)
         activeMap = usesActiveMap ? ActiveMap(width: width, height: height) : nil
-        layers = TemporalLayers(count: layers.count, structure: layers.structure)
+        layers = TemporalLayers(count: layers.count)
         needsFullConversion = true
         paintedCovers = FrameCovers()
         keyframeRequested = true
@@ -65,7 +65,7 @@ struct EncoderInput {
         if activeMap != nil {
             // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
             if wholeFrame {
-                activeMap?.reset(refreshing: layer.refreshMask)
+                activeMap?.reset(asReference: layer.isReference)
             } else {
                 _ = activeMap?.update(changed: frame.changedRects, layer: layer)
             }

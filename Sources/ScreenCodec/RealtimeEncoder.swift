@@ -27,7 +27,7 @@ public final class RealtimeEncoder: VideoEncoder {
         }
         input = EncoderInput(
             usesActiveMap: configuration.usesActiveMap,
-            temporalLayers: TemporalLayers(count: configuration.temporalLayers, structure: backend.layerStructure))
+            temporalLayers: TemporalLayers(count: configuration.temporalLayers))
         rate = RateControl(targetKbps: configuration.bitrateKbps)
     }
 
@@ -191,8 +191,6 @@ protocol EncoderBackend: AnyObject {
     var codec: VideoCodec { get }
     /// The library's name, as messages start ("libaom …").
     var library: String { get }
-    /// How its frames of higher layers reference lower ones.
-    var layerStructure: TemporalLayers.Structure { get }
     /// The configuration the library was opened with, changed by ``setRate(_:)``.
     var config: Configuration { get set }
     /// Opens the library (closing it first if open) to encode `picture`, whose planes it reads on every encode.

@@ -1,42 +1,32 @@
-/// Which temporal layer each coded frame belongs to, which reference slot it predicts from and which slots it
-/// refreshes: the dyadic L1T2/L1T3 structure of libwebrtc's screen sharing. With three layers the frames go
-/// 0, 2, 1, 2, 0, …: a layer-0 frame predicts from the last layer-0 frame (slot 0), a layer-1 frame from it too and
-/// is kept in slot 1, and a layer-2 frame predicts from the newest of those and is kept nowhere. Dropping every
-/// frame above a layer so leaves a stream that decodes, at a half or a quarter of the frame rate.
+/// Which temporal layer each coded frame belongs to and whether it is kept as the reference: L1T2/L1T3 as in
+/// libwebrtc's screen sharing, frames 0, 2, 1, 2, 0, … With three layers. Every frame predicts from the newest
+/// layer-0 frame (the reference, slot 0), and only layer-0 frames replace it: dropping every frame above a layer
+/// leaves a stream that decodes, at a half or a quarter of the frame rate.
 ///
-/// The flat structure keeps the same layers but every frame above layer 0 predicts from the newest layer-0 frame
-/// and is kept nowhere: what VP9 gets, through per-frame reference flags (libvpx's SVC mode, which could point
-/// LAST at slot 1, codes blocks its decoder refuses alongside an active map).
+/// A dyadic variant, where the second layer-2 frame predicts from the layer-1 frame before it, was measured and
+/// left: with libaom's SVC reference configuration those frames grew without end on typing (2 → 140 KB in 40
+/// frames at 640×360, pictures right but coded against an ever older picture), and libvpx's SVC mode, which
+/// could point LAST at another slot, codes blocks its decoder refuses beside an active map.
 ///
 /// Keyframes refresh every slot; keepalives and refinements are coded in layer 0 (whoever is thinned to layer 0
 /// gets them), and the pattern starts over after them and after keyframes.
 struct TemporalLayers: Hashable {
-    enum Structure: Hashable {
-        case dyadic
-        case flat
-    }
-
     /// One frame's place in the structure.
     struct Frame: Hashable {
         var layer: Int
-        var referenceSlot: Int
-        /// Bit i: the frame is kept in slot i.
+        /// Bit i: the frame is kept in slot i (layer 0: slot 0, the reference; a keyframe: every slot).
         var refreshMask: UInt8
 
-        static let keyframe = Frame(layer: 0, referenceSlot: 0, refreshMask: 0xFF)
+        var isReference: Bool { refreshMask & 1 != 0 }
+        static let keyframe = Frame(layer: 0, refreshMask: 0xFF)
     }
 
-    /// The slots the structure uses (0: newest layer-0 frame, 1: newest layer-1 frame).
-    static let slots = 2
-
     let count: Int
-    let structure: Structure
     private var index = 0
 
-    init(count: Int, structure: Structure = .dyadic) {
+    init(count: Int) {
         precondition((1...3).contains(count), "one to three temporal layers")
         self.count = count
-        self.structure = structure
     }
 
     /// Each layer's share of the bit rate, cumulative (layers 0…i): the lower layers, which more viewers get and
@@ -58,13 +48,11 @@ struct TemporalLayers: Hashable {
         }
         if baseLayer { index = 0 }
         defer { index = (index + 1) % patternLength }
-        let flat = structure == .flat
         switch (count, index) {
-        case (1, _), (_, 0): return Frame(layer: 0, referenceSlot: 0, refreshMask: 1)
-        case (2, _): return Frame(layer: 1, referenceSlot: 0, refreshMask: 0)
-        case (_, 1): return Frame(layer: 2, referenceSlot: 0, refreshMask: 0)
-        case (_, 2): return Frame(layer: 1, referenceSlot: 0, refreshMask: flat ? 0 : 0b10)
-        default: return Frame(layer: 2, referenceSlot: flat ? 0 : 1, refreshMask: 0)
+        case (1, _), (_, 0): return Frame(layer: 0, refreshMask: 1)
+        case (2, _): return Frame(layer: 1, refreshMask: 0)
+        case (_, 2): return Frame(layer: 1, refreshMask: 0)
+        default: return Frame(layer: 2, refreshMask: 0)
         }
     }
 

@@ -6,7 +6,6 @@ import ScreenMedia
 final class VPXEncoderBackend: EncoderBackend {
     let codec: VideoCodec
     var library: String { "libvpx" }
-    var layerStructure: TemporalLayers.Structure { .flat }
     /// The next frame's reference and refresh flags (its layer, in the flat structure).
     private var layerFlags: vpx_enc_frame_flags_t = 0
     private let context = LibraryHandle(vpx_codec_ctx_t()) { _ = vpx_codec_destroy($0) }
@@ -71,10 +70,9 @@ final class VPXEncoderBackend: EncoderBackend {
     /// Every frame predicts from LAST (slot 0, the newest layer-0 frame: also what the active map's inactive blocks
     /// copy from); only layer-0 frames refresh it.
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
-        precondition(frame.referenceSlot == 0, "libvpx's layers predict from the newest layer-0 frame")
         let noOtherReference = UInt(VP8_EFLAG_NO_REF_GF) | UInt(VP8_EFLAG_NO_REF_ARF) | UInt(VP8_EFLAG_NO_UPD_GF) | UInt(VP8_EFLAG_NO_UPD_ARF)
         let keptNowhere = noOtherReference | UInt(VP8_EFLAG_NO_UPD_LAST) | UInt(VP8_EFLAG_NO_UPD_ENTROPY)
-        layerFlags = vpx_enc_frame_flags_t(frame.refreshMask & 1 != 0 ? noOtherReference : keptNowhere)
+        layerFlags = vpx_enc_frame_flags_t(frame.isReference ? noOtherReference : keptNowhere)
         return true
     }
 

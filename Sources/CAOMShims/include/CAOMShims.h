@@ -17,8 +17,8 @@ aom_codec_err_t CAOMShims_setActiveMap(aom_codec_ctx_t *ctx, unsigned char *acti
 // each layer doubling the frame rate of those below, all within the quantizer bounds.
 aom_codec_err_t CAOMShims_setTemporalLayers(aom_codec_ctx_t *ctx, int layers, const int *cumulativeKbps, int minQuantizer,
                                             int maxQuantizer);
-// The next frame's temporal layer and references: it predicts from slot `referenceSlot` only (as LAST) and
-// stores itself in the slots of `refreshMask` (bit i: slot i).
-aom_codec_err_t CAOMShims_setFrameLayer(aom_codec_ctx_t *ctx, int layer, int referenceSlot, unsigned int refreshMask);
+// The next frame's temporal layer and references: it predicts from slot 0 only (as LAST) and stores itself in
+// the slots of `refreshMask` (bit i: slot i).
+aom_codec_err_t CAOMShims_setFrameLayer(aom_codec_ctx_t *ctx, int layer, unsigned int refreshMask);
 
 #endif
