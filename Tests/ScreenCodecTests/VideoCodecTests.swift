@@ -324,6 +324,19 @@ import Testing
         #expect(CodedVideoFormat(codec: codec, keyframe: subsampled.keyframe)?.chroma == .yuv420)
     }
 
+    /// What a relay reads from keyframes it is sent: bytes that are no keyframe declare nothing, and no read
+    /// goes past them.
+    @Test func bytesThatAreNoKeyframeDeclareNoFormat() {
+        for codec in VideoCodec.allCases {
+            #expect(CodedVideoFormat(codec: codec, keyframe: []) == nil)
+            #expect(CodedVideoFormat(codec: codec, keyframe: [0x82]) == nil)
+            #expect(CodedVideoFormat(codec: codec, keyframe: [UInt8](repeating: 0xFF, count: 64)) == nil)
+        }
+        // A VP9 keyframe cut off inside its header, and a VP9 inter frame.
+        #expect(CodedVideoFormat(codec: .vp9, keyframe: [0x82, 0x49, 0x83]) == nil)
+        #expect(CodedVideoFormat(codec: .vp9, keyframe: [0x86, 0x00, 0x40]) == nil)
+    }
+
     @Test func vp8SaysItHasNoFourFourFour() throws {
         let frame = VideoFrame(width: 64, height: 64)
         TestPattern.fillColouredLines(frame)
