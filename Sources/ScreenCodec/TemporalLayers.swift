@@ -50,8 +50,7 @@ struct TemporalLayers: Hashable {
         defer { index = (index + 1) % patternLength }
         switch (count, index) {
         case (1, _), (_, 0): return Frame(layer: 0, refreshMask: 1)
-        case (2, _): return Frame(layer: 1, refreshMask: 0)
-        case (_, 2): return Frame(layer: 1, refreshMask: 0)
+        case (2, _), (_, 2): return Frame(layer: 1, refreshMask: 0)
         default: return Frame(layer: 2, refreshMask: 0)
         }
     }

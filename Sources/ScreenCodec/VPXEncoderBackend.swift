@@ -15,7 +15,6 @@ final class VPXEncoderBackend: EncoderBackend {
     private var packets: vpx_codec_iter_t? = nil
 
     static let defaultVP9Speed = 8
-    static let vp8ChromaMessage = "VP8 has no 4:4:4: it codes colour at half resolution only; use --codec vp9 or av1 for --chroma 444"
     static let defaultVP8Speed = 12
 
     init(codec: VideoCodec) {
@@ -25,7 +24,9 @@ final class VPXEncoderBackend: EncoderBackend {
 
     func open(picture: YUVPicture, rate: RateControl, configuration: VideoEncoderConfiguration) throws(CodecError) {
         context.close()
-        guard codec == .vp9 || picture.chroma == .yuv420 else { throw CodecError(.unsupportedConfiguration, Self.vp8ChromaMessage) }
+        if let refusal = VideoEncoderConfiguration.chromaRefusal(codec: codec, chroma: picture.chroma) {
+            throw CodecError(.unsupportedConfiguration, refusal)
+        }
         let format = picture.chroma == .yuv444 ? VPX_IMG_FMT_I444 : VPX_IMG_FMT_I420
         let described = vpx_img_wrap(image.pointer, format, UInt32(picture.width), UInt32(picture.height), 32, picture.luma)
         guard described != nil else {

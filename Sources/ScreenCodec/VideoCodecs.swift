@@ -40,6 +40,14 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
         self.usesActiveMap = usesActiveMap
     }
 
+    /// Why `codec` cannot be encoded with `chroma`, in a sentence; nil when it can. The command line and the
+    /// encoder both refuse with it.
+    public static func chromaRefusal(codec: VideoCodec, chroma: ChromaFormat) -> String? {
+        codec == .vp8 && chroma == .yuv444
+            ? "VP8 has no 4:4:4: it codes colour at half resolution only; give --codec vp9 or av1 with --chroma 444, or --chroma 420"
+            : nil
+    }
+
     /// The realtime speeds a codec's library accepts.
     public static func speedRange(for codec: VideoCodec) -> ClosedRange<Int> {
         switch codec {

@@ -332,7 +332,6 @@ actor SessionHub {
         reportedThinned = router.thinnedFrames
         metrics.add(.subscribersEvicted, router.evictedSubscribers - reportedEvictions)
         reportedEvictions = router.evictedSubscribers
-
         for (limit, count) in router.refused where count != reportedRefusals[limit, default: 0] {
             metrics.refused(limit, count - reportedRefusals[limit, default: 0])
             reportedRefusals[limit] = count

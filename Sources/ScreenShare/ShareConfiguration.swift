@@ -89,14 +89,15 @@ public struct ShareConfiguration: Sendable, Equatable {
         let recordsOnly = destinations.allSatisfy { DestinationKind.scheme(of: $0) == "file" } && !destinations.isEmpty
         let keepalive = settings.keepalive ?? (recordsOnly ? 0 : 5)
         let cores = ProcessInfo.processInfo.activeProcessorCount
+        let chroma = Self.resolvedChroma(settings)
         capture = CaptureSettings(
             framesPerSecond: settings.fps, source: source,
             codec: settings.codec,
             encoder: VideoEncoderConfiguration(
                 codec: Self.resolvedCodec(settings), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
                 threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed,
-                temporalLayers: settings.temporalLayers ?? (recordsOnly ? 1 : 3), chroma: Self.resolvedChroma(settings).chroma,
-                chromaFollowsContent: Self.resolvedChroma(settings).followsContent),
+                temporalLayers: settings.temporalLayers ?? (recordsOnly ? 1 : 3), chroma: chroma.chroma,
+                chromaFollowsContent: chroma.followsContent),
             metadata: metadata,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
         destinationOptions = DestinationOptions(
@@ -201,7 +202,9 @@ public struct ShareConfiguration: Sendable, Equatable {
         for url in [s.output].compactMap({ $0 }) + s.to where ShareDestinations.kind(for: url, among: destinationKinds)?.name == .file {
             if let refusal = FileDestination.refusal(for: url) { throw ShareError(.invalidSettings, refusal) }
         }
-        try require(s.chroma != .yuv444 || resolvedCodec(s) != .vp8, "VP8 has no 4:4:4: it codes colour at half resolution only; give --codec vp9 or av1 with --chroma 444, or --chroma 420")
+        if s.chroma == .yuv444, let refusal = VideoEncoderConfiguration.chromaRefusal(codec: resolvedCodec(s), chroma: .yuv444) {
+            throw ShareError(.invalidSettings, refusal)
+        }
         if Self.publishesOverWHIP(s) {
             try require(s.chroma != .yuv444, "WHIP viewers (WebRTC) decode VP9 profile 0 only: give --chroma 420 (or auto) with a whip+ destination")
             try require(s.codec != .av1, "WHIP carries VP8 or VP9 (GStreamer 1.22 has no AV1 RTP payloader): give --codec vp9 or vp8 with a whip+ destination")
