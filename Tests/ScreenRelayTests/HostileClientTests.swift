@@ -9,7 +9,11 @@ import Testing
 
 /// Attacks on a real relay on loopback: the attacker is closed with the documented reason or throttled, what
 /// the relay holds for it stays bounded, and an honest subscriber keeps receiving.
-@Suite(.watchdog()) struct HostileClientTests {
+///
+/// Serialized, and light on bytes: in a debug build every WebSocket byte a client sends is masked (and unmasked
+/// by the relay) one at a time on the shared event loops, so megabytes of attack traffic from several tests at
+/// once would starve the honest clients these tests watch.
+@Suite(.watchdog(), .serialized) struct HostileClientTests {
     /// A publisher with a stream and an honest subscriber counting what it receives, around `attack`.
     func withHonestSession<Result: Sendable>(
         on relay: RunningRelay, _ attack: @escaping @Sendable (_ session: String) async throws -> Result
@@ -47,8 +51,13 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func aClientThatDoesNotReadWhatItIsSentIsClosed(transport: TransportKind) async throws {
-        // Signals unthrottled, so that only the queue bound stands between this client and the relay's memory.
-        let relay = try await RunningRelay { $0.signalsPerSecond = 1e9; $0.signalBurst = 1e9 }
+        // Signals unthrottled, so that only the queue bound stands between this client and the relay's memory
+        // (a smaller one than the default: the same rule, reached with fewer bytes).
+        let relay = try await RunningRelay {
+            $0.signalsPerSecond = 1e9
+            $0.signalBurst = 1e9
+            $0.maximumQueuedControlBytes = 512 << 10
+        }
         let outcome = try await withHonestSession(on: relay) { session in
             let token = try await relay.token(session: session, role: .subscriber)
             // It reads nothing after hello and sends itself 8 KB lines: they pile up for it, at the relay.
@@ -58,7 +67,7 @@ import Testing
                 var sent = 0
                 do {
                     // Until the relay has closed it (a client that does not read may not notice at once).
-                    while sent < 4_000, relay.server.metrics.value(.overflowCloses) == 0 {  // 32 MB: several times the bound and socket buffers
+                    while sent < 4_000, relay.server.metrics.value(.overflowCloses) == 0 {  // 32 MB: many times the bound and socket buffers
                         try await link.send(.signal(Signal(type: "chat", data: line, to: me)))
                         sent += 1
                     }
@@ -77,11 +86,17 @@ import Testing
     /// A subscriber that stops reading media (its socket fills, it takes nothing more) is closed once it has
     /// taken nothing for the stall limit, without a keyframe asked for it; a healthy one keeps getting every frame.
     @Test func aSubscriberThatStopsReadingIsEvictedWithoutCostingTheOthers() async throws {
-        let relay = try await RunningRelay { $0.subscriberStallSeconds = 2 }
+        // The healthy subscriber may have a busy machine's seconds queued without being thinned or evicted; the
+        // stopped one takes nothing at all, which no queue bound waits for.
+        let relay = try await RunningRelay {
+            $0.subscriberStallSeconds = 3
+            $0.subscriberQueueMilliseconds = 20_000
+        }
         let session = try await relay.createSession()
         let subscriberToken = try await relay.token(session: session.sessionId, role: .subscriber)
-        // Large opaque frames (the relay reads only their header): a stopped reader's buffers fill in seconds.
-        let payload = [UInt8](repeating: 0x5A, count: 256 << 10)
+        // Opaque frames (the relay reads only their header), 640 KB a second: a stopped reader's buffers fill in
+        // seconds.
+        let payload = [UInt8](repeating: 0x5A, count: 64 << 10)
         @Sendable func header(_ sequence: UInt64, streamId: UInt32) -> MediaFrameHeader {
             MediaFrameHeader(
                 streamID: streamId, sequence: sequence, flags: sequence == 0 ? [.keyframe] : [], codec: .vp9, width: 320, height: 240,
@@ -89,9 +104,21 @@ import Testing
                 payloadLength: payload.count)
         }
         let healthy = Locked(0)
-        let outcome = try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { publisher, events in
-            _ = try await events.nextControl()
-            let stream = try await publisher.publishTestStream(events)
+        // The publisher reads what it is sent, as publishers do (pings are answered as they are read).
+        let published = Locked<(link: RelayLink, stream: StreamInfo)?>(nil)
+        let publishing = Task {
+            try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
+                _ = try await events.nextControl()
+                let stream = try await link.publishTestStream(events)
+                published.withLock { $0 = (link, stream) }
+                while try await events.next() != nil {}
+            }
+        }
+        defer { publishing.cancel() }
+        guard try await eventually(30, { published.value != nil }), let (publisher, stream) = published.value else {
+            throw TestFailure("the stream was not published")
+        }
+        let outcome = try await {
             let reader = Task {
                 try await RelayClient.connect(url: relay.webSocketURL, token: subscriberToken, logger: quietLogger) { link, events in
                     try await link.send(.subscribe(streamId: stream.streamId))
@@ -112,8 +139,8 @@ import Testing
             try await relay.waitForConnections(3)
             var sequence: UInt64 = 0
             var evicted = false
-            // Ten frames a second until it is evicted (a minute at most).
-            while !evicted, sequence < 600 {
+            // Ten frames a second until it is evicted (two minutes at most).
+            while !evicted, sequence < 1_200 {
                 try await publisher.send(header(sequence, streamId: stream.streamId), payload: payload)
                 sequence += 1
                 try await Task.sleep(for: .milliseconds(100))
@@ -128,7 +155,7 @@ import Testing
             let caughtUp = try await eventually(30) { healthy.value >= sent + 10 }
             let behind = relay.server.metrics.value(.keyframeRequestsByCause, StreamRouter<Int>.KeyframeCause.subscriberBehind.rawValue)
             return (evicted, caughtUp, behind, relay.server.metrics.value(.connections))
-        }
+        }()
         #expect(outcome.0, "the subscriber that stopped reading was not evicted")
         #expect(outcome.1, "the healthy subscriber missed frames: \(healthy.value)")
         #expect(outcome.2 == 0, "no keyframe was asked for on its account")
