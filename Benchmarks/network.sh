@@ -11,7 +11,8 @@
 # Per 10 s of each run: capture → arrival p50 and p95 (screensub's latency: both ends on one clock), what was
 # delivered against the link's rate, keyframes seen by the (fast) viewer, the slow viewer's frame rate and
 # longest freeze, and the CPU screenpub used (its controller included; the controller alone is measured by
-# relaybench controller). Environment: BENCH_BASE (commit), BENCH_SECONDS (60), BENCH_SCENARIOS.
+# relaybench controller). Environment: BENCH_BASE (commit), BENCH_SECONDS (60), BENCH_SCENARIOS, BENCH_VERSIONS
+# ("base this"), BENCH_KEEP (a directory that keeps each run's viewer JSON lines and logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
@@ -160,6 +161,7 @@ run() {
   wait "$fast" $slow "$pub" "$scene" "$relay" 2>/dev/null || true
   ip netns delete "$ns" 2>/dev/null || true
   ip link delete "${ns}h" 2>/dev/null || true
+  if [ -n "${BENCH_KEEP:-}" ]; then mkdir -p "$BENCH_KEEP" && cp "$out"-* "$BENCH_KEEP/" 2>/dev/null || true; fi
   report "$scenario ($version)" "$out-fast.json" "$link" ${slow:+"$out-slow.json"}
   printf "| %s (%s) | screenpub CPU | %.1f %% of a core |\n" "$scenario" "$version" "$(echo "$cpu * 100 / $seconds" | bc -l)" >>"$work/cpu.md"
 }
@@ -169,7 +171,7 @@ echo
 echo "| scenario (commit) | window | p50 ms | p95 ms | delivered kbit/s / link | keyframes (fast viewer) | slow viewer fps | slow longest freeze ms | slow p95 ms |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 for scenario in $scenarios; do
-  for version in base this; do run "$version" "$scenario"; done
+  for version in ${BENCH_VERSIONS:-base this}; do run "$version" "$scenario"; done
 done
 echo
 cat "$work/cpu.md"
