@@ -79,6 +79,12 @@ final class AV1EncoderBackend: EncoderBackend {
 
     func setSpeed(_ speed: Int) -> Bool { CAOMShims_controlInt(context.pointer, Int32(AOME_SET_CPUUSED.rawValue), Int32(speed)) == AOM_CODEC_OK }
 
+    var ratesLayersApart: Bool { true }
+
+    func setMaximumInterFrame(percentOfAverage: Int) -> Bool {
+        CAOMShims_controlInt(context.pointer, Int32(AV1E_SET_MAX_INTER_BITRATE_PCT.rawValue), Int32(percentOfAverage)) == AOM_CODEC_OK
+    }
+
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
         CAOMShims_setFrameLayer(context.pointer, Int32(frame.layer), UInt32(frame.refreshMask)) == AOM_CODEC_OK
     }

@@ -18,6 +18,9 @@ public final class RealtimeEncoder: VideoEncoder {
     public private(set) var rate: RateControl
     /// The chroma format it codes, decided on the first frame (``VideoEncoderConfiguration/chromaFollowsContent``).
     public private(set) var chroma: ChromaFormat?
+    /// The last coded frame's presentation time, and the frame-size cap the library has (``capFrameSize(presentationTime:layer:)``).
+    private var lastPresentationTime: Int64?
+    private var appliedFramePercent: Int?
 
     public init(configuration: VideoEncoderConfiguration) {
         self.configuration = configuration
@@ -44,18 +47,40 @@ public final class RealtimeEncoder: VideoEncoder {
     public func skip(_ frame: VideoFrame) { input.skip(frame) }
 
     /// Under a target that follows the network, frames must also fit the link's delay: the rate control's buffer
-    /// shrinks to ``RateControl/linkFollowingBufferMilliseconds``, so that no frame takes much more than that of
-    /// the link (a page change after an idle spell would otherwise spend a second's worth).
+    /// shrinks to ``RateControl/linkFollowingBufferMilliseconds`` (all of it the level aimed at: a buffer the
+    /// gaps between changes fill is not taken as leave to code finer), no frame other than a keyframe may be
+    /// larger than ``RateControl/linkFollowingFrameMilliseconds`` of the target
+    /// (``capFrameSize(presentationTime:layer:)``), and the quantizer may go to the codec's coarsest, so that a
+    /// whole new page of text gets as small as it can.
     public func setTargetBitrate(kbps: Int) throws {
-        if rate.bufferMilliseconds != RateControl.linkFollowingBufferMilliseconds {
+        if !rate.followsLink {
             var bounded = rate
+            bounded.followsLink = true
+            bounded.maxQuantizer = RateControl.coarsestQuantizer
             bounded.bufferMilliseconds = RateControl.linkFollowingBufferMilliseconds
-            bounded.bufferOptimalMilliseconds = RateControl.linkFollowingBufferMilliseconds * 3 / 4
-            bounded.bufferInitialMilliseconds = RateControl.linkFollowingBufferMilliseconds / 2
+            bounded.bufferOptimalMilliseconds = RateControl.linkFollowingBufferMilliseconds
+            bounded.bufferInitialMilliseconds = RateControl.linkFollowingBufferMilliseconds
             if isOpen { try backend.require(backend.setRate(bounded, layers: input.layers), "refused a rate-control buffer of \(bounded.bufferMilliseconds) ms", .encoderFailed) }
             rate = bounded
         }
         try setRate(targetKbps: kbps)
+    }
+
+    /// Caps the next frame at ``RateControl/linkFollowingFrameMilliseconds`` of the target. The libraries cap a
+    /// frame as a share of their average frame, which is the target times the time since the frame before (they
+    /// take the frame rate from the timestamps: a screen that changes twice a second is coded at 2 fps, and frames
+    /// held back for the link make the gaps longer; left alone, a page change after a gap of a second could spend
+    /// a second's worth of the link). libaom's layered rate control instead takes the frame rate from the frames'
+    /// durations, and gives a layer's frame its share of the rate over its share of the frames.
+    private func capFrameSize(presentationTime: Int64, layer: Int) throws(CodecError) {
+        let interval = 1000 / configuration.framesPerSecond
+        let gap = max(interval, lastPresentationTime.map { Double(presentationTime - $0) } ?? interval)
+        let layeredRates = backend.ratesLayersApart && input.layers.count > 1
+        let averageFrame = layeredRates ? interval * input.layers.frameBudgetShare(of: layer) : gap
+        let percent = max(1, Int((Double(RateControl.linkFollowingFrameMilliseconds) * 100 / averageFrame).rounded()))
+        guard percent != appliedFramePercent else { return }
+        try backend.require(backend.setMaximumInterFrame(percentOfAverage: percent), "refused a largest frame of \(percent) % of the average", .encoderFailed)
+        appliedFramePercent = percent
     }
 
     public func setFasterSpeed(_ faster: Bool) throws {
@@ -95,6 +120,8 @@ public final class RealtimeEncoder: VideoEncoder {
     ) throws {
         let duration = max(1, Int((1000 / configuration.framesPerSecond).rounded()))
         let layered = input.layers.count > 1 ? layer : nil
+        if rate.followsLink, !keyframe { try capFrameSize(presentationTime: presentationTime, layer: layer.layer) }
+        lastPresentationTime = presentationTime
         func encode(_ blocks: ActiveBlocks?) -> Bool {
             backend.encode(
                 presentationTime: presentationTime, duration: duration,
@@ -126,6 +153,7 @@ public final class RealtimeEncoder: VideoEncoder {
         if input.layers.count > 1 {
             try backend.require(backend.setRate(rate, layers: input.layers), "refused \(input.layers.count) temporal layers")
         }
+        appliedFramePercent = nil
         isOpen = true
     }
 }
@@ -151,14 +179,22 @@ public struct RateControl: Sendable, Hashable {
     public var bufferInitialMilliseconds = 500
     public var bufferOptimalMilliseconds = 600
     public var bufferMilliseconds = 1000
+    /// Whether the target follows the network (``RealtimeEncoder/setTargetBitrate(kbps:)``).
+    public var followsLink = false
 
     public init(targetKbps: Int) { self.targetKbps = max(Self.lowestKbps, targetKbps) }
+
+    /// The coarsest quantizer of libaom and libvpx (0–63).
+    public static let coarsestQuantizer = 63
 
     /// Below this the libraries' rate control no longer holds a screen's keyframes near the target.
     public static let lowestKbps = 50
 
     /// The rate-control buffer while the target follows the network (``RealtimeEncoder/setTargetBitrate(kbps:)``).
     public static let linkFollowingBufferMilliseconds = 400
+    /// The largest frame other than a keyframe while the target follows the network, in milliseconds of the
+    /// target: below the buffer, since the libraries overshoot a page change's budget by up to a fifth.
+    public static let linkFollowingFrameMilliseconds = 300
 
     /// The highest quantizer a refinement may use: text that was coded at whatever the bit rate allowed while it
     /// changed is coded again at least this finely once it stands still.
@@ -205,6 +241,10 @@ protocol EncoderBackend: AnyObject {
     /// The library's speed for a busy machine (`faster`) or as configured; nil when there is nothing to change.
     func speed(faster: Bool, configured: Int?) -> Int?
     func setSpeed(_ speed: Int) -> Bool
+    /// Caps frames other than keyframes at this share of the library's average frame.
+    func setMaximumInterFrame(percentOfAverage: Int) -> Bool
+    /// Whether the library gives each temporal layer a rate of its own (``applyTemporalLayers(_:rate:)``).
+    var ratesLayersApart: Bool { get }
     /// Encodes the picture (timestamps and duration in milliseconds).
     func encodePicture(presentationTime: Int64, duration: Int, keyframe: Bool) -> Bool
     /// The next compressed frame of the last encode, as it goes on the wire and into files (lent until the next

@@ -39,6 +39,12 @@ struct TemporalLayers: Hashable {
         }
     }
 
+    /// A layer's average frame against the stream's, where each layer has a rate of its own (libaom): its
+    /// cumulative share of the rate over its share of the frames.
+    func frameBudgetShare(of layer: Int) -> Double {
+        cumulativeRateShares[layer] * Double(1 << (count - 1 - layer))
+    }
+
     /// The next coded frame: a keyframe, one that must be in layer 0 (a keepalive, a refinement), or the next in
     /// the pattern.
     mutating func next(keyframe: Bool, baseLayer: Bool) -> Frame {
