@@ -31,7 +31,9 @@ public final class RealtimeEncoder: VideoEncoder {
         input = EncoderInput(
             usesActiveMap: configuration.usesActiveMap,
             temporalLayers: TemporalLayers(count: configuration.temporalLayers))
-        rate = RateControl(targetKbps: configuration.bitrateKbps)
+        rate = configuration.followsNetwork
+            ? RateControl(targetKbps: configuration.bitrateKbps).followingTheLink()
+            : RateControl(targetKbps: configuration.bitrateKbps)
     }
 
     public func requestKeyframe() { input.requestKeyframe() }
@@ -51,15 +53,11 @@ public final class RealtimeEncoder: VideoEncoder {
     /// gaps between changes fill is not taken as leave to code finer), no frame other than a keyframe may be
     /// larger than ``RateControl/linkFollowingFrameMilliseconds`` of the target
     /// (``capFrameSize(presentationTime:layer:)``), and the quantizer may go to the codec's coarsest, so that a
-    /// whole new page of text gets as small as it can.
+    /// whole new page of text gets as small as it can. An encoder whose configuration says so
+    /// (``VideoEncoderConfiguration/followsNetwork``) is set up like this from its first frame.
     public func setTargetBitrate(kbps: Int) throws {
         if !rate.followsLink {
-            var bounded = rate
-            bounded.followsLink = true
-            bounded.maxQuantizer = RateControl.coarsestQuantizer
-            bounded.bufferMilliseconds = RateControl.linkFollowingBufferMilliseconds
-            bounded.bufferOptimalMilliseconds = RateControl.linkFollowingBufferMilliseconds
-            bounded.bufferInitialMilliseconds = RateControl.linkFollowingBufferMilliseconds
+            let bounded = rate.followingTheLink()
             if isOpen { try backend.require(backend.setRate(bounded, layers: input.layers), "refused a rate-control buffer of \(bounded.bufferMilliseconds) ms", .encoderFailed) }
             rate = bounded
         }
@@ -76,7 +74,7 @@ public final class RealtimeEncoder: VideoEncoder {
         let interval = 1000 / configuration.framesPerSecond
         let gap = max(interval, lastPresentationTime.map { Double(presentationTime - $0) } ?? interval)
         let layeredRates = backend.ratesLayersApart && input.layers.count > 1
-        let averageFrame = layeredRates ? interval * input.layers.frameBudgetShare(of: layer) : gap
+        let averageFrame = layeredRates ? gap * input.layers.frameBudgetShare(of: layer) : gap
         let percent = max(1, Int((Double(RateControl.linkFollowingFrameMilliseconds) * 100 / averageFrame).rounded()))
         guard percent != appliedFramePercent else { return }
         try backend.require(backend.setMaximumInterFrame(percentOfAverage: percent), "refused a largest frame of \(percent) % of the average", .encoderFailed)
@@ -186,6 +184,17 @@ public struct RateControl: Sendable, Hashable {
 
     /// The coarsest quantizer of libaom and libvpx (0–63).
     public static let coarsestQuantizer = 63
+
+    /// This rate control set up for a target that follows the link (``RealtimeEncoder/setTargetBitrate(kbps:)``).
+    func followingTheLink() -> RateControl {
+        var following = self
+        following.followsLink = true
+        following.maxQuantizer = Self.coarsestQuantizer
+        following.bufferMilliseconds = Self.linkFollowingBufferMilliseconds
+        following.bufferOptimalMilliseconds = Self.linkFollowingBufferMilliseconds
+        following.bufferInitialMilliseconds = Self.linkFollowingBufferMilliseconds
+        return following
+    }
 
     /// Below this the libraries' rate control no longer holds a screen's keyframes near the target.
     public static let lowestKbps = 50

@@ -23,12 +23,17 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
     /// code 4:2:0, whose bytes and CPU 4:4:4 would spend for nothing (`--chroma auto`). Decided once, on the
     /// first frame (a keyframe anyway), for the encoder's life: a stream keeps one format.
     public var chromaFollowsContent: Bool
+    /// The target will follow the network (``RealtimeEncoder/setTargetBitrate(kbps:)``, a live share): the rate
+    /// control is set up for it from the first frame. Switched over later, libaom's layered rate control kept
+    /// top-layer frames of new pages of text up to twice as large as set up from the start (measured at 1080p).
+    public var followsNetwork: Bool
 
     public init(
         codec: VideoCodec = .vp9, bitrateKbps: Int = 1500, framesPerSecond: Double = 5, threads: Int = 1,
         usesActiveMap: Bool = true, speed: Int? = nil, temporalLayers: Int = 1, chroma: ChromaFormat = .yuv420,
-        chromaFollowsContent: Bool = false
+        chromaFollowsContent: Bool = false, followsNetwork: Bool = false
     ) {
+        self.followsNetwork = followsNetwork
         self.speed = speed
         self.chroma = chroma
         self.chromaFollowsContent = chromaFollowsContent

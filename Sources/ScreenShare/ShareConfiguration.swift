@@ -97,7 +97,7 @@ public struct ShareConfiguration: Sendable, Equatable {
                 codec: Self.resolvedCodec(settings), bitrateKbps: settings.bitrate, framesPerSecond: settings.fps,
                 threads: settings.threads ?? (settings.fps >= 15 && cores >= 2 ? 2 : 1), speed: settings.speed,
                 temporalLayers: settings.temporalLayers ?? (recordsOnly ? 1 : 3), chroma: chroma.chroma,
-                chromaFollowsContent: chroma.followsContent),
+                chromaFollowsContent: chroma.followsContent, followsNetwork: !recordsOnly),
             metadata: metadata,
             keepaliveInterval: keepalive > 0 ? keepalive : nil, duration: settings.duration)
         destinationOptions = DestinationOptions(
