@@ -68,8 +68,8 @@ public final class RealtimeEncoder: VideoEncoder {
     /// frame as a share of their average frame, which is the target times the time since the frame before (they
     /// take the frame rate from the timestamps: a screen that changes twice a second is coded at 2 fps, and frames
     /// held back for the link make the gaps longer; left alone, a page change after a gap of a second could spend
-    /// a second's worth of the link). libaom's layered rate control instead takes the frame rate from the frames'
-    /// durations, and gives a layer's frame its share of the rate over its share of the frames.
+    /// a second's worth of the link). libaom's layered rate control also gives a layer's frame the layer's share
+    /// of the rate over its share of the frames.
     private func capFrameSize(presentationTime: Int64, layer: Int) throws(CodecError) {
         let interval = 1000 / configuration.framesPerSecond
         let gap = max(interval, lastPresentationTime.map { Double(presentationTime - $0) } ?? interval)
