@@ -10,8 +10,10 @@ import Testing
 @Suite(.watchdog()) struct LinkFollowingTests {
     /// The largest frame, once the rate control has settled (16 pages), of new pages of text, one a second, at
     /// 800 kbit/s.
-    private func largestFrames(of pages: [VideoFrame], codec: VideoCodec, layers: Int, followingTheLink: Bool) throws -> Int {
-        let encoder = RealtimeEncoder(configuration: .init(codec: codec, bitrateKbps: 1500, framesPerSecond: 5, temporalLayers: layers))
+    /// Following the link, the encoder is set up as a live share's is (``VideoEncoderConfiguration/followsNetwork``).
+    private func largestFrame(of pages: [VideoFrame], codec: VideoCodec, layers: Int, followingTheLink: Bool) throws -> Int {
+        let encoder = RealtimeEncoder(configuration: .init(
+            codec: codec, bitrateKbps: 1500, framesPerSecond: 5, temporalLayers: layers, followsNetwork: followingTheLink))
         if followingTheLink { try encoder.setTargetBitrate(kbps: 800) } else { try encoder.setRate(targetKbps: 800) }
         var largest = 0
         for (index, page) in pages.enumerated() {
@@ -44,8 +46,8 @@ import Testing
     func aNewPageOfTextFitsTheLinksDelay(codec: VideoCodec, layers: Int) async throws {
         let pages = try await textPages()
         let linkDelayBytes = 800 * RateControl.linkFollowingBufferMilliseconds / 8
-        let following = try largestFrames(of: pages, codec: codec, layers: layers, followingTheLink: true)
-        let configured = try largestFrames(of: pages, codec: codec, layers: layers, followingTheLink: false)
+        let following = try largestFrame(of: pages, codec: codec, layers: layers, followingTheLink: true)
+        let configured = try largestFrame(of: pages, codec: codec, layers: layers, followingTheLink: false)
         #expect(following <= linkDelayBytes * 11 / 10, "the largest frame is \(following) bytes; the link carries \(linkDelayBytes) in its delay")
         #expect(configured > following * 5 / 4, "at the configured rate the frames are \(configured) bytes at most: the cap is not what keeps them small")
     }
