@@ -11,6 +11,8 @@ struct EncoderInput {
     private var keyframeRequested = true
     private var firstCaptureTime: MediaTime?
     private var lastPresentationTime: Int64 = -1
+    /// Milliseconds between the frame last prepared and the one prepared before it; nil for the first.
+    private(set) var millisecondsSincePreviousFrame: Int64?
     /// Whether the picture may not be fully converted yet (after a resize every row must be converted).
     private var needsFullConversion = true
     /// Whether something was coded since the last refinement (``prepareRefinement(_:)``).
@@ -119,6 +121,7 @@ struct EncoderInput {
         firstCaptureTime = first
         var presentationTime = (frame.captureTime - first).converted(to: 1000).value
         if presentationTime <= lastPresentationTime { presentationTime = lastPresentationTime + 1 }
+        millisecondsSincePreviousFrame = lastPresentationTime < 0 ? nil : presentationTime - lastPresentationTime
         lastPresentationTime = presentationTime
         return presentationTime
     }

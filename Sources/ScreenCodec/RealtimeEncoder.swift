@@ -18,8 +18,7 @@ public final class RealtimeEncoder: VideoEncoder {
     public private(set) var rate: RateControl
     /// The chroma format it codes, decided on the first frame (``VideoEncoderConfiguration/chromaFollowsContent``).
     public private(set) var chroma: ChromaFormat?
-    /// The last coded frame's presentation time, and the frame-size cap the library has (``capFrameSize(presentationTime:layer:)``).
-    private var lastPresentationTime: Int64?
+    /// The frame-size cap the library has (``capFrameSize(layer:)``).
     private var appliedFramePercent: Int?
 
     public init(configuration: VideoEncoderConfiguration) {
@@ -52,7 +51,7 @@ public final class RealtimeEncoder: VideoEncoder {
     /// shrinks to ``RateControl/linkFollowingBufferMilliseconds`` (all of it the level aimed at: a buffer the
     /// gaps between changes fill is not taken as leave to code finer), no frame other than a keyframe may be
     /// larger than ``RateControl/linkFollowingFrameMilliseconds`` of the target
-    /// (``capFrameSize(presentationTime:layer:)``), and the quantizer may go to the codec's coarsest, so that a
+    /// (``capFrameSize(layer:)``), and the quantizer may go to the codec's coarsest, so that a
     /// whole new page of text gets as small as it can. An encoder whose configuration says so
     /// (``VideoEncoderConfiguration/followsNetwork``) is set up like this from its first frame.
     public func setTargetBitrate(kbps: Int) throws {
@@ -70,9 +69,9 @@ public final class RealtimeEncoder: VideoEncoder {
     /// held back for the link make the gaps longer; left alone, a page change after a gap of a second could spend
     /// a second's worth of the link). libaom's layered rate control also gives a layer's frame the layer's share
     /// of the rate over its share of the frames.
-    private func capFrameSize(presentationTime: Int64, layer: Int) throws(CodecError) {
+    private func capFrameSize(layer: Int) throws(CodecError) {
         let interval = 1000 / configuration.framesPerSecond
-        let gap = max(interval, lastPresentationTime.map { Double(presentationTime - $0) } ?? interval)
+        let gap = max(interval, input.millisecondsSincePreviousFrame.map(Double.init) ?? interval)
         let layeredRates = backend.ratesLayersApart && input.layers.count > 1
         let averageFrame = layeredRates ? gap * input.layers.frameBudgetShare(of: layer) : gap
         let percent = max(1, Int((Double(RateControl.linkFollowingFrameMilliseconds) * 100 / averageFrame).rounded()))
@@ -118,8 +117,7 @@ public final class RealtimeEncoder: VideoEncoder {
     ) throws {
         let duration = max(1, Int((1000 / configuration.framesPerSecond).rounded()))
         let layered = input.layers.count > 1 ? layer : nil
-        if rate.followsLink, !keyframe { try capFrameSize(presentationTime: presentationTime, layer: layer.layer) }
-        lastPresentationTime = presentationTime
+        if rate.followsLink, !keyframe { try capFrameSize(layer: layer.layer) }
         func encode(_ blocks: ActiveBlocks?) -> Bool {
             backend.encode(
                 presentationTime: presentationTime, duration: duration,
