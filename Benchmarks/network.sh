@@ -12,7 +12,8 @@
 # delivered against the link's rate, keyframes seen by the (fast) viewer, the slow viewer's frame rate and
 # longest freeze, and the CPU screenpub used (its controller included; the controller alone is measured by
 # relaybench controller). Environment: BENCH_BASE (commit), BENCH_SECONDS (60), BENCH_SCENARIOS, BENCH_VERSIONS
-# ("base this"), BENCH_KEEP (a directory that keeps each run's viewer JSON lines and logs).
+# ("base this"), BENCH_KEEP (a directory that keeps each run's viewer JSON lines and logs), BENCH_PUBLISH_ARGS
+# (more screenpub options, for both versions: e.g. "--temporal-layers 2").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
@@ -129,7 +130,7 @@ run() {
   "$benchbin/screenbench" --display "$DISPLAY" --content pageflip --interval 0.5 & local scene=$!
   pids+=("$scene")
   local publish=(env SCREENRELAY_SECRET=$secret "$dir/screenpub" --display "$DISPLAY" --server "http://$here:$port" --fps 5 --codec av1
-    --duration $((seconds + 10)) --control-socket "")
+    --duration $((seconds + 10)) --control-socket "" ${BENCH_PUBLISH_ARGS:-})
   local link=1000
   case "$scenario" in
     uplink) limit "${ns}n" 1000 "$ns"; publish=(ip netns exec "$ns" "${publish[@]}" --bitrate 1500) ;;

@@ -65,12 +65,6 @@ final class AV1EncoderBackend: EncoderBackend {
 
     func applyConfiguration() -> Bool { aom_codec_enc_config_set(context.pointer, &config) == AOM_CODEC_OK }
 
-    func applyTemporalLayers(_ layers: TemporalLayers, rate: RateControl) -> Bool {
-        let rates = layers.cumulativeRateShares.map { Int32((Double(rate.targetKbps) * $0).rounded()) }
-        return CAOMShims_setTemporalLayers(
-            context.pointer, Int32(layers.count), rates, Int32(rate.minQuantizer), Int32(rate.maxQuantizer)) == AOM_CODEC_OK
-    }
-
     /// The default is already libaom's fastest realtime speed: only a slower configured one goes up.
     func speed(faster: Bool, configured: Int?) -> Int? {
         let normal = configured ?? Self.defaultSpeed
@@ -79,14 +73,12 @@ final class AV1EncoderBackend: EncoderBackend {
 
     func setSpeed(_ speed: Int) -> Bool { CAOMShims_controlInt(context.pointer, Int32(AOME_SET_CPUUSED.rawValue), Int32(speed)) == AOM_CODEC_OK }
 
-    var ratesLayersApart: Bool { true }
-
     func setMaximumInterFrame(percentOfAverage: Int) -> Bool {
         CAOMShims_controlInt(context.pointer, Int32(AV1E_SET_MAX_INTER_BITRATE_PCT.rawValue), Int32(percentOfAverage)) == AOM_CODEC_OK
     }
 
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
-        CAOMShims_setFrameLayer(context.pointer, Int32(frame.layer), UInt32(frame.refreshMask)) == AOM_CODEC_OK
+        CAOMShims_setFrameReferences(context.pointer, UInt32(frame.refreshMask)) == AOM_CODEC_OK
     }
 
     func setActiveMap(_ blocks: ActiveBlocks) -> Bool {

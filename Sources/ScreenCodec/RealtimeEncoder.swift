@@ -18,7 +18,7 @@ public final class RealtimeEncoder: VideoEncoder {
     public private(set) var rate: RateControl
     /// The chroma format it codes, decided on the first frame (``VideoEncoderConfiguration/chromaFollowsContent``).
     public private(set) var chroma: ChromaFormat?
-    /// The frame-size cap the library has (``capFrameSize(layer:)``).
+    /// The frame-size cap the library has (``capFrameSize()``).
     private var appliedFramePercent: Int?
 
     public init(configuration: VideoEncoderConfiguration) {
@@ -51,13 +51,13 @@ public final class RealtimeEncoder: VideoEncoder {
     /// shrinks to ``RateControl/linkFollowingBufferMilliseconds`` (all of it the level aimed at: a buffer the
     /// gaps between changes fill is not taken as leave to code finer), no frame other than a keyframe may be
     /// larger than ``RateControl/linkFollowingFrameMilliseconds`` of the target
-    /// (``capFrameSize(layer:)``), and the quantizer may go to the codec's coarsest, so that a
+    /// (``capFrameSize()``), and the quantizer may go to the codec's coarsest, so that a
     /// whole new page of text gets as small as it can. An encoder whose configuration says so
     /// (``VideoEncoderConfiguration/followsNetwork``) is set up like this from its first frame.
     public func setTargetBitrate(kbps: Int) throws {
         if !rate.followsLink {
             let bounded = rate.followingTheLink()
-            if isOpen { try backend.require(backend.setRate(bounded, layers: input.layers), "refused a rate-control buffer of \(bounded.bufferMilliseconds) ms", .encoderFailed) }
+            if isOpen { try backend.require(backend.setRate(bounded), "refused a rate-control buffer of \(bounded.bufferMilliseconds) ms", .encoderFailed) }
             rate = bounded
         }
         try setRate(targetKbps: kbps)
@@ -67,13 +67,10 @@ public final class RealtimeEncoder: VideoEncoder {
     /// frame as a share of their average frame, which is the target times the time since the frame before (they
     /// take the frame rate from the timestamps: a screen that changes twice a second is coded at 2 fps, and frames
     /// held back for the link make the gaps longer; left alone, a page change after a gap of a second could spend
-    /// a second's worth of the link). libaom's layered rate control also gives a layer's frame the layer's share
-    /// of the rate over its share of the frames.
-    private func capFrameSize(layer: Int) throws(CodecError) {
+    /// a second's worth of the link).
+    private func capFrameSize() throws(CodecError) {
         let interval = 1000 / configuration.framesPerSecond
-        let gap = max(interval, input.millisecondsSincePreviousFrame.map(Double.init) ?? interval)
-        let layeredRates = backend.ratesLayersApart && input.layers.count > 1
-        let averageFrame = layeredRates ? gap * input.layers.frameBudgetShare(of: layer) : gap
+        let averageFrame = max(interval, input.millisecondsSincePreviousFrame.map(Double.init) ?? interval)
         let percent = max(1, Int((Double(RateControl.linkFollowingFrameMilliseconds) * 100 / averageFrame).rounded()))
         guard percent != appliedFramePercent else { return }
         try backend.require(backend.setMaximumInterFrame(percentOfAverage: percent), "refused a largest frame of \(percent) % of the average", .encoderFailed)
@@ -90,8 +87,8 @@ public final class RealtimeEncoder: VideoEncoder {
         var refinement = rate
         refinement.maxQuantizer = min(rate.maxQuantizer, RateControl.refinementMaxQuantizer)
         refinement.minQuantizer = min(rate.minQuantizer, refinement.maxQuantizer)
-        try backend.require(backend.setRate(refinement, layers: input.layers), "refused the refinement's quantizer", .encoderFailed)
-        defer { _ = backend.setRate(rate, layers: input.layers) }
+        try backend.require(backend.setRate(refinement), "refused the refinement's quantizer", .encoderFailed)
+        defer { _ = backend.setRate(rate) }
         try encodePicture(frame, presentationTime: presentationTime, keyframe: false, wholeFrame: false, layer: layer, output: output)
     }
 
@@ -106,7 +103,7 @@ public final class RealtimeEncoder: VideoEncoder {
             next.maxQuantizer = max(next.minQuantizer, min(63, quantizers.upperBound))
         }
         guard next != rate else { return }
-        if isOpen { try backend.require(backend.setRate(next, layers: input.layers), "refused a bit rate of \(next.targetKbps) kbit/s", .encoderFailed) }
+        if isOpen { try backend.require(backend.setRate(next), "refused a bit rate of \(next.targetKbps) kbit/s", .encoderFailed) }
         rate = next
     }
 
@@ -117,7 +114,7 @@ public final class RealtimeEncoder: VideoEncoder {
     ) throws {
         let duration = max(1, Int((1000 / configuration.framesPerSecond).rounded()))
         let layered = input.layers.count > 1 ? layer : nil
-        if rate.followsLink, !keyframe { try capFrameSize(layer: layer.layer) }
+        if rate.followsLink, !keyframe { try capFrameSize() }
         func encode(_ blocks: ActiveBlocks?) -> Bool {
             backend.encode(
                 presentationTime: presentationTime, duration: duration,
@@ -146,9 +143,6 @@ public final class RealtimeEncoder: VideoEncoder {
         try input.reopen(width: frame.width, height: frame.height, chroma: chroma)
         guard let picture = input.picture else { return }
         try backend.open(picture: picture, rate: rate, configuration: configuration)
-        if input.layers.count > 1 {
-            try backend.require(backend.setRate(rate, layers: input.layers), "refused \(input.layers.count) temporal layers")
-        }
         appliedFramePercent = nil
         isOpen = true
     }
@@ -241,8 +235,6 @@ protocol EncoderBackend: AnyObject {
     /// Hands ``config`` to the open library.
     func applyConfiguration() -> Bool
     func setActiveMap(_ blocks: ActiveBlocks) -> Bool
-    /// Codes `layers` temporal layers at `rate`, split by the layers' shares (after ``applyConfiguration()``).
-    func applyTemporalLayers(_ layers: TemporalLayers, rate: RateControl) -> Bool
     /// The next frame's layer and references.
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool
     /// The library's speed for a busy machine (`faster`) or as configured; nil when there is nothing to change.
@@ -250,8 +242,6 @@ protocol EncoderBackend: AnyObject {
     func setSpeed(_ speed: Int) -> Bool
     /// Caps frames other than keyframes at this share of the library's average frame.
     func setMaximumInterFrame(percentOfAverage: Int) -> Bool
-    /// Whether the library gives each temporal layer a rate of its own (``applyTemporalLayers(_:rate:)``).
-    var ratesLayersApart: Bool { get }
     /// Encodes the picture (timestamps and duration in milliseconds).
     func encodePicture(presentationTime: Int64, duration: Int, keyframe: Bool) -> Bool
     /// The next compressed frame of the last encode, as it goes on the wire and into files (lent until the next
@@ -262,11 +252,10 @@ protocol EncoderBackend: AnyObject {
 }
 
 extension EncoderBackend {
-    /// Changes the rate control of the open library, and its layers' shares of it: no keyframe, no reopening.
-    func setRate(_ rate: RateControl, layers: TemporalLayers) -> Bool {
+    /// Changes the rate control of the open library: no keyframe, no reopening.
+    func setRate(_ rate: RateControl) -> Bool {
         config.setRate(rate)
-        guard applyConfiguration() else { return false }
-        return layers.count == 1 || applyTemporalLayers(layers, rate: rate)
+        return applyConfiguration()
     }
 
     /// Encodes the picture as `options` say.

@@ -29,22 +29,6 @@ struct TemporalLayers: Hashable {
         self.count = count
     }
 
-    /// Each layer's share of the bit rate, cumulative (layers 0…i): the lower layers, which more viewers get and
-    /// every higher frame predicts from, are coded better.
-    var cumulativeRateShares: [Double] {
-        switch count {
-        case 1: [1]
-        case 2: [0.6, 1]
-        default: [0.4, 0.6, 1]
-        }
-    }
-
-    /// A layer's average frame against the stream's, where each layer has a rate of its own (libaom): its
-    /// cumulative share of the rate over its share of the frames.
-    func frameBudgetShare(of layer: Int) -> Double {
-        cumulativeRateShares[layer] * Double(1 << (count - 1 - layer))
-    }
-
     /// The next coded frame: a keyframe, one that must be in layer 0 (a keepalive, a refinement), or the next in
     /// the pattern.
     mutating func next(keyframe: Bool, baseLayer: Bool) -> Frame {

@@ -65,16 +65,11 @@ final class VPXEncoderBackend: EncoderBackend {
         CVPXShims_vpxControlInt(context.pointer, Int32(VP8E_SET_CPUUSED.rawValue), codec == .vp8 ? -Int32(speed) : Int32(speed)) == VPX_CODEC_OK
     }
 
-    var ratesLayersApart: Bool { false }
-
     /// VP8 has no such cap: its frames stay within the rate control's buffer.
     func setMaximumInterFrame(percentOfAverage: Int) -> Bool {
         guard codec == .vp9 else { return true }
         return CVPXShims_vpxControlInt(context.pointer, Int32(VP9E_SET_MAX_INTER_BITRATE_PCT.rawValue), Int32(percentOfAverage)) == VPX_CODEC_OK
     }
-
-    /// One rate for all layers: the flat structure needs no layer-aware rate control.
-    func applyTemporalLayers(_ layers: TemporalLayers, rate: RateControl) -> Bool { true }
 
     /// Every frame predicts from LAST (slot 0, the newest layer-0 frame: also what the active map's inactive blocks
     /// copy from); only layer-0 frames refresh it.

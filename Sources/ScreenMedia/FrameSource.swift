@@ -113,10 +113,17 @@ public final class EncoderPacing: Sendable {
     /// One connection's say.
     public final class Voice: Sendable {
         fileprivate let target = Atomic<Int>(0)
-        fileprivate let holding = Atomic<Bool>(false)
+        /// Until when it holds frames back, nanoseconds of the monotonic clock (``MonotonicClock``); 0: it does
+        /// not, `UInt64.max`: until it says otherwise.
+        fileprivate let holdingUntil = Atomic<UInt64>(0)
 
         public func setTarget(kbps: Int) { target.store(max(1, kbps), ordering: .releasing) }
-        public func setHoldsFrames(_ value: Bool) { holding.store(value, ordering: .releasing) }
+        /// Holds frames back until `seconds` of the monotonic clock (its nanoseconds over 10⁹): a link busy for
+        /// a known while frees itself without another word; `.infinity` holds until the next call.
+        public func setHoldsFrames(untilSeconds seconds: Double) {
+            let nanoseconds: UInt64 = seconds.isNaN || seconds <= 0 ? 0 : seconds >= Double(UInt64.max) / 1e9 ? .max : UInt64(seconds * 1e9)
+            holdingUntil.store(nanoseconds, ordering: .releasing)
+        }
     }
 
     private let voices = Mutex<[Voice]>([])
@@ -139,7 +146,8 @@ public final class EncoderPacing: Sendable {
 
     /// Whether any voice holds frames back now.
     public var holdsFrames: Bool {
-        voices.withLock { voices in voices.contains { $0.holding.load(ordering: .acquiring) } }
+        let now = MonotonicClock().now()
+        return voices.withLock { voices in voices.contains { $0.holdingUntil.load(ordering: .acquiring) > now } }
     }
 }
 

@@ -160,13 +160,13 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
 
     private func seconds() -> Double { Double(clock.nanoseconds(fromTicks: clock.now())) / 1e9 }
 
-    /// Tells the capture thread what the uplink allows now: frames wait while one is queued already, or while
-    /// more is in flight than the link carries in the controller's target delay.
-    private func updatePacing(_ state: inout State, now: Double) {
+    /// Tells the capture thread what the uplink allows: frames wait while one is queued already, or until the
+    /// link has nearly carried what is in flight (``UplinkController/framesWaitUntil(queuedBytes:)``).
+    private func updatePacing(_ state: inout State) {
         guard let pacing else { return }
         if let uplink = state.uplink { pacing.setTarget(kbps: uplink.targetKbps) }
-        let admits = state.uplink?.admitsFrame(queuedBytes: state.queue.queuedVideoBytes, now: now) ?? true
-        pacing.setHoldsFrames(state.queue.queuedVideoFrames >= 1 || !admits)
+        let waitUntil = state.uplink?.framesWaitUntil(queuedBytes: state.queue.queuedVideoBytes) ?? -.infinity
+        pacing.setHoldsFrames(untilSeconds: state.queue.queuedVideoFrames >= 1 ? .infinity : waitUntil)
     }
 
     /// Pauses (false) or resumes (true) the video: subscribers are told through the stream's `hasVideo`.
@@ -210,7 +210,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             if let failure = state.failure { return failure }
             state.captureDelayMilliseconds = state.captureDelayMilliseconds.map { 0.9 * $0 + 0.1 * delay } ?? delay
             if state.queue.push(video: pending) { keyframeRequests.request() }
-            updatePacing(&state, now: Double(now) / 1e9)
+            updatePacing(&state)
             return nil
         }
         if let failure { throw failure }
@@ -273,7 +273,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             state.acknowledged = false
             state.reportedUplink = nil
             state.uplink?.connectionChanged()
-            updatePacing(&state, now: seconds())
+            updatePacing(&state)
         }
         wakeUp.yield()
         try await RelayClient.connect(transport: transport, token: token, client: "screenpub/\(ScreenpubVersion.current)", logger: logger) { [self] link, events in
@@ -323,7 +323,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                     if state.uplink!.acknowledged(sequence: sequence, receivedAt: receivedAt, now: now) {
                         logger.debug("uplink: target \(state.uplink!.targetKbps) kbit/s (\(state.uplink!.reason.description))")
                     }
-                    updatePacing(&state, now: now)
+                    updatePacing(&state)
                 }
             case .connectionCreated:
                 state.withLock { $0.connection.otherConnections += 1 }
@@ -374,7 +374,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                 }
                 let (next, finished, measures, layers) = state.withLock { state -> (PendingFrame?, Bool, Bool, Bool) in
                     let next = state.queue.nextVideo()
-                    if next == nil { updatePacing(&state, now: seconds()) }
+                    if next == nil { updatePacing(&state) }
                     return (next, state.finished, state.acknowledged, state.relayReadsLayers)
                 }
                 guard let frame = next else {
@@ -404,11 +404,11 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                     let now = seconds()
                     state.withLock { state in
                         state.uplink?.sent(sequence: sequence, bytes: header.encodedSize + frame.payload.count, now: now)
-                        updatePacing(&state, now: now)
+                        updatePacing(&state)
                     }
                 }
                 try await link.send(header, payload: frame.payload)
-                if !measures { state.withLock { updatePacing(&$0, now: seconds()) } }
+                if !measures { state.withLock { updatePacing(&$0) } }
                 if measures, let report = state.withLock({ $0.uplinkReportDue(now: seconds()) }) {
                     try await link.send(.uplink(streamId: id, targetKbps: report.target, estimatedKbps: report.estimate))
                 }

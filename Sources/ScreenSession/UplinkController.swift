@@ -15,17 +15,18 @@
 /// longer than ``Configuration/targetDelayMilliseconds`` behind others (WebRTC's delay-based estimation, GCC,
 /// does the same on packets), probes upwards gently (``Configuration/probePerSecond``) once they have not for a
 /// while, stays under ``Configuration/linkShare`` of what the link delivers, and never goes above
-/// ``Configuration/maximumKbps`` (`--bitrate`) or below ``Configuration/minimumKbps``. While more is in flight
-/// than the link carries in the target delay, the next frame waits (``admitsFrame(queuedBytes:now:)``): the
-/// capture side skips it before encoding and codes its changes with the next one.
+/// ``Configuration/maximumKbps`` (`--bitrate`) or below ``Configuration/minimumKbps``. While two frames are on
+/// their way, or the link is still busy with one for more than half the target delay, the next frame waits
+/// (``admitsFrame(queuedBytes:now:)``): the capture side skips it before encoding and codes its changes with the
+/// next one.
 public struct UplinkController: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The configured bit rate (`--bitrate`): never exceeded.
         public var maximumKbps: Int
         /// The lowest target: below it frames are skipped rather than coded worse.
         public var minimumKbps: Int
-        /// How long frames may queue behind others before the target backs off, and how much may be in flight
-        /// (at the delivery rate) before the next frame waits.
+        /// How long frames may queue behind others before the target backs off; half of it is how long the link
+        /// may still be busy with what is in flight before the next frame waits.
         public var targetDelayMilliseconds: Double
         /// After backing off, the share of the delivery rate the target goes to.
         public var backoff: Double
@@ -168,15 +169,32 @@ public struct UplinkController: Sendable {
         return update(queued: queued, now: now)
     }
 
-    /// Whether the next frame may be encoded now: what is in flight and `queuedBytes` waiting to be sent take
-    /// less than the target delay at the delivery rate. Always true before the rate is known.
-    /// Frames unacknowledged for ``Configuration/lostAfterSeconds`` are taken as lost with whatever held them (a
-    /// relay that stopped answering): they no longer hold the next frame back.
+    /// Whether the next frame may be encoded now: at most one frame is on its way, and the link, carrying it from
+    /// when it was handed over at the delivery rate and then `queuedBytes` waiting to be sent, is busy for less
+    /// than half the target delay. Counting what is left to carry (not waiting for the acknowledgement) lets
+    /// the next page go while the last one is finishing, which is what keeps a thin link used; half the delay
+    /// leaves the other half to the measurement's error before frames queue long enough to back off. Always
+    /// true before the rate is known. Frames unacknowledged for
+    /// ``Configuration/lostAfterSeconds`` are taken as lost with whatever held them (a relay that stopped
+    /// answering): they no longer hold the next frame back.
     public func admitsFrame(queuedBytes: Int, now: Double) -> Bool {
-        guard let rate = deliveryKbps else { return true }
-        if let oldest = inFlight.first, now - oldest.at > configuration.lostAfterSeconds { return true }
-        let pending = Double(bytesInFlight + queuedBytes) * 8 / Double(rate)
-        return pending <= configuration.targetDelayMilliseconds
+        now >= framesWaitUntil(queuedBytes: queuedBytes)
+    }
+
+    /// From when the next frame may be encoded (``admitsFrame(queuedBytes:now:)``), seconds on the publisher's
+    /// clock; minus infinity when at once.
+    public func framesWaitUntil(queuedBytes: Int) -> Double {
+        guard let rate = deliveryKbps else { return -.infinity }
+        func carrying(_ bytes: Int) -> Double { Double(bytes) * 8 / Double(rate) / 1000 }
+        var linkFreeAt = -Double.infinity
+        for frame in inFlight { linkFreeAt = max(linkFreeAt, frame.at) + carrying(frame.bytes) }
+        let allowance = configuration.targetDelayMilliseconds / 2000
+        // One frame on its way at most when the next goes: a link that narrowed since it was measured queues one
+        // frame behind another, not a run of them, before acknowledgements show it.
+        var waitUntil = inFlight.count > 1 || carrying(queuedBytes) > allowance
+            ? Double.infinity : linkFreeAt + carrying(queuedBytes) - allowance
+        if let oldest = inFlight.first { waitUntil = min(waitUntil, oldest.at + configuration.lostAfterSeconds) }
+        return waitUntil
     }
 
     /// What a receiver's RTCP reports say (WHIP, about once a second, through webrtcbin's statistics): the share of

@@ -55,6 +55,13 @@ struct UplinkControllerTests {
             }
             return (sent, held, worst)
         }
+
+        /// Lets every frame on its way arrive and be acknowledged.
+        mutating func drain() {
+            now = max(now, pendingAcks.last?.at ?? now)
+            for ack in pendingAcks { controller.acknowledged(sequence: ack.sequence, receivedAt: ack.receivedAt, now: ack.at / 1000) }
+            pendingAcks.removeAll()
+        }
     }
 
     @Test func withoutAcknowledgementsItKeepsTheConfiguredRate() {
@@ -101,21 +108,47 @@ struct UplinkControllerTests {
         for (before, after) in zip(climb, climb.dropFirst()) { #expect(Double(after) <= Double(before) * 1.1 + 2, "\(climb)") }
     }
 
-    /// While more is in flight than the link carries in the target delay, the next frame waits; once it has
-    /// arrived, frames go again.
+    /// While the link is still busy with what is in flight for more than half the target delay, the next frame
+    /// waits; once the link has nearly carried it, frames go again, before its acknowledgement is back.
     @Test func framesWaitWhileTheLinkIsBusy() {
         var publisher = Harness(
             controller: UplinkController(configuration: .init(maximumKbps: 1000, targetDelayMilliseconds: 150)), link: SimulatedUplink(kbps: 800))
-        let run = publisher.run(duration: 10_000, bytes: 50_000)
-        #expect(run.held > 0, "frames of 25 KB take 250 ms on this link: some wait")
-        // Drain what is on its way, then: 10 KB in flight at ~800 kbit/s is ~100 ms: admitted; 30 KB, ~300 ms: held.
-        _ = publisher.run(duration: 2_000, bytes: 0)
+        _ = publisher.run(duration: 10_000, bytes: 50_000)
+        publisher.drain()
         var controller = publisher.controller
+        let rate = Double(controller.deliveryKbps ?? 0)
+        #expect(rate >= 700 && rate <= 900, "the link's rate was measured: \(rate)")
+        // 10 KB keeps the link busy for 10_000 × 8 / rate ≈ 100 ms: it waits until 75 ms (half the delay) are left.
         controller.sent(sequence: 100_000, bytes: 10_000, now: 20)
-        #expect(controller.admitsFrame(queuedBytes: 0, now: 20))
-        #expect(!controller.admitsFrame(queuedBytes: 20_000, now: 20))
+        let carried = 10_000 * 8 / rate / 1000
+        #expect(!controller.admitsFrame(queuedBytes: 0, now: 20))
+        #expect(abs(controller.framesWaitUntil(queuedBytes: 0) - (20 + carried - 0.075)) < 0.001)
+        #expect(controller.admitsFrame(queuedBytes: 0, now: 20 + carried - 0.074), "no acknowledgement needed")
+        #expect(!controller.admitsFrame(queuedBytes: 20_000, now: 20 + carried - 0.074), "a frame still queued to be sent counts")
+        #expect(controller.framesWaitUntil(queuedBytes: 100_000) == 20 + 10, "more queued than the allowance: until the queue moves, or what is in flight is taken as lost")
         controller.acknowledged(sequence: 100_000, receivedAt: 20_000 + publisher.link.offset + 100, now: 20.11)
         #expect(controller.admitsFrame(queuedBytes: 0, now: 20.11))
+    }
+
+    /// A page that takes most of the time between pages to carry: the next one goes while the last is finishing
+    /// (the link stays used), not after its acknowledgement has come back.
+    @Test func theNextPageGoesWhileTheLastIsFinishing() {
+        var publisher = Harness(controller: UplinkController(configuration: .init(maximumKbps: 1500)), link: SimulatedUplink(kbps: 1000))
+        _ = publisher.run(duration: 10_000, bytes: 60_000)
+        publisher.drain()
+        var controller = publisher.controller
+        let rate = Double(controller.deliveryKbps ?? 0)
+        controller.sent(sequence: 200_000, bytes: 60_000, now: 30)
+        let carried = 60_000 * 8 / rate / 1000
+        #expect(carried > 0.4 && carried < 0.55, "\(carried) s")
+        #expect(!controller.admitsFrame(queuedBytes: 0, now: 30 + carried - 0.1))
+        #expect(controller.admitsFrame(queuedBytes: 0, now: 30 + carried - 0.07))
+        // With a second frame on its way too, the third waits for an acknowledgement: had the link narrowed
+        // since it was measured, only one frame would queue behind another.
+        controller.sent(sequence: 200_001, bytes: 60_000, now: 30 + carried - 0.07)
+        #expect(controller.framesWaitUntil(queuedBytes: 0) == 30 + 10, "until the first is taken as lost")
+        controller.acknowledged(sequence: 200_000, receivedAt: 30_000 + carried * 1000 + publisher.link.offset + 5, now: 30 + carried + 0.01)
+        #expect(controller.admitsFrame(queuedBytes: 0, now: 30 + 2 * carried - 0.07))
     }
 
     /// A new connection forgets what was in flight (never to be acknowledged) but keeps what it learnt of the link.

@@ -13,12 +13,8 @@ aom_codec_err_t CAOMShims_decoderInit(aom_codec_ctx_t *ctx, aom_codec_iface_t *i
 aom_codec_err_t CAOMShims_controlInt(aom_codec_ctx_t *ctx, int control, int value);
 // Restricts encoding to the blocks marked 1 in `active` (rows × cols of 16×16 blocks); NULL lifts it.
 aom_codec_err_t CAOMShims_setActiveMap(aom_codec_ctx_t *ctx, unsigned char *active, unsigned int rows, unsigned int cols);
-// Temporal layers (SVC with one spatial layer): `layers` of them, `cumulativeKbps[i]` the rate of layers 0…i,
-// each layer doubling the frame rate of those below, all within the quantizer bounds.
-aom_codec_err_t CAOMShims_setTemporalLayers(aom_codec_ctx_t *ctx, int layers, const int *cumulativeKbps, int minQuantizer,
-                                            int maxQuantizer);
-// The next frame's temporal layer and references: it predicts from slot 0 only (as LAST) and stores itself in
-// the slots of `refreshMask` (bit i: slot i).
-aom_codec_err_t CAOMShims_setFrameLayer(aom_codec_ctx_t *ctx, int layer, unsigned int refreshMask);
+// The next frame's references: it predicts from slot 0 only (as LAST) and stores itself in the slots of
+// `refreshMask` (bit i: slot i).
+aom_codec_err_t CAOMShims_setFrameReferences(aom_codec_ctx_t *ctx, unsigned int refreshMask);
 
 #endif
