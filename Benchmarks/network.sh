@@ -8,7 +8,8 @@
 #   drop         the same behind 2 Mbit/s that drops to 500 kbit/s at 20 s and comes back at 40 s.
 #   slowviewer   screenpub and a fast viewer on the relay's machine, a second viewer behind 250 kbit/s.
 #
-# Per 10 s of each run: capture → arrival p50 and p95 (screensub's latency: both ends on one clock), what was
+# Per 10 s of each run: capture → arrival p50 and p95 (screensub's latency: both ends on one clock), change →
+# arrival p95 (from when the newest change a frame shows was drawn: time held back before encoding counts), what was
 # delivered against the link's rate, keyframes seen by the (fast) viewer, the slow viewer's frame rate and
 # longest freeze, and the CPU screenpub used (its controller included; the controller alone is measured by
 # relaybench controller). Environment: BENCH_BASE (commit), BENCH_SECONDS (60), BENCH_SCENARIOS, BENCH_VERSIONS
@@ -98,17 +99,30 @@ fast = frames(viewer)
 for f in fast: f["_arrival"] = arrival(f)
 slowf = frames(slow) if slow else []
 for f in slowf: f["_arrival"] = arrival(f)
+# Change → arrival: from when the newest change a frame shows was on the screen (screenbench --changes-log, the
+# same monotonic clock as capture times), so time a change waited in the encoder (frames held for the link)
+# and for the next capture tick counts too.
+import bisect, os
+changes = sorted(int(l) for l in open(os.environ["CHANGES_LOG"]) if l.strip()) if os.environ.get("CHANGES_LOG") else []
+def from_change(f):
+    n, d = f["captureTime"].split("/")
+    capture = int(n) * 10**9 // int(d)
+    i = bisect.bisect_right(changes, capture) - 1
+    return None if i < 0 else (capture - changes[i]) / 1e6 + f["latencyMilliseconds"]
+def change_p95(group):
+    values = [v for v in map(from_change, group) if v is not None]
+    return f"{pct(values, .95):.0f}" if values else "–"
 for index, group in enumerate(windows(fast)):
     lat = [f["latencyMilliseconds"] for f in group]
     kbps = sum(f["bytes"] for f in group) * 8 / 10 / 1000
     keys = sum(1 for f in group if f["keyframe"])
-    row = f"| {name} | {index*10}–{index*10+10} s | {pct(lat, .5):.0f} | {pct(lat, .95):.0f} | {kbps:.0f} / {link} | {keys} |"
+    row = f"| {name} | {index*10}–{index*10+10} s | {pct(lat, .5):.0f} | {pct(lat, .95):.0f} | {change_p95(group)} | {kbps:.0f} / {link} | {keys} |"
     if slow:
         sg = [f for f in slowf if group[0]["_arrival"] <= f["_arrival"] < group[0]["_arrival"] + 10000]
         gaps = [b["_arrival"] - a["_arrival"] for a, b in zip(sg, sg[1:])]
-        row += f" {len(sg)/10:.1f} | {max(gaps) if gaps else float('nan'):.0f} | {pct([f['latencyMilliseconds'] for f in sg], .95):.0f} |"
+        row += f" {len(sg)/10:.1f} | {max(gaps) if gaps else float('nan'):.0f} | {pct([f['latencyMilliseconds'] for f in sg], .95):.0f} | {change_p95(sg)} |"
     else:
-        row += " – | – | – |"
+        row += " – | – | – | – |"
     print(row)
 EOF
 }
@@ -127,7 +141,7 @@ run() {
     port=$(grep -o 'listening on port [0-9]*' "$out-relay.log" | grep -o '[0-9]*$' || true)
     [ -n "$port" ] && break; sleep 0.05
   done
-  "$benchbin/screenbench" --display "$DISPLAY" --content pageflip --interval 0.5 & local scene=$!
+  "$benchbin/screenbench" --display "$DISPLAY" --content pageflip --interval 0.5 --changes-log "$out-changes.log" & local scene=$!
   pids+=("$scene")
   local publish=(env SCREENRELAY_SECRET=$secret "$dir/screenpub" --display "$DISPLAY" --server "http://$here:$port" --fps 5 --codec av1
     --duration $((seconds + 10)) --control-socket "" ${BENCH_PUBLISH_ARGS:-})
@@ -163,14 +177,14 @@ run() {
   ip netns delete "$ns" 2>/dev/null || true
   ip link delete "${ns}h" 2>/dev/null || true
   if [ -n "${BENCH_KEEP:-}" ]; then mkdir -p "$BENCH_KEEP" && cp "$out"-* "$BENCH_KEEP/" 2>/dev/null || true; fi
-  report "$scenario ($version)" "$out-fast.json" "$link" ${slow:+"$out-slow.json"}
+  CHANGES_LOG="$out-changes.log" report "$scenario ($version)" "$out-fast.json" "$link" ${slow:+"$out-slow.json"}
   printf "| %s (%s) | screenpub CPU | %.1f %% of a core |\n" "$scenario" "$version" "$(echo "$cpu * 100 / $seconds" | bc -l)" >>"$work/cpu.md"
 }
 
 echo "## Real networks: links shaped with tbf between network namespaces ($(date -u +%F), this commit $(git rev-parse --short HEAD) vs $base)"
 echo
-echo "| scenario (commit) | window | p50 ms | p95 ms | delivered kbit/s / link | keyframes (fast viewer) | slow viewer fps | slow longest freeze ms | slow p95 ms |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| scenario (commit) | window | p50 ms | p95 ms | p95 from change ms | delivered kbit/s / link | keyframes (fast viewer) | slow viewer fps | slow longest freeze ms | slow p95 ms | slow p95 from change ms |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for scenario in $scenarios; do
   for version in ${BENCH_VERSIONS:-base this}; do run "$version" "$scenario"; done
 done

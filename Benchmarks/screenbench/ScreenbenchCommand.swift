@@ -53,6 +53,9 @@ struct ScreenbenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds between changes.")
     var interval: Double = 0.2
 
+    @Option(help: "Append the monotonic time (nanoseconds, CLOCK_MONOTONIC) at which each change was on the screen to this file, a line each: what a viewer's frames can be timed from, change → arrival.")
+    var changesLog: String?
+
     @Option(help: "Measure the quality of this WebM capture of the content instead of drawing it live.")
     var quality: String?
 
@@ -84,8 +87,19 @@ struct ScreenbenchCommand: AsyncParsableCommand {
     /// Draws the scene's steps on `display` forever (blocking this thread).
     private func draw(_ scene: TextScene, on display: String) throws {
         let painter = try XPainter(displayName: display)
+        let log = try changesLog.map { path in
+            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+                throw ValidationError("cannot write --changes-log \(path)")
+            }
+            return handle
+        }
+        let clock = MonotonicClock()
+        func logged(_ draw: () -> Void) {
+            draw()
+            log?.write(Data("\(clock.nanoseconds(fromTicks: clock.now()))\n".utf8))
+        }
         let window = painter.createWindow(PixelRect(x: 0, y: 0, width: scene.width, height: scene.height), color: scene.background)
-        scene.drawWhole(painter, window, step: 0)
+        logged { scene.drawWhole(painter, window, step: 0) }
         guard scene.content != .idle else {
             while true { Thread.sleep(forTimeInterval: 3600) }
         }
@@ -93,7 +107,7 @@ struct ScreenbenchCommand: AsyncParsableCommand {
         while true {
             Thread.sleep(forTimeInterval: interval)
             step += 1
-            scene.drawChange(painter, window, step: step)
+            logged { scene.drawChange(painter, window, step: step) }
         }
     }
 

@@ -18,6 +18,11 @@ aom_codec_err_t CAOMShims_setActiveMap(aom_codec_ctx_t *ctx, unsigned char *acti
     return aom_codec_control(ctx, AOME_SET_ACTIVEMAP, &map);
 }
 
+int CAOMShims_lastQuantizer(aom_codec_ctx_t *ctx) {
+    int quantizer = -1;
+    return aom_codec_control(ctx, AOME_GET_LAST_QUANTIZER_64, &quantizer) == AOM_CODEC_OK ? quantizer : -1;
+}
+
 aom_codec_err_t CAOMShims_setFrameReferences(aom_codec_ctx_t *ctx, unsigned int refreshMask) {
     // LAST reads slot 0 (the newest layer-0 frame); no other reference is used; every reference index must
     // still name a valid slot.

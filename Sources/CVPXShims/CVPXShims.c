@@ -21,3 +21,8 @@ vpx_codec_err_t CVPXShims_vpxSetActiveMap(vpx_codec_ctx_t *ctx, unsigned char *a
     vpx_active_map_t map = {.active_map = active, .rows = rows, .cols = cols};
     return vpx_codec_control_(ctx, VP8E_SET_ACTIVEMAP, &map);
 }
+
+int CVPXShims_vpxLastQuantizer(vpx_codec_ctx_t *ctx) {
+    int quantizer = -1;
+    return vpx_codec_control_(ctx, VP8E_GET_LAST_QUANTIZER_64, &quantizer) == VPX_CODEC_OK ? quantizer : -1;
+}

@@ -77,6 +77,11 @@ final class AV1EncoderBackend: EncoderBackend {
         CAOMShims_controlInt(context.pointer, Int32(AV1E_SET_MAX_INTER_BITRATE_PCT.rawValue), Int32(percentOfAverage)) == AOM_CODEC_OK
     }
 
+    func lastQuantizer() -> Int? {
+        let quantizer = CAOMShims_lastQuantizer(context.pointer)
+        return quantizer >= 0 ? Int(quantizer) : nil
+    }
+
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
         CAOMShims_setFrameReferences(context.pointer, UInt32(frame.refreshMask)) == AOM_CODEC_OK
     }

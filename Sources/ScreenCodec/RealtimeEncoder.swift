@@ -1,4 +1,7 @@
 public import ScreenMedia
+#if canImport(Glibc)
+import Glibc  // log2
+#endif
 
 /// The realtime video encoder: one flow for every codec, over an ``EncoderBackend`` for the library.
 ///
@@ -20,6 +23,9 @@ public final class RealtimeEncoder: VideoEncoder {
     public private(set) var chroma: ChromaFormat?
     /// The frame-size cap the library has (``capFrameSize()``).
     private var appliedFramePercent: Int?
+    /// The lowest quantizer the library may use now, over ``RateControl/minQuantizer``, while the target follows
+    /// the link (``followFrameSize(codedBytes:)``).
+    private var quantizerFloor = 0
 
     public init(configuration: VideoEncoderConfiguration) {
         self.configuration = configuration
@@ -40,7 +46,8 @@ public final class RealtimeEncoder: VideoEncoder {
     public func encode(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
         if input.needsReopening(for: frame) { try open(for: frame) }
         let (keyframe, presentationTime, wholeFrame, layer) = input.prepare(frame)
-        try encodePicture(frame, presentationTime: presentationTime, keyframe: keyframe, wholeFrame: wholeFrame, layer: layer, output: output)
+        let codedBytes = try encodePicture(frame, presentationTime: presentationTime, keyframe: keyframe, wholeFrame: wholeFrame, layer: layer, output: output)
+        if rate.followsLink, !keyframe { try followFrameSize(codedBytes: codedBytes) }
     }
 
     public var hasUnrefinedChanges: Bool { input.hasUnrefinedChanges }
@@ -50,14 +57,14 @@ public final class RealtimeEncoder: VideoEncoder {
     /// Under a target that follows the network, frames must also fit the link's delay: the rate control's buffer
     /// shrinks to ``RateControl/linkFollowingBufferMilliseconds`` (all of it the level aimed at: a buffer the
     /// gaps between changes fill is not taken as leave to code finer), no frame other than a keyframe may be
-    /// larger than ``RateControl/linkFollowingFrameMilliseconds`` of the target
-    /// (``capFrameSize()``), and the quantizer may go to the codec's coarsest, so that a
-    /// whole new page of text gets as small as it can. An encoder whose configuration says so
+    /// larger than ``RateControl/linkFollowingFrameMilliseconds`` of the target (``capFrameSize()``, and
+    /// where the library overshoots that, ``followFrameSize(codedBytes:)``), and the quantizer may go to the
+    /// codec's coarsest, so that a whole new page of text gets as small as it can. An encoder whose configuration says so
     /// (``VideoEncoderConfiguration/followsNetwork``) is set up like this from its first frame.
     public func setTargetBitrate(kbps: Int) throws {
         if !rate.followsLink {
             let bounded = rate.followingTheLink()
-            if isOpen { try backend.require(backend.setRate(bounded), "refused a rate-control buffer of \(bounded.bufferMilliseconds) ms", .encoderFailed) }
+            if isOpen { try backend.require(applyRate(bounded), "refused a rate-control buffer of \(bounded.bufferMilliseconds) ms", .encoderFailed) }
             rate = bounded
         }
         try setRate(targetKbps: kbps)
@@ -88,7 +95,7 @@ public final class RealtimeEncoder: VideoEncoder {
         refinement.maxQuantizer = min(rate.maxQuantizer, RateControl.refinementMaxQuantizer)
         refinement.minQuantizer = min(rate.minQuantizer, refinement.maxQuantizer)
         try backend.require(backend.setRate(refinement), "refused the refinement's quantizer", .encoderFailed)
-        defer { _ = backend.setRate(rate) }
+        defer { _ = applyRate(rate) }
         try encodePicture(frame, presentationTime: presentationTime, keyframe: false, wholeFrame: false, layer: layer, output: output)
     }
 
@@ -103,15 +110,46 @@ public final class RealtimeEncoder: VideoEncoder {
             next.maxQuantizer = max(next.minQuantizer, min(63, quantizers.upperBound))
         }
         guard next != rate else { return }
-        if isOpen { try backend.require(backend.setRate(next), "refused a bit rate of \(next.targetKbps) kbit/s", .encoderFailed) }
+        if isOpen { try backend.require(applyRate(next), "refused a bit rate of \(next.targetKbps) kbit/s", .encoderFailed) }
         rate = next
     }
 
-    /// Encodes the prepared picture: only the active map's blocks unless `wholeFrame`.
+    /// Hands `rate` to the open library, its lowest quantizer raised to ``quantizerFloor``.
+    private func applyRate(_ rate: RateControl) -> Bool {
+        var floored = rate
+        floored.minQuantizer = min(rate.maxQuantizer, max(rate.minQuantizer, quantizerFloor))
+        return backend.setRate(floored)
+    }
+
+    /// Keeps the next frames within the link's delay where the library's rate control did not keep this one: its
+    /// cap (``capFrameSize()``) bounds what the library aims a frame at, not what it codes, and a page of text
+    /// after small changes comes out two or three times larger than aimed at. A frame larger than
+    /// ``RateControl/linkFollowingFrameMilliseconds`` of the target raises the lowest quantizer the next ones may
+    /// use above the one it was coded with, by ``RateControl/quantizerStepsPerHalving`` for each halving it
+    /// needed; a frame under four fifths of it lowers that floor as much for each doubling it leaves room for
+    /// (a page's size predicts the next page's; smaller changes after it let the quality come back within a
+    /// few frames).
+    private func followFrameSize(codedBytes: Int) throws(CodecError) {
+        let budget = Double(RateControl.linkFollowingFrameMilliseconds * rate.targetKbps) / 8
+        let ratio = Double(codedBytes) / budget
+        var floor = quantizerFloor
+        if ratio > 1.1, let last = backend.lastQuantizer() {
+            floor = max(floor, last + Int((Double(RateControl.quantizerStepsPerHalving) * log2(ratio)).rounded(.up)))
+        } else if ratio < 0.6 {
+            floor -= RateControl.quantizerStepsPerHalving / 3
+        }
+        floor = min(rate.maxQuantizer, max(rate.minQuantizer, floor))
+        guard floor != max(rate.minQuantizer, quantizerFloor) else { return }
+        quantizerFloor = floor
+        try backend.require(applyRate(rate), "refused a lowest quantizer of \(floor)", .encoderFailed)
+    }
+
+    /// Encodes the prepared picture: only the active map's blocks unless `wholeFrame`. Returns the bytes coded.
+    @discardableResult
     private func encodePicture(
         _ frame: VideoFrame, presentationTime: Int64, keyframe: Bool, wholeFrame: Bool, layer: TemporalLayers.Frame,
         output: (EncodedFrame) throws -> Void
-    ) throws {
+    ) throws -> Int {
         let duration = max(1, Int((1000 / configuration.framesPerSecond).rounded()))
         let layered = input.layers.count > 1 ? layer : nil
         if rate.followsLink, !keyframe { try capFrameSize() }
@@ -129,11 +167,14 @@ public final class RealtimeEncoder: VideoEncoder {
             encoded = encode(nil)
         }
         try backend.require(encoded, "could not encode a frame", .encoderFailed)
+        var codedBytes = 0
         while let (payload, isKeyframe) = backend.nextPacket() {
+            codedBytes += payload.count
             try output(EncodedFrame(
                 codec: codec, payload: payload, isKeyframe: isKeyframe, width: frame.width, height: frame.height,
                 captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata, temporalLayer: layer.layer))
         }
+        return codedBytes
     }
 
     private func open(for frame: VideoFrame) throws(CodecError) {
@@ -144,6 +185,7 @@ public final class RealtimeEncoder: VideoEncoder {
         guard let picture = input.picture else { return }
         try backend.open(picture: picture, rate: rate, configuration: configuration)
         appliedFramePercent = nil
+        quantizerFloor = 0
         isOpen = true
     }
 }
@@ -194,8 +236,13 @@ public struct RateControl: Sendable, Hashable {
     /// The rate-control buffer while the target follows the network (``RealtimeEncoder/setTargetBitrate(kbps:)``).
     public static let linkFollowingBufferMilliseconds = 400
     /// The largest frame other than a keyframe while the target follows the network, in milliseconds of the
-    /// target: below the buffer, since the libraries overshoot a page change's budget by up to a fifth.
+    /// target: below the buffer, since the libraries overshoot a page change's budget (until the quantizer floor
+    /// catches up), and since whatever is on its way when a link narrows is carried at the narrow rate (400 ms
+    /// let 75–136 KB frames into a link that fell from 2 Mbit/s to 500 kbit/s, and TCP stalled on the losses).
     public static let linkFollowingFrameMilliseconds = 300
+
+    /// How far the quantizer (of 0–63) goes for a frame half as large, about (libaom and libvpx, text).
+    static let quantizerStepsPerHalving = 6
 
     /// The highest quantizer a refinement may use: text that was coded at whatever the bit rate allowed while it
     /// changed is coded again at least this finely once it stands still.
@@ -242,6 +289,8 @@ protocol EncoderBackend: AnyObject {
     func setSpeed(_ speed: Int) -> Bool
     /// Caps frames other than keyframes at this share of the library's average frame.
     func setMaximumInterFrame(percentOfAverage: Int) -> Bool
+    /// The quantizer (0–63) the last frame was coded with; nil when the library cannot tell.
+    func lastQuantizer() -> Int?
     /// Encodes the picture (timestamps and duration in milliseconds).
     func encodePicture(presentationTime: Int64, duration: Int, keyframe: Bool) -> Bool
     /// The next compressed frame of the last encode, as it goes on the wire and into files (lent until the next

@@ -71,6 +71,11 @@ final class VPXEncoderBackend: EncoderBackend {
         return CVPXShims_vpxControlInt(context.pointer, Int32(VP9E_SET_MAX_INTER_BITRATE_PCT.rawValue), Int32(percentOfAverage)) == VPX_CODEC_OK
     }
 
+    func lastQuantizer() -> Int? {
+        let quantizer = CVPXShims_vpxLastQuantizer(context.pointer)
+        return quantizer >= 0 ? Int(quantizer) : nil
+    }
+
     /// Every frame predicts from LAST (slot 0, the newest layer-0 frame: also what the active map's inactive blocks
     /// copy from); only layer-0 frames refresh it.
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {

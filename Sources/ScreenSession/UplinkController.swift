@@ -106,6 +106,8 @@ public struct UplinkController: Sendable {
     /// The last acknowledged frame: when the relay had it (relay clock, ms).
     private var lastArrival: Double?
     private var lastBackoff = -Double.infinity
+    /// When the last frame was handed to the connection.
+    private var lastSentAt = -Double.infinity
     private var lastUpdate: Double?
     /// Receiver reports (WHIP): recent round trips for their windowed minimum, and the bytes sent at the last one.
     private var roundTrips: [(milliseconds: Double, at: Double)] = []
@@ -127,6 +129,13 @@ public struct UplinkController: Sendable {
 
     /// A frame of `bytes` was handed to the connection at `now` (seconds, the publisher's monotonic clock).
     public mutating func sent(sequence: UInt64, bytes: Int, now: Double) {
+        if let oldest = inFlight.first, now - oldest.at > configuration.lostAfterSeconds {
+            // Let through by a link silent for that long (``framesWaitUntil(queuedBytes:)``): what it carries
+            // when it comes back is unknown, and it may be stuck recovering from losses; code small meanwhile.
+            targetKbps = max(configuration.minimumKbps, targetKbps / 2)
+            reason = .backedOff(queuedMilliseconds: Int((now - oldest.at) * 1000))
+        }
+        lastSentAt = now
         inFlight.append(Sent(sequence: sequence, bytes: bytes, at: now))
         bytesInFlight += bytes
         // An unanswered backlog (a relay that stopped acknowledging) must not grow this without bound.
@@ -174,9 +183,9 @@ public struct UplinkController: Sendable {
     /// than half the target delay. Counting what is left to carry (not waiting for the acknowledgement) lets
     /// the next page go while the last one is finishing, which is what keeps a thin link used; half the delay
     /// leaves the other half to the measurement's error before frames queue long enough to back off. Always
-    /// true before the rate is known. Frames unacknowledged for
-    /// ``Configuration/lostAfterSeconds`` are taken as lost with whatever held them (a relay that stopped
-    /// answering): they no longer hold the next frame back.
+    /// true before the rate is known. While the oldest frame on its way has gone unacknowledged for
+    /// ``Configuration/lostAfterSeconds`` (a connection stuck recovering from losses, a relay that stopped
+    /// answering), one frame goes per that while, at half the target each time.
     public func admitsFrame(queuedBytes: Int, now: Double) -> Bool {
         now >= framesWaitUntil(queuedBytes: queuedBytes)
     }
@@ -193,7 +202,9 @@ public struct UplinkController: Sendable {
         // frame behind another, not a run of them, before acknowledgements show it.
         var waitUntil = inFlight.count > 1 || carrying(queuedBytes) > allowance
             ? Double.infinity : linkFreeAt + carrying(queuedBytes) - allowance
-        if let oldest = inFlight.first { waitUntil = min(waitUntil, oldest.at + configuration.lostAfterSeconds) }
+        // A link silent for lostAfterSeconds (no acknowledgement of the oldest frame on its way) takes one frame
+        // per such while, each coded at half the rate of the one before (``sent(sequence:bytes:now:)``).
+        if let oldest = inFlight.first { waitUntil = min(waitUntil, max(oldest.at, lastSentAt) + configuration.lostAfterSeconds) }
         return waitUntil
     }
 

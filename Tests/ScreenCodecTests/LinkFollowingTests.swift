@@ -51,4 +51,33 @@ import Testing
         #expect(following <= linkDelayBytes * 11 / 10, "the largest frame is \(following) bytes; the link carries \(linkDelayBytes) in its delay")
         #expect(configured > following * 5 / 4, "at the configured rate the frames are \(configured) bytes at most: the cap is not what keeps them small")
     }
+
+    /// The link narrows from 2000 to 300 kbit/s under pages of text, one every half second: the rate control's
+    /// model, learnt at the wide rate, would code the next pages several times larger than the narrow link
+    /// carries in its delay; the quantizer floor (raised after each frame that came out too large) brings them
+    /// within it after a few pages, and lowers it again once the link is wide.
+    @Test(arguments: [VideoCodec.av1, .vp9])
+    func pagesFitANarrowedLinkWithinThreePages(codec: VideoCodec) async throws {
+        let pages = try await textPages()
+        let encoder = RealtimeEncoder(configuration: .init(
+            codec: codec, bitrateKbps: 2000, framesPerSecond: 5, temporalLayers: 3, followsNetwork: true))
+        var time = 0
+        func code(_ page: VideoFrame) throws -> Int {
+            page.markAllChanged()
+            page.captureTime = MediaTime(value: Int64(time), timescale: 1000)
+            time += 500
+            let sink = CollectingSink()
+            try encoder.encode(page) { try sink.write($0) }
+            return sink.frames.map(\.payload.count).reduce(0, +)
+        }
+        try encoder.setTargetBitrate(kbps: 2000)
+        let wide = try pages[0..<12].map(code)
+        try encoder.setTargetBitrate(kbps: 300)
+        let narrow = try pages[12..<24].map(code)
+        let narrowDelayBytes = 300 * RateControl.linkFollowingBufferMilliseconds / 8
+        #expect(narrow.dropFirst(3).allSatisfy { $0 <= narrowDelayBytes * 5 / 4 }, "pages at 2000 kbit/s: \(wide); after the drop to 300: \(narrow); the narrow link carries \(narrowDelayBytes) bytes in its delay")
+        try encoder.setTargetBitrate(kbps: 2000)
+        let wideAgain = try (pages[24..<28] + pages[0..<8]).map(code)
+        #expect(wideAgain.suffix(4).min()! > narrow.suffix(4).max()!, "back at 2000 kbit/s the pages are coded finer again: \(wideAgain)")
+    }
 }

@@ -146,9 +146,28 @@ struct UplinkControllerTests {
         // With a second frame on its way too, the third waits for an acknowledgement: had the link narrowed
         // since it was measured, only one frame would queue behind another.
         controller.sent(sequence: 200_001, bytes: 60_000, now: 30 + carried - 0.07)
-        #expect(controller.framesWaitUntil(queuedBytes: 0) == 30 + 10, "until the first is taken as lost")
+        #expect(controller.framesWaitUntil(queuedBytes: 0) == 30 + carried - 0.07 + 10, "until the link has been silent for 10 s")
         controller.acknowledged(sequence: 200_000, receivedAt: 30_000 + carried * 1000 + publisher.link.offset + 5, now: 30 + carried + 0.01)
         #expect(controller.admitsFrame(queuedBytes: 0, now: 30 + 2 * carried - 0.07))
+    }
+
+    /// A link that stops acknowledging (a connection stuck recovering from losses) holds frames back; after
+    /// 10 s of silence one goes per 10 s, each coded at half the rate of the one before, not a frame a tick
+    /// into a connection that carries nothing.
+    @Test func aSilentLinkTakesOneSmallFrameAWhile() {
+        var publisher = Harness(controller: UplinkController(configuration: .init(maximumKbps: 1500)), link: SimulatedUplink(kbps: 1000))
+        _ = publisher.run(duration: 10_000, bytes: 40_000)
+        publisher.drain()
+        var controller = publisher.controller
+        let target = controller.targetKbps
+        controller.sent(sequence: 300_000, bytes: 40_000, now: 50)
+        controller.sent(sequence: 300_001, bytes: 40_000, now: 50.2)
+        #expect(!controller.admitsFrame(queuedBytes: 0, now: 55))
+        #expect(controller.admitsFrame(queuedBytes: 0, now: 60.3))
+        controller.sent(sequence: 300_002, bytes: 20_000, now: 60.3)
+        #expect(controller.targetKbps == target / 2)
+        #expect(!controller.admitsFrame(queuedBytes: 0, now: 65) && !controller.admitsFrame(queuedBytes: 0, now: 70.2))
+        #expect(controller.admitsFrame(queuedBytes: 0, now: 70.4))
     }
 
     /// A new connection forgets what was in flight (never to be acknowledged) but keeps what it learnt of the link.

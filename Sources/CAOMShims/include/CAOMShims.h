@@ -13,6 +13,8 @@ aom_codec_err_t CAOMShims_decoderInit(aom_codec_ctx_t *ctx, aom_codec_iface_t *i
 aom_codec_err_t CAOMShims_controlInt(aom_codec_ctx_t *ctx, int control, int value);
 // Restricts encoding to the blocks marked 1 in `active` (rows × cols of 16×16 blocks); NULL lifts it.
 aom_codec_err_t CAOMShims_setActiveMap(aom_codec_ctx_t *ctx, unsigned char *active, unsigned int rows, unsigned int cols);
+// The quantizer (0–63) of the last frame encoded; -1 when the library cannot tell.
+int CAOMShims_lastQuantizer(aom_codec_ctx_t *ctx);
 // The next frame's references: it predicts from slot 0 only (as LAST) and stores itself in the slots of
 // `refreshMask` (bit i: slot i).
 aom_codec_err_t CAOMShims_setFrameReferences(aom_codec_ctx_t *ctx, unsigned int refreshMask);

@@ -16,5 +16,7 @@ vpx_codec_err_t CVPXShims_vpxDecoderInit(vpx_codec_ctx_t *ctx, vpx_codec_iface_t
 vpx_codec_err_t CVPXShims_vpxControlInt(vpx_codec_ctx_t *ctx, int control, int value);
 // Restricts encoding to the blocks marked 1 in `active` (rows × cols of 16×16 blocks); NULL lifts it.
 vpx_codec_err_t CVPXShims_vpxSetActiveMap(vpx_codec_ctx_t *ctx, unsigned char *active, unsigned int rows, unsigned int cols);
+// The quantizer (0–63) of the last frame encoded; -1 when the library cannot tell.
+int CVPXShims_vpxLastQuantizer(vpx_codec_ctx_t *ctx);
 
 #endif
