@@ -126,9 +126,9 @@ public final class RealtimeEncoder: VideoEncoder {
     /// after small changes comes out two or three times larger than aimed at. A frame larger than
     /// ``RateControl/linkFollowingFrameMilliseconds`` of the target raises the lowest quantizer the next ones may
     /// use above the one it was coded with, by ``RateControl/quantizerStepsPerHalving`` for each halving it
-    /// needed; a frame under four fifths of it lowers that floor as much for each doubling it leaves room for
-    /// (a page's size predicts the next page's; smaller changes after it let the quality come back within a
-    /// few frames).
+    /// needed; a frame under 60 % of it lowers that floor, by 2 or by as much for each halving below 60 %
+    /// (a page's size predicts the next page's; smaller changes, or a link that came back, let the quality come
+    /// back within a few frames; between 60 and 110 % it holds, so that it does not swing).
     private func followFrameSize(codedBytes: Int) throws(CodecError) {
         let budget = Double(RateControl.linkFollowingFrameMilliseconds * rate.targetKbps) / 8
         let ratio = Double(codedBytes) / budget
@@ -136,7 +136,7 @@ public final class RealtimeEncoder: VideoEncoder {
         if ratio > 1.1, let last = backend.lastQuantizer() {
             floor = max(floor, last + Int((Double(RateControl.quantizerStepsPerHalving) * log2(ratio)).rounded(.up)))
         } else if ratio < 0.6 {
-            floor -= RateControl.quantizerStepsPerHalving / 3
+            floor -= max(2, Int((Double(RateControl.quantizerStepsPerHalving) * log2(0.6 / max(ratio, 1e-3))).rounded()))
         }
         floor = min(rate.maxQuantizer, max(rate.minQuantizer, floor))
         guard floor != max(rate.minQuantizer, quantizerFloor) else { return }
