@@ -98,12 +98,13 @@ import Testing
         let (reception, task) = receive(share, pictures: 10_000)
         let clock = MonotonicClock()
         func now() -> Int64 { Int64(clock.nanoseconds(fromTicks: clock.now())) }
-        // Sound flows once the subscription is made; then 2 s of silence, 2 s of a tone, then muted.
+        // Sound flows once the subscription is made; then 2 s of silence, 3 s of a tone (a loaded machine may take
+        // most of a second to start playing it), then muted.
         #expect(try await eventually(20) { !reception.sounds.value.isEmpty }, "no sound came: \(share.process.errorsSoFar)")
         try await Task.sleep(for: .seconds(2))
         let toneStarted = now()
         tone.play(.tone(frequency: 1000, amplitude: 0.3))
-        try await Task.sleep(for: .seconds(2))
+        try await Task.sleep(for: .seconds(3))
         let muted = now()
         let mute = try await share.control(["mute"])
         #expect(mute.status == 0, "\(mute.standardError)")
