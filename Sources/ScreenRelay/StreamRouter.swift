@@ -161,6 +161,10 @@ public struct StreamRouter<Frame> {
         /// What the kernel says of its connection (``linkMeasured(_:deliveryBytesPerSecond:pendingBytes:now:)``):
         /// its delivery rate, smoothed, and the bytes it holds below the relay's queue.
         var kernelRate: Double?
+        /// The lowest of the kernel's recent measures, climbing 2 % a sample: what a layer's return is judged by.
+        /// Single measures run high on a link whose queue lets bursts through at the line's rate (a token bucket),
+        /// and a layer that only the high ones would carry fills the queue for seconds before it goes again.
+        var kernelRateLow: Double?
         var hiddenBytes = 0
 
         /// Bytes per second it has been taking them at: the kernel's measure when there is one, else the gaps
@@ -610,7 +614,7 @@ public struct StreamRouter<Frame> {
             subscription.calmSince = now
             subscription.raisePending = false
         } else if next <= stream.topLayer, !subscription.waitingForKeyframe, now - subscription.calmSince >= limits.raiseAfterSeconds {
-            let room = (subscription.drainRate ?? .infinity) >= 1.25 * stream.rate(upTo: next)
+            let room = (subscription.kernelRateLow ?? subscription.drainRate ?? .infinity) >= 1.25 * stream.rate(upTo: next)
             let probe = now - subscription.calmSince >= subscription.probeAfterSeconds
             guard room || probe else { return }
             subscription.raisePending = true
@@ -711,6 +715,7 @@ public struct StreamRouter<Frame> {
             guard var subscription = streams[streamId]?.subscribers[connectionId] else { continue }
             if let rate = deliveryBytesPerSecond, rate > 0 {
                 subscription.kernelRate = subscription.kernelRate.map { 0.7 * $0 + 0.3 * rate } ?? rate
+                subscription.kernelRateLow = min(rate, subscription.kernelRateLow.map { $0 * 1.02 } ?? rate)
             }
             subscription.hiddenBytes = pendingBytes
             streams[streamId]?.subscribers[connectionId] = subscription

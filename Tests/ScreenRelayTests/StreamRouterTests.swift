@@ -379,6 +379,73 @@ import Testing
         #expect(run.router.highestLayer(for: "fast", streamId: 1) == 2)
     }
 
+    /// A subscriber's link as the relay sees a real one: its socket takes each frame at once (the delivery is
+    /// reported when written), the bytes then wait in the kernel, and the router learns of them only from
+    /// `TCP_INFO` every 0.5 s: the bytes not yet carried, and a delivery rate while the link was busy — which,
+    /// behind a token bucket that lets bursts through at the line's rate, is every other time several times
+    /// what the link carries (`burstFactor`).
+    struct KernelLink {
+        let subscriber: String
+        let bytesPerSecond: Double
+        var burstFactor = 5.0
+        var pending = 0.0
+        var busy = false
+        var lastSample = 0.0
+        var samples = 0
+
+        mutating func take(_ actions: [Router.Action], router: inout Router, sizes: [String: Int], now: Double) {
+            var actions = actions
+            while !actions.isEmpty {
+                var answered: [Router.Action] = []
+                for case .sendFrame(let frame, subscriber, _, _) in actions {
+                    pending += Double(sizes[frame] ?? 0)
+                    busy = true
+                    answered += router.frameDelivered(to: subscriber, streamId: 1, now: now)
+                }
+                actions = answered
+            }
+        }
+
+        mutating func advance(by seconds: Double, router: inout Router, now: Double) {
+            pending = max(0, pending - bytesPerSecond * seconds)
+            guard now - lastSample >= 0.5 else { return }
+            samples += 1
+            let measured = samples % 2 == 0 ? bytesPerSecond * burstFactor : bytesPerSecond
+            router.linkMeasured(subscriber, deliveryBytesPerSecond: busy ? measured : nil, pendingBytes: Int(pending), now: now)
+            lastSample = now
+            busy = pending > 0
+        }
+    }
+
+    /// A layer comes back by what the link was measured to carry at its lowest of late, not by measures that run
+    /// high: a 24 KB/s subscriber of a stream of 6 KB frames at 5 fps (30 KB/s in all; layers 0–1, 15 KB/s, fit)
+    /// goes to layers 0–1 and stays there but for the probes, where the mean of its link's measures would raise
+    /// it to layer 2 again and again, and fill its queue each time.
+    @Test func aLayerComesBackByTheLinksLowestMeasureNotItsBursts() {
+        var router = sessionWithStream(subscribers: ["slow"])
+        _ = router.handle(.subscribe(streamId: 1, layers: true), from: "slow", now: 0)
+        var link = KernelLink(subscriber: "slow", bytesPerSecond: 24_000)
+        var sizes: [String: Int] = [:]
+        var layers: [Int] = []
+        var now = 0.0
+        for n in 0..<300 {
+            let name = "f\(n)"
+            sizes[name] = 6_000
+            let actions = router.frame(name, header: header(1, UInt64(n), key: n == 0, layer: n == 0 ? 0 : Self.layer(of: n)), size: 6_000, from: "p", now: now)
+            link.take(actions, router: &router, sizes: sizes, now: now)
+            layers += controls(actions, to: "slow").compactMap { if case .subscriptionChanged(1, let layer, 3, _) = $0 { layer } else { nil } }
+            for _ in 0..<20 {
+                now += 0.01
+                link.advance(by: 0.01, router: &router, now: now)
+                let ticked = router.tick(now: now)
+                link.take(ticked, router: &router, sizes: sizes, now: now)
+            }
+        }
+        // Raised again only by the probes, which come ever more rarely (9 s, then 18 s): judged by the mean of its
+        // measures it went up seven times in the minute.
+        #expect(layers.first.map { $0 < 2 } == true && layers.filter { $0 == 2 }.count <= 2, "layers it was given: \(layers)")
+    }
+
     /// Layers come back once the subscriber's link carries them: a link that is slow only for a while.
     @Test func layersComeBackWhenTheLinkRecovers() {
         var router = sessionWithStream(subscribers: ["v"], limits: .init(raiseAfterSeconds: 2))
