@@ -30,6 +30,9 @@ public struct RelayConfiguration: Sendable {
     /// per ``subscriberKeyframeIntervalSeconds``. One that takes nothing for ``subscriberStallSeconds`` is closed.
     public var subscriberThinMilliseconds = 300.0
     public var subscriberQueueMilliseconds = 2000.0
+    /// A thinned subscriber is still sent a discardable frame of a layer above its own when its link would carry
+    /// it, behind what it has queued, within this many milliseconds and before the next layer-0 frame (0: never).
+    public var subscriberFitInMilliseconds = 1000.0
     public var subscriberKeyframeIntervalSeconds = 4.0
     public var subscriberStallSeconds = 20.0
     /// Signals one connection may send per second on average, and in a burst; past them they are refused.

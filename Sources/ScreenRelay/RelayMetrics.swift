@@ -97,6 +97,7 @@ public final class RelayMetrics: Sendable {
         case signals = "screenrelay_signals_total"
         case overflowCloses = "screenrelay_connections_closed_unread_total"
         case framesThinned = "screenrelay_frames_thinned_total"
+        case framesFittedIn = "screenrelay_frames_fitted_in_total"
         case subscribersEvicted = "screenrelay_subscribers_evicted_total"
 
         var help: String {
@@ -117,6 +118,7 @@ public final class RelayMetrics: Sendable {
             case .protocolErrors: "Connections closed for malformed or unexpected messages."
             case .rejectedTokens: "Hello messages refused for their token."
             case .framesThinned: "Video frames of a higher temporal layer not sent to a subscriber whose link could not carry them (it got the lower layers)."
+            case .framesFittedIn: "Video frames above a thinned subscriber's temporal layers sent to it all the same, because its link had room for them before the next layer-0 frame."
             case .subscribersEvicted: "Subscribers closed because they took none of their queued media for the stall limit."
             case .overflowCloses: "Connections closed because they let their queue of control messages overflow (they do not read)."
             }

@@ -60,6 +60,7 @@ public final class RelayServer: Service {
             limits: .init(
                 thinAboveMilliseconds: configuration.subscriberThinMilliseconds,
                 maximumQueuedMilliseconds: configuration.subscriberQueueMilliseconds,
+                fitInMilliseconds: configuration.subscriberFitInMilliseconds,
                 subscriberKeyframeIntervalSeconds: configuration.subscriberKeyframeIntervalSeconds,
                 stallSeconds: configuration.subscriberStallSeconds,
                 signalsPerSecond: configuration.signalsPerSecond, signalBurst: configuration.signalBurst,

@@ -21,6 +21,7 @@ actor SessionHub {
     private var reportedRequests = 0
     private var reportedRequestCauses: [StreamRouter<ByteBuffer>.KeyframeCause: Int] = [:]
     private var reportedThinned = 0
+    private var reportedFittedIn = 0
     private var reportedEvictions = 0
     private var reportedLayers: [Int?: Int] = [:]
     /// What each publisher last reported of its uplink, by stream.
@@ -330,6 +331,8 @@ actor SessionHub {
         }
         metrics.add(.framesThinned, router.thinnedFrames - reportedThinned)
         reportedThinned = router.thinnedFrames
+        metrics.add(.framesFittedIn, router.fittedInFrames - reportedFittedIn)
+        reportedFittedIn = router.fittedInFrames
         metrics.add(.subscribersEvicted, router.evictedSubscribers - reportedEvictions)
         reportedEvictions = router.evictedSubscribers
         for (limit, count) in router.refused where count != reportedRefusals[limit, default: 0] {

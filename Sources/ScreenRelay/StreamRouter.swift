@@ -14,6 +14,11 @@ public import ScreenWire
 ///   ``Limits/raiseBelowMilliseconds`` for ``Limits/raiseAfterSeconds`` the layer goes up again, at the next
 ///   layer-0 frame. Only when a layer-0 frame does not fit (past ``Limits/maximumQueuedMilliseconds`` or
 ///   ``Limits/maximumQueuedBytes``) does the subscriber skip to the next keyframe.
+/// - A link between two layers gets what fits of the one above: when the publisher says its frames above layer 0
+///   are discardable one by one (`publish` with `discardableLayers`), such a frame above a subscriber's layers
+///   still goes to it when its link would carry it within ``Limits/fitInMilliseconds`` and before the next
+///   layer-0 frame is due (``fits(_:_:queued:stream:now:)``), so that a subscriber thinned to layer 0 does not
+///   wait a whole layer-0 interval between pictures while its link stands idle.
 /// - A skipped subscriber is restarted once it has drained: from the cached pictures of its layers when they
 ///   cost it less than twice a keyframe, else with a keyframe requested from the publisher — at most once every
 ///   ``Limits/subscriberKeyframeIntervalSeconds`` per subscriber, and at most once every
@@ -43,6 +48,9 @@ public struct StreamRouter<Frame> {
         /// a higher layer's is thinned, a layer-0 frame makes it skip to the next keyframe.
         public var maximumQueuedMilliseconds: Double
         public var maximumQueuedBytes: Int
+        /// A discardable frame above a subscriber's layers is still sent when its link would carry it, behind what
+        /// is queued, within this many milliseconds (and before the next layer-0 frame is due).
+        public var fitInMilliseconds: Double
         /// Audio frames (20 ms each) a subscriber may have in flight before the next ones are dropped.
         public var maximumQueuedAudioFrames: Int
         /// The stream's ceiling: at most one keyframe request to its publisher per this many seconds.
@@ -66,6 +74,7 @@ public struct StreamRouter<Frame> {
         public init(
             thinAboveMilliseconds: Double = 300, thinStepSeconds: Double = 0.5, raiseBelowMilliseconds: Double = 100,
             raiseAfterSeconds: Double = 3, maximumQueuedMilliseconds: Double = 2000, maximumQueuedBytes: Int = 4 << 20,
+            fitInMilliseconds: Double = 1000,
             maximumQueuedAudioFrames: Int = 10, keyframeRequestInterval: Double = 0.5, subscriberKeyframeIntervalSeconds: Double = 4,
             stallSeconds: Double = 20, maximumCachedBytes: Int = 8 << 20, signalsPerSecond: Double = 20, signalBurst: Double = 40,
             maximumStreamsPerConnection: Int = 16, maximumStreamNameBytes: Int = 256
@@ -76,6 +85,7 @@ public struct StreamRouter<Frame> {
             self.raiseAfterSeconds = raiseAfterSeconds
             self.maximumQueuedMilliseconds = maximumQueuedMilliseconds
             self.maximumQueuedBytes = maximumQueuedBytes
+            self.fitInMilliseconds = fitInMilliseconds
             self.maximumQueuedAudioFrames = maximumQueuedAudioFrames
             self.keyframeRequestInterval = keyframeRequestInterval
             self.subscriberKeyframeIntervalSeconds = subscriberKeyframeIntervalSeconds
@@ -117,6 +127,8 @@ public struct StreamRouter<Frame> {
     private struct InFlight {
         var bytes: Int
         var queuedAt: Double
+        /// Above the subscriber's layers, sent because its link had room (``fits(_:_:queued:stream:now:)``).
+        var fittedIn = false
     }
 
     private struct Subscription {
@@ -137,6 +149,8 @@ public struct StreamRouter<Frame> {
         var calmSince: Double
         var inFlight = FIFO<InFlight>()
         var queuedBytes = 0
+        /// Of ``queuedBytes``, those of frames fitted in above its layers.
+        var fittedInBytes = 0
         /// Its drain rate: bytes and busy seconds, both decaying, so that their ratio follows the link.
         var drainedBytes = 0.0
         var drainSeconds = 0.0
@@ -185,6 +199,13 @@ public struct StreamRouter<Frame> {
             let overrun = max(0, onHead - Double(head.bytes) / rate)
             return (remaining + overrun) * 1000 + below
         }
+
+        /// ``queuedMilliseconds(now:)`` less the frames fitted in above its layers: what its layers are judged by
+        /// (those frames only go where there is room, and must not take its layers' place).
+        func layersMilliseconds(queued: Double) -> Double {
+            guard fittedInBytes > 0, let rate = drainRate else { return queued }
+            return max(0, queued - Double(fittedInBytes) / rate * 1000)
+        }
     }
 
     private struct Stream {
@@ -199,6 +220,14 @@ public struct StreamRouter<Frame> {
         var lastSequence: UInt64?
         /// The publisher asked for acknowledgements.
         var acknowledges = false
+        /// The publisher's frames above layer 0 are discardable one by one (`publish` with `discardableLayers`).
+        var discardableLayers = false
+        /// When its last frame and its last layer-0 frame came, and the smoothed gaps between them: when the next
+        /// layer-0 frame is due (``layerZeroDue(after:)``).
+        var lastFrameAt: Double?
+        var frameInterval: Double?
+        var lastLayerZeroAt: Double?
+        var layerZeroInterval: Double?
         /// The highest temporal layer its frames have carried: how far a subscriber's layer can go up.
         var topLayer = 0
         /// Each layer's bytes, decaying with a time constant of ``layerRateSeconds``: its rate, to tell whether a
@@ -220,6 +249,24 @@ public struct StreamRouter<Frame> {
         func rate(upTo layer: Int) -> Double {
             layerBytes.prefix(layer + 1).reduce(0, +) / Self.layerRateSeconds
         }
+
+        /// Notes a video frame's arrival, for ``layerZeroDue(after:)``.
+        mutating func timeFrame(layer: Int, now: Double) {
+            func smoothed(_ old: Double?, _ gap: Double) -> Double { old.map { 0.75 * $0 + 0.25 * gap } ?? gap }
+            if let last = lastFrameAt { frameInterval = smoothed(frameInterval, now - last) }
+            lastFrameAt = now
+            guard layer == 0 else { return }
+            if let last = lastLayerZeroAt { layerZeroInterval = smoothed(layerZeroInterval, now - last) }
+            lastLayerZeroAt = now
+        }
+
+        /// When the next layer-0 frame is expected: a layer-0 interval after the last one, or, once that has
+        /// passed, as soon as the next frame (nil before the stream has shown its pace).
+        func layerZeroDue(after now: Double) -> Double? {
+            guard let last = lastLayerZeroAt, let interval = layerZeroInterval else { return nil }
+            if last + interval > now { return last + interval }
+            return frameInterval.map { now + $0 }
+        }
     }
 
     public let sessionId: String
@@ -239,6 +286,8 @@ public struct StreamRouter<Frame> {
     /// Video frames not sent to a subscriber because its link could not carry their layer (it still got the
     /// lower layers).
     public private(set) var thinnedFrames = 0
+    /// Video frames above a subscriber's layers sent to it all the same, because its link had room for them.
+    public private(set) var fittedInFrames = 0
     /// Subscribers closed because they took nothing of their queue for ``Limits/stallSeconds``.
     public private(set) var evictedSubscribers = 0
     private var connections: [String: ConnectionInfo] = [:]
@@ -329,7 +378,7 @@ public struct StreamRouter<Frame> {
             return [.close(connectionId, .badState, "say hello first")]
         }
         switch message {
-        case .publish(let name, let properties, let acks):
+        case .publish(let name, let properties, let acks, let discardableLayers):
             guard connection.role.mayPublish else {
                 return [.sendControl(.error(code: .forbidden, message: "a \(connection.role.rawValue) token cannot publish"), to: connectionId)]
             }
@@ -343,7 +392,7 @@ public struct StreamRouter<Frame> {
             }
             let info = StreamInfo(streamId: nextStreamId, connectionId: connectionId, name: name, properties: properties)
             nextStreamId &+= 1
-            streams[info.streamId] = Stream(info: info, acknowledges: acks)
+            streams[info.streamId] = Stream(info: info, acknowledges: acks, discardableLayers: discardableLayers)
             var actions: [Action] = [.sendControl(.published(info), to: connectionId)]
             for other in connectionOrder where other != connectionId {
                 actions.append(.sendControl(.streamCreated(info), to: other))
@@ -506,6 +555,7 @@ public struct StreamRouter<Frame> {
         stream.lastSequence = header.sequence
         stream.topLayer = max(stream.topLayer, layer)
         stream.count(size, layer: layer, now: now)
+        stream.timeFrame(layer: layer, now: now)
         if header.isKeyframe {
             stream.cache = [(frame, layer, size)]
             stream.cachedBytes = size
@@ -528,7 +578,8 @@ public struct StreamRouter<Frame> {
                 continue
             }
             let queued = subscription.queuedMilliseconds(now: now)
-            noteCalm(&subscription, queued: queued, now: now, stream: stream)
+            let layersQueued = subscription.layersMilliseconds(queued: queued)
+            noteCalm(&subscription, queued: layersQueued, now: now, stream: stream)
             if header.isKeyframe {
                 // A keyframe starts everyone over: sent whenever what is queued leaves room for it.
                 guard queued <= limits.maximumQueuedMilliseconds, subscription.queuedBytes + size <= limits.maximumQueuedBytes else {
@@ -546,7 +597,7 @@ public struct StreamRouter<Frame> {
                     subscription.highestLayer = min(stream.topLayer, subscription.highestLayer + 1)
                     subscription.lastLayerChange = now
                 }
-                if queued > limits.thinAboveMilliseconds, subscription.highestLayer > 0, layer > 0,
+                if layersQueued > limits.thinAboveMilliseconds, subscription.highestLayer > 0, layer > 0,
                     now - subscription.lastLayerChange >= limits.thinStepSeconds
                 {
                     subscription.highestLayer = min(subscription.highestLayer, stream.topLayer) - 1
@@ -555,6 +606,11 @@ public struct StreamRouter<Frame> {
                     noteProbeUndone(&subscription, now: now)
                 }
                 if layer > subscription.highestLayer {
+                    if stream.discardableLayers, fits(size, subscription, queued: queued, stream: stream, now: now) {
+                        fittedInFrames += 1
+                        actions.append(send(frame, bytes: size, to: subscriberId, &subscription, streamId: header.streamID, now: now, fittedIn: true))
+                        continue
+                    }
                     thinnedFrames += 1
                     actions += announce(subscriberId, &subscription, streamId: header.streamID, topLayer: stream.topLayer)
                     continue
@@ -589,12 +645,25 @@ public struct StreamRouter<Frame> {
     /// Queues a frame for a subscriber and says to send it.
     private func send(
         _ frame: Frame, bytes: Int, to subscriberId: String, _ subscription: inout Subscription, streamId: UInt32, now: Double,
-        clears: Bool = true
+        clears: Bool = true, fittedIn: Bool = false
     ) -> Action {
         if subscription.inFlight.isEmpty { subscription.stalledSince = now }
-        subscription.inFlight.append(InFlight(bytes: bytes, queuedAt: now))
+        subscription.inFlight.append(InFlight(bytes: bytes, queuedAt: now, fittedIn: fittedIn))
         subscription.queuedBytes += bytes
+        if fittedIn { subscription.fittedInBytes += bytes }
         return .sendFrame(frame, to: subscriberId, streamId: streamId, clearingLayer: clears && !subscription.readsLayers)
+    }
+
+    /// Whether a discardable frame of `bytes` above a subscriber's layers goes to it all the same: its link, at the
+    /// lowest rate measured of late, would carry it behind what is queued within ``Limits/fitInMilliseconds``,
+    /// and be done with it before the stream's next layer-0 frame is due, which it must not delay. A subscriber
+    /// whose link has not been measured yet gets none.
+    private func fits(_ bytes: Int, _ subscription: Subscription, queued: Double, stream: Stream, now: Double) -> Bool {
+        guard !subscription.waitingForKeyframe, let rate = subscription.kernelRateLow ?? subscription.drainRate, rate > 0,
+            let due = stream.layerZeroDue(after: now)
+        else { return false }
+        let done = queued + Double(bytes) / rate * 1000
+        return done <= limits.fitInMilliseconds && now + done / 1000 <= due
     }
 
     /// Not even layer 0 fits: nothing more until a keyframe, which it gets once it has drained.
@@ -728,6 +797,7 @@ public struct StreamRouter<Frame> {
     public mutating func frameDelivered(to connectionId: String, streamId: UInt32, now: Double) -> [Action] {
         guard var subscription = streams[streamId]?.subscribers[connectionId], let sent = subscription.inFlight.popFirst() else { return [] }
         subscription.queuedBytes -= sent.bytes
+        if sent.fittedIn { subscription.fittedInBytes -= sent.bytes }
         // Only a frame that waited behind the previous one measures the link: the gap between their deliveries is
         // the link carrying it. (A frame written to an idle connection is reported as soon as the socket and
         // channel buffers take it, long before it has left on a thin link.)

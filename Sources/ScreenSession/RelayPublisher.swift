@@ -432,7 +432,9 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             codecString: StreamProperties.codecString(
                 frame.codec, keyframe: frame.payload, width: frame.width, height: frame.height,
                 framesPerSecond: current.framesPerSecond))
-        try await link.send(.publish(name: streamName, properties: properties, acks: current.acknowledged))
+        // Every frame screenpub codes above layer 0 predicts only from the newest layer-0 frame, and none from it
+        // (ScreenCodec's TemporalLayers): a relay may leave out or send each one on its own.
+        try await link.send(.publish(name: streamName, properties: properties, acks: current.acknowledged, discardableLayers: current.relayReadsLayers))
         guard let id = await answers.next() else {
             throw RelayClientError(.closed, "the relay closed the connection before accepting the stream")
         }

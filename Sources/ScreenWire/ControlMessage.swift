@@ -48,8 +48,10 @@ public enum ControlMessage: Sendable, Hashable {
     /// First message of every client: the token decides session and role.
     case hello(token: String, client: String)
     /// Announces a stream; the relay answers `published` with its id. With `acks`, the relay acknowledges each
-    /// of its video frames as it arrives (``ack(streamId:sequence:receivedAt:)``; protocol 3).
-    case publish(name: String, properties: StreamProperties, acks: Bool = false)
+    /// of its video frames as it arrives (``ack(streamId:sequence:receivedAt:)``; protocol 3). With
+    /// `discardableLayers`, its frames above temporal layer 0 each predict only from the newest layer-0 frame and
+    /// none predicts from them, so the relay may send or leave out each one on its own (protocol 4).
+    case publish(name: String, properties: StreamProperties, acks: Bool = false, discardableLayers: Bool = false)
     case unpublish(streamId: UInt32)
     /// Start receiving a stream; `audio` asks for its audio frames too (peers from before audio existed do not
     /// ask, and never get a frame they could not parse); `layers` says the subscriber reads temporal layer ids
@@ -94,8 +96,9 @@ public enum ControlMessage: Sendable, Hashable {
 
     /// The JSON envelope's version (`"v"`): every protocol version so far only added optional fields to it.
     public static let version = 1
-    /// The protocol version this peer speaks (docs/protocol.md): 2 added sound, 3 acknowledgements and layers.
-    public static let protocolVersion = 3
+    /// The protocol version this peer speaks (docs/protocol.md): 2 added sound, 3 acknowledgements and layers,
+    /// 4 discardable layers.
+    public static let protocolVersion = 4
     /// The largest control message accepted.
     public static let maximumSize = 64 * 1024
 
@@ -158,7 +161,9 @@ public enum ControlMessage: Sendable, Hashable {
                 return .hello(token: body.token, client: body.client ?? "")
             case "publish":
                 let body = try decoder.decode(PublishBody.self, from: bytes)
-                return .publish(name: body.name ?? "", properties: body.properties, acks: body.acks ?? false)
+                return .publish(
+                    name: body.name ?? "", properties: body.properties, acks: body.acks ?? false,
+                    discardableLayers: body.discardableLayers ?? false)
             case "unpublish": return .unpublish(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "subscribe":
                 let body = try decoder.decode(SubscribeBody.self, from: bytes)
@@ -226,7 +231,7 @@ private struct Head: Decodable {
 }
 
 private struct HelloBody: Codable { var token: String; var client: String? }
-private struct PublishBody: Codable { var name: String?; var properties: StreamProperties; var acks: Bool? }
+private struct PublishBody: Codable { var name: String?; var properties: StreamProperties; var acks: Bool?; var discardableLayers: Bool? }
 private struct StreamBody: Codable { var streamId: UInt32 }
 private struct SubscribeBody: Codable { var streamId: UInt32; var audio: Bool?; var layers: Bool? }
 private struct UplinkBody: Codable { var streamId: UInt32; var targetKbps: Int; var estimatedKbps: Int? }
@@ -267,8 +272,9 @@ private struct Envelope: Encodable {
         try container.encode(message.type, forKey: .type)
         switch message {
         case .hello(let token, let client): try HelloBody(token: token, client: client).encode(to: encoder)
-        case .publish(let name, let properties, let acks):
-            try PublishBody(name: name, properties: properties, acks: acks ? true : nil).encode(to: encoder)
+        case .publish(let name, let properties, let acks, let discardableLayers):
+            try PublishBody(name: name, properties: properties, acks: acks ? true : nil, discardableLayers: discardableLayers ? true : nil)
+                .encode(to: encoder)
         case .unpublish(let id), .unsubscribe(let id), .requestKeyframe(let id), .subscribed(let id):
             try StreamBody(streamId: id).encode(to: encoder)
         case .subscribe(let id, let audio, let layers):

@@ -151,6 +151,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds of media a viewer may have queued before it skips to the next keyframe (when even the lowest layer does not fit).")
     var subscriberQueue: Double = 2000
 
+    @Option(help: "Milliseconds within which a thinned viewer's link must carry a frame of a layer it is not sent, behind what it has queued, for that frame to go to it all the same (only from publishers whose higher-layer frames are discardable; never delaying the next layer-0 frame). 0: never.")
+    var subscriberFitIn: Double = 1000
+
     @Option(help: "Seconds between keyframes one viewer may make the publisher send (the stream as a whole: at most two a second).")
     var subscriberKeyframeInterval: Double = 4
 
@@ -211,10 +214,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard requestTimeout > 0, messageDeadline > 0, maxControlMessage >= 1024, maxQueuedMessages > 0, maxQueuedBytes >= 65536,
             signalsPerSecond > 0, signalBurst >= 1, maxStreamsPerConnection > 0, maxStreamName > 0, subscriberThin > 0,
-            subscriberQueue >= subscriberThin, subscriberKeyframeInterval > 0, subscriberStall > 0
+            subscriberQueue >= subscriberThin, subscriberFitIn >= 0, subscriberKeyframeInterval > 0, subscriberStall > 0
         else {
             throw ValidationError(
-                "the limits must be positive (--max-control-message at least 1024, --max-queued-bytes at least 65536, --subscriber-queue at least --subscriber-thin)")
+                "the limits must be positive (--max-control-message at least 1024, --max-queued-bytes at least 65536, --subscriber-queue at least --subscriber-thin, --subscriber-fit-in 0 or more)")
         }
         guard emptySessionExpiry > 0, idleTimeout >= 2 else {
             throw ValidationError("--empty-session-expiry must be positive and --idle-timeout at least 2 seconds")
@@ -255,6 +258,7 @@ struct ServeCommand: AsyncParsableCommand {
         (configuration.maximumQueuedControlMessages, configuration.maximumQueuedControlBytes) = (maxQueuedMessages, maxQueuedBytes)
         (configuration.signalsPerSecond, configuration.signalBurst) = (signalsPerSecond, signalBurst)
         (configuration.subscriberThinMilliseconds, configuration.subscriberQueueMilliseconds) = (subscriberThin, subscriberQueue)
+        configuration.subscriberFitInMilliseconds = subscriberFitIn
         (configuration.subscriberKeyframeIntervalSeconds, configuration.subscriberStallSeconds) = (subscriberKeyframeInterval, subscriberStall)
         (configuration.maximumStreamsPerConnection, configuration.maximumStreamNameBytes) = (maxStreamsPerConnection, maxStreamName)
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }

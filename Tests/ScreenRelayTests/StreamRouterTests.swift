@@ -27,10 +27,10 @@ import Testing
     }
 
     /// A session with publisher "p" publishing stream 1 and the given subscribers connected.
-    func sessionWithStream(subscribers: [String], limits: Router.Limits = .init()) -> Router {
+    func sessionWithStream(subscribers: [String], limits: Router.Limits = .init(), discardableLayers: Bool = false) -> Router {
         var router = Router(sessionId: "s", limits: limits)
         _ = router.connect(ConnectionInfo(connectionId: "p", role: .publisher, data: ""))
-        _ = router.handle(.publish(name: "screen", properties: Self.properties), from: "p", now: 0)
+        _ = router.handle(.publish(name: "screen", properties: Self.properties, discardableLayers: discardableLayers), from: "p", now: 0)
         for subscriber in subscribers {
             _ = router.connect(ConnectionInfo(connectionId: subscriber, role: .subscriber, data: ""))
         }
@@ -291,6 +291,8 @@ import Testing
         var queue: [(name: String, bytes: Int)] = []
         var busyUntil = 0.0
         var received: [String] = []
+        /// When each of ``received`` arrived.
+        var arrivals: [Double] = []
 
         /// Takes the frames `actions` send it, at `now`.
         mutating func take(_ actions: [Router.Action], sizes: [String: Int], now: Double) {
@@ -307,6 +309,7 @@ import Testing
                 busyUntil += Double(first.bytes) / bytesPerSecond
                 queue.removeFirst()
                 received.append(first.name)
+                arrivals.append(busyUntil)
                 let answered = router.frameDelivered(to: subscriber, streamId: 1, now: busyUntil)
                 take(answered, sizes: sizes, now: busyUntil)
                 actions += answered
@@ -478,6 +481,80 @@ import Testing
         #expect(run.slow.received.count >= 8, "the slow subscriber kept getting pictures: \(run.slow.received)")
         #expect(run.fast.received.count == 150)
         #expect(run.slowChanges.contains(.subscriptionChanged(streamId: 1, highestLayer: 0, layers: 3, waitingForKeyframe: true)))
+    }
+
+    /// Page flips twice a second, L1T3, layer-0 frames of 25 KB (the keyframe 60 KB) and the others of 14 KB, to a
+    /// fast subscriber and one whose link carries 31 KB/s (250 kbit/s: a layer-0 frame is 0.8 s of it), which the
+    /// kernel measures every 0.5 s while it is busy. Returns, for the slow one, each frame it got with when it was
+    /// sent by the publisher and when it arrived.
+    func runPageFlips(discardableLayers: Bool) -> (slow: [(name: String, sent: Double, arrived: Double)], fast: Int, keyframeRequests: Int) {
+        var router = sessionWithStream(subscribers: ["fast", "slow"], discardableLayers: discardableLayers)
+        _ = router.handle(.subscribe(streamId: 1, layers: true), from: "fast", now: 0)
+        _ = router.handle(.subscribe(streamId: 1, layers: true), from: "slow", now: 0)
+        var fast = SimulatedLink(subscriber: "fast", bytesPerSecond: 10_000_000)
+        var slow = SimulatedLink(subscriber: "slow", bytesPerSecond: 31_000)
+        var sizes: [String: Int] = [:]
+        var sentAt: [String: Double] = [:]
+        var keyframeRequests = 0
+        var now = 0.0
+        var lastSample = 0.0
+        for n in 0..<120 {
+            let layer = n == 0 ? 0 : Self.layer(of: n)
+            let name = "f\(n)/\(layer)"
+            sizes[name] = n == 0 ? 60_000 : layer == 0 ? 25_000 : 14_000
+            sentAt[name] = now
+            let actions = router.frame(name, header: header(1, UInt64(n), key: n == 0, layer: layer), size: sizes[name]!, from: "p", now: now)
+            fast.take(actions, sizes: sizes, now: now)
+            slow.take(actions, sizes: sizes, now: now)
+            keyframeRequests += controls(actions, to: "p").count { $0 == .requestKeyframe(streamId: 1) }
+            for _ in 0..<50 {
+                now += 0.01
+                let busy = !slow.queue.isEmpty
+                for link in [0, 1] {
+                    let answered = link == 0 ? fast.advance(to: now, router: &router, sizes: sizes) : slow.advance(to: now, router: &router, sizes: sizes)
+                    keyframeRequests += controls(answered, to: "p").count { $0 == .requestKeyframe(streamId: 1) }
+                }
+                if now - lastSample >= 0.5 {
+                    router.linkMeasured("slow", deliveryBytesPerSecond: busy ? slow.bytesPerSecond : nil, pendingBytes: 0, now: now)
+                    lastSample = now
+                }
+                let ticked = router.tick(now: now)
+                slow.take(ticked, sizes: sizes, now: now)
+                keyframeRequests += controls(ticked, to: "p").count { $0 == .requestKeyframe(streamId: 1) }
+            }
+        }
+        let slowFrames = zip(slow.received, slow.arrivals).map { (name: $0, sent: sentAt[$0]!, arrived: $1) }
+        return (slowFrames, fast.received.count, keyframeRequests)
+    }
+
+    /// A subscriber thinned to layer 0 of a stream whose upper layers are discardable still gets the frames of
+    /// the layers above that its link has room for before the next layer-0 frame: more pictures, shorter freezes,
+    /// and no layer-0 frame later than without them; the fast subscriber gets every frame either way.
+    @Test func aThinnedSubscriberGetsTheUpperFramesItsLinkHasRoomFor() {
+        let layered = runPageFlips(discardableLayers: false)
+        let fitted = runPageFlips(discardableLayers: true)
+        #expect(layered.fast == 120 && fitted.fast == 120)
+        #expect(layered.keyframeRequests == 0 && fitted.keyframeRequests == 0)
+        func layerZero(_ frames: [(name: String, sent: Double, arrived: Double)]) -> [(name: String, sent: Double, arrived: Double)] {
+            frames.filter { $0.name.hasSuffix("/0") }
+        }
+        // After the first 10 s, once the subscriber has been thinned.
+        func settled(_ frames: [(name: String, sent: Double, arrived: Double)]) -> [(name: String, sent: Double, arrived: Double)] {
+            frames.filter { $0.sent >= 10 }
+        }
+        #expect(layerZero(fitted.slow).map(\.name) == layerZero(layered.slow).map(\.name), "every layer-0 frame, either way")
+        let upper = settled(fitted.slow).count { !$0.name.hasSuffix("/0") }
+        #expect(settled(layered.slow).allSatisfy { $0.name.hasSuffix("/0") }, "without discardable layers: layer 0 only")
+        // Of each three frames above layer 0 the first two fit; the third would still be on its way when the next
+        // layer-0 frame comes.
+        #expect(upper >= 30, "frames above layer 0 that fitted in 50 s: \(upper)")
+        func longestGap(_ frames: [(name: String, sent: Double, arrived: Double)]) -> Double {
+            let times = settled(frames).map(\.arrived)
+            return zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? .infinity
+        }
+        #expect(longestGap(fitted.slow) < longestGap(layered.slow) - 0.3, "freezes: \(longestGap(fitted.slow)) s against \(longestGap(layered.slow)) s")
+        let lateness = zip(settled(layerZero(fitted.slow)), settled(layerZero(layered.slow))).map { $0.arrived - $1.arrived }
+        #expect(lateness.allSatisfy { $0 < 0.05 }, "layer-0 frames delayed by the fitted ones: \(lateness.filter { $0 >= 0.05 })")
     }
 
     /// Subscribers from before protocol 3 get frames of higher layers with the layer bits cleared, and are told

@@ -11,6 +11,7 @@ import Testing
     static let all: [ControlMessage] = [
         .hello(token: "eyJ.abc.def", client: "screenpub/0.1.0"),
         .publish(name: "screen", properties: properties), .publish(name: "screen", properties: properties, acks: true),
+        .publish(name: "screen", properties: properties, acks: true, discardableLayers: true),
         .subscribe(streamId: 3, audio: true, layers: true), .ack(streamId: 3, sequence: 1 << 40, receivedAt: 12_345.678),
         .subscriptionChanged(streamId: 3, highestLayer: 1, layers: 3, waitingForKeyframe: false),
         .uplink(streamId: 3, targetKbps: 900, estimatedKbps: 1000), .uplink(streamId: 3, targetKbps: 1500, estimatedKbps: nil),
@@ -34,12 +35,13 @@ import Testing
     @Test func hasVideoIsOnUnlessSaidOtherwise() throws {
         // A peer that does not know pausing sends no hasVideo: its stream has video.
         let text = #"{"v":1,"type":"publish","name":"s","properties":{"videoType":"screen","codec":"vp8","width":4,"height":2,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":0}}"#
-        guard case .publish(_, let properties, let acks) = try ControlMessage.parse(text) else {
+        guard case .publish(_, let properties, let acks, let discardableLayers) = try ControlMessage.parse(text) else {
             Issue.record("not a publish message")
             return
         }
         #expect(properties.hasVideo)
         #expect(!acks, "a peer from before protocol 3 asks for no acknowledgements")
+        #expect(!discardableLayers, "nor says its layers are discardable (protocol 4)")
         #expect(ControlMessage.publish(name: "s", properties: Self.properties).encoded().contains(#""hasVideo":true"#))
     }
 
@@ -62,7 +64,7 @@ import Testing
         }
         #expect(version == 2)
         #expect(ControlMessage.welcome(connectionId: "c", sessionId: "s", role: .publisher, streams: [], connections: []).encoded()
-            .contains(#""protocol":3"#))
+            .contains(#""protocol":4"#))
         #expect(ControlMessage.subscribe(streamId: 1).encoded() == #"{"streamId":1,"type":"subscribe","v":1}"#)
         #expect(code(#"{"v":1,"type":"subscriptionChanged","streamId":1,"highestLayer":3,"layers":3,"waitingForKeyframe":false}"#) == .malformed)
     }
