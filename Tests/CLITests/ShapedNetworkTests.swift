@@ -180,6 +180,8 @@ import Testing
         #expect(lately.contains { $0.layer == 0 }, "the slow viewer kept getting layer-0 frames: \(slowFrames.map(\.layer))")
         #expect(slowFrames.count < fastFrames.count, "the slow viewer was thinned: \(slowFrames.count) of \(fastFrames.count)")
         #expect((metrics["screenrelay_frames_thinned_total"] ?? 0) > 0, "\(metrics)")
+        // screenpub promises discardable layers: what the slow link had room for between layer-0 frames went too.
+        #expect(metrics["screenrelay_frames_fitted_in_total"] != nil, "\(metrics)")
         func requests(_ cause: String) -> Int { metrics["screenrelay_keyframe_requests_by_cause_total{cause=\"\(cause)\"}"] ?? 0 }
         // The first keyframe, those for the viewers joining, and those the slow one needed: nothing else.
         let keyframes = fastFrames.filter(\.keyframe).count
