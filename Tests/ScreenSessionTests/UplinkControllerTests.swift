@@ -4,18 +4,21 @@ import Testing
 /// The uplink controller with made-up times: a simulated link in front of the relay, no sockets.
 struct UplinkControllerTests {
     /// A link that carries `kbps` (bits per ms), one frame after another, with `propagation` ms of empty-link
-    /// delay, and a relay clock `offset` ms away from the publisher's.
+    /// delay, and a relay clock `offset` ms away from the publisher's. With a `burst`, it is a token bucket (as
+    /// `tbf` and many providers' shapers are): up to that many bytes saved up while it was idle go at once.
     struct SimulatedUplink {
         var kbps: Double
         var propagation = 5.0
         var offset = 1_000_000.0
+        var burst = 0.0
         /// When the link is free again, publisher clock (ms).
         var busyUntil = 0.0
 
         /// The relay clock time at which a frame of `bytes` sent at `sentAt` (ms) is whole at the relay.
         mutating func arrival(bytes: Int, sentAt: Double) -> Double {
             let start = max(sentAt, busyUntil)
-            busyUntil = start + Double(bytes) * 8 / kbps
+            let saved = min(burst, (start - busyUntil) * kbps / 8)
+            busyUntil = start + max(0, Double(bytes) - saved) * 8 / kbps
             return busyUntil + propagation + offset
         }
     }
@@ -88,6 +91,18 @@ struct UplinkControllerTests {
 
     /// The link drops from 2000 to 500 kbit/s and comes back: the target follows it down at once and climbs
     /// back gently, never above the configured rate.
+    /// A 500 kbit/s token bucket with a 3 KB burst, pages of 25 KB and small changes of 6 KB in turn, each sent onto
+    /// an idle link: by their own times the link would seem to carry 620 kbit/s (the burst takes a bite of every
+    /// frame), and the target would sit above the link; the slope of time against size says 500.
+    @Test func aTokenBucketsBurstDoesNotInflateTheMeasure() {
+        var publisher = Harness(
+            controller: UplinkController(configuration: .init(maximumKbps: 1500)), link: SimulatedUplink(kbps: 500, burst: 3000), interval: 500)
+        for page in 0..<80 { _ = publisher.run(duration: 500, bytes: page % 2 == 0 ? 25_000 : 6_000) }
+        let delivery = publisher.controller.deliveryKbps ?? 0
+        #expect(delivery >= 450 && delivery <= 510, "measured \(delivery) kbit/s on a 500 kbit/s link")
+        #expect(publisher.controller.targetKbps <= 500, "target \(publisher.controller.targetKbps)")
+    }
+
     @Test func aLinkThatDropsAndRecoversIsFollowedBothWays() {
         var publisher = Harness(controller: UplinkController(configuration: .init(maximumKbps: 1500)), link: SimulatedUplink(kbps: 2000))
         _ = publisher.run(duration: 15_000, bytes: 40_000)
