@@ -14,7 +14,8 @@
 # longest freeze, and the CPU screenpub used (its controller included; the controller alone is measured by
 # relaybench controller). Environment: BENCH_BASE (commit), BENCH_SECONDS (60), BENCH_SCENARIOS, BENCH_VERSIONS
 # ("base this"), BENCH_KEEP (a directory that keeps each run's viewer JSON lines and logs), BENCH_PUBLISH_ARGS
-# (more screenpub options, for both versions: e.g. "--temporal-layers 2").
+# (more screenpub options, for both versions: e.g. "--temporal-layers 2"), BENCH_RELAY_ARGS (more screenrelay options:
+# e.g. "--subscriber-fit-in 0"), BENCH_SLOW_KBPS (the slow viewer's link, 250).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
@@ -134,7 +135,7 @@ run() {
   local ns="spnb$$" subnet=$((RANDOM % 200 + 20)) out="$work/$version-$scenario"
   make_namespace "$ns" "$subnet"
   local here="10.78.$subnet.1"
-  SCREENRELAY_SECRET=$secret "$dir/screenrelay" --host "$here" --port 0 --data-dir "$out-relay" 2>"$out-relay.log" & local relay=$!
+  SCREENRELAY_SECRET=$secret "$dir/screenrelay" --host "$here" --port 0 --data-dir "$out-relay" ${BENCH_RELAY_ARGS:-} 2>"$out-relay.log" & local relay=$!
   pids+=("$relay")
   local port=""
   for _ in $(seq 200); do
@@ -149,7 +150,7 @@ run() {
   case "$scenario" in
     uplink) limit "${ns}n" 1000 "$ns"; publish=(ip netns exec "$ns" "${publish[@]}" --bitrate 1500) ;;
     drop) link=2000; limit "${ns}n" 2000 "$ns"; publish=(ip netns exec "$ns" "${publish[@]}" --bitrate 1500) ;;
-    slowviewer) link="∞"; limit "${ns}h" 250; publish=("${publish[@]}" --bitrate 1000) ;;
+    slowviewer) link="∞"; limit "${ns}h" "${BENCH_SLOW_KBPS:-250}"; publish=("${publish[@]}" --bitrate 1000) ;;
   esac
   "${publish[@]}" >"$out-pub.out" 2>"$out-pub.log" & local pub=$!
   pids+=("$pub")
@@ -172,13 +173,14 @@ run() {
     sleep "$seconds"
   fi
   local cpu; cpu=$(echo "$(cpu_seconds_of "$pub") - $cpu0" | bc -l)
+  local relayed; relayed=$(curl -s "http://$here:$port/metrics" | awk '$1 ~ /^screenrelay_frames_(thinned|fitted_in)_total$/ { sub("screenrelay_frames_", "", $1); sub("_total", "", $1); printf "%s %s, ", $1, $2 }')
   kill "$fast" $slow "$pub" "$scene" "$relay" 2>/dev/null || true
   wait "$fast" $slow "$pub" "$scene" "$relay" 2>/dev/null || true
   ip netns delete "$ns" 2>/dev/null || true
   ip link delete "${ns}h" 2>/dev/null || true
   if [ -n "${BENCH_KEEP:-}" ]; then mkdir -p "$BENCH_KEEP" && cp "$out"-* "$BENCH_KEEP/" 2>/dev/null || true; fi
   CHANGES_LOG="$out-changes.log" report "$scenario ($version)" "$out-fast.json" "$link" ${slow:+"$out-slow.json"}
-  printf "| %s (%s) | screenpub CPU | %.1f %% of a core |\n" "$scenario" "$version" "$(echo "$cpu * 100 / $seconds" | bc -l)" >>"$work/cpu.md"
+  printf "| %s (%s) | screenpub CPU | %.1f %% of a core | relay: %s |\n" "$scenario" "$version" "$(echo "$cpu * 100 / $seconds" | bc -l)" "${relayed%, }" >>"$work/cpu.md"
 }
 
 echo "## Real networks: links shaped with tbf between network namespaces ($(date -u +%F), this commit $(git rev-parse --short HEAD) vs $base)"
