@@ -222,9 +222,8 @@ public struct StreamRouter<Frame> {
         var acknowledges = false
         /// The publisher's frames above layer 0 are discardable one by one (`publish` with `discardableLayers`).
         var discardableLayers = false
-        /// When its last frame and its last layer-0 frame came, and the smoothed gaps between them: when the next
-        /// layer-0 frame is due (``layerZeroDue(after:)``).
-        var lastFrameAt: Double?
+        /// The smoothed gap between its frames, when its last layer-0 frame came and the smoothed gap between
+        /// those: when the next layer-0 frame is due (``layerZeroDue(after:)``).
         var frameInterval: Double?
         var lastLayerZeroAt: Double?
         var layerZeroInterval: Double?
@@ -233,11 +232,19 @@ public struct StreamRouter<Frame> {
         /// Each layer's bytes, decaying with a time constant of ``layerRateSeconds``: its rate, to tell whether a
         /// subscriber's link would carry one more layer.
         var layerBytes = [Double](repeating: 0, count: MediaFrameHeader.Flags.highestLayer + 1)
+        /// When the last video frame came.
         var layerBytesAt: Double?
 
         static var layerRateSeconds: Double { 5 }
 
+        /// Notes a video frame's arrival: its bytes in its layer's rate, and the gaps for ``layerZeroDue(after:)``.
         mutating func count(_ bytes: Int, layer: Int, now: Double) {
+            func smoothed(_ old: Double?, _ gap: Double) -> Double { old.map { 0.75 * $0 + 0.25 * gap } ?? gap }
+            if let last = layerBytesAt { frameInterval = smoothed(frameInterval, now - last) }
+            if layer == 0 {
+                if let last = lastLayerZeroAt { layerZeroInterval = smoothed(layerZeroInterval, now - last) }
+                lastLayerZeroAt = now
+            }
             let elapsed = layerBytesAt.map { max(0, now - $0) } ?? 0
             let keep = exp(-elapsed / Self.layerRateSeconds)
             for index in layerBytes.indices { layerBytes[index] *= keep }
@@ -248,16 +255,6 @@ public struct StreamRouter<Frame> {
         /// Bytes per second of layers 0…`layer`.
         func rate(upTo layer: Int) -> Double {
             layerBytes.prefix(layer + 1).reduce(0, +) / Self.layerRateSeconds
-        }
-
-        /// Notes a video frame's arrival, for ``layerZeroDue(after:)``.
-        mutating func timeFrame(layer: Int, now: Double) {
-            func smoothed(_ old: Double?, _ gap: Double) -> Double { old.map { 0.75 * $0 + 0.25 * gap } ?? gap }
-            if let last = lastFrameAt { frameInterval = smoothed(frameInterval, now - last) }
-            lastFrameAt = now
-            guard layer == 0 else { return }
-            if let last = lastLayerZeroAt { layerZeroInterval = smoothed(layerZeroInterval, now - last) }
-            lastLayerZeroAt = now
         }
 
         /// When the next layer-0 frame is expected: a layer-0 interval after the last one, or, once that has
@@ -555,7 +552,6 @@ public struct StreamRouter<Frame> {
         stream.lastSequence = header.sequence
         stream.topLayer = max(stream.topLayer, layer)
         stream.count(size, layer: layer, now: now)
-        stream.timeFrame(layer: layer, now: now)
         if header.isKeyframe {
             stream.cache = [(frame, layer, size)]
             stream.cachedBytes = size
