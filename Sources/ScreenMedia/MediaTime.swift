@@ -2,6 +2,12 @@
 ///
 /// Arithmetic and comparison are exact (128-bit cross products); converting to another timescale
 /// rounds to the nearest tick, which is the only place precision can be lost.
+///
+/// No operation traps, whatever the values: times come from peers (a frame's capture time is whatever its
+/// publisher wrote), and a trap would end the whole relay. A result that does not fit in 64 bits saturates at
+/// ``Int64/min`` or ``Int64/max`` (as FFmpeg's `av_rescale_rnd` returns a value instead of overflowing), and a
+/// time made from seconds that are not finite is zero. Receivers bound what they accept where they parse it
+/// (``maximumWireNanoseconds``), so saturation is a last line, not a way of working.
 public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var value: Int64
     public var timescale: Int32
@@ -16,8 +22,20 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         self.timescale = timescale
     }
 
+    /// The capture times a receiver accepts from the wire are within this many nanoseconds of zero (2^60 ns, 36
+    /// years: monotonic clocks count from boot). Differences and sums of two such times fit in 64-bit nanoseconds.
+    public static let maximumWireNanoseconds: Int64 = 1 << 60
+
+    /// Whether the time is within ``maximumWireNanoseconds`` of zero.
+    public var isWithinWireBounds: Bool {
+        let nanoseconds = Int128(value) * Int128(Self.nanosecondTimescale) / Int128(timescale)
+        return nanoseconds.magnitude <= UInt128(Self.maximumWireNanoseconds)
+    }
+
+    /// `seconds` rounded to the nearest tick; not finite is zero, beyond the 64-bit range saturates.
     public init(seconds: Double, timescale: Int32) {
-        self.init(value: Int64((seconds * Double(timescale)).rounded()), timescale: timescale)
+        let ticks = (seconds * Double(timescale)).rounded()
+        self.init(value: Int64(saturating: ticks), timescale: timescale)
     }
 
     public var seconds: Double { Double(value) / Double(timescale) }
@@ -30,22 +48,37 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         let (quotient, remainder) = scaled.quotientAndRemainder(dividingBy: divisor)
         var rounded = quotient
         if remainder.magnitude * 2 >= divisor.magnitude { rounded += scaled < 0 ? -1 : 1 }
-        return MediaTime(value: Int64(rounded), timescale: newTimescale)
+        return MediaTime(value: Int64(clamping: rounded), timescale: newTimescale)
     }
 
+    /// The sum, exact when it fits; else saturated.
     public static func + (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
-        if lhs.timescale == rhs.timescale { return MediaTime(value: lhs.value + rhs.value, timescale: lhs.timescale) }
-        let common = commonTimescale(lhs.timescale, rhs.timescale)
-        return MediaTime(
-            value: lhs.converted(to: common).value + rhs.converted(to: common).value, timescale: common)
+        combine(lhs, rhs, negatingRight: false)
     }
 
+    /// The difference, exact when it fits; else saturated.
     public static func - (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
-        lhs + MediaTime(value: -rhs.value, timescale: rhs.timescale)
+        combine(lhs, rhs, negatingRight: true)
     }
 
+    /// The time `factor` times over, saturated.
     public static func * (lhs: MediaTime, factor: Int64) -> MediaTime {
-        MediaTime(value: lhs.value * factor, timescale: lhs.timescale)
+        MediaTime(value: Int64(clamping: Int128(lhs.value) * Int128(factor)), timescale: lhs.timescale)
+    }
+
+    /// `lhs ± rhs` in 128 bits on a common timescale, then saturated into 64.
+    private static func combine(_ lhs: MediaTime, _ rhs: MediaTime, negatingRight: Bool) -> MediaTime {
+        let timescale = lhs.timescale == rhs.timescale ? lhs.timescale : commonTimescale(lhs.timescale, rhs.timescale)
+        func scaled(_ time: MediaTime) -> Int128 {
+            if time.timescale == timescale { return Int128(time.value) }
+            // Exact when `timescale` is a multiple of the time's own; else rounded, half away from zero.
+            let product = Int128(time.value) * Int128(timescale)
+            let (quotient, remainder) = product.quotientAndRemainder(dividingBy: Int128(time.timescale))
+            return remainder.magnitude * 2 >= UInt128(time.timescale) ? quotient + (product < 0 ? -1 : 1) : quotient
+        }
+        let right = scaled(rhs)
+        let sum = scaled(lhs) + (negatingRight ? -right : right)
+        return MediaTime(value: Int64(clamping: sum), timescale: timescale)
     }
 
     public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool {
@@ -57,9 +90,10 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     public func hash(into hasher: inout Hasher) {
-        let divisor = greatestCommonDivisor(Int64(value.magnitude), Int64(timescale))
-        hasher.combine(value / max(divisor, 1))
-        hasher.combine(Int64(timescale) / max(divisor, 1))
+        let divisor = greatestCommonDivisor(value.magnitude, UInt64(timescale))
+        hasher.combine(value.magnitude / max(divisor, 1))
+        hasher.combine(value < 0)
+        hasher.combine(UInt64(timescale) / max(divisor, 1))
     }
 
     public var description: String { "\(value)/\(timescale)" }
@@ -71,7 +105,28 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 }
 
-private func greatestCommonDivisor(_ a: Int64, _ b: Int64) -> Int64 {
+extension Int64 {
+    /// `value` truncated toward zero like `Int64(_:)`, which traps on what does not fit: here beyond the range
+    /// saturates (infinities too) and NaN is zero. For any Double computed from what a peer sent.
+    public init(saturating value: Double) {
+        if value.isNaN {
+            self = 0
+        } else if value >= 0x1p63 {
+            self = .max
+        } else if value <= -0x1p63 {
+            self = .min
+        } else {
+            self = Int64(value)
+        }
+    }
+}
+
+extension Int {
+    /// ``Swift/Int64/init(saturating:)`` for `Int`.
+    public init(saturating value: Double) { self = Int(Int64(saturating: value)) }
+}
+
+private func greatestCommonDivisor<Value: BinaryInteger>(_ a: Value, _ b: Value) -> Value {
     var (x, y) = (a, b)
     while y != 0 { (x, y) = (y, x % y) }
     return x

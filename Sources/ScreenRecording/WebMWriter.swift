@@ -29,6 +29,8 @@ public final class WebMWriter {
     /// reaches the disk even while the picture is idle.
     private var audioSinceFlush: Int64 = 0
     private static let audioFlushMilliseconds: Int64 = 250
+    /// The longest silence filled with empty packets, in samples (10 minutes: 30 000 packets of 20 ms).
+    private static let longestFilledGap: Int64 = 600 * 48_000
     public private(set) var audioFramesWritten = 0
     /// Whether the file has an audio track.
     public var hasAudio: Bool { audioStream != nil }
@@ -53,7 +55,8 @@ public final class WebMWriter {
     ) throws(RecordingError) {
         self.path = path
         self.codec = codec
-        nominalFrameMilliseconds = Int64(max(1, (1000 / framesPerSecond).rounded()))
+        // The rate is a peer's word (the relay bounds it where it parses it): a duration from 1 ms to 1 s whatever it is.
+        nominalFrameMilliseconds = min(1000, max(1, Int64(saturating: (1000 / framesPerSecond).rounded())))
         var context: UnsafeMutablePointer<AVFormatContext>? = nil
         guard avformat_alloc_output_context2(&context, nil, "webm", path) >= 0, let context else {
             throw RecordingError(.cannotOpen, "libavformat has no WebM muxer")
@@ -70,7 +73,7 @@ public final class WebMWriter {
             throw error
         }
         video.pointee.time_base = Self.millisecondTimeBase
-        video.pointee.avg_frame_rate = av_d2q(framesPerSecond, 1000)
+        video.pointee.avg_frame_rate = av_d2q(framesPerSecond.isFinite && framesPerSecond > 0 ? framesPerSecond : 1, 1000)
         cues.pointee.codecpar.pointee.codec_type = AVMEDIA_TYPE_SUBTITLE
         cues.pointee.codecpar.pointee.codec_id = AV_CODEC_ID_WEBVTT
         cues.pointee.time_base = Self.millisecondTimeBase
@@ -133,7 +136,7 @@ public final class WebMWriter {
         let first = firstCaptureTime ?? frame.captureTime
         firstCaptureTime = first
         var timestamp = (frame.captureTime - first).converted(to: 1000).value
-        if timestamp <= lastTimestamp { timestamp = lastTimestamp + 1 }
+        if timestamp <= lastTimestamp { timestamp = lastTimestamp &+ 1 }
         lastTimestamp = timestamp
 
         cueFormatter.format(
@@ -177,6 +180,11 @@ public final class WebMWriter {
         audioOrigin = origin
         let originMilliseconds = (origin - first).converted(to: 1000).value
         let target = (frame.captureTime - origin).converted(to: 48_000).value
+        if target - audioPosition > Self.longestFilledGap {
+            // A gap longer than any pause of sound worth keeping in place (a publisher whose clock jumped):
+            // the track goes on from here rather than write minutes of empty packets.
+            audioPosition = target
+        }
         func timestamp(at position: Int64) -> Int64 { originMilliseconds + position / 48 }
         // CELT fullband configurations 31, 30, 29, 28 (20, 10, 5, 2.5 ms), one frame, stereo or mono.
         for (samples, config) in [(960, 31), (480, 30), (240, 29), (120, 28)] as [(Int64, UInt8)] {

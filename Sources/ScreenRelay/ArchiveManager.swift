@@ -11,6 +11,9 @@ actor ArchiveManager {
     private let logger: Logger
     /// Recordings in progress: archive id → its session.
     private var active: [String: SessionHub] = [:]
+    /// Archives whose final state the index could not take (a full disk): served from here, and written as soon
+    /// as the index takes writes again.
+    private var unsaved: [String: Archive] = [:]
 
     init(store: RelayStore, registry: SessionRegistry, logger: Logger) throws {
         self.store = store
@@ -57,14 +60,16 @@ actor ArchiveManager {
 
     /// The archives (newest first), those being recorded with their length and size so far.
     func list(sessionId: String?) async throws -> [Archive] {
-        var archives = try store.list(sessionId: sessionId)
+        saveUnsaved()
+        var archives = try store.list(sessionId: sessionId).map { unsaved[$0.id] ?? $0 }
         for index in archives.indices where archives[index].status == .started { archives[index] = await withProgress(archives[index]) }
         return archives
     }
 
     /// One archive, with its length and size so far if it is being recorded.
     func archive(_ id: String) async throws -> Archive? {
-        guard let archive = try store.archive(id) else { return nil }
+        saveUnsaved()
+        guard let archive = try unsaved[id] ?? store.archive(id) else { return nil }
         return archive.status == .started ? await withProgress(archive) : archive
     }
 
@@ -78,7 +83,7 @@ actor ArchiveManager {
 
     /// Stops a recording (or returns the archive as it is when it is not recording).
     func stop(_ id: String, reason: String = "") async throws -> Archive {
-        guard var archive = try store.archive(id) else { throw RelayError(.notFound, "there is no archive \(id)") }
+        guard var archive = try unsaved[id] ?? store.archive(id) else { throw RelayError(.notFound, "there is no archive \(id)") }
         guard let hub = active.removeValue(forKey: id), let recorder = await hub.recorder, recorder.archiveId == id else { return archive }
         let summary = await recorder.finish()
         archive.duration = summary.duration
@@ -93,19 +98,34 @@ actor ArchiveManager {
             archive.status = .available
             archive.reason = reason
         }
-        try store.update(archive)
+        // The session is free to record again and everyone is told, whether or not the index takes the write.
         await hub.detach(status: archive.status.rawValue, reason: archive.reason)
+        save(archive)
         logger.info("archive \(id) \(archive.status.rawValue): \(archive.size) bytes, \(archive.duration) s")
         return archive
+    }
+
+    /// Writes an archive's final state to the index, or keeps it in ``unsaved`` until the index takes writes.
+    private func save(_ archive: Archive) {
+        do {
+            try store.update(archive)
+            unsaved[archive.id] = nil
+        } catch {
+            if unsaved[archive.id] == nil {
+                logger.error("archive \(archive.id) is \(archive.status.rawValue), but the index could not be written (\(error)); it is kept in memory until it can")
+            }
+            unsaved[archive.id] = archive
+        }
+    }
+
+    private func saveUnsaved() {
+        for archive in unsaved.values.sorted(by: { $0.id < $1.id }) { save(archive) }
     }
 
     /// A write error: the archive is failed with the reason at once; the session keeps being relayed.
     private func recordingFailed(_ id: String, reason: String) async {
         logger.error("archive \(id) failed: \(reason)")
-        guard var archive = try? store.archive(id) else { return }
-        archive.status = .failed
-        archive.reason = reason
-        try? store.update(archive)
+        // The recorder keeps its failure: stopping finishes the files and makes the archive `failed` with it.
         _ = try? await stop(id, reason: reason)
     }
 

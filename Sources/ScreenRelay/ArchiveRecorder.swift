@@ -16,7 +16,7 @@ import Synchronization
 /// A write error (a full disk) fails the recording once, through `onFailure`; what was written stays playable
 /// (every frame is flushed in its own cluster).
 final class ArchiveRecorder: @unchecked Sendable {
-    // @unchecked: `writers`, `first`, `last`, `resolution` and `failure` are touched only on `queue`, a serial
+    // @unchecked: `writers`, `opened`, `first`, `last`, `resolution` and `failure` are touched only on `queue`, a serial
     // queue; `backlog` is atomic; the rest is immutable.
     let archiveId: String
     private let folder: URL
@@ -24,6 +24,9 @@ final class ArchiveRecorder: @unchecked Sendable {
     private let onFailure: @Sendable (String) -> Void
     private let backlog = Atomic<Int>(0)
     private var writers: [UInt32: WebMWriter] = [:]
+    /// Every stream whose file was opened, whether or not its writer is still open (a failed recording keeps its
+    /// files, readable up to the last frame written, and counts their size).
+    private var opened: Set<UInt32> = []
     private var first: MediaTime?
     private var last: MediaTime?
     private var resolution = ""
@@ -100,6 +103,7 @@ final class ArchiveRecorder: @unchecked Sendable {
                     path: folder.appendingPathComponent(RelayStore.fileName(stream: header.streamID)).path, codec: header.codec,
                     width: header.width, height: header.height, framesPerSecond: framesPerSecond, audio: audio,
                     format: header.codedFormat(in: buffer))
+                opened.insert(header.streamID)
                 if resolution.isEmpty { resolution = "\(header.width)x\(header.height)" }
             }
             try buffer.withUnsafeReadableBytes { bytes throws in
@@ -129,7 +133,7 @@ final class ArchiveRecorder: @unchecked Sendable {
     func progress() async -> Summary {
         await withCheckedContinuation { continuation in
             queue.async {
-                let files = self.writers.keys.sorted().map { self.folder.appendingPathComponent(RelayStore.fileName(stream: $0)) }
+                let files = self.files
                 var duration = 0.0
                 if let first = self.first, let last = self.last { duration = (last - first).seconds }
                 continuation.resume(returning: Summary(
@@ -146,7 +150,7 @@ final class ArchiveRecorder: @unchecked Sendable {
                 for writer in self.writers.values {
                     do { try writer.finish() } catch { self.failure = self.failure ?? "\(error)" }
                 }
-                let files = self.writers.keys.sorted().map { self.folder.appendingPathComponent(RelayStore.fileName(stream: $0)) }
+                let files = self.files
                 self.writers = [:]
                 var duration = 0.0
                 if let first = self.first, let last = self.last { duration = (last - first).seconds }
@@ -157,9 +161,15 @@ final class ArchiveRecorder: @unchecked Sendable {
         }
     }
 
+    /// The files opened so far (on `queue`).
+    private var files: [URL] { opened.sorted().map { folder.appendingPathComponent(RelayStore.fileName(stream: $0)) } }
+
     /// The file's SHA-256, hex, read in 1 MiB pieces.
     static func sha256(of file: URL) -> String? {
-        guard let handle = try? FileHandle(forReadingFrom: file) else { return nil }
+        // A regular file only (not followed through a link): what the relay wrote, never a device that reads forever.
+        guard (try? FileManager.default.attributesOfItem(atPath: file.path)[.type] as? FileAttributeType) == .typeRegular,
+            let handle = try? FileHandle(forReadingFrom: file)
+        else { return nil }
         defer { try? handle.close() }
         var hash = SHA256()
         while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(data: chunk) }

@@ -199,10 +199,10 @@ final class HLSPackager: @unchecked Sendable {
         if switched, let held {
             // Another stream (a publisher that came back, or another one): its clock may be another machine's.
             // The timeline goes on from the end of the last frame, after a discontinuity.
-            let end = held.ticks + Int64(Double(FragmentedMP4Writer.timescale) / max(framesPerSecond, 1))
+            let end = held.ticks &+ Int64(saturating: Double(FragmentedMP4Writer.timescale) / max(framesPerSecond, 1))
             origin = header.captureTime - MediaTime(value: end, timescale: FragmentedMP4Writer.timescale)
         }
-        let ticks = max(ticks(header.captureTime), (held?.ticks ?? -1) + 1)
+        let ticks = max(ticks(header.captureTime), (held?.ticks ?? -1) &+ 1)
         writeHeldFrame(until: ticks)
         if header.isKeyframe, changed || current.map({ Double(ticks - $0.startTicks) >= Double(FragmentedMP4Writer.timescale) * configuration.segmentSeconds / 2 }) ?? true {
             closeSegment(at: ticks)
@@ -239,7 +239,7 @@ final class HLSPackager: @unchecked Sendable {
         let duration = max(1, ticks - held.ticks)
         eventId &+= 1
         let message = EventMessageBox(
-            timescale: UInt32(FragmentedMP4Writer.timescale), presentationTime: UInt64(held.ticks), duration: UInt32(clamping: duration),
+            timescale: UInt32(FragmentedMP4Writer.timescale), presentationTime: UInt64(clamping: held.ticks), duration: UInt32(clamping: duration),
             identifier: eventId,
             message: ID3MetadataTag(metadata: held.header.metadata, wallClock: WallClockTime(millisecondsSince1970: held.header.wallClockMilliseconds)).bytes)
         do {
@@ -278,7 +278,7 @@ final class HLSPackager: @unchecked Sendable {
             snapshot.initializations = snapshot.initializations.filter { $0.key >= oldestInitialization }
             snapshot.dateRanges.removeAll { range in
                 let end = range.end ?? range.attributes["DURATION"].flatMap(Double.init).map {
-                    WallClockTime(millisecondsSince1970: range.start.millisecondsSince1970 + Int64($0 * 1000))
+                    WallClockTime(millisecondsSince1970: range.start.millisecondsSince1970.addingReportingOverflow(Int64(saturating: $0 * 1000)).partialValue)
                 }
                 return end.map { $0 < oldest.programDateTime } ?? false
             }

@@ -73,9 +73,10 @@ enum HLSPlaylist {
     static func decimal(_ value: Double, places: Int) -> String {
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
-        let scaled = Int64((value * scale).rounded())
-        let whole = scaled / Int64(scale)
-        let fraction = String(scaled % Int64(scale))
-        return "\(whole).\(String(repeating: "0", count: places - fraction.count))\(fraction)"
+        // Saturated, not trapped, past 64 bits (a marker's numbers are a client's); the sign written once.
+        let scaled = Int64(saturating: (value * scale).rounded())
+        let whole = scaled.magnitude / UInt64(scale)
+        let fraction = String(scaled.magnitude % UInt64(scale))
+        return "\(scaled < 0 ? "-" : "")\(whole).\(String(repeating: "0", count: places - fraction.count))\(fraction)"
     }
 }

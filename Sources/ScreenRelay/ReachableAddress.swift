@@ -67,6 +67,28 @@ public enum ReachableAddress {
         return nil
     }
 
+    /// Every address of this machine's interfaces that are up (IPv4 and IPv6, loopback too, without a zone),
+    /// and its host name: the names a client on this machine or its networks may reach the relay by.
+    static func machineNames() -> [String] {
+        var names: [String] = []
+        var list: UnsafeMutablePointer<ifaddrs>?
+        if getifaddrs(&list) == 0, let first = list {
+            defer { freeifaddrs(list) }
+            for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
+                guard let address = entry.pointee.ifa_addr, Int32(entry.pointee.ifa_flags) & Int32(IFF_UP) != 0 else { continue }
+                let family = Int32(address.pointee.sa_family)
+                guard family == AF_INET || family == AF_INET6 else { continue }
+                let length = socklen_t(family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
+                var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+                guard getnameinfo(address, length, &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
+                let text = String(nullTerminated: name)
+                names.append(String(text.split(separator: "%", maxSplits: 1).first ?? Substring(text)))
+            }
+        }
+        if let name = hostName() { names.append(name) }
+        return names
+    }
+
     private static func numericHost(of address: inout sockaddr_in) -> String? {
         var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         let status = withUnsafePointer(to: &address) {

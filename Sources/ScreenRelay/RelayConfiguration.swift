@@ -13,6 +13,10 @@ public struct RelayConfiguration: Sendable {
     /// How clients reach the relay (`http://host:port`), used in the URLs it hands out; nil derives it from
     /// the listening address.
     public var publicURL: String?
+    /// Further names the relay answers to (a request with another `Host` gets 421, a WebSocket from a page of
+    /// another origin 403): a reverse proxy's public name, say. Loopback, this machine's addresses and host
+    /// name, and the host of ``publicURL`` are always allowed.
+    public var allowedHosts: [String] = []
     /// Whether clients whose token has the publisher role may send signals (chat); subscribers and
     /// moderators always may.
     public var publishersMaySignal: Bool
@@ -34,6 +38,11 @@ public struct RelayConfiguration: Sendable {
     /// it, behind what it has queued, within this many milliseconds and before the next layer-0 frame (0: never).
     public var subscriberFitInMilliseconds = 1000.0
     public var subscriberKeyframeIntervalSeconds = 4.0
+    /// Keyframes asked on subscribers' behalf come at most once per this many seconds after a stream's last
+    /// keyframe; one subscriber's own requests are served ``subscriberKeyframeRequests`` per 10 s
+    /// (``StreamRouter/Limits``).
+    public var subscriberKeyframeCeilingSeconds = 30.0
+    public var subscriberKeyframeRequests = 3
     public var subscriberStallSeconds = 20.0
     /// Signals one connection may send per second on average, and in a burst; past them they are refused.
     public var signalsPerSecond = 20.0

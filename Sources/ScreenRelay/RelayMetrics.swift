@@ -77,6 +77,10 @@ public final class RelayMetrics: Sendable {
         case streamName = "stream_name"
         case signalRate = "signal_rate"
         case metricsToken = "metrics_token"
+        case captureTime = "capture_time"
+        case keyframeRequests = "keyframe_requests"
+        case host = "host"
+        case origin = "origin"
     }
 
     public enum Name: String, CaseIterable, Sendable {

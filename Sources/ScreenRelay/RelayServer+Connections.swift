@@ -194,7 +194,7 @@ extension RelayServer {
         case .tooLarge: .messageTooLarge
         case .invalidToken, .tokenExpired, .wrongSession, .forbidden: .policyViolation
         case .malformed, .unsupportedVersion, .unknownMessage, .metadataTooLarge, .badState, .notFound, .invalidSignal: .protocolError
-        case .tooSlow: .policyViolation
+        case .tooSlow, .rateLimited: .policyViolation
         case .internalError: .unexpectedServerError
         }
     }

@@ -62,6 +62,8 @@ public final class RelayServer: Service {
                 maximumQueuedMilliseconds: configuration.subscriberQueueMilliseconds,
                 fitInMilliseconds: configuration.subscriberFitInMilliseconds,
                 subscriberKeyframeIntervalSeconds: configuration.subscriberKeyframeIntervalSeconds,
+                subscriberKeyframeCeilingSeconds: configuration.subscriberKeyframeCeilingSeconds,
+                keyframeRequestsPerSubscriber: configuration.subscriberKeyframeRequests,
                 stallSeconds: configuration.subscriberStallSeconds,
                 signalsPerSecond: configuration.signalsPerSecond, signalBurst: configuration.signalBurst,
                 maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
@@ -158,6 +160,11 @@ public final class RelayServer: Service {
 
     public func run() async throws {
         let router = Router(context: RelayRequestContext.self)
+        router.add(middleware: HostCheck(
+            policy: .forRelay(
+                listeningOn: configuration.host, publicURL: configuration.publicURL, allowed: configuration.allowedHosts,
+                machineNames: ReachableAddress.machineNames()),
+            metrics: metrics))
         router.add(middleware: RequestBodyFirst())
         addHTTPRoutes(router)
         addArchiveRoutes(router)
@@ -184,7 +191,13 @@ public final class RelayServer: Service {
             },
             logger: logger)
         do {
-            try await app.run()
+            // Recordings are finished as soon as the relay is asked to stop, before clients are waited for: the
+            // files are complete even when the wait runs out and the rest is cancelled.
+            try await withGracefulShutdownHandler {
+                try await app.run()
+            } onGracefulShutdown: { [archives] in
+                Task { await archives?.stopAll() }
+            }
         } catch {
             // Whoever waits for the port learns that it will not come.
             let failure = RelayError(.cannotListen, "cannot listen on \(configuration.host):\(configuration.port): \(error)")

@@ -54,14 +54,23 @@ final class ServerTLSContext: Sendable {
         if let expiry = leaf.notValidAfterDate, expiry < Date() {
             throw RelayError(.badCertificate, "the certificate in \(files.certificateChain) expired on \(ISO8601DateFormatter().string(from: expiry))")
         }
-        let configuration = TLSConfiguration.makeServerConfiguration(
+        var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        // TLS 1.2 and 1.3 only (as nginx by default), and for 1.2 only forward-secret AEAD suites (Mozilla's
+        // "intermediate" list): TLS 1.0/1.1 and static-RSA suites such as AES128-SHA are refused at the handshake.
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.cipherSuites = Self.forwardSecretSuites
         do {
             return try NIOSSLContext(configuration: configuration)
         } catch {
             throw RelayError(.badCertificate, "the key in \(files.privateKey) does not belong to the certificate in \(files.certificateChain)")
         }
     }
+
+    static let forwardSecretSuites = [
+        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+    ].joined(separator: ":")
 
     private static func reason(_ error: any Error, path: String) -> String {
         if !FileManager.default.isReadableFile(atPath: path) {

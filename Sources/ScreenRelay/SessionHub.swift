@@ -136,8 +136,8 @@ actor SessionHub {
     func media(_ buffer: ByteBuffer, header: MediaFrameHeader, from connectionId: String) {
         metrics.add(.framesIn)
         metrics.add(.bytesIn, buffer.readableBytes)
-        let actions = router.frame(buffer, header: header, size: buffer.readableBytes, from: connectionId, now: Self.now())
-        if let stream = router.streamInfo(header.streamID), stream.connectionId == connectionId {
+        let (admitted, actions) = router.receive(buffer, header: header, size: buffer.readableBytes, from: connectionId, now: Self.now())
+        if admitted, let stream = router.streamInfo(header.streamID) {
             recorder?.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond, audio: stream.properties.audio)
             if hls == nil, let alwaysHLS { _ = startHLS(alwaysHLS) }
             if let hls {
@@ -152,10 +152,8 @@ actor SessionHub {
     func audio(_ buffer: ByteBuffer, header: AudioFrameHeader, from connectionId: String) {
         metrics.add(.audioFramesIn)
         metrics.add(.bytesIn, buffer.readableBytes)
-        let actions = router.audioFrame(buffer, header: header, from: connectionId)
-        if let stream = router.streamInfo(header.streamID), stream.connectionId == connectionId {
-            recorder?.recordAudio(buffer, header: header)
-        }
+        let (admitted, actions) = router.receiveAudio(buffer, header: header, from: connectionId, now: Self.now())
+        if admitted { recorder?.recordAudio(buffer, header: header) }
         perform(actions)
     }
 

@@ -38,10 +38,17 @@ extension RelayServer {
         router.get("/view/{session}") { [self] _, _ in try viewerResponse("index.html") }
         router.get("/archive/{id}/view") { [self] _, _ in try viewerResponse("archive.html") }
         router.get("/viewer/{file}") { [self] _, context in try viewerResponse(try context.parameters.require("file")) }
-        router.get("/metrics") { [self, metrics] request, _ in
-            if let token = configuration.metricsToken, !constantTimeEqual(bearer(request) ?? "", token) {
+        router.get("/metrics") { [self, metrics] request, context in
+            // With a token, for whoever shows it; without one, only for this machine (a local scraper): the
+            // metrics name sessions, and nothing that can reach the port from elsewhere may read them by default.
+            if let token = configuration.metricsToken {
+                guard constantTimeEqual(bearer(request) ?? "", token) else {
+                    metrics.refused(.metricsToken)
+                    throw HTTPError(.unauthorized, message: "/metrics needs its token: Authorization: Bearer <metrics token>")
+                }
+            } else if !Self.isLocalAndDirect(request, channel: context.channel) {
                 metrics.refused(.metricsToken)
-                throw HTTPError(.unauthorized, message: "/metrics needs its token: Authorization: Bearer <metrics token>")
+                throw HTTPError(.unauthorized, message: "/metrics is served to this machine only; give the relay --metrics-token to scrape it from elsewhere")
             }
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
@@ -211,6 +218,16 @@ func constantTimeEqual(_ a: String, _ b: String) -> Bool {
 /// read (401, 403) would otherwise leave the body unread when the connection closes (`Connection: close`), and
 /// the kernel answers unread data with a reset that can reach the client before the refusal does: it then sees
 /// "connection reset" instead of the reason.
+extension RelayServer {
+    /// A request from a loopback address that no proxy forwarded (no `Forwarded` or `X-Forwarded-For`).
+    static func isLocalAndDirect(_ request: Request, channel: any Channel) -> Bool {
+        guard request.headers[.init("Forwarded")!] == nil, request.headers[.init("X-Forwarded-For")!] == nil,
+            let address = channel.remoteAddress?.ipAddress
+        else { return false }
+        return address == "::1" || address.hasPrefix("127.") || address.hasPrefix("::ffff:127.")
+    }
+}
+
 struct RequestBodyFirst: RouterMiddleware {
     typealias Context = RelayRequestContext
     static let maximumSize = 64 << 10

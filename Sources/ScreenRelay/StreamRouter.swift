@@ -57,6 +57,17 @@ public struct StreamRouter<Frame> {
         public var keyframeRequestInterval: Double
         /// One subscriber's ceiling: it makes the publisher send a keyframe at most once per this many seconds.
         public var subscriberKeyframeIntervalSeconds: Double
+        /// The stream's ceiling for keyframes asked on subscribers' behalf (a joiner the cache cannot start, one
+        /// that fell behind, one whose decoder failed): at most one per this many seconds after the stream's last
+        /// keyframe or such request, so that no subscriber makes every other pay for a keyframe more often. 30 s:
+        /// at most 2 a minute, about 60 KB each for a 1080p AV1 text page (2 s of a 250 kbit/s viewer's link).
+        /// Keyframes the relay asks for itself (a recording starts, an HLS segment) are not under it.
+        public var subscriberKeyframeCeilingSeconds: Double
+        /// One subscriber's own requests (`requestKeyframe`) served per window; past them they wait, merged, and
+        /// a subscriber that made ``ignoredKeyframeRequestsBeforeClose`` with none served is closed.
+        public var keyframeRequestsPerSubscriber: Int
+        public var keyframeRequestWindowSeconds: Double
+        public var ignoredKeyframeRequestsBeforeClose: Int
         /// A subscriber that takes none of its queued media for this long is closed (`tooSlow`).
         public var stallSeconds: Double
         /// The cached group of pictures is dropped past this many bytes (and a keyframe is asked for the next
@@ -76,6 +87,8 @@ public struct StreamRouter<Frame> {
             raiseAfterSeconds: Double = 3, maximumQueuedMilliseconds: Double = 2000, maximumQueuedBytes: Int = 4 << 20,
             fitInMilliseconds: Double = 1000,
             maximumQueuedAudioFrames: Int = 10, keyframeRequestInterval: Double = 0.5, subscriberKeyframeIntervalSeconds: Double = 4,
+            subscriberKeyframeCeilingSeconds: Double = 30, keyframeRequestsPerSubscriber: Int = 3, keyframeRequestWindowSeconds: Double = 10,
+            ignoredKeyframeRequestsBeforeClose: Int = 40,
             stallSeconds: Double = 20, maximumCachedBytes: Int = 8 << 20, signalsPerSecond: Double = 20, signalBurst: Double = 40,
             maximumStreamsPerConnection: Int = 16, maximumStreamNameBytes: Int = 256
         ) {
@@ -89,6 +102,10 @@ public struct StreamRouter<Frame> {
             self.maximumQueuedAudioFrames = maximumQueuedAudioFrames
             self.keyframeRequestInterval = keyframeRequestInterval
             self.subscriberKeyframeIntervalSeconds = subscriberKeyframeIntervalSeconds
+            self.subscriberKeyframeCeilingSeconds = subscriberKeyframeCeilingSeconds
+            self.keyframeRequestsPerSubscriber = keyframeRequestsPerSubscriber
+            self.keyframeRequestWindowSeconds = keyframeRequestWindowSeconds
+            self.ignoredKeyframeRequestsBeforeClose = ignoredKeyframeRequestsBeforeClose
             self.stallSeconds = stallSeconds
             self.maximumCachedBytes = maximumCachedBytes
             self.signalsPerSecond = signalsPerSecond
@@ -160,13 +177,16 @@ public struct StreamRouter<Frame> {
         /// It skipped to the next keyframe and wants to be restarted once it has drained.
         var needsRestart = false
         var lastKeyframeRequest = -Double.infinity
+        /// Its own keyframe requests and their allowance.
+        var requests: SubscriberKeyframeRequests
         /// What it was last told (`subscriptionChanged`).
         var announced: (layer: Int, waiting: Bool)?
         /// It asked for audio frames; how many it has in flight.
         var audio = false
         var queuedAudio = 0
 
-        init(now: Double, probeAfterSeconds: Double) {
+        init(now: Double, probeAfterSeconds: Double, requests: SubscriberKeyframeRequests) {
+            self.requests = requests
             calmSince = now
             lastDeliveryAt = now
             self.probeAfterSeconds = probeAfterSeconds
@@ -217,7 +237,14 @@ public struct StreamRouter<Frame> {
         var cachedBytes = 0
         var lastKeyframeRequest = -Double.infinity
         var keyframeRequestPending: KeyframeCause?
-        var lastSequence: UInt64?
+        /// When its last keyframe came, and when a keyframe was last asked on subscribers' behalf: what
+        /// ``Limits/subscriberKeyframeCeilingSeconds`` counts from.
+        var lastKeyframeAt = -Double.infinity
+        var lastSubscriberKeyframeRequest = -Double.infinity
+        /// Its frames' capture times so far: a frame out of order or far ahead is refused.
+        var timeline = CaptureTimeline()
+        /// The last frame was refused (the publisher is told once, not for every refused frame in a row).
+        var refusing = false
         /// The publisher asked for acknowledgements.
         var acknowledges = false
         /// The publisher's frames above layer 0 are discardable one by one (`publish` with `discardableLayers`).
@@ -289,11 +316,15 @@ public struct StreamRouter<Frame> {
     public private(set) var evictedSubscribers = 0
     private var connections: [String: ConnectionInfo] = [:]
     /// Each connection's signal allowance (a token bucket): tokens left, and when it was last filled.
-    private var signalAllowance: [String: (tokens: Double, at: Double)] = [:]
+    private var signalAllowance: [String: TokenBucket] = [:]
     /// Order of joining, so announcements list connections the same way every time.
     private var connectionOrder: [String] = []
     private var streams: [UInt32: Stream] = [:]
     private var nextStreamId: UInt32 = 1
+
+    /// The most frames the cached group of pictures holds (SRS keeps up to 2500): past it, or past
+    /// ``Limits/maximumCachedBytes``, it is dropped until the next keyframe.
+    static var maximumCachedFrames: Int { 2500 }
 
     public init(sessionId: String, limits: Limits = Limits(), publishersMaySignal: Bool = true) {
         self.sessionId = sessionId
@@ -414,13 +445,21 @@ public struct StreamRouter<Frame> {
             streams[streamId]?.subscribers[connectionId] = nil
             return []
         case .requestKeyframe(let streamId):
-            guard streams[streamId]?.subscribers[connectionId] != nil else {
+            guard let decision = streams[streamId]?.subscribers[connectionId]?.requests.asked(now: now) else {
                 return [.sendControl(.error(code: .notFound, message: "not subscribed to stream \(streamId)"), to: connectionId)]
             }
-            // Served as a skipped subscriber is: from the cache when that is cheap, within its own ceiling.
-            streams[streamId]?.subscribers[connectionId]?.waitingForKeyframe = true
-            streams[streamId]?.subscribers[connectionId]?.needsRestart = true
-            return restart(connectionId, streamId: streamId, now: now, cause: .subscriberAsked)
+            switch decision {
+            case .serve:
+                return serveKeyframeRequest(connectionId, streamId: streamId, now: now)
+            case .wait:
+                refused[.keyframeRequests, default: 0] += 1
+                return []
+            case .close:
+                refused[.keyframeRequests, default: 0] += 1
+                return [.close(
+                    connectionId, .rateLimited,
+                    "it asked for keyframes \(limits.ignoredKeyframeRequestsBeforeClose) times over its allowance of \(limits.keyframeRequestsPerSubscriber) per \(Int(limits.keyframeRequestWindowSeconds)) s")]
+            }
         case .signal(var signal):
             if connection.role == .publisher && !publishersMaySignal {
                 return [.sendControl(.error(code: .forbidden, message: "this relay does not let publisher tokens send signals"), to: connectionId)]
@@ -460,13 +499,9 @@ public struct StreamRouter<Frame> {
 
     /// Spends one of the connection's signals, refilled at ``Limits/signalsPerSecond`` up to the burst.
     private mutating func takeSignalAllowance(_ connectionId: String, now: Double) -> Bool {
-        var allowance = signalAllowance[connectionId] ?? (limits.signalBurst, now)
-        allowance.tokens = min(limits.signalBurst, allowance.tokens + (now - allowance.at) * limits.signalsPerSecond)
-        allowance.at = now
-        let allowed = allowance.tokens >= 1
-        if allowed { allowance.tokens -= 1 }
-        signalAllowance[connectionId] = allowance
-        return allowed
+        var allowance = signalAllowance[connectionId] ?? TokenBucket(rate: limits.signalsPerSecond, burst: limits.signalBurst)
+        defer { signalAllowance[connectionId] = allowance }
+        return allowance.take(now: now)
     }
 
     /// A signal from the server itself (its HTTP API): to one connection or everyone. Throws `invalidSignal`
@@ -507,13 +542,19 @@ public struct StreamRouter<Frame> {
         // the relay queue them again and again, past the per-subscriber bound.
         guard stream.subscribers[connectionId] == nil else { return [] }
         var actions: [Action] = [.sendControl(.subscribed(streamId: streamId), to: connectionId)]
-        var subscription = Subscription(now: now, probeAfterSeconds: 3 * limits.raiseAfterSeconds)
+        var subscription = Subscription(
+            now: now, probeAfterSeconds: 3 * limits.raiseAfterSeconds,
+            requests: SubscriberKeyframeRequests(
+                requests: limits.keyframeRequestsPerSubscriber, perSeconds: limits.keyframeRequestWindowSeconds,
+                closeAfter: limits.ignoredKeyframeRequestsBeforeClose))
         subscription.audio = audio
         subscription.readsLayers = layers
-        if let cache = stream.cache, let keyframe = cache.first, stream.cachedBytes <= limits.maximumQueuedBytes {
+        if let cache = stream.cache, let keyframe = cache.first,
+            case let long = stream.cachedBytes > 4 * keyframe.bytes,
+            (long ? cache.reduce(0) { $0 + ($1.layer == 0 ? $1.bytes : 0) } : stream.cachedBytes) <= limits.maximumQueuedBytes
+        {
             // Catch up with the current picture right away. A long group of pictures goes as its layer-0 frames
             // only (nobody knows yet what this subscriber's link carries): layers come up once it has shown that.
-            let long = stream.cachedBytes > 4 * keyframe.bytes
             if long { subscription.highestLayer = 0 }
             for cached in cache where !long || cached.layer == 0 {
                 actions.append(send(cached.frame, bytes: cached.bytes, to: connectionId, &subscription, streamId: streamId, now: now, clears: cached.layer != 0))
@@ -540,29 +581,44 @@ public struct StreamRouter<Frame> {
     public mutating func frame(
         _ frame: Frame, header: MediaFrameHeader, size: Int, from connectionId: String, now: Double
     ) -> [Action] {
+        receive(frame, header: header, size: size, from: connectionId, now: now).actions
+    }
+
+    /// ``frame(_:header:size:from:now:)``, saying also whether the frame was admitted to the stream (what is not
+    /// goes to no subscriber, recording or HLS stream): its capture time must fit the stream's timeline
+    /// (``CaptureTimeline``).
+    public mutating func receive(
+        _ frame: Frame, header: MediaFrameHeader, size: Int, from connectionId: String, now: Double
+    ) -> (admitted: Bool, actions: [Action]) {
         guard var stream = streams[header.streamID], stream.info.connectionId == connectionId else {
-            return [.close(connectionId, .notFound, "stream \(header.streamID) is not yours: publish it first")]
+            return (false, [.close(connectionId, .notFound, "stream \(header.streamID) is not yours: publish it first")])
         }
         var actions: [Action] = []
         if stream.acknowledges {
+            // It arrived, whatever becomes of it: the publisher measures its uplink by these.
             actions.append(.sendControl(
                 .ack(streamId: header.streamID, sequence: header.sequence, receivedAt: (now * 1_000_000).rounded() / 1000), to: connectionId))
         }
+        if let refusal = admit(header.captureTime, kind: .video, to: &stream, now: now) {
+            streams[header.streamID] = stream
+            return (false, actions + refusal)
+        }
         let layer = header.temporalLayer
-        stream.lastSequence = header.sequence
         stream.topLayer = max(stream.topLayer, layer)
         stream.count(size, layer: layer, now: now)
         if header.isKeyframe {
             stream.cache = [(frame, layer, size)]
             stream.cachedBytes = size
             stream.keyframeRequestPending = nil
-        } else if stream.cache != nil {
+            stream.lastKeyframeAt = now
+        } else if var cache = stream.cache {
+            stream.cache = nil
             stream.cachedBytes += size
-            if stream.cachedBytes > limits.maximumCachedBytes || stream.cache!.count >= 256 {
-                stream.cache = nil
+            if stream.cachedBytes > limits.maximumCachedBytes || cache.count >= Self.maximumCachedFrames {
                 stream.cachedBytes = 0
             } else {
-                stream.cache!.append((frame, layer, size))
+                cache.append((frame, layer, size))
+                stream.cache = cache
             }
         }
         let clears = layer != 0
@@ -586,6 +642,7 @@ public struct StreamRouter<Frame> {
                 }
                 subscription.waitingForKeyframe = false
                 subscription.needsRestart = false
+                subscription.requests.satisfied()
             } else {
                 if layer == 0, subscription.raisePending {
                     // Going up only at a layer-0 frame: the higher layers' next frames reference it, not what was thinned.
@@ -635,7 +692,21 @@ public struct StreamRouter<Frame> {
             // Those with an empty queue (they took the frame before) restart at once.
             for subscriberId in stream.subscribers.keys.sorted() { actions += restart(subscriberId, streamId: header.streamID, now: now, cause: .subscriberBehind) }
         }
-        return actions
+        return (true, actions)
+    }
+
+    /// Nil when the capture time fits the stream's timeline; else the frame is refused, counted, and the
+    /// publisher told why — once for a run of refused frames, so that a flood of them is not answered in kind.
+    private mutating func admit(_ time: MediaTime, kind: CaptureTimeline.Kind, to stream: inout Stream, now: Double) -> [Action]? {
+        let verdict = stream.timeline.admit(time, kind: kind, now: now)
+        guard verdict != .accepted else {
+            stream.refusing = false
+            return nil
+        }
+        refused[.captureTime, default: 0] += 1
+        defer { stream.refusing = true }
+        guard !stream.refusing else { return [] }
+        return [.sendControl(.error(code: .malformed, message: "stream \(stream.info.streamId): " + verdict.explanation(kind: kind, time: time)), to: stream.info.connectionId)]
     }
 
     /// Queues a frame for a subscriber and says to send it.
@@ -725,6 +796,7 @@ public struct StreamRouter<Frame> {
                 }
                 subscription.waitingForKeyframe = false
                 subscription.needsRestart = false
+                subscription.requests.satisfied()
                 actions += announce(subscriberId, &subscription, streamId: streamId, topLayer: stream.topLayer)
                 stream.subscribers[subscriberId] = subscription
                 streams[streamId] = stream
@@ -737,11 +809,30 @@ public struct StreamRouter<Frame> {
         return requestKeyframe(streamId, now: now, cause: cause)
     }
 
+    /// A subscriber's own keyframe request, within its allowance: served as a skipped subscriber is, from the
+    /// cache when that is cheap, else by a keyframe under the stream's ceiling.
+    private mutating func serveKeyframeRequest(_ subscriberId: String, streamId: UInt32, now: Double) -> [Action] {
+        streams[streamId]?.subscribers[subscriberId]?.waitingForKeyframe = true
+        streams[streamId]?.subscribers[subscriberId]?.needsRestart = true
+        return restart(subscriberId, streamId: streamId, now: now, cause: .subscriberAsked)
+    }
+
     /// An audio frame arrived from `connectionId`: to every subscriber that asked for audio and is not too far
     /// behind. Never cached: a late joiner's sound starts with the next frame.
-    public mutating func audioFrame(_ frame: Frame, header: AudioFrameHeader, from connectionId: String) -> [Action] {
+    public mutating func audioFrame(_ frame: Frame, header: AudioFrameHeader, from connectionId: String, now: Double) -> [Action] {
+        receiveAudio(frame, header: header, from: connectionId, now: now).actions
+    }
+
+    /// ``audioFrame(_:header:from:now:)``, saying also whether the frame was admitted (see ``receive(_:header:size:from:now:)``).
+    public mutating func receiveAudio(
+        _ frame: Frame, header: AudioFrameHeader, from connectionId: String, now: Double
+    ) -> (admitted: Bool, actions: [Action]) {
         guard var stream = streams[header.streamID], stream.info.connectionId == connectionId else {
-            return [.close(connectionId, .notFound, "stream \(header.streamID) is not yours: publish it first")]
+            return (false, [.close(connectionId, .notFound, "stream \(header.streamID) is not yours: publish it first")])
+        }
+        if let refusal = admit(header.captureTime, kind: .audio, to: &stream, now: now) {
+            streams[header.streamID] = stream
+            return (false, refusal)
         }
         var actions: [Action] = []
         for (subscriberId, var subscription) in stream.subscribers where subscription.audio {
@@ -754,7 +845,7 @@ public struct StreamRouter<Frame> {
             actions.append(.sendAudio(frame, to: subscriberId, streamId: header.streamID))
         }
         streams[header.streamID] = stream
-        return actions
+        return (true, actions)
     }
 
     /// An audio frame sent to a subscriber was written out.
@@ -822,6 +913,8 @@ public struct StreamRouter<Frame> {
                     streams[streamId]?.subscribers[subscriberId] = nil
                     actions.append(.evict(
                         subscriberId, reason: "it took none of the media queued for it for \(Int(limits.stallSeconds)) s"))
+                } else if streams[streamId]?.subscribers[subscriberId]?.requests.takeWaiting(now: now) == true {
+                    actions += serveKeyframeRequest(subscriberId, streamId: streamId, now: now)
                 } else if subscription.needsRestart {
                     actions += restart(subscriberId, streamId: streamId, now: now, cause: .subscriberBehind)
                 }
@@ -834,10 +927,15 @@ public struct StreamRouter<Frame> {
     private mutating func requestKeyframe(_ streamId: UInt32, now: Double, cause: KeyframeCause) -> [Action] {
         guard var stream = streams[streamId] else { return [] }
         defer { streams[streamId] = stream }
-        if now - stream.lastKeyframeRequest < limits.keyframeRequestInterval {
-            stream.keyframeRequestPending = stream.keyframeRequestPending ?? cause
+        let onSubscribersBehalf = cause != .relay
+        if now - stream.lastKeyframeRequest < limits.keyframeRequestInterval
+            || (onSubscribersBehalf
+                && now - max(stream.lastKeyframeAt, stream.lastSubscriberKeyframeRequest) < limits.subscriberKeyframeCeilingSeconds)
+        {
+            if stream.keyframeRequestPending == nil || !onSubscribersBehalf { stream.keyframeRequestPending = cause }
             return []
         }
+        if onSubscribersBehalf { stream.lastSubscriberKeyframeRequest = now }
         stream.lastKeyframeRequest = now
         stream.keyframeRequestPending = nil
         keyframeRequestsSent += 1

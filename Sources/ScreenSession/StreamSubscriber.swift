@@ -16,6 +16,9 @@ public struct SubscriptionSummary: Sendable {
     public var framesRendered = 0
     /// Why it ended: the frame limit, the stream ending (its reason), or the connection closing.
     public var ending = ""
+    /// The connection closed before the stream ended, the frame limit was reached or it was stopped: the relay
+    /// went away (or closed it), and what was received may be short of what was asked for.
+    public var connectionLost = false
 }
 
 /// What the relay sends a subscriber of a stream that codes temporal layers (`subscriptionChanged`): every layer,
@@ -49,7 +52,7 @@ public struct Reception: Sendable, Hashable {
 
 /// Subscribes to one stream of a session (the seed's `OTSubscriber`): picks the stream (a given id, or the
 /// first published), hands each received frame to an ``EncodedFrameSink`` (a recording, a printer), decodes
-/// it and hands the picture with its metadata and timing to a ``VideoRenderer``. With `audio`, it also asks for
+/// it (unless `makeDecoder` is nil) and hands the picture with its metadata and timing to a ``VideoRenderer``. With `audio`, it also asks for
 /// the stream's sound, whose frames go to the sink when it is an ``EncodedAudioSink``.
 ///
 /// Decoder, renderer and sink are made by factories on the subscription's own task, so none of them has to
@@ -77,7 +80,7 @@ public struct StreamSubscriber: Sendable {
     /// hears when its publisher pauses or resumes it (`hasVideo`) or changes its frame rate. Throws ``RelayClientError`` when the relay refuses.
     public func run(
         frameLimit: Int? = nil, audio: Bool = false,
-        makeDecoder: @escaping @Sendable (VideoCodec) throws -> any VideoDecoder,
+        makeDecoder: (@Sendable (VideoCodec) throws -> any VideoDecoder)?,
         makeRenderer: (@Sendable (StreamInfo) throws -> any VideoRenderer)? = nil,
         makeSink: (@Sendable (StreamInfo) throws -> any EncodedFrameSink)? = nil,
         onWaiting: @escaping @Sendable (String) -> Void = { _ in },
@@ -161,7 +164,7 @@ public struct StreamSubscriber: Sendable {
                             temporalLayer: header.temporalLayer))
                     }
                     if header.isKeyframe { waitingForKeyframe = false }
-                    if !waitingForKeyframe {
+                    if !waitingForKeyframe, let makeDecoder {
                         if decoder?.codec != header.codec { decoder = try makeDecoder(header.codec) }
                         // A renderer's failure (a full disk) ends the subscription; a decoder's only skips frames.
                         var renderFailure: (any Error)?
@@ -188,6 +191,7 @@ public struct StreamSubscriber: Sendable {
                 }
             }
             summary.ending = Task.isCancelled ? "stopped" : "the relay closed the connection"
+            summary.connectionLost = !Task.isCancelled
             return summary
         }
     }

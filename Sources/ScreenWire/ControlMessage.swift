@@ -101,6 +101,8 @@ public enum ControlMessage: Sendable, Hashable {
     public static let protocolVersion = 4
     /// The largest control message accepted.
     public static let maximumSize = 64 * 1024
+    /// The highest uplink rate a publisher may report (kbit/s: 10 Gbit/s).
+    public static let maximumUplinkKbps = 10_000_000
 
     /// The wire name of the message type.
     public var type: String {
@@ -162,7 +164,7 @@ public enum ControlMessage: Sendable, Hashable {
             case "publish":
                 let body = try decoder.decode(PublishBody.self, from: bytes)
                 return .publish(
-                    name: body.name ?? "", properties: body.properties, acks: body.acks ?? false,
+                    name: body.name ?? "", properties: try body.properties.checkedBounds(), acks: body.acks ?? false,
                     discardableLayers: body.discardableLayers ?? false)
             case "unpublish": return .unpublish(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "subscribe":
@@ -173,7 +175,7 @@ public enum ControlMessage: Sendable, Hashable {
             case "signal": return .signal(try decoder.decode(Signal.self, from: bytes))
             case "streamPropertyChanged":
                 let body = try decoder.decode(StreamPropertiesBody.self, from: bytes)
-                return .streamPropertyChanged(streamId: body.streamId, properties: body.properties)
+                return .streamPropertyChanged(streamId: body.streamId, properties: try body.properties.checkedBounds())
             case "archiveStarted":
                 let body = try decoder.decode(ArchiveStartedBody.self, from: bytes)
                 return .archiveStarted(archiveId: body.archiveId, name: body.name)
@@ -183,11 +185,13 @@ public enum ControlMessage: Sendable, Hashable {
             case "welcome":
                 let body = try decoder.decode(WelcomeBody.self, from: bytes)
                 return .welcome(
-                    connectionId: body.connectionId, sessionId: body.sessionId, role: body.role, streams: body.streams,
+                    connectionId: body.connectionId, sessionId: body.sessionId, role: body.role, streams: try body.streams.map { stream throws(WireError) in try stream.checkedBounds() },
                     connections: body.connections, protocolVersion: body.protocol ?? 2)
             case "uplink":
                 let body = try decoder.decode(UplinkBody.self, from: bytes)
-                guard body.targetKbps >= 0, (body.estimatedKbps ?? 0) >= 0 else { throw WireError(.malformed, "uplink rates must not be negative") }
+                guard (0...maximumUplinkKbps).contains(body.targetKbps), (0...maximumUplinkKbps).contains(body.estimatedKbps ?? 0) else {
+                    throw WireError(.malformed, "uplink rates must be 0 to \(maximumUplinkKbps) kbit/s")
+                }
                 return .uplink(streamId: body.streamId, targetKbps: body.targetKbps, estimatedKbps: body.estimatedKbps)
             case "ack":
                 let body = try decoder.decode(AckBody.self, from: bytes)
@@ -200,9 +204,9 @@ public enum ControlMessage: Sendable, Hashable {
                 return .subscriptionChanged(
                     streamId: body.streamId, highestLayer: body.highestLayer, layers: body.layers,
                     waitingForKeyframe: body.waitingForKeyframe)
-            case "published": return .published(try decoder.decode(StreamInfoBody.self, from: bytes).stream)
+            case "published": return .published(try decoder.decode(StreamInfoBody.self, from: bytes).stream.checkedBounds())
             case "subscribed": return .subscribed(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
-            case "streamCreated": return .streamCreated(try decoder.decode(StreamInfoBody.self, from: bytes).stream)
+            case "streamCreated": return .streamCreated(try decoder.decode(StreamInfoBody.self, from: bytes).stream.checkedBounds())
             case "streamDestroyed":
                 let body = try decoder.decode(StreamDestroyedBody.self, from: bytes)
                 return .streamDestroyed(streamId: body.streamId, reason: body.reason)
@@ -220,6 +224,15 @@ public enum ControlMessage: Sendable, Hashable {
         } catch {
             throw WireError(.malformed, "\(String(head.type.prefix(64)).escapingControlCharacters) message has missing or invalid fields")
         }
+    }
+}
+
+extension StreamInfo {
+    /// The stream if its properties are within bounds (``StreamProperties/checkedBounds()``).
+    func checkedBounds() throws(WireError) -> StreamInfo {
+        var checked = self
+        checked.properties = try properties.checkedBounds()
+        return checked
     }
 }
 

@@ -19,9 +19,9 @@ public import ScreenMedia
 /// | 12 | 2 | width |
 /// | 14 | 2 | height |
 /// | 16 | 8 | sequence number |
-/// | 24 | 8 | capture time value |
+/// | 24 | 8 | capture time value; the time is within 2^60 ns of zero (``MediaTime/maximumWireNanoseconds``) |
 /// | 32 | 4 | capture time timescale (> 0) |
-/// | 36 | 8 | wall-clock capture time, ms since 1970 |
+/// | 36 | 8 | wall-clock capture time, ms since 1970 (before the year 10000) |
 /// | 44 | 4 | payload length |
 public struct MediaFrameHeader: Sendable, Equatable {
     public static let magic: (UInt8, UInt8) = (0x53, 0x50)

@@ -17,8 +17,8 @@ public import ScreenMedia
 /// | 12 | 2 | channels |
 /// | 14 | 2 | samples per channel |
 /// | 16 | 8 | sequence (audio frames of the stream) |
-/// | 24 | 8 | capture time value (first sample) |
-/// | 32 | 4 | capture time timescale |
+/// | 24 | 8 | capture time value (first sample); within 2^60 ns of zero |
+/// | 32 | 4 | capture time timescale (> 0) |
 /// | 36 | 8 | wall-clock capture time, ms since 1970 |
 /// | 44 | 4 | payload length |
 public struct AudioFrameHeader: Sendable, Equatable {
@@ -99,6 +99,10 @@ public enum MediaMessage: Sendable, Equatable {
     case audio(AudioFrameHeader, payload: Range<Int>)
     case unknownKind(UInt8)
 
+    /// The latest wall-clock capture time accepted: the start of the year 10000, in ms since 1970 (what an
+    /// ISO-8601 date with four digits can say).
+    public static let maximumWallClockMilliseconds: Int64 = 253_402_300_800_000
+
     /// Parses a whole binary message. Never traps and never allocates: anything malformed, oversized or of
     /// another version is a ``WireError``.
     public static func parse(_ message: UnsafeRawBufferPointer) throws(WireError) -> MediaMessage {
@@ -132,7 +136,13 @@ public enum MediaMessage: Sendable, Equatable {
         let timescale = Int32(bitPattern: reader.uint32())
         guard timescale > 0 else { throw WireError(.malformed, "media frame timescale \(timescale) is not positive") }
         let captureTime = MediaTime(value: captureValue, timescale: timescale)
+        guard captureTime.isWithinWireBounds else {
+            throw WireError(.malformed, "media frame capture time \(captureTime) is more than 2^60 ns from zero")
+        }
         let wallClock = Int64(bitPattern: reader.uint64())
+        guard (0...MediaMessage.maximumWallClockMilliseconds).contains(wallClock) else {
+            throw WireError(.malformed, "media frame wall-clock time \(wallClock) ms is not between 1970 and the year 10000")
+        }
         let payloadLength = Int(reader.uint32())
         switch kind {
         case .video:

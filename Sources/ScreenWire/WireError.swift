@@ -29,6 +29,9 @@ public enum WireErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     /// A subscriber that took none of the media queued for it for too long (it stopped reading): closed so that
     /// the relay does not hold media for it. It may reconnect.
     case tooSlow
+    /// A client that went on sending a request far over its allowance (keyframe requests): closed. It may
+    /// reconnect.
+    case rateLimited
     /// The server failed; the client may retry.
     case internalError
 }

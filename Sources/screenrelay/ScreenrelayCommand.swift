@@ -109,6 +109,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The URL clients use to reach this relay (e.g. behind a TLS proxy); else links use the Host a client asked for, or this machine's address when listening on 0.0.0.0.")
     var publicURL: String?
 
+    @Option(help: "Another name this relay answers to (repeatable): requests with any other Host are refused (421), and WebSockets from pages of other sites (403). Loopback, this machine's addresses and host name, and --public-url's host are always answered.")
+    var allowedHost: [String] = []
+
     @Option(help: "PEM certificate chain: serve HTTPS and WSS (with --tls-key). SIGHUP reads both again; open connections keep theirs.")
     var tlsCert: String?
 
@@ -157,6 +160,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between keyframes one viewer may make the publisher send (the stream as a whole: at most two a second).")
     var subscriberKeyframeInterval: Double = 4
 
+    @Option(help: "Seconds SIGTERM or SIGINT waits for clients to close, once recordings are finished, before the relay cuts their connections and exits.")
+    var shutdownGrace: Double = 10
+
+    @Option(help: "Seconds after a stream's last keyframe before a keyframe is asked of its publisher for viewers (joiners the cached pictures cannot start, viewers that fell behind or whose decoder failed): no viewer makes the others pay for keyframes more often. Keyframes for a recording or HLS are not under it.")
+    var subscriberKeyframeCeiling: Double = 30
+
+    @Option(help: "Keyframe requests one viewer may make per 10 s: each is answered from the cached pictures when they can start it, else by a keyframe under --subscriber-keyframe-ceiling; past them they wait, and a viewer that goes on asking (40 with none answered) is closed.")
+    var subscriberKeyframeRequests: Int = 3
+
     @Option(help: "Seconds a viewer may take none of its queued media before it is closed (it stopped reading, whether or not it answers pings).")
     var subscriberStall: Double = 20
 
@@ -172,7 +184,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Longest stream name, in bytes.")
     var maxStreamName = 256
 
-    @Option(help: "Require `Authorization: Bearer TOKEN` for /metrics (also $SCREENRELAY_METRICS_TOKEN or metrics-token in the config file, which keep it out of the process list).")
+    @Option(help: "Serve /metrics to whoever shows `Authorization: Bearer TOKEN`; without it, /metrics is served to this machine only (also $SCREENRELAY_METRICS_TOKEN or metrics-token in the config file, which keep it out of the process list).")
     var metricsToken: String?
 
     @Option(help: "Target length of HLS segments (/hls/{session}/index.m3u8), in seconds; each starts at a keyframe the relay asks the publisher for, so shorter ones cost more bits.")
@@ -214,11 +226,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard requestTimeout > 0, messageDeadline > 0, maxControlMessage >= 1024, maxQueuedMessages > 0, maxQueuedBytes >= 65536,
             signalsPerSecond > 0, signalBurst >= 1, maxStreamsPerConnection > 0, maxStreamName > 0, subscriberThin > 0,
-            subscriberQueue >= subscriberThin, subscriberFitIn >= 0, subscriberKeyframeInterval > 0, subscriberStall > 0
+            subscriberQueue >= subscriberThin, subscriberFitIn >= 0, subscriberKeyframeInterval > 0, subscriberStall > 0,
+            subscriberKeyframeCeiling >= 0, subscriberKeyframeRequests > 0
         else {
             throw ValidationError(
                 "the limits must be positive (--max-control-message at least 1024, --max-queued-bytes at least 65536, --subscriber-queue at least --subscriber-thin, --subscriber-fit-in 0 or more)")
         }
+        guard shutdownGrace >= 0, shutdownGrace <= 3600 else { throw ValidationError("--shutdown-grace must be 0 to 3600 seconds") }
         guard emptySessionExpiry > 0, idleTimeout >= 2 else {
             throw ValidationError("--empty-session-expiry must be positive and --idle-timeout at least 2 seconds")
         }
@@ -249,6 +263,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = RelayConfiguration(
             host: host, port: port, secret: secret, publicURL: publicURL, publishersMaySignal: publisherSignals,
             dataDirectory: dataDirectory, archiveGraceSeconds: archiveGrace)
+        configuration.allowedHosts = allowedHost
         configuration.tls = tlsCert.map { RelayTLSFiles(certificateChain: $0, privateKey: tlsKey ?? "") }
         (configuration.maximumConnections, configuration.maximumConnectionsPerAddress) = (maxConnections, maxConnectionsPerAddress)
         (configuration.maximumSessions, configuration.emptySessionExpirySeconds) = (maxSessions, emptySessionExpiry)
@@ -260,6 +275,8 @@ struct ServeCommand: AsyncParsableCommand {
         (configuration.subscriberThinMilliseconds, configuration.subscriberQueueMilliseconds) = (subscriberThin, subscriberQueue)
         configuration.subscriberFitInMilliseconds = subscriberFitIn
         (configuration.subscriberKeyframeIntervalSeconds, configuration.subscriberStallSeconds) = (subscriberKeyframeInterval, subscriberStall)
+        configuration.subscriberKeyframeCeilingSeconds = subscriberKeyframeCeiling
+        configuration.subscriberKeyframeRequests = subscriberKeyframeRequests
         (configuration.maximumStreamsPerConnection, configuration.maximumStreamNameBytes) = (maxStreamsPerConnection, maxStreamName)
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment
@@ -291,8 +308,13 @@ struct ServeCommand: AsyncParsableCommand {
             case .failure(let error): logger.error("the TLS certificate stays as it was: \(error.message)")
             }
         }
-        let group = ServiceGroup(
-            configuration: .init(services: [server, reload], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // SIGTERM finishes the recordings first, then waits for clients to close for the grace period, then
+        // cancels what is left (a client that reads nothing, or never answers the close, cannot hold it up).
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [.init(service: server), .init(service: reload)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(Int(shutdownGrace * 1000))
+        groupConfiguration.maximumCancellationDuration = .seconds(5)
+        let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()
         } catch {

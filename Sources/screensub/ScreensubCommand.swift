@@ -26,14 +26,17 @@ struct ScreensubCommand: AsyncParsableCommand {
             --print-metadata follows a live HLS stream (screenrelay's /hls/SESSION/index.m3u8?token=…) as a player \
             does and prints each segment's PROGRAM-DATE-TIME, each DATERANGE and each frame's ID3 metadata.
 
-            Exit status: 0 success; 1 the file could not be read or a frame could not be decoded; 64 invalid \
-            command line.
+            Exit status: 0 success; 1 the file could not be read, a frame could not be decoded, or the relay closed \
+            the connection before the stream ended; 64 invalid command line.
+
+            The token for --server is read from --token-file FILE or $SCREENSUB_TOKEN; --token also takes it, but \
+            shows it to every user of the machine (ps).
 
             Examples:
               screensub --input share.webm --print-metadata --json             # every frame as a JSON line
               screensub --input share.webm --frames pictures/                  # every picture as a PNG
-              screensub --server http://relay:8090 --token eyJ… --print-metadata   # a live stream, with latency
-              screensub --server http://relay:8090 --token eyJ… --output copy.webm # record it as it arrives
+              screensub --server http://relay:8090 --token-file token.txt --print-metadata   # a live stream, with latency
+              SCREENSUB_TOKEN=eyJ… screensub --server http://relay:8090 --output copy.webm # record it as it arrives
               screensub --hls "http://relay:8090/hls/3f0c…/index.m3u8?token=eyJ…" --print-metadata
             """,
         version: ScreenpubVersion.current)
@@ -53,8 +56,11 @@ struct ScreensubCommand: AsyncParsableCommand {
     @Option(help: "Trust the CA certificates in this PEM file for an https:// relay, instead of the system's.")
     var caFile: String?
 
-    @Option(help: "A subscriber token for --server.")
+    @Option(help: "A subscriber token for --server. Every user of the machine sees it in ps: prefer --token-file or $SCREENSUB_TOKEN.")
     var token: String?
+
+    @Option(help: "Read the subscriber token for --server from the first line of this file (or set $SCREENSUB_TOKEN).")
+    var tokenFile: String?
 
     @Option(help: "The stream to subscribe to (default: the first one published).")
     var stream: UInt32?
@@ -88,12 +94,17 @@ struct ScreensubCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard [input, server, hls].compactMap({ $0 }).count == 1 else { throw ValidationError("give one of --input FILE, --server URL or --hls URL") }
-        if hls != nil && (output != nil || count != nil || stream != nil || frames != nil || chat || token != nil) {
-            throw ValidationError("--hls reads timed metadata: --output, --count, --stream, --frames, --chat and --token go with --server (an HLS URL carries its token)")
+        if hls != nil && (output != nil || count != nil || stream != nil || frames != nil || chat || token != nil || tokenFile != nil) {
+            throw ValidationError("--hls reads timed metadata: --output, --count, --stream, --frames, --chat, --token and --token-file go with --server (an HLS URL carries its token)")
         }
+        if server == nil && (token != nil || tokenFile != nil) { throw ValidationError("--token and --token-file go with --server") }
         if let segments, segments <= 0 { throw ValidationError("--segments must be positive") }
         if segments != nil && hls == nil { throw ValidationError("--segments goes with --hls") }
-        if server != nil && token == nil { throw ValidationError("--server needs --token (a subscriber token)") }
+        if server != nil {
+            let resolved: String?
+            do { resolved = try resolvedToken() } catch { throw ValidationError(error.description) }
+            if resolved == nil { throw ValidationError("--server needs a subscriber token: --token-file FILE, $SCREENSUB_TOKEN or --token") }
+        }
         if input != nil && (output != nil || count != nil || stream != nil) {
             throw ValidationError("--output, --count and --stream go with --server")
         }
@@ -107,7 +118,13 @@ struct ScreensubCommand: AsyncParsableCommand {
         if to != nil && !chat { throw ValidationError("--to goes with --chat") }
     }
 
+    /// The token for --server, from --token-file, $SCREENSUB_TOKEN or --token (one of them).
+    func resolvedToken() throws(TokenSourceError) -> String? {
+        try TokenSource.resolve(option: token, file: tokenFile, environment: ProcessInfo.processInfo.environment, variable: "SCREENSUB_TOKEN")
+    }
+
     func run() async throws {
+        let token = server == nil ? nil : try? resolvedToken()
         if let server, let token, chat {
             try await ChatClient(server: server, token: token, to: to, json: json, trust: ClientTrust(caFile: caFile)).run()
             return
@@ -182,10 +199,12 @@ struct ScreensubCommand: AsyncParsableCommand {
             client: "screensub/\(ScreenpubVersion.current)", logger: logger)
         let makeRenderer: (@Sendable (StreamInfo) throws -> any VideoRenderer)? =
             if let directory { { _ in try PNGSequence(directory: directory) } } else { nil }
+        let decodes: @Sendable (VideoCodec) throws -> any VideoDecoder = { codec in try makeVideoDecoder(for: codec) }
+        let makeDecoder = noDecode ? nil : decodes
         do {
             let summary = try await Self.stoppedBySignals { try await subscriber.run(
                 frameLimit: count, audio: true,
-                makeDecoder: { codec throws -> any VideoDecoder in try makeVideoDecoder(for: codec) },
+                makeDecoder: makeDecoder,
                 makeRenderer: makeRenderer,
                 makeSink: { stream throws -> any EncodedFrameSink in
                     var sinks: [any EncodedFrameSink] = []
@@ -236,6 +255,13 @@ struct ScreensubCommand: AsyncParsableCommand {
                 let sound = summary.audioFramesReceived > 0 ? ", \(summary.audioFramesReceived) audio frames" : ""
                 emit("\(summary.framesReceived) frames received, \(summary.framesRendered) decoded\(sound); \(summary.ending)")
             }
+            if summary.connectionLost {
+                FileHandle.standardError.write(Data(
+                    "screensub: the relay closed the connection before the stream ended; what arrived was kept (\(summary.framesReceived) frames)\n".utf8))
+                throw ExitCode(1)
+            }
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
             FileHandle.standardError.write(Data("screensub: \(error)\n".utf8))
             throw ExitCode(1)

@@ -83,4 +83,35 @@ import Testing
             #expect(abs((time - exact).converted(to: 1_000_000_000).value) <= 1)
         }
     }
+
+    /// Times are a peer's word: no value, however extreme, may trap (a trap ends the whole relay).
+    @Test func extremeTimesSaturateInsteadOfTrapping() {
+        let huge = MediaTime(value: .max, timescale: 1)
+        #expect(huge.converted(to: 1_000_000_000).value == .max)
+        #expect(MediaTime(value: .min, timescale: 1).converted(to: 1000).value == .min)
+        #expect((huge + huge).value == .max)
+        #expect((MediaTime(value: .min, timescale: 1) - huge).value == .min)
+        #expect((huge - MediaTime(value: 1, timescale: 3)).value == .max)
+        #expect((huge * 3).value == .max)
+        #expect((huge * -3).value == .min)
+        #expect(MediaTime(seconds: .infinity, timescale: 1000).value == .max)
+        #expect(MediaTime(seconds: -.infinity, timescale: 1000).value == .min)
+        #expect(MediaTime(seconds: .nan, timescale: 1000).value == 0)
+        // Hashing the most negative value does not trap either.
+        #expect(Set([MediaTime(value: .min, timescale: 7), MediaTime(value: .min, timescale: 7)]).count == 1)
+        #expect(Int64(saturating: 1e300) == .max && Int64(saturating: -1e300) == .min && Int64(saturating: .nan) == 0)
+        #expect(Int64(saturating: 0x1p63) == .max && Int64(saturating: -0x1p63) == .min && Int64(saturating: 12.9) == 12)
+    }
+
+    @Test func wireBoundsAreWithin2To60Nanoseconds() {
+        #expect(MediaTime(value: 1 << 60, timescale: 1_000_000_000).isWithinWireBounds)
+        #expect(!MediaTime(value: (1 << 60) + 1, timescale: 1_000_000_000).isWithinWireBounds)
+        #expect(!MediaTime(value: .max, timescale: 1).isWithinWireBounds)
+        #expect(!MediaTime(value: .min, timescale: 1).isWithinWireBounds)
+        #expect(MediaTime(value: -(1 << 30), timescale: 1).isWithinWireBounds)
+        // Two such times differ by what 64-bit nanoseconds hold.
+        let a = MediaTime(value: 1 << 60, timescale: 1_000_000_000)
+        let b = MediaTime(value: -(1 << 60), timescale: 1_000_000_000)
+        #expect((a - b).value == 1 << 61)
+    }
 }

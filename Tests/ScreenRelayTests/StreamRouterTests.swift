@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test func withoutAUsableCacheANewSubscriberWaitsForARequestedKeyframe() {
-        var router = sessionWithStream(subscribers: ["v"], limits: .init(maximumCachedBytes: 25))
+        var router = sessionWithStream(subscribers: ["v"], limits: .init(subscriberKeyframeCeilingSeconds: 0, maximumCachedBytes: 25))
         _ = router.frame("K0", header: header(1, 0, key: true), size: 10, from: "p", now: 0)
         _ = router.frame("D1", header: header(1, 1, key: false), size: 10, from: "p", now: 0.2)
         _ = router.frame("D2", header: header(1, 2, key: false), size: 10, from: "p", now: 0.4)  // 30 bytes: cache dropped
@@ -179,13 +179,13 @@ import Testing
         _ = router.handle(.subscribe(streamId: 1), from: "old", now: 0)
         _ = router.handle(.subscribe(streamId: 1, audio: true), from: "new", now: 0)
         // No picture yet (both wait for a keyframe): the sound flows anyway, to the one that asked.
-        let actions = router.audioFrame("a0", header: audioHeader(1, 0), from: "p")
+        let actions = router.audioFrame("a0", header: audioHeader(1, 0), from: "p", now: 0)
         #expect(audio(actions, to: "new") == ["a0"])
         #expect(audio(actions, to: "old").isEmpty)
         #expect(frames(actions, to: "new").isEmpty)
         // Someone else's stream: the sender is closed, as for video.
         _ = router.connect(ConnectionInfo(connectionId: "q", role: .publisher, data: ""))
-        guard case .close("q", .notFound, _)? = router.audioFrame("x", header: audioHeader(1, 1), from: "q").first else {
+        guard case .close("q", .notFound, _)? = router.audioFrame("x", header: audioHeader(1, 1), from: "q", now: 0).first else {
             Issue.record("audio for another's stream was not refused")
             return
         }
@@ -199,7 +199,7 @@ import Testing
         var healthy: [String] = []
         let keyframeRequests = router.keyframeRequestsSent
         for sequence in 0..<50 {
-            let actions = router.audioFrame("a\(sequence)", header: audioHeader(1, UInt64(sequence)), from: "p")
+            let actions = router.audioFrame("a\(sequence)", header: audioHeader(1, UInt64(sequence)), from: "p", now: 0)
             stalled += audio(actions, to: "stalled")
             healthy += audio(actions, to: "healthy")
             for _ in audio(actions, to: "healthy") { router.audioFrameDelivered(to: "healthy", streamId: 1) }
@@ -217,7 +217,8 @@ import Testing
     /// One that fell behind past its bound resumes at a keyframe, never at a delta after the gap: once it has
     /// drained, from the cached pictures when they are cheap, else with a keyframe asked for (once).
     @Test func aRecoveredSubscriberResumesAtAKeyframeNotAMidStreamDelta() {
-        var router = sessionWithStream(subscribers: ["v"], limits: .init(maximumQueuedMilliseconds: 300))
+        // (Without the stream's ceiling on keyframes for subscribers, which HostileInputPolicyTests covers.)
+        var router = sessionWithStream(subscribers: ["v"], limits: .init(maximumQueuedMilliseconds: 300, subscriberKeyframeCeilingSeconds: 0))
         _ = router.handle(.subscribe(streamId: 1), from: "v", now: 0)
         var received: [String] = []
         received += frames(router.frame("K0", header: header(1, 0, key: true), size: 10, from: "p", now: 0), to: "v")
@@ -254,7 +255,7 @@ import Testing
     }
 
     @Test func keyframeRequestsAreThrottledAndHeldOnesGoOutOnTick() {
-        var router = sessionWithStream(subscribers: ["v"])
+        var router = sessionWithStream(subscribers: ["v"], limits: .init(subscriberKeyframeCeilingSeconds: 0))
         _ = router.handle(.subscribe(streamId: 1), from: "v", now: 0)  // asks at t=0
         #expect(controls(router.handle(.requestKeyframe(streamId: 1), from: "v", now: 0.1), to: "p").isEmpty)
         #expect(controls(router.tick(now: 0.3), to: "p").isEmpty)
@@ -476,7 +477,9 @@ import Testing
     /// A link too slow even for layer 0 skips to keyframes, asking for them at most once per its own interval,
     /// and keeps getting pictures; the fast subscriber still gets every frame.
     @Test func aLinkTooSlowForLayerZeroAsksForKeyframesWithinItsOwnCeiling() {
-        let run = runTwoLinks(seconds: 30, slowBytesPerSecond: 3_000, layerZeroBytes: 4_000, limits: .init(subscriberKeyframeIntervalSeconds: 4))
+        let run = runTwoLinks(
+            seconds: 30, slowBytesPerSecond: 3_000, layerZeroBytes: 4_000,
+            limits: .init(subscriberKeyframeIntervalSeconds: 4, subscriberKeyframeCeilingSeconds: 0))
         #expect(run.keyframeRequests >= 1 && run.keyframeRequests <= 8, "\(run.keyframeRequests) keyframe requests in 30 s")
         #expect(run.slow.received.count >= 8, "the slow subscriber kept getting pictures: \(run.slow.received)")
         #expect(run.fast.received.count == 150)

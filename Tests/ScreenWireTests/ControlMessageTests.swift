@@ -100,6 +100,44 @@ import Testing
         #expect(code(huge) == .tooLarge)
     }
 
+    /// Stream properties are bounded where they are parsed, each refusal naming its field.
+    @Test func streamPropertiesOutOfBoundsAreMalformedWithTheFieldNamed() {
+        func refusal(_ fields: String, type: String = "publish") -> String? {
+            let properties = #"{"videoType":"screen","codec":"vp9","# + fields + "}"
+            let text = type == "publish"
+                ? #"{"v":1,"type":"publish","properties":"# + properties + "}"
+                : #"{"v":1,"type":"streamPropertyChanged","streamId":1,"properties":"# + properties + "}"
+            do {
+                _ = try ControlMessage.parse(text)
+                return nil
+            } catch {
+                return error.kind == .malformed ? error.message : "\(error.kind)"
+            }
+        }
+        let good = #""width":1920,"height":1080,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":2"#
+        #expect(refusal(good) == nil)
+        #expect(refusal(good, type: "streamPropertyChanged") == nil)
+        let cases: [(String, String)] = [
+            (#""width":1920,"height":1080,"estimatedFramesPerSecond":0,"estimatedCaptureDelayMilliseconds":2"#, "estimatedFramesPerSecond"),
+            (#""width":1920,"height":1080,"estimatedFramesPerSecond":1e-300,"estimatedCaptureDelayMilliseconds":2"#, "estimatedFramesPerSecond"),
+            (#""width":1920,"height":1080,"estimatedFramesPerSecond":-5,"estimatedCaptureDelayMilliseconds":2"#, "estimatedFramesPerSecond"),
+            (#""width":1920,"height":1080,"estimatedFramesPerSecond":1e308,"estimatedCaptureDelayMilliseconds":2"#, "estimatedFramesPerSecond"),
+            (#""width":-1,"height":1080,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":2"#, "width"),
+            (#""width":1920,"height":99999,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":2"#, "height"),
+            (#""width":1920,"height":1080,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":-1"#, "estimatedCaptureDelayMilliseconds"),
+            (good + #","codecString":"vp09\n00""#, "codecString"),
+            (good + #","audio":{"codec":"opus","sampleRate":0,"channels":2,"estimatedCaptureDelayMilliseconds":0}"#, "audio.sampleRate"),
+            (good + #","audio":{"codec":"opus","sampleRate":48000,"channels":9,"estimatedCaptureDelayMilliseconds":0}"#, "audio.channels"),
+        ]
+        for (fields, field) in cases {
+            for type in ["publish", "streamPropertyChanged"] {
+                let message = refusal(fields, type: type)
+                #expect(message?.contains(field) == true, "\(type) with \(fields): \(message ?? "accepted")")
+            }
+        }
+        #expect(code(#"{"v":1,"type":"uplink","streamId":1,"targetKbps":9223372036854775807}"#) == .malformed)
+    }
+
     @Test func unknownExtraFieldsAreIgnored() throws {
         let message = try ControlMessage.parse(#"{"v":1,"type":"subscribe","streamId":4,"future":true}"#)
         #expect(message == .subscribe(streamId: 4))

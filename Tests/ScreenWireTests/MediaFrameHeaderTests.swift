@@ -74,6 +74,10 @@ import Testing
         #expect(code(mutated { $0[32] = 0x80 }) == .malformed)  // negative timescale
         #expect(code(mutated { $0[44] = 0x7F }) == .tooLarge)  // payload length 2 GB: refused before any use
         #expect(code(mutated { $0[47] = 6 }) == .malformed)  // payload length disagrees with the message
+        // A capture time of INT64_MAX/1 (or INT64_MIN/1), or a wall clock before 1970: refused where parsed.
+        #expect(code(mutated { for i in 24..<32 { $0[i] = 0xFF }; $0[24] = 0x7F; for i in 32..<36 { $0[i] = 0 }; $0[35] = 1 }) == .malformed)
+        #expect(code(mutated { for i in 24..<32 { $0[i] = 0 }; $0[24] = 0x80; for i in 32..<36 { $0[i] = 0 }; $0[35] = 1 }) == .malformed)
+        #expect(code(mutated { $0[36] = 0xFF }) == .malformed)
     }
 
     @Test func randomBytesNeverCrashTheParser() {

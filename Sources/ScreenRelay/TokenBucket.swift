@@ -1,0 +1,34 @@
+/// A rate with a burst: `rate` tokens a second accrue up to `burst`, and each allowed event spends one. Pure:
+/// the caller passes the time (seconds on any monotonic clock).
+struct TokenBucket: Sendable {
+    let rate: Double
+    let burst: Double
+    private var tokens: Double
+    private var filledAt: Double?
+
+    /// Starts full.
+    init(rate: Double, burst: Double) {
+        self.rate = rate
+        self.burst = burst
+        tokens = burst
+    }
+
+    /// Spends a token if there is one.
+    mutating func take(now: Double) -> Bool {
+        fill(now: now)
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+
+    /// Whether a token is there to take, without taking it.
+    mutating func hasToken(now: Double) -> Bool {
+        fill(now: now)
+        return tokens >= 1
+    }
+
+    private mutating func fill(now: Double) {
+        if let filledAt { tokens = min(burst, tokens + max(0, now - filledAt) * rate) }
+        filledAt = now
+    }
+}
