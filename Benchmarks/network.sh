@@ -135,7 +135,7 @@ run() {
   local ns="spnb$$" subnet=$((RANDOM % 200 + 20)) out="$work/$version-$scenario"
   make_namespace "$ns" "$subnet"
   local here="10.78.$subnet.1"
-  SCREENRELAY_SECRET=$secret "$dir/screenrelay" --host "$here" --port 0 --data-dir "$out-relay" ${BENCH_RELAY_ARGS:-} 2>"$out-relay.log" & local relay=$!
+  SCREENRELAY_SECRET=$secret "$dir/screenrelay" --host "$here" --port 0 --data-dir "$out-relay" --metrics-token "$secret" ${BENCH_RELAY_ARGS:-} 2>"$out-relay.log" & local relay=$!
   pids+=("$relay")
   local port=""
   for _ in $(seq 200); do
@@ -173,7 +173,7 @@ run() {
     sleep "$seconds"
   fi
   local cpu; cpu=$(echo "$(cpu_seconds_of "$pub") - $cpu0" | bc -l)
-  local relayed; relayed=$(curl -s "http://$here:$port/metrics" | awk '$1 ~ /^screenrelay_frames_(thinned|fitted_in)_total$/ { sub("screenrelay_frames_", "", $1); sub("_total", "", $1); printf "%s %s, ", $1, $2 }')
+  local relayed; relayed=$(curl -s -H "Authorization: Bearer $secret" "http://$here:$port/metrics" | awk '$1 ~ /^screenrelay_frames_(thinned|fitted_in)_total$/ { sub("screenrelay_frames_", "", $1); sub("_total", "", $1); printf "%s %s, ", $1, $2 }')
   kill "$fast" $slow "$pub" "$scene" "$relay" 2>/dev/null || true
   wait "$fast" $slow "$pub" "$scene" "$relay" 2>/dev/null || true
   ip netns delete "$ns" 2>/dev/null || true

@@ -1,7 +1,7 @@
 public import ScreenMedia
 
-/// A stream's capture times as the relay accepts them: each frame's must be later than the previous frame's of
-/// its kind, and may not run ahead of the relay's own clock by more than ``maximumLeadSeconds`` since the
+/// A stream's capture times as the relay accepts them: each frame's may not be earlier than the previous frame's
+/// of its kind (the same time again is a keepalive's or a re-sent picture's), and may not run ahead of the relay's own clock by more than ``maximumLeadSeconds`` since the
 /// stream's first frame. A frame outside them is refused (not forwarded, recorded or packaged); the stream goes
 /// on with the next frame that is inside them.
 ///
@@ -18,8 +18,8 @@ public struct CaptureTimeline: Sendable {
 
     public enum Verdict: Sendable, Equatable {
         case accepted
-        /// Not later than the previous frame of its kind (`previous`).
-        case notLater(previous: MediaTime)
+        /// Earlier than the previous frame of its kind (`previous`).
+        case earlier(previous: MediaTime)
         /// Ahead of the relay's clock since the stream's first frame by this many seconds.
         case runsAhead(seconds: Double)
 
@@ -27,8 +27,8 @@ public struct CaptureTimeline: Sendable {
         public func explanation(kind: Kind, time: MediaTime) -> String {
             switch self {
             case .accepted: ""
-            case .notLater(let previous):
-                "a \(kind == .video ? "video" : "audio") frame's capture time (\(time)) must be later than the previous one's (\(previous)): the frame was refused"
+            case .earlier(let previous):
+                "a \(kind == .video ? "video" : "audio") frame's capture time (\(time)) is earlier than the previous one's (\(previous)): the frame was refused"
             case .runsAhead(let seconds):
                 "a frame's capture time runs \(Int(saturating: seconds)) s ahead of the relay's clock since the stream's first frame (at most \(Int(CaptureTimeline.maximumLeadSeconds)) s): the frame was refused"
             }
@@ -45,7 +45,7 @@ public struct CaptureTimeline: Sendable {
     /// Judges a frame's capture time, arrived at `now`; an accepted time becomes the previous one of its kind.
     public mutating func admit(_ time: MediaTime, kind: Kind, now: Double) -> Verdict {
         let last = kind == .video ? lastVideo : lastAudio
-        if let last, time <= last { return .notLater(previous: last) }
+        if let last, time < last { return .earlier(previous: last) }
         if let anchor {
             let lead = (time - anchor.capture).seconds - (now - anchor.arrival)
             guard lead <= Self.maximumLeadSeconds else { return .runsAhead(seconds: lead) }

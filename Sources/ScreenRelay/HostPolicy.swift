@@ -58,7 +58,7 @@ struct HostPolicy: Sendable {
     }
 }
 
-/// Refuses every request whose `Host` the relay does not serve (421), and every WebSocket upgrade from a page of
+/// Refuses every request but `/healthz` whose `Host` the relay does not serve (421), and every WebSocket upgrade from a page of
 /// another origin (403), before any route sees it; each refusal is counted (`host`, `origin`).
 struct HostCheck: RouterMiddleware {
     typealias Context = RelayRequestContext
@@ -66,6 +66,8 @@ struct HostCheck: RouterMiddleware {
     let metrics: RelayMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // A health check says nothing but "ok", and load balancers probe it by whatever name they have.
+        guard request.uri.path != "/healthz" else { return try await next(request, context) }
         guard policy.allowsHost(request.head.authority) else {
             metrics.refused(.host)
             throw HTTPError(

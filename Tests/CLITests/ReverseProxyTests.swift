@@ -45,7 +45,9 @@ import Testing
         }
         let authority = try await TestCertificateAuthority()
         let issued = try await authority.issue(for: ["relay.test", "localhost", "127.0.0.1"])
-        let relay = try await RunningRelayProcess()
+        // The name the proxy is reached by: the recipes give it as --public-url; these tests, whose links name the
+        // Host each client used, as --allowed-host (any other Host is refused).
+        let relay = try await RunningRelayProcess(["--allowed-host", "relay.test"])
         let nginx = try await RunningNginx(
             recipe: Self.packaging + "/examples/nginx-screenrelay.conf", relayPort: relay.port, names: ["relay.test", "localhost"],
             certificate: issued.certificate, key: issued.key)
@@ -98,7 +100,9 @@ import Testing
         }
         let authority = try await TestCertificateAuthority()
         let issued = try await authority.issue(for: ["localhost"])
-        let relay = try await RunningRelayProcess()
+        // The name the proxy is reached by: the recipes give it as --public-url; these tests, whose links name the
+        // Host each client used, as --allowed-host (any other Host is refused).
+        let relay = try await RunningRelayProcess(["--allowed-host", "relay.test"])
         let caddy = try await RunningCaddy(
             recipe: ReverseProxyTests.packaging + "/examples/Caddyfile", relayPort: relay.port, certificate: issued.certificate, key: issued.key)
         let trust = ClientTrust(caFile: authority.certificate)

@@ -18,7 +18,8 @@ import Testing
 
     /// A relay listening on this side of `network`'s link.
     func relay(on network: NetworkNamespace) async throws -> (relay: RunningRelayProcess, server: String) {
-        let relay = try await RunningRelayProcess(["--host", network.localAddress])
+        // Its /metrics are read from its network address, not loopback: with the token that allows that.
+        let relay = try await RunningRelayProcess(["--host", network.localAddress, "--metrics-token", RelayHTTPMetrics.token])
         return (relay, "http://\(network.localAddress):\(relay.port)")
     }
 
@@ -193,8 +194,10 @@ import Testing
 
 /// A relay's `/metrics`, as numbers by series (`name` or `name{labels}`).
 enum RelayHTTPMetrics {
+    static let token = "shaped-network-metrics"
+
     static func fetch(_ url: String) async throws -> [String: Int] {
-        let text = String(decoding: try await RelayHTTPClient().send("GET", url).body, as: UTF8.self)
+        let text = String(decoding: try await RelayHTTPClient().send("GET", url, bearer: token).body, as: UTF8.self)
         var values: [String: Int] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             let parts = line.split(separator: " ")

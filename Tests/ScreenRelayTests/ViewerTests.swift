@@ -421,8 +421,8 @@ import Testing
 
     @Test func aPageWithoutWebCodecsSaysWhy() async throws {
         // WebCodecs exists only in secure contexts: http to a name other than localhost (a viewer opened over the
-        // LAN) has none. The name is mapped to loopback inside Chromium.
-        let relay = try await RunningRelay()
+        // LAN) has none. The name is mapped to loopback inside Chromium, and given to the relay as one of its names.
+        let relay = try await RunningRelay { $0.allowedHosts = ["screen.example"] }
         let session = try await relay.createSession()
         let insecure = session.viewerURL.replacingOccurrences(of: "127.0.0.1", with: "screen.example")
         let browser = try await HeadlessBrowser(url: insecure, arguments: ["--host-resolver-rules=MAP screen.example 127.0.0.1"])
