@@ -59,7 +59,7 @@ struct HostPolicy: Sendable {
 }
 
 /// Refuses every request but `/healthz` whose `Host` the relay does not serve (421), and every WebSocket upgrade from a page of
-/// another origin (403), before any route sees it; each refusal is counted (`host`, `origin`).
+/// another origin (Hummingbird answers a refused upgrade 400), before any route sees it; each refusal is counted (`host`, `origin`).
 struct HostCheck: RouterMiddleware {
     typealias Context = RelayRequestContext
     let policy: HostPolicy

@@ -14,7 +14,7 @@ public struct RelayConfiguration: Sendable {
     /// the listening address.
     public var publicURL: String?
     /// Further names the relay answers to (a request with another `Host` gets 421, a WebSocket from a page of
-    /// another origin 403): a reverse proxy's public name, say. Loopback, this machine's addresses and host
+    /// another origin is refused): a reverse proxy's public name, say. Loopback, this machine's addresses and host
     /// name, and the host of ``publicURL`` are always allowed.
     public var allowedHosts: [String] = []
     /// Whether clients whose token has the publisher role may send signals (chat); subscribers and

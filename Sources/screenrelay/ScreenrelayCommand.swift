@@ -109,7 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The URL clients use to reach this relay (e.g. behind a TLS proxy); else links use the Host a client asked for, or this machine's address when listening on 0.0.0.0.")
     var publicURL: String?
 
-    @Option(help: "Another name this relay answers to (repeatable): requests with any other Host are refused (421), and WebSockets from pages of other sites (403). Loopback, this machine's addresses and host name, and --public-url's host are always answered.")
+    @Option(help: "Another name this relay answers to (repeatable): requests with any other Host are refused (421), and WebSockets from pages of other sites. Loopback, this machine's addresses and host name, and --public-url's host are always answered.")
     var allowedHost: [String] = []
 
     @Option(help: "PEM certificate chain: serve HTTPS and WSS (with --tls-key). SIGHUP reads both again; open connections keep theirs.")

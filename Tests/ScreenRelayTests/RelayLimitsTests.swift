@@ -196,4 +196,26 @@ import Testing
         #expect(status == 200)
         #expect(String(decoding: body, as: UTF8.self).contains(#"screenrelay_refused_total{limit="metrics_token"} 1"#))
     }
+
+    /// DNS rebinding and cross-site WebSockets: a Host that is none of the relay's names gets 421, a WebSocket
+    /// from a page of another site is not opened (400), and both are counted; the relay's own names are served.
+    @Test func foreignHostsAndOriginsAreRefused() async throws {
+        let relay = try await RunningRelay()
+        func head(_ request: String) async throws -> String {
+            let socket = try RawSocket(port: relay.port)
+            await socket.send(request)
+            return String(decoding: await socket.receive(), as: UTF8.self)
+        }
+        #expect(try await head("GET /view/x HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n").hasPrefix("HTTP/1.1 421"))
+        #expect(try await head("GET /healthz HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n").hasPrefix("HTTP/1.1 200"))
+        #expect(try await head("GET /healthz HTTP/1.1\r\nHost: localhost:\(relay.port)\r\nConnection: close\r\n\r\n").hasPrefix("HTTP/1.1 200"))
+        let upgrade = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(relay.port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        let foreign = try await head(upgrade + "Origin: http://evil.example\r\n\r\n")
+        // Hummingbird answers a refused upgrade 400 whatever the reason: the WebSocket is not opened.
+        #expect(foreign.hasPrefix("HTTP/1.1 400"), "\(foreign)")
+        #expect(try await head(upgrade + "Origin: http://127.0.0.1:\(relay.port)\r\n\r\n").hasPrefix("HTTP/1.1 101"))
+        #expect(relay.server.metrics.value(.host) == 1)
+        #expect(relay.server.metrics.value(.origin) == 1)
+    }
 }
