@@ -15,8 +15,13 @@ actor ArchiveManager {
     /// as the index takes writes again.
     private var unsaved: [String: Archive] = [:]
 
-    init(store: RelayStore, registry: SessionRegistry, logger: Logger) throws {
+    private let limits: ArchiveLimits
+    private let metrics: RelayMetrics?
+
+    init(store: RelayStore, registry: SessionRegistry, logger: Logger, limits: ArchiveLimits = .init(), metrics: RelayMetrics? = nil) throws {
         self.store = store
+        self.limits = limits
+        self.metrics = metrics
         self.registry = registry
         self.logger = logger
         for archive in try store.recoverInterrupted() {
@@ -29,6 +34,7 @@ actor ArchiveManager {
         guard await hub.recorder == nil else { throw RelayError(.conflict, "session \(sessionId) is already being recorded") }
         let name = name ?? ""
         guard name.count <= 200 else { throw RelayError(.badRequest, "an archive name may hold at most 200 characters") }
+        let allowance = try allowance(for: sessionId)
         let id = SessionRegistry.newIdentifier()
         var archive = Archive(
             id: id, sessionId: sessionId, name: name, status: .started, reason: "", createdAt: Date(), duration: 0, size: 0,
@@ -40,9 +46,10 @@ actor ArchiveManager {
         }
         let recorder: ArchiveRecorder
         do {
-            recorder = try ArchiveRecorder(archiveId: id, folder: store.folder(of: id)) { [weak self] reason in
-                Task { await self?.recordingFailed(id, reason: reason) }
-            }
+            recorder = try ArchiveRecorder(
+                archiveId: id, folder: store.folder(of: id), allowance: allowance, freeSpaceFloor: limits.freeSpaceBytes,
+                onLimit: { [weak self] reason in Task { await self?.limitReached(id, reason: reason) } },
+                onFailure: { [weak self] reason in Task { await self?.recordingFailed(id, reason: reason) } })
         } catch {
             archive.status = .failed
             archive.reason = "\(error)"
@@ -120,6 +127,28 @@ actor ArchiveManager {
 
     private func saveUnsaved() {
         for archive in unsaved.values.sorted(by: { $0.id < $1.id }) { save(archive) }
+    }
+
+    /// What a new recording of the session may write, within the quotas and the free-space floor.
+    private func allowance(for sessionId: String) throws -> Int64 {
+        let archives: [Archive]
+        do { archives = try store.list(sessionId: nil) } catch { throw RelayError(.storage, "cannot read the archive index: \(error)") }
+        let sizes = archives.map { unsaved[$0.id] ?? $0 }
+        let relayUsed = sizes.reduce(Int64(0)) { $0 &+ Int64($1.size) }
+        let sessionUsed = sizes.filter { $0.sessionId == sessionId }.reduce(Int64(0)) { $0 &+ Int64($1.size) }
+        switch limits.allowance(sessionUsed: sessionUsed, relayUsed: relayUsed, freeSpace: ArchiveLimits.freeSpace(at: store.directory.deletingLastPathComponent().path)) {
+        case .success(let bytes): return bytes
+        case .failure(let refusal):
+            metrics?.refused(.archiveQuota)
+            throw RelayError(.quota, "cannot record: \(refusal.description)")
+        }
+    }
+
+    /// A quota or the free-space floor reached while recording: the files are finished, the archive `available`.
+    private func limitReached(_ id: String, reason: String) async {
+        logger.notice("archive \(id) stops: \(reason)")
+        metrics?.refused(.archiveQuota)
+        _ = try? await stop(id, reason: reason)
     }
 
     /// A write error: the archive is failed with the reason at once; the session keeps being relayed.

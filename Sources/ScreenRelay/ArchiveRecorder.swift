@@ -31,6 +31,13 @@ final class ArchiveRecorder: @unchecked Sendable {
     private var last: MediaTime?
     private var resolution = ""
     private var failure: String?
+    /// What it may write in all (``ArchiveLimits/allowance(sessionUsed:relayUsed:freeSpace:)``), the free space
+    /// it must leave, and why it stopped at one of them (nil while it has not).
+    private let allowance: Int64
+    private let freeSpaceFloor: Int64
+    private var limitReached: String?
+    private let onLimit: @Sendable (String) -> Void
+    private var framesSinceSpaceCheck = 0
 
     static let maximumBacklog = 600
 
@@ -43,9 +50,15 @@ final class ArchiveRecorder: @unchecked Sendable {
         var failure: String?
     }
 
-    init(archiveId: String, folder: URL, onFailure: @escaping @Sendable (String) -> Void) throws {
+    init(
+        archiveId: String, folder: URL, allowance: Int64 = .max, freeSpaceFloor: Int64 = 0,
+        onLimit: @escaping @Sendable (String) -> Void = { _ in }, onFailure: @escaping @Sendable (String) -> Void
+    ) throws {
         self.archiveId = archiveId
         self.folder = folder
+        self.allowance = allowance
+        self.freeSpaceFloor = freeSpaceFloor
+        self.onLimit = onLimit
         self.onFailure = onFailure
         queue = DispatchQueue(label: "screenrelay.archive.\(archiveId)")
         do {
@@ -79,7 +92,7 @@ final class ArchiveRecorder: @unchecked Sendable {
     }
 
     private func writeAudio(_ buffer: ByteBuffer, header: AudioFrameHeader) {
-        guard failure == nil, let writer = writers[header.streamID], writer.hasAudio else { return }
+        guard failure == nil, limitReached == nil, let writer = writers[header.streamID], writer.hasAudio else { return }
         do {
             try buffer.withUnsafeReadableBytes { bytes throws in
                 guard case .audio(_, let range) = try MediaMessage.parse(bytes) else { return }
@@ -94,7 +107,7 @@ final class ArchiveRecorder: @unchecked Sendable {
     }
 
     private func write(_ buffer: ByteBuffer, header: MediaFrameHeader, framesPerSecond: Double, audio: AudioProperties?) {
-        guard failure == nil else { return }
+        guard failure == nil, limitReached == nil else { return }
         do {
             if writers[header.streamID] == nil {
                 // Each file starts at a keyframe (the relay asked the publishers for one when recording began).
@@ -115,9 +128,33 @@ final class ArchiveRecorder: @unchecked Sendable {
             }
             if first == nil { first = header.captureTime }
             last = header.captureTime
+            checkLimits()
         } catch {
             fail("\(error)")
         }
+    }
+
+    /// After each frame: its size against its allowance, and every 25 frames the disk's free space.
+    private func checkLimits() {
+        let written = writers.values.reduce(Int64(0)) { $0 &+ $1.bytesWritten }
+        if written >= allowance {
+            stop(atLimit: "the recording reached its size limit (\(allowance >> 20) MiB: archive-max-size or what the quotas left it)")
+            return
+        }
+        framesSinceSpaceCheck += 1
+        guard framesSinceSpaceCheck >= 25, freeSpaceFloor > 0 else { return }
+        framesSinceSpaceCheck = 0
+        if let free = ArchiveLimits.freeSpace(at: folder.path), free < freeSpaceFloor {
+            stop(atLimit: "the disk has \(free >> 20) MiB free, under the \(freeSpaceFloor >> 20) MiB recordings leave free (archive-free-space)")
+        }
+    }
+
+    /// A limit reached: the files are finished where they are (complete and playable) and the recording ends.
+    private func stop(atLimit reason: String) {
+        guard limitReached == nil, failure == nil else { return }
+        limitReached = reason
+        for writer in writers.values { try? writer.finish() }
+        onLimit(reason)
     }
 
     private func fail(_ reason: String) {

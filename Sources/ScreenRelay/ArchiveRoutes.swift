@@ -89,6 +89,7 @@ extension RelayServer {
         case .notFound: return HTTPError(.notFound, message: failure.message)
         case .conflict: return HTTPError(.conflict, message: failure.message)
         case .badRequest: return HTTPError(.badRequest, message: failure.message)
+        case .quota: return HTTPError(.init(code: 507, reasonPhrase: "Insufficient Storage"), message: failure.message)
         case .storage, .dataDirectoryInUse, .cannotListen, .badCertificate, .badSecret: return HTTPError(.internalServerError, message: failure.message)
         }
     }
@@ -103,6 +104,7 @@ extension RelayServer {
                 throw HTTPError(.badRequest, message: "the body must be JSON: {\"sessionId\": …, \"name\": … (optional)}")
             }
             guard caller.mayAccess(body.sessionId) else { throw HTTPError(.forbidden, message: "the token is for another session") }
+            try takeRequestAllowance(.archive, session: body.sessionId)
             do {
                 return try Self.json(try await manager().start(sessionId: body.sessionId, name: body.name))
             } catch {
@@ -111,6 +113,7 @@ extension RelayServer {
         }
         router.post("/archive/{id}/stop") { [self] request, context -> Response in
             let archive = try await archive(try context.parameters.require("id"), for: try await archiveCaller(request))
+            try takeRequestAllowance(.archive, session: archive.sessionId)
             do {
                 return try Self.json(try await manager().stop(archive.id, reason: "stopped through the API"))
             } catch {

@@ -19,8 +19,8 @@ import Synchronization
 /// Frames are packaged on a serial queue of its own; what HTTP requests read (segments, playlists) is a
 /// snapshot behind a lock.
 final class HLSPackager: @unchecked Sendable {
-    // @unchecked: everything under "Packaging" is touched only on `queue`; `published` is a Mutex; the rest is
-    // immutable or atomic.
+    // @unchecked: everything under "Packaging" is touched only on `queue`; `published` and `accountedBytes` are
+    // Mutexes; the rest is immutable or atomic.
 
     struct Configuration: Sendable {
         var segmentSeconds = 2.0
@@ -36,6 +36,16 @@ final class HLSPackager: @unchecked Sendable {
         var isWrittenOut: Bool { directory != nil || pushURL != nil }
         /// Where a failure to write the directory is said (once).
         var logger: Logger?
+        /// A segment's largest size: a segment that would grow past it (a publisher sending huge frames, or none
+        /// of the keyframes asked for) is closed where it is, and the frames up to the next keyframe are left out
+        /// of HLS (a discontinuity). 16 MiB: twice the largest frame; MediaMTX caps its segments at 50 MB.
+        var maximumSegmentBytes = 16 << 20
+        /// What one session's HLS may hold in memory (listed and retired segments): past it the oldest go first,
+        /// down to the newest segment. And the relay's budget for every session's.
+        var sessionMemoryBytes = 64 << 20
+        var relayMemory = HLSMemoryBudget()
+        /// Counts what the bounds cut (`hls_segment`, `hls_memory`).
+        var metrics: RelayMetrics?
 
         /// `#EXT-X-TARGETDURATION`: no segment may be longer, rounded. Segments end at the first keyframe after
         /// they come due, which a publisher sends within a frame or two of being asked.
@@ -105,6 +115,10 @@ final class HLSPackager: @unchecked Sendable {
     private var lastKeyframeRequest: ContinuousClock.Instant?
     private var nextSequence = 0
     private var eventId: UInt32 = 0
+    /// A segment was cut at its bound: the next one, at a keyframe, follows a gap.
+    private var gapBeforeNext = false
+    /// This packager's share of ``Configuration/relayMemory``.
+    private let accountedBytes = Mutex(0)
 
     init(configuration: Configuration, label: String, requestKeyframe: @escaping @Sendable () -> Void, onIdle: @escaping @Sendable () -> Void) {
         self.configuration = configuration
@@ -136,9 +150,22 @@ final class HLSPackager: @unchecked Sendable {
         requestKeyframe()
     }
 
-    deinit { timer.cancel() }
+    deinit {
+        timer.cancel()
+        releaseMemory()
+    }
 
-    func stop() { timer.cancel() }
+    func stop() {
+        timer.cancel()
+        releaseMemory()
+    }
+
+    private func releaseMemory() {
+        accountedBytes.withLock { accounted in
+            _ = configuration.relayMemory.update(from: accounted, to: 0)
+            accounted = 0
+        }
+    }
 
     /// A request for the stream: packaging goes on for ``Configuration/idleSeconds`` after the last one.
     func touch() { lastRequest.withLock { $0 = .now } }
@@ -156,6 +183,8 @@ final class HLSPackager: @unchecked Sendable {
                 snapshot.dateRanges[index].attributes.merge(range.attributes) { old, _ in old }
             } else {
                 snapshot.dateRanges.append(range)
+                // Bounded as they come, not only when a segment closes: markers can be posted faster than that.
+                if snapshot.dateRanges.count > Self.maximumDateRanges { snapshot.dateRanges.removeFirst(snapshot.dateRanges.count - Self.maximumDateRanges) }
             }
         }
     }
@@ -203,6 +232,18 @@ final class HLSPackager: @unchecked Sendable {
             origin = header.captureTime - MediaTime(value: end, timescale: FragmentedMP4Writer.timescale)
         }
         let ticks = max(ticks(header.captureTime), (held?.ticks ?? -1) &+ 1)
+        if !header.isKeyframe, let open = current, exceedsBounds(open, adding: buffer.readableBytes, at: ticks) {
+            // Ended no later than the target duration: the held frame is shortened to fit.
+            let cut = min(ticks, open.startTicks &+ Int64(configuration.targetDuration) * Int64(FragmentedMP4Writer.timescale))
+            writeHeldFrame(until: cut)
+            closeSegment(at: cut)
+            current = nil
+            held = nil
+            gapBeforeNext = true
+            configuration.metrics?.refused(.hlsSegmentSize)
+            askForKeyframe()
+            return
+        }
         writeHeldFrame(until: ticks)
         if header.isKeyframe, changed || current.map({ Double(ticks - $0.startTicks) >= Double(FragmentedMP4Writer.timescale) * configuration.segmentSeconds / 2 }) ?? true {
             closeSegment(at: ticks)
@@ -224,12 +265,21 @@ final class HLSPackager: @unchecked Sendable {
                 }
             }
             current = (
-                [], ticks, WallClockTime(millisecondsSince1970: header.wallClockMilliseconds), changed && initialization > 0,
+                [], ticks, WallClockTime(millisecondsSince1970: header.wallClockMilliseconds), (changed && initialization > 0) || gapBeforeNext,
                 .now + .milliseconds(Int(configuration.segmentSeconds * 1000))
             )
+            gapBeforeNext = false
             lastKeyframeRequest = nil
         }
         held = (buffer, header, ticks)
+    }
+
+    /// Whether the open segment, with the held frame and one more of `bytes` ending at `ticks`, would pass its byte
+    /// cap or its target duration.
+    private func exceedsBounds(_ open: (bytes: [UInt8], startTicks: Int64, start: WallClockTime, discontinuity: Bool, dueAt: ContinuousClock.Instant), adding bytes: Int, at ticks: Int64) -> Bool {
+        let size = open.bytes.count + (held?.buffer.readableBytes ?? 0) + bytes
+        let seconds = Double(ticks &- open.startTicks) / Double(FragmentedMP4Writer.timescale)
+        return size > configuration.maximumSegmentBytes || seconds >= Double(configuration.targetDuration)
     }
 
     /// Writes the held frame, now that the next one's time (`until`) gives its duration.
@@ -284,6 +334,7 @@ final class HLSPackager: @unchecked Sendable {
             }
             // Ranges with no end (a marker without a duration) are listed while they are among the latest.
             if snapshot.dateRanges.count > Self.maximumDateRanges { snapshot.dateRanges.removeFirst(snapshot.dateRanges.count - Self.maximumDateRanges) }
+            keepWithinMemory(&snapshot)
         }
         if closed.sequence == 0 { firstSegment.signal() }
         for output in outputs where !failedOutputs.contains(output.destination) {
@@ -293,6 +344,38 @@ final class HLSPackager: @unchecked Sendable {
                 failedOutputs.insert(output.destination)
                 configuration.logger?.error("HLS stops being written to \(output.destination): \(error); the relay still serves it")
             }
+        }
+    }
+
+    /// Drops the oldest segments, retired ones first, until the session's HLS is within its own budget and the
+    /// relay's; the newest segment stays unless the relay's budget has no room even for it.
+    private func keepWithinMemory(_ snapshot: inout Snapshot) {
+        var total = snapshot.segments.reduce(0) { $0 + $1.bytes.count } + snapshot.retired.reduce(0) { $0 + $1.bytes.count }
+        var shed = false
+        func dropOldest() {
+            if !snapshot.retired.isEmpty {
+                total -= snapshot.retired.removeFirst().bytes.count
+            } else {
+                let gone = snapshot.segments.removeFirst()
+                if gone.discontinuity { snapshot.discontinuitiesBefore += 1 }
+                total -= gone.bytes.count
+            }
+            shed = true
+        }
+        while total > configuration.sessionMemoryBytes, snapshot.retired.count + snapshot.segments.count > 1 { dropOldest() }
+        accountedBytes.withLock { accounted in
+            var over = configuration.relayMemory.update(from: accounted, to: total)
+            accounted = total
+            while over > 0, !(snapshot.retired.isEmpty && snapshot.segments.isEmpty) {
+                let before = total
+                dropOldest()
+                over = configuration.relayMemory.update(from: before, to: total)
+                accounted = total
+            }
+        }
+        if shed {
+            configuration.metrics?.refused(.hlsMemory)
+            configuration.logger?.notice("HLS dropped its oldest segments to stay within its memory budget (\(configuration.sessionMemoryBytes >> 20) MiB a session, \(configuration.relayMemory.limit >> 20) MiB in all)")
         }
     }
 

@@ -24,6 +24,7 @@ extension RelayServer {
             let sessionId = try context.parameters.require("id")
             try await authorizeMarker(request, sessionId: sessionId)
             guard let hub = await registry.hub(sessionId) else { throw HTTPError(.notFound, message: "there is no session \(sessionId)") }
+            try takeRequestAllowance(.marker, session: sessionId)
             let range: HLSPackager.DateRange
             do {
                 let body = try await request.body.collect(upTo: HLSMarker.maximumBodySize)

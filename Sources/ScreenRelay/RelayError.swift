@@ -12,6 +12,8 @@ public enum RelayFailure: Sendable, Hashable {
     case badRequest
     /// The archive index or files cannot be written (HTTP 500).
     case storage
+    /// A recording would pass a disk quota or the free-space floor (HTTP 507).
+    case quota
     /// Another relay owns the data directory.
     case dataDirectoryInUse
     /// The relay cannot listen (the port is taken, the address is not this machine's).

@@ -81,6 +81,13 @@ public final class RelayMetrics: Sendable {
         case keyframeRequests = "keyframe_requests"
         case host = "host"
         case origin = "origin"
+        case markerRate = "marker_rate"
+        case archiveRate = "archive_rate"
+        case archiveQuota = "archive_quota"
+        case hlsSegmentSize = "hls_segment"
+        case hlsMemory = "hls_memory"
+        case streamsPerSession = "streams_per_session"
+        case frameRate = "frame_rate"
     }
 
     public enum Name: String, CaseIterable, Sendable {

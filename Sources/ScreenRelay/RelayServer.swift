@@ -15,7 +15,7 @@ public import ScreenMedia
 /// stops accepting, closes connections and returns.
 public final class RelayServer: Service {
     public let configuration: RelayConfiguration
-    public let metrics = RelayMetrics()
+    public let metrics: RelayMetrics
     let logger: Logger
     let registry: SessionRegistry
     /// How every session's HLS is packaged, whether a player started it or it is written out from the first frame.
@@ -23,6 +23,8 @@ public final class RelayServer: Service {
     let tokens: TokenAuthority
     let viewer = ViewerAssets()
     let archives: ArchiveManager?
+    /// Rates of the API calls that make the relay work for a client (markers, archive starts and stops).
+    let requestRates = RequestRateLimiter()
     /// Sessions and archives across restarts; nil without a data directory.
     let store: RelayStore?
     /// The certificate new connections get; nil: plain HTTP.
@@ -36,6 +38,14 @@ public final class RelayServer: Service {
     /// How long a client the relay closes has to answer the close before its connection is cut.
     static let closeGrace = Duration.seconds(10)
 
+    /// Spends one of `session`'s calls of `kind`, or refuses the request with 429 and says how long to wait.
+    func takeRequestAllowance(_ kind: RequestRateLimiter.Kind, session: String) throws {
+        guard requestRates.allow(kind, session: session) else {
+            metrics.refused(kind.limit)
+            throw HTTPError(.tooManyRequests, headers: [.retryAfter: String(Int((1 / kind.rate).rounded(.up)))], message: kind.refusal)
+        }
+    }
+
     /// Runs `drop` after `grace` (it closes a connection that may already be gone: closing twice is harmless).
     static func drop(after grace: Duration, _ drop: @escaping @Sendable () -> Void) {
         Task {
@@ -47,13 +57,15 @@ public final class RelayServer: Service {
     public init(configuration: RelayConfiguration, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
+        let metrics = RelayMetrics()
+        self.metrics = metrics
         if configuration.hlsPushURL != nil, configuration.hlsPushClient == nil {
             throw RelayError(.badRequest, "an HLS push needs the HTTP client to send it with (RelayConfiguration.hlsPushClient)")
         }
         let hls = HLSPackager.Configuration(
             segmentSeconds: configuration.hlsSegmentSeconds, idleSeconds: configuration.hlsIdleSeconds,
             directory: configuration.hlsDirectory, pushURL: configuration.hlsPushURL, pushClient: configuration.hlsPushClient,
-            logger: logger)
+            logger: logger, metrics: metrics)
         hlsConfiguration = hls
         self.registry = SessionRegistry(
             metrics: metrics,
@@ -76,7 +88,7 @@ public final class RelayServer: Service {
         if let dataDirectory = configuration.dataDirectory {
             let store = try RelayStore(dataDirectory: dataDirectory)
             self.store = store
-            archives = try ArchiveManager(store: store, registry: registry, logger: logger)
+            archives = try ArchiveManager(store: store, registry: registry, logger: logger, limits: configuration.archiveLimits, metrics: metrics)
             let known = try store.sessions(createdAfter: Date().addingTimeInterval(-TokenAuthority.maximumLifetime))
             for session in known { _ = await registry.create(id: session.id, title: session.title, createdAt: session.createdAt) }
             if !known.isEmpty { logger.info("\(known.count) session(s) restored from \(dataDirectory)") }

@@ -81,6 +81,15 @@ public struct StreamRouter<Frame> {
         /// welcome carries stays small.
         public var maximumStreamsPerConnection: Int
         public var maximumStreamNameBytes: Int
+        /// Streams a session holds at once, whoever publishes them: with the connections a joiner is told of
+        /// (at most ``welcomeConnectionBytes`` of them), every `welcome` stays under the 64 KiB a control message
+        /// may have.
+        public var maximumStreamsPerSession: Int
+        /// Video frames one stream may send per second (a burst of twice as many): twice screenpub's highest
+        /// rate (120 fps). Audio frames: ``maximumAudioFramesPerSecond`` (Opus sends 50 a second). Past them
+        /// frames are refused (`frame_rate`).
+        public var maximumFramesPerSecond: Double
+        public var maximumAudioFramesPerSecond: Double
 
         public init(
             thinAboveMilliseconds: Double = 300, thinStepSeconds: Double = 0.5, raiseBelowMilliseconds: Double = 100,
@@ -90,8 +99,12 @@ public struct StreamRouter<Frame> {
             subscriberKeyframeCeilingSeconds: Double = 30, keyframeRequestsPerSubscriber: Int = 3, keyframeRequestWindowSeconds: Double = 10,
             ignoredKeyframeRequestsBeforeClose: Int = 40,
             stallSeconds: Double = 20, maximumCachedBytes: Int = 8 << 20, signalsPerSecond: Double = 20, signalBurst: Double = 40,
-            maximumStreamsPerConnection: Int = 16, maximumStreamNameBytes: Int = 256
+            maximumStreamsPerConnection: Int = 16, maximumStreamNameBytes: Int = 256, maximumStreamsPerSession: Int = 32,
+            maximumFramesPerSecond: Double = 240, maximumAudioFramesPerSecond: Double = 200
         ) {
+            self.maximumStreamsPerSession = maximumStreamsPerSession
+            self.maximumFramesPerSecond = maximumFramesPerSecond
+            self.maximumAudioFramesPerSecond = maximumAudioFramesPerSecond
             self.thinAboveMilliseconds = thinAboveMilliseconds
             self.thinStepSeconds = thinStepSeconds
             self.raiseBelowMilliseconds = raiseBelowMilliseconds
@@ -245,6 +258,9 @@ public struct StreamRouter<Frame> {
         var timeline = CaptureTimeline()
         /// The last frame was refused (the publisher is told once, not for every refused frame in a row).
         var refusing = false
+        /// Its frame rates' allowances (``Limits/maximumFramesPerSecond``); made at its first frame.
+        var videoAllowance: TokenBucket?
+        var audioAllowance: TokenBucket?
         /// The publisher asked for acknowledgements.
         var acknowledges = false
         /// The publisher's frames above layer 0 are discardable one by one (`publish` with `discardableLayers`).
@@ -368,7 +384,7 @@ public struct StreamRouter<Frame> {
             .sendControl(
                 .welcome(
                     connectionId: connection.connectionId, sessionId: sessionId, role: connection.role,
-                    streams: streamInfos, connections: connectionInfos),
+                    streams: streamInfos, connections: welcomeConnections),
                 to: connection.connectionId)
         ]
         for other in connectionOrder {
@@ -413,6 +429,10 @@ public struct StreamRouter<Frame> {
             guard name.utf8.count <= limits.maximumStreamNameBytes else {
                 refused[.streamName, default: 0] += 1
                 return [.sendControl(.error(code: .malformed, message: "a stream name is at most \(limits.maximumStreamNameBytes) bytes"), to: connectionId)]
+            }
+            guard streams.count < limits.maximumStreamsPerSession else {
+                refused[.streamsPerSession, default: 0] += 1
+                return [.sendControl(.error(code: .forbidden, message: "this session holds \(limits.maximumStreamsPerSession) streams, the most it may: unpublish one first"), to: connectionId)]
             }
             guard streams.values.count(where: { $0.info.connectionId == connectionId }) < limits.maximumStreamsPerConnection else {
                 refused[.streamsPerConnection, default: 0] += 1
@@ -483,6 +503,30 @@ public struct StreamRouter<Frame> {
             .connectionDestroyed, .error, .archiveStarted, .archiveStopped, .ack, .subscriptionChanged:
             return [.close(connectionId, .unknownMessage, "\(message.type) is sent by the relay, not to it")]
         }
+    }
+
+    /// The bytes of connection ids and data a `welcome` lists at most: with ``Limits/maximumStreamsPerSession``
+    /// streams, a welcome stays under the 64 KiB a control message may have, however many have joined.
+    static var welcomeConnectionBytes: Int { 24 << 10 }
+
+    /// The connections a joiner is told of: publishers and moderators first, then the others in the order they
+    /// joined, as many as ``welcomeConnectionBytes`` allows (each joiner still hears of every later arrival and
+    /// departure, as `connectionCreated` and `connectionDestroyed`).
+    private var welcomeConnections: [ConnectionInfo] {
+        let all = connectionInfos
+        var listed: [ConnectionInfo] = []
+        var bytes = 0
+        for connection in all.filter({ $0.role != .subscriber }) + all.filter({ $0.role == .subscriber }) {
+            bytes += Self.jsonBytes(connection.connectionId) + Self.jsonBytes(connection.data) + 64
+            guard bytes <= Self.welcomeConnectionBytes else { break }
+            listed.append(connection)
+        }
+        return listed
+    }
+
+    /// What a string takes in JSON: control characters escaped to 6 bytes, `"` and `\` to 2.
+    private static func jsonBytes(_ text: String) -> Int {
+        text.utf8.reduce(0) { $0 + ($1 < 0x20 ? 6 : $1 == 0x22 || $1 == 0x5C ? 2 : 1) }
     }
 
     /// Asks every publisher of the session for a keyframe (a recording starts: each of its files must).
@@ -698,15 +742,26 @@ public struct StreamRouter<Frame> {
     /// Nil when the capture time fits the stream's timeline; else the frame is refused, counted, and the
     /// publisher told why — once for a run of refused frames, so that a flood of them is not answered in kind.
     private mutating func admit(_ time: MediaTime, kind: CaptureTimeline.Kind, to stream: inout Stream, now: Double) -> [Action]? {
-        let verdict = stream.timeline.admit(time, kind: kind, now: now)
-        guard verdict != .accepted else {
-            stream.refusing = false
-            return nil
+        let rate = kind == .video ? limits.maximumFramesPerSecond : limits.maximumAudioFramesPerSecond
+        var allowance = (kind == .video ? stream.videoAllowance : stream.audioAllowance) ?? TokenBucket(rate: rate, burst: 2 * rate)
+        let withinRate = allowance.take(now: now)
+        if kind == .video { stream.videoAllowance = allowance } else { stream.audioAllowance = allowance }
+        let explanation: String
+        if !withinRate {
+            refused[.frameRate, default: 0] += 1
+            explanation = "frames came faster than \(Int(rate)) a second (\(Int(2 * rate)) at once): the frame was refused"
+        } else {
+            let verdict = stream.timeline.admit(time, kind: kind, now: now)
+            guard verdict != .accepted else {
+                stream.refusing = false
+                return nil
+            }
+            refused[.captureTime, default: 0] += 1
+            explanation = verdict.explanation(kind: kind, time: time)
         }
-        refused[.captureTime, default: 0] += 1
         defer { stream.refusing = true }
         guard !stream.refusing else { return [] }
-        return [.sendControl(.error(code: .malformed, message: "stream \(stream.info.streamId): " + verdict.explanation(kind: kind, time: time)), to: stream.info.connectionId)]
+        return [.sendControl(.error(code: .malformed, message: "stream \(stream.info.streamId): " + explanation), to: stream.info.connectionId)]
     }
 
     /// Queues a frame for a subscriber and says to send it.

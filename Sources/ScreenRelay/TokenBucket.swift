@@ -27,6 +27,13 @@ struct TokenBucket: Sendable {
         return tokens >= 1
     }
 
+    /// Whether it has refilled to its burst (its owner has rested): such a bucket can be forgotten and made anew.
+    func isFull(now: Double) -> Bool {
+        var copy = self
+        copy.fill(now: now)
+        return copy.tokens >= burst
+    }
+
     private mutating func fill(now: Double) {
         if let filledAt { tokens = min(burst, tokens + max(0, now - filledAt) * rate) }
         filledAt = now

@@ -160,6 +160,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between keyframes one viewer may make the publisher send (the stream as a whole: at most two a second).")
     var subscriberKeyframeInterval: Double = 4
 
+    @Option(help: "MiB one recording may write (its files together); it stops there, finished and playable.")
+    var archiveMaxSize: Int = 2048
+
+    @Option(help: "MiB one session's archives may take together; past it no recording starts (507) and one in progress stops.")
+    var archiveSessionQuota: Int = 8192
+
+    @Option(help: "MiB all the relay's archives may take together; past it no recording starts (507) and one in progress stops.")
+    var archiveQuota: Int = 51200
+
+    @Option(help: "MiB recordings leave free on the data directory's disk: below it none starts (507) and one in progress stops.")
+    var archiveFreeSpace: Int = 1024
+
     @Option(help: "Seconds SIGTERM or SIGINT waits for clients to close, once recordings are finished, before the relay cuts their connections and exits.")
     var shutdownGrace: Double = 10
 
@@ -232,6 +244,11 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(
                 "the limits must be positive (--max-control-message at least 1024, --max-queued-bytes at least 65536, --subscriber-queue at least --subscriber-thin, --subscriber-fit-in 0 or more)")
         }
+        guard archiveMaxSize > 0, archiveSessionQuota > 0, archiveQuota > 0, archiveFreeSpace >= 0,
+            [archiveMaxSize, archiveSessionQuota, archiveQuota, archiveFreeSpace].allSatisfy({ $0 <= 1 << 30 })
+        else {
+            throw ValidationError("--archive-max-size, --archive-session-quota and --archive-quota must be positive MiB, --archive-free-space 0 or more")
+        }
         guard shutdownGrace >= 0, shutdownGrace <= 3600 else { throw ValidationError("--shutdown-grace must be 0 to 3600 seconds") }
         guard emptySessionExpiry > 0, idleTimeout >= 2 else {
             throw ValidationError("--empty-session-expiry must be positive and --idle-timeout at least 2 seconds")
@@ -264,6 +281,9 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, secret: secret, publicURL: publicURL, publishersMaySignal: publisherSignals,
             dataDirectory: dataDirectory, archiveGraceSeconds: archiveGrace)
         configuration.allowedHosts = allowedHost
+        configuration.archiveLimits = ArchiveLimits(
+            recordingBytes: Int64(archiveMaxSize) << 20, sessionBytes: Int64(archiveSessionQuota) << 20, relayBytes: Int64(archiveQuota) << 20,
+            freeSpaceBytes: Int64(archiveFreeSpace) << 20)
         configuration.tls = tlsCert.map { RelayTLSFiles(certificateChain: $0, privateKey: tlsKey ?? "") }
         (configuration.maximumConnections, configuration.maximumConnectionsPerAddress) = (maxConnections, maxConnectionsPerAddress)
         (configuration.maximumSessions, configuration.emptySessionExpirySeconds) = (maxSessions, emptySessionExpiry)
