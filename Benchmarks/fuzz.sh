@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # libFuzzer (with AddressSanitizer) on the relay's wire parsers — the binary media-frame header and the JSON
 # control messages, what every client can send — and on the escaping of remote text for logs. The target,
-# Benchmarks/fuzz/WireFuzzTarget.swift, also checks that whatever parses survives encoding unchanged.
+# Benchmarks/fuzz/WireFuzzTarget.swift, also checks that whatever parses survives encoding unchanged. Then on a
+# whole relay session (Benchmarks/fuzz/SessionFuzzTarget.swift): scripts of clients publishing, sending frames
+# with any times and sizes, subscribing, asking for keyframes, played into the relay's router. Each target runs
+# FUZZ_RUNS executions.
 #
 #   Benchmarks/fuzz.sh                 10^7 executions (several minutes on one core)
 #   FUZZ_RUNS=200000 Benchmarks/fuzz.sh   a short run (the test suite does this)
@@ -34,24 +37,57 @@ if [ ! -f "$build/fuzz-wire" ] || [ -n "$(find Sources/ScreenMedia Sources/Scree
     exit 1
   fi
 fi
+# The whole session: the relay's router and its policies (pure files of ScreenRelay, compiled into the target)
+# driven by scripts of client actions (Benchmarks/fuzz/SessionFuzzTarget.swift).
+session_sources=(Sources/ScreenRelay/StreamRouter.swift Sources/ScreenRelay/CaptureTimeline.swift Sources/ScreenRelay/TokenBucket.swift
+  Sources/ScreenRelay/SubscriberKeyframeRequests.swift Sources/ScreenRelay/FIFO.swift Sources/ScreenRelay/RelayMetrics.swift)
+# Without AddressSanitizer: this is safe Swift (what it hunts are Swift's own traps: overflow, a NaN made an
+# integer, a force unwrap), and ASan's bookkeeping of every allocation made it run 5 times slower.
+session_build="$build/session"
+session_flags=(-sanitize=fuzzer -parse-as-library -O -g -swift-version 6
+  -enable-upcoming-feature InternalImportsByDefault -enable-upcoming-feature ExistentialAny -I "$session_build")
+mkdir -p "$session_build"
+if [ ! -f "$build/fuzz-session" ] ||
+  [ -n "$(find Sources/ScreenMedia Sources/ScreenWire "${session_sources[@]}" Benchmarks/fuzz/SessionFuzzTarget.swift -newer "$build/fuzz-session" -name '*.swift' | head -1)" ]; then
+  echo "building the session fuzz target…" >&2
+  if ! { "$swiftc" "${session_flags[@]}" -emit-module -emit-library -static -module-name ScreenMedia \
+      -emit-module-path "$session_build/ScreenMedia.swiftmodule" -o "$session_build/libScreenMedia.a" Sources/ScreenMedia/*.swift &&
+    "$swiftc" "${session_flags[@]}" -emit-module -emit-library -static -module-name ScreenWire \
+      -emit-module-path "$session_build/ScreenWire.swiftmodule" -o "$session_build/libScreenWire.a" Sources/ScreenWire/*.swift &&
+    "$swiftc" "${session_flags[@]}" -module-name SessionFuzz Benchmarks/fuzz/SessionFuzzTarget.swift "${session_sources[@]}" \
+      "$session_build/libScreenWire.a" "$session_build/libScreenMedia.a" -o "$build/fuzz-session"; } > "$build/build-session.log" 2>&1; then
+    grep -v "Cannot export local symbol" "$build/build-session.log" >&2
+    echo "fuzz.sh: the session fuzz target did not build" >&2
+    exit 1
+  fi
+fi
 if [ "${1:-}" = "--build-only" ]; then exit 0; fi
 runs=${FUZZ_RUNS:-10000000}
 limits=(-runs="$runs")
 if [ -n "${FUZZ_SECONDS:-}" ]; then limits=(-max_total_time="$FUZZ_SECONDS"); fi
-started=$(date +%s.%N)
-set +e
-"$build/fuzz-wire" "${limits[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-  -artifact_prefix="$build/" "$build/corpus" Benchmarks/fuzz/corpus 2> "$build/fuzz.log"
-status=$?
-set -e
-elapsed=$(echo "$(date +%s.%N) - $started" | bc)
-grep -E "^(stat::|#[0-9]+ +DONE|==[0-9]+==ERROR|SUMMARY)" "$build/fuzz.log" >&2 || true
-if [ $status -ne 0 ]; then
-  echo "fuzz.sh: the target failed (exit $status); the input is in $build/, the log in $build/fuzz.log" >&2
-  tail -30 "$build/fuzz.log" >&2
-  exit 1
-fi
-executions=$(grep -Eo "stat::number_of_executed_units: [0-9]+" "$build/fuzz.log" | grep -Eo "[0-9]+$" || echo 0)
-coverage=$(grep -Eo "cov: [0-9]+" "$build/fuzz.log" | tail -1 | grep -Eo "[0-9]+" || echo "?")
-printf "wire parsers: %s executions in %.0f s (%.0f/s), no crash; coverage %s edges; corpus %s inputs\n" \
-  "$executions" "$elapsed" "$(echo "$executions / $elapsed" | bc -l)" "$coverage" "$(ls "$build/corpus" | wc -l)"
+
+# fuzz NAME BINARY CORPUS-IN-REPOSITORY MAX-LEN: runs one target, prints one line, exits non-zero on a crash.
+fuzz() {
+  local name=$1 binary=$2 seeds=$3 max_len=$4
+  mkdir -p "$build/corpus-$name"
+  local started; started=$(date +%s.%N)
+  set +e
+  "$binary" "${limits[@]}" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$build/$name-" "$build/corpus-$name" $seeds 2> "$build/fuzz-$name.log"
+  local status=$?
+  set -e
+  local elapsed; elapsed=$(echo "$(date +%s.%N) - $started" | bc)
+  grep -E "^(stat::|#[0-9]+ +DONE|==[0-9]+==ERROR|SUMMARY)" "$build/fuzz-$name.log" >&2 || true
+  if [ $status -ne 0 ]; then
+    echo "fuzz.sh: the $name target failed (exit $status); the input is in $build/, the log in $build/fuzz-$name.log" >&2
+    tail -30 "$build/fuzz-$name.log" >&2
+    exit 1
+  fi
+  local executions; executions=$(grep -Eo "stat::number_of_executed_units: [0-9]+" "$build/fuzz-$name.log" | grep -Eo "[0-9]+$" || echo 0)
+  local coverage; coverage=$(grep -Eo "cov: [0-9]+" "$build/fuzz-$name.log" | tail -1 | grep -Eo "[0-9]+" || echo "?")
+  printf "%s: %s executions in %.0f s (%.0f/s), no crash; coverage %s edges; corpus %s inputs\n" \
+    "$name" "$executions" "$elapsed" "$(echo "$executions / $elapsed" | bc -l)" "$coverage" "$(ls "$build/corpus-$name" | wc -l)"
+}
+# (The wire corpus also seeds the session: its inputs read as scripts too.)
+fuzz "wire parsers" "$build/fuzz-wire" Benchmarks/fuzz/corpus 4096
+fuzz "relay session" "$build/fuzz-session" Benchmarks/fuzz/corpus 1024
