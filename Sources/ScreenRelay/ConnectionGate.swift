@@ -96,6 +96,8 @@ struct RelayChildChannel<BaseChannel: ServerChildChannel>: ServerChildChannel {
     let requestHeadTimeout: TimeAmount
     let metrics: RelayMetrics
     let refusalLog: RateLimitedLog
+    /// TLS handshakes that failed: said apart from refusals, so that neither silences the other.
+    let handshakeLog: RateLimitedLog
 
     struct Refused: Error {}
 
@@ -112,7 +114,10 @@ struct RelayChildChannel<BaseChannel: ServerChildChannel>: ServerChildChannel {
         }
         channel.closeFuture.whenComplete { [gate] _ in gate.release(address) }
         return channel.eventLoop.makeCompletedFuture {
-            if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context)) }
+            if let tls {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+                try channel.pipeline.syncOperations.addHandler(TLSHandshakeFailure(metrics: metrics, log: handshakeLog))
+            }
             try channel.pipeline.syncOperations.addHandler(RequestHeadDeadline(timeout: requestHeadTimeout, metrics: metrics))
         }.flatMap {
             base.setup(channel: channel, logger: logger)
@@ -121,6 +126,31 @@ struct RelayChildChannel<BaseChannel: ServerChildChannel>: ServerChildChannel {
 
     func handle(value: Value, logger: Logger) async {
         await base.handle(value: value, logger: logger)
+    }
+}
+
+/// A client that fails the TLS handshake (plain HTTP sent to the TLS port, TLS 1.0, a cipher the relay does not
+/// offer) is closed here, counted (`tls_handshake`) and said in the log at most once a minute: it is not an error
+/// of the relay's, and a stream of them must not flood the log.
+final class TLSHandshakeFailure: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    let metrics: RelayMetrics
+    let log: RateLimitedLog
+
+    init(metrics: RelayMetrics, log: RateLimitedLog) {
+        self.metrics = metrics
+        self.log = log
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is NIOSSLError || error is BoringSSLError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        metrics.refused(.tlsHandshake)
+        let peer = context.channel.remoteAddress?.ipAddress ?? "?"
+        log.log("a client (\(peer)) failed the TLS handshake: plain HTTP to the HTTPS port, or a TLS version or cipher older than TLS 1.2 with forward secrecy")
+        context.close(promise: nil)
     }
 }
 

@@ -88,6 +88,7 @@ public final class RelayMetrics: Sendable {
         case hlsMemory = "hls_memory"
         case streamsPerSession = "streams_per_session"
         case frameRate = "frame_rate"
+        case tlsHandshake = "tls_handshake"
     }
 
     public enum Name: String, CaseIterable, Sendable {

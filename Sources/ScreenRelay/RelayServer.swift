@@ -243,10 +243,11 @@ public final class RelayServer: Service {
         let webSocketResponder = webSocketRouter.buildResponder()
         let headTimeout = TimeAmount.milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000))
         let refusalLog = RateLimitedLog(logger: logger)
+        let handshakeLog = RateLimitedLog(logger: logger)
         return HTTPServerBuilder { [tlsContext, metrics] responder in
             RelayChildChannel(
                 base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
-                gate: gate, tls: tlsContext, requestHeadTimeout: headTimeout, metrics: metrics, refusalLog: refusalLog)
+                gate: gate, tls: tlsContext, requestHeadTimeout: headTimeout, metrics: metrics, refusalLog: refusalLog, handshakeLog: handshakeLog)
         }
     }
 }

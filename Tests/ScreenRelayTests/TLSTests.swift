@@ -147,4 +147,28 @@ import Testing
         #expect(await start(.init(certificateChain: issued.certificate, privateKey: other.key)).contains("does not belong to the certificate"))
         #expect(await start(.init(certificateChain: issued.certificate, privateKey: issued.key)) == "started")
     }
+
+    /// Only TLS 1.2 and 1.3 with forward-secret suites; plain HTTP to the TLS port is closed and counted, and
+    /// the relay goes on serving.
+    @Test func oldTLSAndPlainHTTPAreRefusedAtTheHandshake() async throws {
+        let authority = try await TestCertificateAuthority()
+        let relay = try await relay(try await authority.issue())
+        func handshake(_ options: [String]) async throws -> Bool {
+            let outcome = try await ChildProcess.run(
+                "/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(relay.port)", "-servername", "localhost"] + options, timeout: 20)
+            return outcome.standardOutput.contains("Cipher is ") && !outcome.standardOutput.contains("Cipher is (NONE)")
+        }
+        #expect(try await handshake(["-tls1_3"]), "TLS 1.3")
+        #expect(try await handshake(["-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES128-GCM-SHA256"]), "TLS 1.2 with ECDHE")
+        #expect(try await !handshake(["-tls1_2", "-cipher", "AES128-SHA"]), "a suite without forward secrecy")
+        #expect(try await !handshake(["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"]), "TLS 1.1")
+        for _ in 0..<5 {
+            let plain = try RawSocket(port: relay.port)
+            await plain.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            #expect(await plain.isClosedByPeer(within: 10))
+        }
+        #expect(relay.server.metrics.value(.tlsHandshake) >= 5)
+        let trust = ClientTrust(caFile: authority.certificate)
+        #expect(try await RelayHTTPClient(trust: trust).send("GET", "https://localhost:\(relay.port)/healthz").status == 200)
+    }
 }
