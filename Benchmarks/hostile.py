@@ -28,7 +28,7 @@ def frame(opcode, fin, payload, declared=None):
     return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 def ws():
     s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    s.sendall(b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
     data = b""
     while b"\r\n\r\n" not in data: data += s.recv(4096)
     return s

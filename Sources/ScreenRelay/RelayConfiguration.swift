@@ -24,6 +24,8 @@ public struct RelayConfiguration: Sendable {
     public var dataDirectory: String?
     /// Seconds a recorded session may have no stream before its archive stops by itself.
     public var archiveGraceSeconds: Double
+    /// On SIGTERM: recordings are finished, then clients have this long to close before they are dropped.
+    public var shutdownGraceSeconds = 10.0
     /// How much disk recordings may take, and the free space they leave (``ArchiveLimits``).
     public var archiveLimits = ArchiveLimits()
     /// Control messages (signals, announcements) one connection may have waiting to be written; past this,

@@ -207,8 +207,16 @@ public final class RelayServer: Service {
             // files are complete even when the wait runs out and the rest is cancelled.
             try await withGracefulShutdownHandler {
                 try await app.run()
-            } onGracefulShutdown: { [archives] in
-                Task { await archives?.stopAll() }
+            } onGracefulShutdown: { [archives, registry, logger, configuration] in
+                Task {
+                    await archives?.stopAll()
+                    // Clients that have not closed by the end of the grace (one that reads nothing, one that never
+                    // answers the close) are dropped, so that the relay exits within it whatever they do.
+                    try? await Task.sleep(for: .milliseconds(Int(configuration.shutdownGraceSeconds * 1000)))
+                    let hubs = await registry.all
+                    if !hubs.isEmpty { logger.notice("shutdown grace over: dropping the connections still open") }
+                    for hub in hubs { await hub.dropEveryone(reason: "the relay is shutting down") }
+                }
             }
         } catch {
             // Whoever waits for the port learns that it will not come.

@@ -245,6 +245,11 @@ actor SessionHub {
         }
     }
 
+    /// Drops every connection now, with what is queued for it (the relay is stopping and its grace is over).
+    func dropEveryone(reason: String) {
+        for outlet in outlets.values { outlet.evict(reason: reason) }
+    }
+
     func delivered(to connectionId: String, streamId: UInt32, bytes: Int) {
         metrics.add(.framesOut)
         metrics.add(.bytesOut, bytes)

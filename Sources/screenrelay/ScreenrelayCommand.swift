@@ -281,6 +281,7 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, secret: secret, publicURL: publicURL, publishersMaySignal: publisherSignals,
             dataDirectory: dataDirectory, archiveGraceSeconds: archiveGrace)
         configuration.allowedHosts = allowedHost
+        configuration.shutdownGraceSeconds = shutdownGrace
         configuration.archiveLimits = ArchiveLimits(
             recordingBytes: Int64(archiveMaxSize) << 20, sessionBytes: Int64(archiveSessionQuota) << 20, relayBytes: Int64(archiveQuota) << 20,
             freeSpaceBytes: Int64(archiveFreeSpace) << 20)
@@ -329,11 +330,12 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         // SIGTERM finishes the recordings first, then waits for clients to close for the grace period, then
-        // cancels what is left (a client that reads nothing, or never answers the close, cannot hold it up).
+        // drops those left (a client that reads nothing, or never answers the close, cannot hold it up); past
+        // that and 10 s more, the group cancels the services.
         var groupConfiguration = ServiceGroupConfiguration(
             services: [.init(service: server), .init(service: reload)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(Int(shutdownGrace * 1000))
-        groupConfiguration.maximumCancellationDuration = .seconds(5)
+        groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(Int(shutdownGrace * 1000) + 10_000)
+        groupConfiguration.maximumCancellationDuration = .seconds(10)
         let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()
