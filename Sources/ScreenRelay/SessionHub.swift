@@ -199,13 +199,22 @@ actor SessionHub {
 
     // MARK: Archive
 
-    /// Starts handing frames to `recorder`; every publisher is asked for a keyframe and everyone is told.
+    /// Starts handing frames to `recorder`, each stream from its cached pictures (or, without them, a keyframe
+    /// asked of its publisher); everyone is told.
     /// `onIdle` runs when the session has had no stream for the grace period (the publisher left).
     func attach(_ recorder: ArchiveRecorder, name: String, onIdle: @escaping @Sendable () async -> Void) {
         self.recorder = recorder
         self.recordingName = name
         self.onIdle = onIdle
-        perform(router.requestKeyframesForAllStreams(now: Self.now()))
+        let (cached, actions) = router.startingRecording(now: Self.now())
+        for (streamId, frames) in cached {
+            guard let properties = router.streamInfo(streamId)?.properties else { continue }
+            for buffer in frames {
+                guard let header = buffer.withUnsafeReadableBytes({ try? MediaFrameHeader.parse($0).header }) else { continue }
+                recorder.record(buffer, header: header, framesPerSecond: properties.estimatedFramesPerSecond, audio: properties.audio)
+            }
+        }
+        perform(actions)
         broadcast(.archiveStarted(archiveId: recorder.archiveId, name: name))
         hls?.dateRange(.init(
             id: "archive-\(recorder.archiveId)", className: HLSDateRangeClass.archive, start: .now(),

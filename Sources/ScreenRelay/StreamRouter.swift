@@ -529,9 +529,20 @@ public struct StreamRouter<Frame> {
         text.utf8.reduce(0) { $0 + ($1 < 0x20 ? 6 : $1 == 0x22 || $1 == 0x5C ? 2 : 1) }
     }
 
-    /// Asks every publisher of the session for a keyframe (a recording starts: each of its files must).
-    public mutating func requestKeyframesForAllStreams(now: Double) -> [Action] {
-        streams.keys.sorted().flatMap { requestKeyframe($0, now: now, cause: .relay) }
+    /// A recording starts: each stream's file must begin at a keyframe. Returns the cached pictures of each stream
+    /// that has them (its last keyframe and the frames since, for the file to begin with), and asks the publishers
+    /// of the others for a keyframe: starting a recording costs the viewers no keyframe when the cache can start it.
+    public mutating func startingRecording(now: Double) -> (cached: [(streamId: UInt32, frames: [Frame])], actions: [Action]) {
+        var cached: [(streamId: UInt32, frames: [Frame])] = []
+        var actions: [Action] = []
+        for streamId in streams.keys.sorted() {
+            if let cache = streams[streamId]?.cache, !cache.isEmpty {
+                cached.append((streamId, cache.map(\.frame)))
+            } else {
+                actions += requestKeyframe(streamId, now: now, cause: .relay)
+            }
+        }
+        return (cached, actions)
     }
 
     /// Asks the publisher of one stream for a keyframe for the relay itself (an HLS segment is due).

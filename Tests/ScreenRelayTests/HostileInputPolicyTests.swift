@@ -156,4 +156,17 @@ import Testing
         #expect(keyframeRequests(router.tick(now: 30.1)) == 1, "once the ceiling has passed, the waiting request goes")
         #expect(keyframeRequests(router.requestKeyframe(forStream: 1, now: 31)) == 1, "the relay's own request is not under it")
     }
+
+    /// A recording starts from the cached pictures where there are some: archive starts (which a moderator may
+    /// repeat) cost the viewers no keyframe then; a stream without them is asked for one.
+    @Test func aRecordingStartsFromTheCacheAndAsksOnlyForStreamsWithout() {
+        var router = session(subscribers: ["v"])
+        _ = router.handle(.publish(name: "second", properties: Self.properties), from: "p", now: 0)
+        _ = router.frame("k0", header: header(0, key: true), size: 10, from: "p", now: 0)
+        _ = router.frame("d1", header: header(1, key: false), size: 10, from: "p", now: 0.5)
+        let (cached, actions) = router.startingRecording(now: 1)
+        #expect(cached.count == 1 && cached.first?.streamId == 1 && cached.first?.frames == ["k0", "d1"])
+        #expect(actions.count { if case .sendControl(.requestKeyframe(streamId: 2), "p") = $0 { true } else { false } } == 1)
+        #expect(keyframeRequests(actions) == 1)
+    }
 }
