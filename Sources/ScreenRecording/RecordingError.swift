@@ -8,4 +8,7 @@ public enum RecordingFailure: Sendable, Hashable {
     case writeFailed
     case readFailed
     case unsupportedContent
+    /// The muxer refused one frame as invalid data (nine VP9 frames in a row that are not shown, say): that
+    /// frame is left out and the file goes on.
+    case frameRefused
 }

@@ -40,6 +40,28 @@ public final class WebMWriter {
     private var cueFormatter = MetadataCueFormatter()
     private var finished = false
 
+    /// `AVERROR_INVALIDDATA` (`FFERRTAG('I','N','D','A')`, a macro Swift cannot import).
+    static let invalidData: Int32 = -0x4144_4E49
+    /// VP9 frames not shown since the last shown one (the superframe filter's cache), and its room.
+    private var hiddenFramesPending = 0
+    static let maximumHiddenFrames = 6
+
+    /// Whether a VP9 frame, by its uncompressed header's first bits, is not shown: frame marker (2), profile (2,
+    /// a reserved bit more at profile 3), show_existing_frame, frame_type, show_frame.
+    static func isHiddenVP9Frame(header: UInt8, next: UInt8) -> Bool {
+        let bits = UInt16(header) << 8 | UInt16(next)
+        var position = 2
+        func bit() -> Bool {
+            defer { position += 1 }
+            return bits & (0x8000 >> position) != 0
+        }
+        let profile = (bit() ? 1 : 0) | (bit() ? 2 : 0)
+        if profile == 3 { _ = bit() }
+        if bit() { return false }  // show_existing_frame: shown
+        _ = bit()  // frame_type
+        return !bit()
+    }
+
     /// Timestamps in the file are milliseconds from the first frame (Matroska's usual 1 ms tick).
     private static let millisecondTimeBase = AVRational(num: 1, den: 1000)
 
@@ -132,6 +154,19 @@ public final class WebMWriter {
     public func write(_ frame: EncodedFrame) throws(RecordingError) {
         guard let context, let packet, !finished else {
             throw RecordingError(.writeFailed, "\(path) is already finished")
+        }
+        if codec == .vp9 {
+            // libavformat's VP9 superframe filter holds frames that are not shown until a shown one joins them, 8 at
+            // most with it: a seventh hidden one would wedge it, refusing every frame after. It is left out instead.
+            let hidden = frame.payload.first.map { Self.isHiddenVP9Frame(header: $0, next: frame.payload.count > 1 ? frame.payload[1] : 0) } ?? false
+            if hidden {
+                guard hiddenFramesPending < Self.maximumHiddenFrames else {
+                    throw RecordingError(.frameRefused, "\(path): more than \(Self.maximumHiddenFrames) VP9 frames in a row that are not shown; this one is left out")
+                }
+                hiddenFramesPending += 1
+            } else {
+                hiddenFramesPending = 0
+            }
         }
         let first = firstCaptureTime ?? frame.captureTime
         firstCaptureTime = first
@@ -255,6 +290,9 @@ public final class WebMWriter {
         let status = av_write_frame(context, packet)
         packet.pointee.data = nil
         packet.pointee.size = 0
+        if status == Self.invalidData {
+            throw RecordingError(.frameRefused, "libavformat refused a frame of \(path) as invalid data (\(avErrorText(status))); it is left out")
+        }
         guard status >= 0 else { throw writeError(status) }
     }
 

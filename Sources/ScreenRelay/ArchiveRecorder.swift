@@ -16,7 +16,8 @@ import Synchronization
 /// A write error (a full disk) fails the recording once, through `onFailure`; what was written stays playable
 /// (every frame is flushed in its own cluster).
 final class ArchiveRecorder: @unchecked Sendable {
-    // @unchecked: `writers`, `opened`, `first`, `last`, `resolution` and `failure` are touched only on `queue`, a serial
+    // @unchecked: `writers`, `opened`, `first`, `last`, `resolution`, `failure`, `limitReached`, `refusedFrames` and
+    // `framesSinceSpaceCheck` are touched only on `queue`, a serial
     // queue; `backlog` is atomic; the rest is immutable.
     let archiveId: String
     private let folder: URL
@@ -38,6 +39,8 @@ final class ArchiveRecorder: @unchecked Sendable {
     private var limitReached: String?
     private let onLimit: @Sendable (String) -> Void
     private var framesSinceSpaceCheck = 0
+    /// Frames the muxer refused as invalid data, left out.
+    private(set) var refusedFrames = 0
 
     static let maximumBacklog = 600
 
@@ -129,6 +132,9 @@ final class ArchiveRecorder: @unchecked Sendable {
             if first == nil { first = header.captureTime }
             last = header.captureTime
             checkLimits()
+        } catch let refused as RecordingError where refused.kind == .frameRefused {
+            // A frame the muxer will not take costs that frame only, not the recording.
+            refusedFrames += 1
         } catch {
             fail("\(error)")
         }

@@ -27,4 +27,33 @@ import Testing
         #expect(failures.value.first?.contains("No space left on device") == true, "\(failures.value)")
         #expect(summary.failure == failures.value.first)
     }
+
+    /// Nine VP9 frames in a row that are not shown are more than the muxer's superframe filter holds (it would
+    /// then refuse every frame after): those past the sixth are left out, and only they; the recording goes on.
+    @Test
+    func framesTheMuxerRefusesCostOnlyThemselves() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("recorder-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let recorder = try ArchiveRecorder(archiveId: "a2", folder: folder) { reason in Issue.record("the recording failed: \(reason)") }
+        let frames = try TestMedia.encodedFrames(count: 12)
+        var sequence: UInt64 = 0
+        func record(_ payload: [UInt8], like frame: CollectedFrame) {
+            var header = TestMedia.header(frame, streamId: 1, sequence: sequence)
+            header.payloadLength = payload.count
+            header.captureTime = MediaTime(value: Int64(sequence), timescale: 5)
+            var buffer = ByteBuffer()
+            buffer.writeBytes(header.encoded() + payload)
+            recorder.record(buffer, header: header, framesPerSecond: 5, audio: nil)
+            sequence += 1
+        }
+        record(frames[0].payload, like: frames[0])
+        // 0x84: a VP9 inter frame with show_frame 0.
+        for _ in 0..<9 { record([0x84] + [UInt8](repeating: 0, count: 40), like: frames[1]) }
+        for frame in frames.dropFirst() { record(frame.payload, like: frame) }
+        let summary = await recorder.finish()
+        #expect(summary.failure == nil)
+        #expect(summary.size > 0 && summary.streams == 1)
+        // (Read once the queue is done with it: finish() has returned.)
+        #expect(recorder.refusedFrames == 3, "the frames not shown past the sixth in a row, and only they")
+    }
 }
