@@ -51,6 +51,8 @@ public struct RelayConfiguration: Sendable {
     /// Signals one connection may send per second on average, and in a burst; past them they are refused.
     public var signalsPerSecond = 20.0
     public var signalBurst = 40.0
+    /// Signals a session's connections may send together per second (twice as many at once).
+    public var sessionSignalsPerSecond = 50.0
     /// PEM certificate chain and key: the relay serves HTTPS and WSS; nil: plain HTTP and WS.
     public var tls: RelayTLSFiles?
     /// TCP connections the relay keeps open at once (kept below its descriptor limit), and from one address

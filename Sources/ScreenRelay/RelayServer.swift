@@ -79,7 +79,8 @@ public final class RelayServer: Service {
                 stallSeconds: configuration.subscriberStallSeconds,
                 signalsPerSecond: configuration.signalsPerSecond, signalBurst: configuration.signalBurst,
                 maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
-                maximumStreamNameBytes: configuration.maximumStreamNameBytes),
+                maximumStreamNameBytes: configuration.maximumStreamNameBytes,
+                sessionSignalsPerSecond: configuration.sessionSignalsPerSecond),
             publishersMaySignal: configuration.publishersMaySignal,
             archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)),
             alwaysHLS: hls.isWrittenOut ? hls : nil)

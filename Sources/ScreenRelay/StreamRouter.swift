@@ -77,6 +77,9 @@ public struct StreamRouter<Frame> {
         /// (`invalidSignal`), so that one client cannot flood everyone's queue through the session.
         public var signalsPerSecond: Double
         public var signalBurst: Double
+        /// All the session's connections together: each signal goes to everyone, so this bounds what many
+        /// connections of one token could make the relay deliver (twice as many at once).
+        public var sessionSignalsPerSecond: Double
         /// Streams one connection may publish at once, and the longest name (bytes): what every joiner's
         /// welcome carries stays small.
         public var maximumStreamsPerConnection: Int
@@ -100,8 +103,9 @@ public struct StreamRouter<Frame> {
             ignoredKeyframeRequestsBeforeClose: Int = 40,
             stallSeconds: Double = 20, maximumCachedBytes: Int = 8 << 20, signalsPerSecond: Double = 20, signalBurst: Double = 40,
             maximumStreamsPerConnection: Int = 16, maximumStreamNameBytes: Int = 256, maximumStreamsPerSession: Int = 32,
-            maximumFramesPerSecond: Double = 240, maximumAudioFramesPerSecond: Double = 200
+            maximumFramesPerSecond: Double = 240, maximumAudioFramesPerSecond: Double = 200, sessionSignalsPerSecond: Double = 50
         ) {
+            self.sessionSignalsPerSecond = sessionSignalsPerSecond
             self.maximumStreamsPerSession = maximumStreamsPerSession
             self.maximumFramesPerSecond = maximumFramesPerSecond
             self.maximumAudioFramesPerSecond = maximumAudioFramesPerSecond
@@ -333,6 +337,9 @@ public struct StreamRouter<Frame> {
     private var connections: [String: ConnectionInfo] = [:]
     /// Each connection's signal allowance (a token bucket): tokens left, and when it was last filled.
     private var signalAllowance: [String: TokenBucket] = [:]
+    /// The whole session's signals (every connection's together): each goes to everyone, so what one token's
+    /// many connections could make the relay deliver is bounded by it, not by their number.
+    private var sessionSignalAllowance: TokenBucket
     /// Order of joining, so announcements list connections the same way every time.
     private var connectionOrder: [String] = []
     private var streams: [UInt32: Stream] = [:]
@@ -346,6 +353,7 @@ public struct StreamRouter<Frame> {
         self.sessionId = sessionId
         self.limits = limits
         self.publishersMaySignal = publishersMaySignal
+        sessionSignalAllowance = TokenBucket(rate: limits.sessionSignalsPerSecond, burst: 2 * limits.sessionSignalsPerSecond)
     }
 
     public var isEmpty: Bool { connections.isEmpty }
@@ -487,6 +495,10 @@ public struct StreamRouter<Frame> {
             guard takeSignalAllowance(connectionId, now: now) else {
                 refused[.signalRate, default: 0] += 1
                 return [.sendControl(.error(code: .invalidSignal, message: "too many signals: at most \(Int(limits.signalsPerSecond)) a second"), to: connectionId)]
+            }
+            guard sessionSignalAllowance.take(now: now) else {
+                refused[.signalRate, default: 0] += 1
+                return [.sendControl(.error(code: .invalidSignal, message: "too many signals in this session: at most \(Int(limits.sessionSignalsPerSecond)) a second from everyone together"), to: connectionId)]
             }
             signal.from = connectionId
             signal.fromData = connection.data

@@ -184,6 +184,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a viewer may take none of its queued media before it is closed (it stopped reading, whether or not it answers pings).")
     var subscriberStall: Double = 20
 
+    @Option(help: "Signals (chat) a whole session's connections may send together per second (twice as many at once): each goes to everyone, so this bounds what many connections of one token could make the relay deliver.")
+    var sessionSignalsPerSecond: Double = 50
+
     @Option(help: "Signals (chat) one connection may send per second on average…")
     var signalsPerSecond: Double = 20
 
@@ -239,7 +242,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard requestTimeout > 0, messageDeadline > 0, maxControlMessage >= 1024, maxQueuedMessages > 0, maxQueuedBytes >= 65536,
             signalsPerSecond > 0, signalBurst >= 1, maxStreamsPerConnection > 0, maxStreamName > 0, subscriberThin > 0,
             subscriberQueue >= subscriberThin, subscriberFitIn >= 0, subscriberKeyframeInterval > 0, subscriberStall > 0,
-            subscriberKeyframeCeiling >= 0, subscriberKeyframeRequests > 0
+            subscriberKeyframeCeiling >= 0, subscriberKeyframeRequests > 0, sessionSignalsPerSecond > 0
         else {
             throw ValidationError(
                 "the limits must be positive (--max-control-message at least 1024, --max-queued-bytes at least 65536, --subscriber-queue at least --subscriber-thin, --subscriber-fit-in 0 or more)")
@@ -293,6 +296,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maximumControlMessageSize = maxControlMessage
         (configuration.maximumQueuedControlMessages, configuration.maximumQueuedControlBytes) = (maxQueuedMessages, maxQueuedBytes)
         (configuration.signalsPerSecond, configuration.signalBurst) = (signalsPerSecond, signalBurst)
+        configuration.sessionSignalsPerSecond = sessionSignalsPerSecond
         (configuration.subscriberThinMilliseconds, configuration.subscriberQueueMilliseconds) = (subscriberThin, subscriberQueue)
         configuration.subscriberFitInMilliseconds = subscriberFitIn
         (configuration.subscriberKeyframeIntervalSeconds, configuration.subscriberStallSeconds) = (subscriberKeyframeInterval, subscriberStall)

@@ -56,6 +56,7 @@ import Testing
         let relay = try await RunningRelay {
             $0.signalsPerSecond = 1e9
             $0.signalBurst = 1e9
+            $0.sessionSignalsPerSecond = 1e9
             $0.maximumQueuedControlBytes = 512 << 10
         }
         let outcome = try await withHonestSession(on: relay) { session in

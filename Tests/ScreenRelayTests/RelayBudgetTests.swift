@@ -146,4 +146,23 @@ import Testing
         #expect(admitted >= 700 && admitted <= 730, "\(admitted)")
         #expect(router.refused[.frameRate] == 1000 - admitted)
     }
+
+    /// One token's many connections cannot multiply the chat: the session as a whole sends at most 50 signals a
+    /// second (100 at once), each to everyone.
+    @Test func aSessionsSignalsTogetherHaveARate() {
+        var router = Router(sessionId: "s")
+        for index in 0..<40 { _ = router.connect(ConnectionInfo(connectionId: "c\(index)", role: .publisher, data: "")) }
+        var delivered = 0
+        for second in 0..<3 {
+            for index in 0..<40 {
+                for _ in 0..<20 {
+                    delivered += router.handle(.signal(Signal(type: "chat", data: "x")), from: "c\(index)", now: Double(second)).count {
+                        if case .sendControl(.signal, _) = $0 { true } else { false }
+                    }
+                }
+            }
+        }
+        // 100 at once and 50 a second after, each to the 40 connections (instead of 40 × 20 × 3 = 2 400 signals).
+        #expect(delivered == (100 + 2 * 50) * 40, "\(delivered) deliveries")
+    }
 }
