@@ -74,6 +74,12 @@ public struct RelayConfiguration: Sendable {
     public var emptySessionExpirySeconds = 6 * 3600.0
     /// Streams one connection may publish at once, and the longest stream name in bytes.
     public var maximumStreamsPerConnection = 16
+    /// Streams a session holds at once (at most 32, so that a welcome fits a control message), and the video
+    /// frames one stream may send per second (``StreamRouter/Limits``).
+    public var maximumStreamsPerSession = 32
+    public var maximumFramesPerSecond = 240.0
+    /// HLS segments one session keeps in memory; the relay's budget for all is 8 times it.
+    public var hlsSessionMemoryBytes = 64 << 20
     public var maximumStreamNameBytes = 256
     /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
     public var metricsToken: String?

@@ -65,7 +65,8 @@ public final class RelayServer: Service {
         let hls = HLSPackager.Configuration(
             segmentSeconds: configuration.hlsSegmentSeconds, idleSeconds: configuration.hlsIdleSeconds,
             directory: configuration.hlsDirectory, pushURL: configuration.hlsPushURL, pushClient: configuration.hlsPushClient,
-            logger: logger, metrics: metrics)
+            logger: logger, sessionMemoryBytes: configuration.hlsSessionMemoryBytes,
+            relayMemory: HLSMemoryBudget(limit: 8 * configuration.hlsSessionMemoryBytes), metrics: metrics)
         hlsConfiguration = hls
         self.registry = SessionRegistry(
             metrics: metrics,
@@ -80,6 +81,8 @@ public final class RelayServer: Service {
                 signalsPerSecond: configuration.signalsPerSecond, signalBurst: configuration.signalBurst,
                 maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
                 maximumStreamNameBytes: configuration.maximumStreamNameBytes,
+                maximumStreamsPerSession: min(32, configuration.maximumStreamsPerSession),
+                maximumFramesPerSecond: configuration.maximumFramesPerSecond,
                 sessionSignalsPerSecond: configuration.sessionSignalsPerSecond),
             publishersMaySignal: configuration.publishersMaySignal,
             archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)),

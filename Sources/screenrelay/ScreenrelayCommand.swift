@@ -196,6 +196,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Streams one connection may publish at once.")
     var maxStreamsPerConnection = 16
 
+    @Option(help: "Streams one session holds at once, whoever publishes them (at most 32: with them, every joiner's welcome fits a control message).")
+    var maxStreamsPerSession = 32
+
+    @Option(help: "Video frames one stream may send per second (twice as many at once); audio frames: 200 a second. Past it frames are refused.")
+    var maxFramesPerSecond: Double = 240
+
+    @Option(help: "MiB of HLS segments one session keeps in memory (the relay's budget for all: 8 times it); past it the oldest go first.")
+    var hlsSessionMemory = 64
+
     @Option(help: "Longest stream name, in bytes.")
     var maxStreamName = 256
 
@@ -242,10 +251,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard requestTimeout > 0, messageDeadline > 0, maxControlMessage >= 1024, maxQueuedMessages > 0, maxQueuedBytes >= 65536,
             signalsPerSecond > 0, signalBurst >= 1, maxStreamsPerConnection > 0, maxStreamName > 0, subscriberThin > 0,
             subscriberQueue >= subscriberThin, subscriberFitIn >= 0, subscriberKeyframeInterval > 0, subscriberStall > 0,
-            subscriberKeyframeCeiling >= 0, subscriberKeyframeRequests > 0, sessionSignalsPerSecond > 0
+            subscriberKeyframeCeiling >= 0, subscriberKeyframeRequests > 0, sessionSignalsPerSecond > 0,
+            (1...32).contains(maxStreamsPerSession), maxFramesPerSecond >= 1, maxFramesPerSecond <= 10_000, (1...65_536).contains(hlsSessionMemory)
         else {
             throw ValidationError(
-                "the limits must be positive (--max-control-message at least 1024, --max-queued-bytes at least 65536, --subscriber-queue at least --subscriber-thin, --subscriber-fit-in 0 or more)")
+                "the limits must be positive (--max-streams-per-session at most 32, --max-frames-per-second at most 10000, --max-control-message at least 1024, --max-queued-bytes at least 65536, --subscriber-queue at least --subscriber-thin, --subscriber-fit-in 0 or more)")
         }
         guard archiveMaxSize > 0, archiveSessionQuota > 0, archiveQuota > 0, archiveFreeSpace >= 0,
             [archiveMaxSize, archiveSessionQuota, archiveQuota, archiveFreeSpace].allSatisfy({ $0 <= 1 << 30 })
@@ -303,6 +313,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.subscriberKeyframeCeilingSeconds = subscriberKeyframeCeiling
         configuration.subscriberKeyframeRequests = subscriberKeyframeRequests
         (configuration.maximumStreamsPerConnection, configuration.maximumStreamNameBytes) = (maxStreamsPerConnection, maxStreamName)
+        (configuration.maximumStreamsPerSession, configuration.maximumFramesPerSecond) = (maxStreamsPerSession, maxFramesPerSecond)
+        configuration.hlsSessionMemoryBytes = hlsSessionMemory << 20
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment
         configuration.hlsPushURL = hlsPush
