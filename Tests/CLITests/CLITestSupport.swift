@@ -1,5 +1,7 @@
 import Foundation
 import ScreenTesting
+import ScreenTransportClient
+import ScreenWire
 import Testing
 
 /// A `screenpub` sharing to its embedded relay (on a free port), with its own runtime directory (for the
@@ -272,5 +274,18 @@ final class RunningCaddy {
     deinit {
         process.signal(SIGKILL)
         try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+extension RunningRelayProcess {
+    /// A session made over its HTTP API with the secret, and a subscriber token minted for it.
+    func makeSession() async throws -> (credentials: SessionCredentials, viewerToken: String) {
+        let http = RelayHTTPClient()
+        let made = try await http.send("POST", "http://127.0.0.1:\(port)/session", bearer: Self.secret)
+        let credentials = try JSONDecoder().decode(SessionCredentials.self, from: made.body)
+        let minted = try await http.send(
+            "POST", "http://127.0.0.1:\(port)/session/\(credentials.sessionId)/token", bearer: Self.secret,
+            json: Data(#"{"role":"subscriber"}"#.utf8))
+        return (credentials, try JSONDecoder().decode([String: String].self, from: minted.body)["token"] ?? "")
     }
 }

@@ -17,13 +17,8 @@ import Testing
     }
 
     private func session(_ relay: RunningRelayProcess) async throws -> Session {
-        let http = RelayHTTPClient()
-        let made = try await http.send("POST", "http://127.0.0.1:\(relay.port)/session", bearer: RunningRelayProcess.secret)
-        let credentials = try JSONDecoder().decode(SessionCredentials.self, from: made.body)
-        let minted = try await http.send(
-            "POST", "http://127.0.0.1:\(relay.port)/session/\(credentials.sessionId)/token", bearer: RunningRelayProcess.secret,
-            json: Data(#"{"role":"subscriber"}"#.utf8))
-        return Session(credentials: credentials, viewerToken: try JSONDecoder().decode([String: String].self, from: minted.body)["token"] ?? "")
+        let (credentials, viewerToken) = try await relay.makeSession()
+        return Session(credentials: credentials, viewerToken: viewerToken)
     }
 
     private func header(_ sequence: UInt64, key: Bool, time: MediaTime, payload: Int) -> MediaFrameHeader {

@@ -11,14 +11,8 @@ import Testing
 /// from /proc while hundreds of hostile connections come at once, and honest clients are served throughout.
 @Suite(.watchdog()) struct RelayUnderAttackTests {
     /// A session made over HTTP, and two honest clients in it exchanging a chat line: true when it arrives.
-    private func honestChat(port: Int) async throws -> Bool {
-        let http = RelayHTTPClient()
-        let made = try await http.send("POST", "http://127.0.0.1:\(port)/session", bearer: RunningRelayProcess.secret)
-        let session = try JSONDecoder().decode(SessionCredentials.self, from: made.body)
-        let minted = try await http.send(
-            "POST", "http://127.0.0.1:\(port)/session/\(session.sessionId)/token", bearer: RunningRelayProcess.secret,
-            json: Data(#"{"role":"subscriber"}"#.utf8))
-        let viewerToken = try JSONDecoder().decode([String: String].self, from: minted.body)["token"] ?? ""
+    private func honestChat(_ relay: RunningRelayProcess) async throws -> Bool {
+        let (session, viewerToken) = try await relay.makeSession()
         let listener = Task {
             try await RelayClient.connect(url: session.relayURL, token: viewerToken, logger: .init(label: "honest")) { _, events in
                 while let event = try await events.next() {
@@ -38,7 +32,7 @@ import Testing
     @Test
     func hostileConnectionsByTheHundredLeaveMemoryBoundedAndHonestClientsServed() async throws {
         let relay = try await RunningRelayProcess(["--request-timeout", "3", "--max-connections", "2000"])
-        #expect(try await honestChat(port: relay.port))
+        #expect(try await honestChat(relay))
         let before = relay.residentKilobytes
         var attackers: [RawSocket] = []
         // 60 WebSockets that claim an 8 MiB message before hello (this once cost 8 MiB each), and 60 that
@@ -60,7 +54,7 @@ import Testing
             attackers.append(socket)
         }
         let during = relay.residentKilobytes
-        #expect(try await honestChat(port: relay.port), "an honest pair could not chat during the attack")
+        #expect(try await honestChat(relay), "an honest pair could not chat during the attack")
         #expect(try await RelayHTTPClient().send("GET", "http://127.0.0.1:\(relay.port)/healthz").status == 200)
         // The header deadline (3 s) and the hello deadline (10 s, with a 10 s grace for the close) cut off every attacker.
         #expect(try await eventually(40) { relay.openDescriptors < 60 }, "attackers' connections still open: \(relay.openDescriptors)")

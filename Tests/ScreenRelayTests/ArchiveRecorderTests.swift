@@ -16,12 +16,7 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("stream-1.webm").path, withDestinationPath: "/dev/full")
         let failures = Locked<[String]>([])
         let recorder = try ArchiveRecorder(archiveId: "a1", folder: folder) { reason in failures.withLock { $0.append(reason) } }
-        for (index, frame) in try TestMedia.encodedFrames(count: 5).enumerated() {
-            let header = TestMedia.header(frame, streamId: 1, sequence: UInt64(index))
-            var buffer = ByteBuffer()
-            buffer.writeBytes(header.encoded() + frame.payload)
-            recorder.record(buffer, header: header, framesPerSecond: 5, audio: nil)
-        }
+        recorder.record(try TestMedia.encodedFrames(count: 5))
         let summary = await recorder.finish()
         #expect(failures.value.count == 1, "\(failures.value)")
         #expect(failures.value.first?.contains("No space left on device") == true, "\(failures.value)")
@@ -55,5 +50,17 @@ import Testing
         #expect(summary.size > 0 && summary.streams == 1)
         // (Read once the queue is done with it: finish() has returned.)
         #expect(recorder.refusedFrames == 3, "the frames not shown past the sixth in a row, and only they")
+    }
+}
+
+extension ArchiveRecorder {
+    /// Queues `frames` as stream 1 at 5 fps, each as the relay holds it (header and payload in one buffer).
+    func record(_ frames: [CollectedFrame]) {
+        for (index, frame) in frames.enumerated() {
+            let header = TestMedia.header(frame, streamId: 1, sequence: UInt64(index))
+            var buffer = ByteBuffer()
+            buffer.writeBytes(header.encoded() + frame.payload)
+            record(buffer, header: header, framesPerSecond: 5, audio: nil)
+        }
     }
 }

@@ -40,11 +40,7 @@ import Testing
             packager.frame(buffer, header: header, framesPerSecond: 5)
         }
         #expect(await packager.waitForFirstSegment(timeout: .seconds(10)))
-        var snapshot = packager.snapshot
-        for _ in 0..<100 where snapshot.segments.count < 5 {
-            try await Task.sleep(for: .milliseconds(50))
-            snapshot = packager.snapshot
-        }
+        let snapshot = try await Self.snapshot(of: packager, segments: 5)
         // Three segments of the first stream, two of the second (its 11th frame opens a third, not yet complete).
         #expect(snapshot.segments.map(\.duration) == [1, 1, 1, 1, 1], "\(snapshot.segments.map(\.duration))")
         #expect(snapshot.segments.map(\.discontinuity) == [false, false, false, true, false])
@@ -52,6 +48,16 @@ import Testing
         // The new stream's first frame comes one frame after the old one's last: no jump of hours.
         let times = snapshot.segments.flatMap { TimedMetadataReader.events(in: $0.bytes).map(\.presentationTime) }
         #expect(times == (0..<25).map { UInt64($0) * 18_000 }, "\(times)")
+    }
+
+    /// The packager's snapshot once it lists `segments` segments (packaging runs on its own queue), or after 5 s.
+    static func snapshot(of packager: HLSPackager, segments: Int) async throws -> HLSPackager.Snapshot {
+        var snapshot = packager.snapshot
+        for _ in 0..<100 where snapshot.segments.count < segments {
+            try await Task.sleep(for: .milliseconds(50))
+            snapshot = packager.snapshot
+        }
+        return snapshot
     }
 
     /// `frame` encoded again as a keyframe (the same picture).
