@@ -90,6 +90,18 @@ final class HLSPackager: @unchecked Sendable {
         var width = 0
         var height = 0
         var framesPerSecond = 0.0
+
+        /// Takes the oldest listed segment out of the playlist, counting its discontinuity as gone before it.
+        mutating func removeOldestSegment() -> Segment {
+            let gone = segments.removeFirst()
+            if gone.discontinuity { discontinuitiesBefore += 1 }
+            return gone
+        }
+
+        /// Keeps the latest ``HLSPackager/maximumDateRanges`` date ranges.
+        mutating func keepLatestDateRanges() {
+            if dateRanges.count > HLSPackager.maximumDateRanges { dateRanges.removeFirst(dateRanges.count - HLSPackager.maximumDateRanges) }
+        }
     }
 
     let configuration: Configuration
@@ -184,7 +196,7 @@ final class HLSPackager: @unchecked Sendable {
             } else {
                 snapshot.dateRanges.append(range)
                 // Bounded as they come, not only when a segment closes: markers can be posted faster than that.
-                if snapshot.dateRanges.count > Self.maximumDateRanges { snapshot.dateRanges.removeFirst(snapshot.dateRanges.count - Self.maximumDateRanges) }
+                snapshot.keepLatestDateRanges()
             }
         }
     }
@@ -232,7 +244,7 @@ final class HLSPackager: @unchecked Sendable {
             origin = header.captureTime - MediaTime(value: end, timescale: FragmentedMP4Writer.timescale)
         }
         let ticks = max(ticks(header.captureTime), (held?.ticks ?? -1) &+ 1)
-        if !header.isKeyframe, let open = current, exceedsBounds(open, adding: buffer.readableBytes, at: ticks) {
+        if !header.isKeyframe, let open = current, exceedsBounds(open.bytes.count, startedAt: open.startTicks, adding: buffer.readableBytes, at: ticks) {
             // Ended no later than the target duration: the held frame is shortened to fit.
             let cut = min(ticks, open.startTicks &+ Int64(configuration.targetDuration) * Int64(FragmentedMP4Writer.timescale))
             writeHeldFrame(until: cut)
@@ -274,11 +286,11 @@ final class HLSPackager: @unchecked Sendable {
         held = (buffer, header, ticks)
     }
 
-    /// Whether the open segment, with the held frame and one more of `bytes` ending at `ticks`, would pass its byte
-    /// cap or its target duration.
-    private func exceedsBounds(_ open: (bytes: [UInt8], startTicks: Int64, start: WallClockTime, discontinuity: Bool, dueAt: ContinuousClock.Instant), adding bytes: Int, at ticks: Int64) -> Bool {
-        let size = open.bytes.count + (held?.buffer.readableBytes ?? 0) + bytes
-        let seconds = Double(ticks &- open.startTicks) / Double(FragmentedMP4Writer.timescale)
+    /// Whether the open segment (`segmentBytes` so far, started at `startTicks`), with the held frame and one more
+    /// of `bytes` at `ticks`, would pass its byte cap or its target duration.
+    private func exceedsBounds(_ segmentBytes: Int, startedAt startTicks: Int64, adding bytes: Int, at ticks: Int64) -> Bool {
+        let size = segmentBytes + (held?.buffer.readableBytes ?? 0) + bytes
+        let seconds = Double(ticks &- startTicks) / Double(FragmentedMP4Writer.timescale)
         return size > configuration.maximumSegmentBytes || seconds >= Double(configuration.targetDuration)
     }
 
@@ -316,11 +328,7 @@ final class HLSPackager: @unchecked Sendable {
         let window = configuration.windowSegments
         published.withLock { snapshot in
             snapshot.segments.append(closed)
-            while snapshot.segments.count > window {
-                let gone = snapshot.segments.removeFirst()
-                if gone.discontinuity { snapshot.discontinuitiesBefore += 1 }
-                snapshot.retired.append(gone)
-            }
+            while snapshot.segments.count > window { snapshot.retired.append(snapshot.removeOldestSegment()) }
             if snapshot.retired.count > window { snapshot.retired.removeFirst(snapshot.retired.count - window) }
             // Initialization segments and date ranges that no served segment needs any more go too.
             let oldest = snapshot.segments.first!
@@ -333,7 +341,7 @@ final class HLSPackager: @unchecked Sendable {
                 return end.map { $0 < oldest.programDateTime } ?? false
             }
             // Ranges with no end (a marker without a duration) are listed while they are among the latest.
-            if snapshot.dateRanges.count > Self.maximumDateRanges { snapshot.dateRanges.removeFirst(snapshot.dateRanges.count - Self.maximumDateRanges) }
+            snapshot.keepLatestDateRanges()
             keepWithinMemory(&snapshot)
         }
         if closed.sequence == 0 { firstSegment.signal() }
@@ -353,13 +361,7 @@ final class HLSPackager: @unchecked Sendable {
         var total = snapshot.segments.reduce(0) { $0 + $1.bytes.count } + snapshot.retired.reduce(0) { $0 + $1.bytes.count }
         var shed = false
         func dropOldest() {
-            if !snapshot.retired.isEmpty {
-                total -= snapshot.retired.removeFirst().bytes.count
-            } else {
-                let gone = snapshot.segments.removeFirst()
-                if gone.discontinuity { snapshot.discontinuitiesBefore += 1 }
-                total -= gone.bytes.count
-            }
+            total -= (snapshot.retired.isEmpty ? snapshot.removeOldestSegment() : snapshot.retired.removeFirst()).bytes.count
             shed = true
         }
         while total > configuration.sessionMemoryBytes, snapshot.retired.count + snapshot.segments.count > 1 { dropOldest() }
