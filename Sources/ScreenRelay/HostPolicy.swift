@@ -16,7 +16,7 @@ struct HostPolicy: Sendable {
 
     /// The names a relay with this configuration answers to.
     static func forRelay(listeningOn host: String, publicURL: String?, allowed: [String], machineNames: [String]) -> HostPolicy {
-        var names = ["localhost", "127.0.0.1", "::1"] + allowed + machineNames
+        var names = allowed + machineNames
         if !ReachableAddress.isWildcard(host) { names.append(host) }
         if let publicURL, let publicHost = URLComponents(string: publicURL)?.host { names.append(publicHost) }
         return HostPolicy(names: names)
@@ -38,7 +38,7 @@ struct HostPolicy: Sendable {
 
     private func allowsName(_ name: String) -> Bool {
         let name = Self.normalized(name)
-        return names.contains(name) || name.hasPrefix("127.") && name.split(separator: ".").count == 4 && name.allSatisfy { $0.isNumber || $0 == "." }
+        return names.contains(name) || ReachableAddress.isLoopback(name)
     }
 
     /// `name` of `name:port`, `[v6]:port` or `[v6]`.

@@ -10,6 +10,16 @@ public enum ReachableAddress {
         return networkAddress() ?? hostName() ?? "127.0.0.1"
     }
 
+    /// Whether a host name or address (no port, no brackets) is this machine's loopback: `localhost`, `::1`, an
+    /// IPv4 address in 127/8, or one mapped into IPv6 (`::ffff:127.…`).
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased()
+        if host == "localhost" || host == "::1" { return true }
+        let v4 = host.hasPrefix("::ffff:") ? host.dropFirst(7) : Substring(host)
+        let parts = v4.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
+    }
+
     /// Whether a `Host` header can go into a link as it is: a host name or address and an optional port —
     /// nothing that could break out of a URL.
     static func isValidHost(_ host: String) -> Bool {

@@ -100,8 +100,7 @@ public final class RelayServer: Service {
             store = nil
             archives = nil
         }
-        let loopback = ["127.0.0.1", "::1", "localhost"].contains(configuration.host) || configuration.host.hasPrefix("127.")
-        if !loopback, configuration.tls == nil, !(configuration.publicURL ?? "").hasPrefix("https://") {
+        if !ReachableAddress.isLoopback(configuration.host), configuration.tls == nil, !(configuration.publicURL ?? "").hasPrefix("https://") {
             logger.warning(
                 "listening on \(configuration.host) without TLS: browsers on other machines offer the viewer's WebCodecs only on https pages (give --tls-cert and --tls-key, or put a TLS proxy in front and give --public-url https://…)")
         }

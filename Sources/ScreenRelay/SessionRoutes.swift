@@ -224,7 +224,7 @@ extension RelayServer {
         guard request.headers[.init("Forwarded")!] == nil, request.headers[.init("X-Forwarded-For")!] == nil,
             let address = channel.remoteAddress?.ipAddress
         else { return false }
-        return address == "::1" || address.hasPrefix("127.") || address.hasPrefix("::ffff:127.")
+        return ReachableAddress.isLoopback(address)
     }
 }
 
