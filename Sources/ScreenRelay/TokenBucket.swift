@@ -21,12 +21,6 @@ struct TokenBucket: Sendable {
         return true
     }
 
-    /// Whether a token is there to take, without taking it.
-    mutating func hasToken(now: Double) -> Bool {
-        fill(now: now)
-        return tokens >= 1
-    }
-
     /// Whether it has refilled to its burst (its owner has rested): such a bucket can be forgotten and made anew.
     func isFull(now: Double) -> Bool {
         var copy = self
