@@ -62,6 +62,9 @@ final class HLSPackager: @unchecked Sendable {
         let initialization: Int
         /// A new initialization segment starts here (the picture size or codec changed).
         let discontinuity: Bool
+        /// It starts at a keyframe. Only a segment split at the target duration while the publisher's keyframe
+        /// was late does not: its frames go on from the previous segment's.
+        let independent: Bool
         let bytes: [UInt8]
     }
 
@@ -123,7 +126,7 @@ final class HLSPackager: @unchecked Sendable {
     private var origin: MediaTime?
     private var held: (buffer: ByteBuffer, header: MediaFrameHeader, ticks: Int64)?
     private var streamId: UInt32?
-    private var current: (bytes: [UInt8], startTicks: Int64, start: WallClockTime, discontinuity: Bool, dueAt: ContinuousClock.Instant)?
+    private var current: (bytes: [UInt8], startTicks: Int64, start: WallClockTime, discontinuity: Bool, independent: Bool, dueAt: ContinuousClock.Instant)?
     private var lastKeyframeRequest: ContinuousClock.Instant?
     private var nextSequence = 0
     private var eventId: UInt32 = 0
@@ -244,20 +247,40 @@ final class HLSPackager: @unchecked Sendable {
             origin = header.captureTime - MediaTime(value: end, timescale: FragmentedMP4Writer.timescale)
         }
         let ticks = max(ticks(header.captureTime), (held?.ticks ?? -1) &+ 1)
-        if !header.isKeyframe, let open = current, exceedsBounds(open.bytes.count, startedAt: open.startTicks, adding: buffer.readableBytes, at: ticks) {
-            // Ended no later than the target duration: the held frame is shortened to fit.
-            let cut = min(ticks, open.startTicks &+ Int64(configuration.targetDuration) * Int64(FragmentedMP4Writer.timescale))
-            writeHeldFrame(until: cut)
-            closeSegment(at: cut)
-            current = nil
-            held = nil
-            gapBeforeNext = true
-            configuration.metrics?.refused(.hlsSegmentSize)
-            askForKeyframe()
-            return
+        if !header.isKeyframe, let open = current {
+            // A segment ends by then, so that its duration, rounded, stays within the target duration (RFC 8216
+            // 4.3.3.1); a held frame that spans past it (a publisher silent for long) is shortened to fit.
+            let timescale = Int64(FragmentedMP4Writer.timescale)
+            let end = min(ticks, open.startTicks &+ Int64(configuration.targetDuration) * timescale &+ timescale * 49 / 100)
+            switch bound(open.bytes.count, startedAt: open.startTicks, adding: buffer.readableBytes, at: ticks) {
+            case .bytes:
+                // More than a segment may hold: the frames up to the next keyframe are left out, after a gap.
+                writeHeldFrame(until: end)
+                closeSegment(at: end)
+                current = nil
+                held = nil
+                gapBeforeNext = true
+                configuration.metrics?.refused(.hlsSegmentSize)
+                askForKeyframe()
+                return
+            case .duration:
+                // The keyframe asked for is late (a busy publisher) or never comes: the segment ends and the next
+                // goes on from this frame, so no picture is lost.
+                writeHeldFrame(until: end)
+                closeSegment(at: end)
+                startSegment(at: ticks, header: header, discontinuity: false, independent: false)
+                askForKeyframe()
+                held = (buffer, header, ticks)
+                return
+            case nil:
+                break
+            }
         }
         writeHeldFrame(until: ticks)
-        if header.isKeyframe, changed || current.map({ Double(ticks - $0.startTicks) >= Double(FragmentedMP4Writer.timescale) * configuration.segmentSeconds / 2 }) ?? true {
+        // A keyframe starts a segment once the open one is half its length, or at once if the open one is not independent.
+        if header.isKeyframe, changed || current.map({
+            !$0.independent || Double(ticks - $0.startTicks) >= Double(FragmentedMP4Writer.timescale) * configuration.segmentSeconds / 2
+        }) ?? true {
             closeSegment(at: ticks)
             if changed {
                 writerFormat = format ?? CodedVideoFormat(codec: header.codec)
@@ -276,22 +299,29 @@ final class HLSPackager: @unchecked Sendable {
                     (snapshot.format, snapshot.width, snapshot.height, snapshot.framesPerSecond) = (writerFormat, header.width, header.height, framesPerSecond)
                 }
             }
-            current = (
-                [], ticks, WallClockTime(millisecondsSince1970: header.wallClockMilliseconds), (changed && initialization > 0) || gapBeforeNext,
-                .now + .milliseconds(Int(configuration.segmentSeconds * 1000))
-            )
+            startSegment(at: ticks, header: header, discontinuity: (changed && initialization > 0) || gapBeforeNext, independent: true)
             gapBeforeNext = false
             lastKeyframeRequest = nil
         }
         held = (buffer, header, ticks)
     }
 
-    /// Whether the open segment (`segmentBytes` so far, started at `startTicks`), with the held frame and one more
-    /// of `bytes` at `ticks`, would pass its byte cap or its target duration.
-    private func exceedsBounds(_ segmentBytes: Int, startedAt startTicks: Int64, adding bytes: Int, at ticks: Int64) -> Bool {
-        let size = segmentBytes + (held?.buffer.readableBytes ?? 0) + bytes
+    /// Opens a segment whose first frame (`header`) is at `ticks`.
+    private func startSegment(at ticks: Int64, header: MediaFrameHeader, discontinuity: Bool, independent: Bool) {
+        current = (
+            [], ticks, WallClockTime(millisecondsSince1970: header.wallClockMilliseconds), discontinuity, independent,
+            .now + .milliseconds(Int(configuration.segmentSeconds * 1000))
+        )
+    }
+
+    private enum SegmentBound { case bytes, duration }
+
+    /// Which bound the open segment (`segmentBytes` so far, started at `startTicks`), with the held frame and one
+    /// more of `bytes` at `ticks`, would pass: its byte cap or its target duration (nil: neither).
+    private func bound(_ segmentBytes: Int, startedAt startTicks: Int64, adding bytes: Int, at ticks: Int64) -> SegmentBound? {
+        if segmentBytes + (held?.buffer.readableBytes ?? 0) + bytes > configuration.maximumSegmentBytes { return .bytes }
         let seconds = Double(ticks &- startTicks) / Double(FragmentedMP4Writer.timescale)
-        return size > configuration.maximumSegmentBytes || seconds >= Double(configuration.targetDuration)
+        return seconds >= Double(configuration.targetDuration) ? .duration : nil
     }
 
     /// Writes the held frame, now that the next one's time (`until`) gives its duration.
@@ -323,7 +353,8 @@ final class HLSPackager: @unchecked Sendable {
         current = nil
         let closed = Segment(
             sequence: nextSequence, duration: Double(ticks - segment.startTicks) / Double(FragmentedMP4Writer.timescale),
-            programDateTime: segment.start, initialization: initialization, discontinuity: segment.discontinuity, bytes: segment.bytes)
+            programDateTime: segment.start, initialization: initialization, discontinuity: segment.discontinuity,
+            independent: segment.independent, bytes: segment.bytes)
         nextSequence += 1
         let window = configuration.windowSegments
         published.withLock { snapshot in

@@ -22,7 +22,6 @@ enum HLSPlaylist {
         return """
             #EXTM3U
             #EXT-X-VERSION:7
-            #EXT-X-INDEPENDENT-SEGMENTS
             #EXT-X-STREAM-INF:\(attributes.joined(separator: ","))
             stream.m3u8\(query)
 
@@ -37,6 +36,8 @@ enum HLSPlaylist {
             "#EXT-X-MEDIA-SEQUENCE:\(snapshot.segments.first?.sequence ?? 0)",
             "#EXT-X-DISCONTINUITY-SEQUENCE:\(snapshot.discontinuitiesBefore)",
         ]
+        // Said only while it holds: a segment split while its keyframe was late goes on from the one before.
+        if snapshot.segments.allSatisfy(\.independent) { lines.insert("#EXT-X-INDEPENDENT-SEGMENTS", at: 2) }
         var ranges = snapshot.dateRanges.sorted { $0.start < $1.start }[...]
         var initialization: Int?
         for (index, segment) in snapshot.segments.enumerated() {

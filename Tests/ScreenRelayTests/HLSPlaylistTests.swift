@@ -9,8 +9,12 @@ import Testing
 @Suite struct HLSPlaylistTests {
     static func at(_ seconds: Int64) -> WallClockTime { WallClockTime(millisecondsSince1970: 1_795_400_000_000 + seconds * 1000) }
 
-    static func segment(_ sequence: Int, start: Int64, initialization: Int = 0, discontinuity: Bool = false) -> HLSPackager.Segment {
-        .init(sequence: sequence, duration: 2, programDateTime: at(start), initialization: initialization, discontinuity: discontinuity, bytes: [1, 2, 3])
+    static func segment(
+        _ sequence: Int, start: Int64, initialization: Int = 0, discontinuity: Bool = false, independent: Bool = true
+    ) -> HLSPackager.Segment {
+        .init(
+            sequence: sequence, duration: 2, programDateTime: at(start), initialization: initialization, discontinuity: discontinuity,
+            independent: independent, bytes: [1, 2, 3])
     }
 
     @Test func aWindowWithANewPictureSizeAndDateRanges() {
@@ -25,6 +29,7 @@ import Testing
         #expect(text == """
             #EXTM3U
             #EXT-X-VERSION:7
+            #EXT-X-INDEPENDENT-SEGMENTS
             #EXT-X-TARGETDURATION:3
             #EXT-X-MEDIA-SEQUENCE:7
             #EXT-X-DISCONTINUITY-SEQUENCE:2

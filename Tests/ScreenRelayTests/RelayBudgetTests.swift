@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import ScreenMedia
+import ScreenRecording
 import ScreenTesting
 import ScreenWire
 import Testing
@@ -14,9 +15,10 @@ import Testing
     static let properties = StreamProperties(
         codec: .vp9, width: 1280, height: 720, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 1)
 
-    /// A publisher that never answers a keyframe request: its segment is cut at the target duration and the
-    /// frames after it wait for a keyframe, so HLS memory does not grow with the stream.
-    @Test func aSegmentWithoutKeyframesIsCutAtItsTargetDuration() async throws {
+    /// A publisher whose keyframe is late (or never comes): its segments are split at the target duration, the
+    /// frames going on in the next one, so no picture is lost and no segment outgrows the playlist's target; the
+    /// playlist stops saying its segments are independent while such a one is listed.
+    @Test func aSegmentWithoutKeyframesIsSplitAtItsTargetDuration() async throws {
         let requests = Locked(0)
         let packager = HLSPackager(
             configuration: .init(segmentSeconds: 1), label: "budget-\(UUID().uuidString.prefix(6))",
@@ -28,12 +30,16 @@ import Testing
             packager.frame(buffer, header: header, framesPerSecond: 5)
         }
         #expect(await packager.waitForFirstSegment(timeout: .seconds(10)))
-        // Target duration 2 s: the first segment is cut at 2 s (10 frames); frames 11–29 are left out; the
-        // keyframe at frame 30 starts the next one after a discontinuity.
-        try await Task.sleep(for: .milliseconds(300))
-        let snapshot = packager.snapshot
-        #expect(snapshot.segments.first.map { $0.duration <= 2.0 } == true, "\(snapshot.segments.map(\.duration))")
-        #expect(snapshot.segments.allSatisfy { $0.duration <= 2.0 })
+        // Target duration 2 s, frames every 0.2 s: split at 2 s and 4 s; the keyframe at 6 s starts the fourth.
+        let snapshot = try await HLSPackagerTests.snapshot(of: packager, segments: 3)
+        #expect(snapshot.segments.map(\.duration) == [2, 2, 2], "\(snapshot.segments.map(\.duration))")
+        #expect(snapshot.segments.map(\.independent) == [true, false, false])
+        #expect(snapshot.segments.map(\.discontinuity).allSatisfy { !$0 }, "one timeline, no gap")
+        let times = snapshot.segments.flatMap { TimedMetadataReader.events(in: $0.bytes).map(\.presentationTime) }
+        #expect(times == (0..<30).map { UInt64($0) * 18_000 }, "every frame, in order: \(times)")
+        #expect(requests.withLock { $0 } >= 1, "the packager asked for the keyframe")
+        let media = HLSPlaylist.media(snapshot, targetDuration: 2, query: "")
+        #expect(!media.contains("INDEPENDENT-SEGMENTS"), "\(media)")
     }
 
     @Test func hlsMemoryStaysWithinTheSessionsAndTheRelaysBudgets() async throws {
