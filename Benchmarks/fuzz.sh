@@ -10,6 +10,7 @@
 #   FUZZ_RUNS=200000 Benchmarks/fuzz.sh   a short run (the test suite does this)
 #   FUZZ_SECONDS=3600 Benchmarks/fuzz.sh  for an hour instead
 #   Benchmarks/fuzz.sh --build-only       only build the target (make test does, before the tests run it)
+#   FUZZ_ONLY=session Benchmarks/fuzz.sh  only the session target (FUZZ_ONLY=wire: only the parsers)
 #
 # Starts from the corpus kept in Benchmarks/fuzz/corpus (seeds for every message type); inputs it finds that
 # reach new code go to .build/fuzz/corpus, never into the repository unless copied there on purpose. A crash
@@ -89,5 +90,6 @@ fuzz() {
     "$name" "$executions" "$elapsed" "$(echo "$executions / $elapsed" | bc -l)" "$coverage" "$(ls "$build/corpus-$name" | wc -l)"
 }
 # (The wire corpus also seeds the session: its inputs read as scripts too.)
-fuzz "wire parsers" "$build/fuzz-wire" Benchmarks/fuzz/corpus 4096
-fuzz "relay session" "$build/fuzz-session" Benchmarks/fuzz/corpus 1024
+only=${FUZZ_ONLY:-}
+if [ -z "$only" ] || [ "$only" = wire ]; then fuzz "wire parsers" "$build/fuzz-wire" Benchmarks/fuzz/corpus 4096; fi
+if [ -z "$only" ] || [ "$only" = session ]; then fuzz "relay session" "$build/fuzz-session" Benchmarks/fuzz/corpus 1024; fi
