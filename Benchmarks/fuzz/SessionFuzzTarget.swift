@@ -71,7 +71,9 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             let id = "c\(connections.count)"
             let role: Role = [.publisher, .subscriber, .moderator][Int(script.byte()) % 3]
             connections.append(id)
-            check(router.connect(ConnectionInfo(connectionId: id, role: role, data: String(repeating: "\u{1}", count: Int(script.byte() % 16) * 4))))
+            check(router.connect(
+                ConnectionInfo(connectionId: id, role: role, data: String(repeating: "\u{1}", count: Int(script.byte() % 16) * 4)),
+                token: "t\(script.byte() % 4)"))
         case 1, 2:
             // What ControlMessage.parse does with a publish or streamPropertyChanged: the bounds, then the session.
             let audio = script.byte() % 3 == 0

@@ -87,6 +87,9 @@ public final class RelayMetrics: Sendable {
         case hlsSegmentSize = "hls_segment"
         case hlsMemory = "hls_memory"
         case streamsPerSession = "streams_per_session"
+        case streamsPerToken = "streams_per_token"
+        case connectionsPerToken = "connections_per_token"
+        case connectionsPerSession = "connections_per_session"
         case frameRate = "frame_rate"
         case tlsHandshake = "tls_handshake"
     }

@@ -136,7 +136,8 @@ extension RelayServer {
                     }
                     joined.withLock { $0 = hub }
                     joinedAs(grant.role)
-                    await hub.join(ConnectionInfo(connectionId: connectionId, role: grant.role, data: grant.connectionData), outlet: outlet)
+                    await hub.join(
+                        ConnectionInfo(connectionId: connectionId, role: grant.role, data: grant.connectionData), token: grant.tokenId, outlet: outlet)
                 case .control(let control): await joined.value?.control(control, from: connectionId)
                 case .video(let buffer, let header): await joined.value?.media(buffer, header: header, from: connectionId)
                 case .audio(let buffer, let header): await joined.value?.audio(buffer, header: header, from: connectionId)

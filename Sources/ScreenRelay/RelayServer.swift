@@ -68,9 +68,13 @@ public final class RelayServer: Service {
             logger: logger, sessionMemoryBytes: configuration.hlsSessionMemoryBytes,
             relayMemory: HLSMemoryBudget(limit: 8 * configuration.hlsSessionMemoryBytes), metrics: metrics)
         hlsConfiguration = hls
-        self.registry = SessionRegistry(
-            metrics: metrics,
-            limits: .init(
+        var shares = TokenShares.Limits()
+        (shares.connectionsPerToken, shares.connectionsPerSession) = (configuration.maximumConnectionsPerToken, configuration.maximumConnectionsPerSession)
+        shares.streamsPerToken = configuration.maximumStreamsPerToken
+        // A token's connections together: as many signals as one connection, as many frames as two streams.
+        shares.signalsPerSecond = configuration.signalsPerSecond
+        shares.videoFramesPerSecond = 2 * configuration.maximumFramesPerSecond
+        var limits = StreamRouter<ByteBuffer>.Limits(
                 thinAboveMilliseconds: configuration.subscriberThinMilliseconds,
                 maximumQueuedMilliseconds: configuration.subscriberQueueMilliseconds,
                 fitInMilliseconds: configuration.subscriberFitInMilliseconds,
@@ -83,7 +87,10 @@ public final class RelayServer: Service {
                 maximumStreamNameBytes: configuration.maximumStreamNameBytes,
                 maximumStreamsPerSession: min(32, configuration.maximumStreamsPerSession),
                 maximumFramesPerSecond: configuration.maximumFramesPerSecond,
-                sessionSignalsPerSecond: configuration.sessionSignalsPerSecond),
+                sessionSignalsPerSecond: configuration.sessionSignalsPerSecond)
+        limits.tokenShares = shares
+        self.registry = SessionRegistry(
+            metrics: metrics, limits: limits,
             publishersMaySignal: configuration.publishersMaySignal,
             archiveGrace: .milliseconds(Int(configuration.archiveGraceSeconds * 1000)),
             alwaysHLS: hls.isWrittenOut ? hls : nil)

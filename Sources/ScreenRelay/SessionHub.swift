@@ -86,11 +86,12 @@ actor SessionHub {
         return ContinuousClock.now - emptySince >= duration
     }
 
-    func join(_ connection: ConnectionInfo, outlet: ConnectionOutlet) {
+    /// `token`: the id of the token it joined with (its connections share what the token may do).
+    func join(_ connection: ConnectionInfo, token: String? = nil, outlet: ConnectionOutlet) {
         outlets[connection.connectionId] = outlet
         emptySince = nil
         metrics.add(.connections)
-        perform(router.connect(connection))
+        perform(router.connect(connection, token: token))
         // A late joiner learns that the session is being recorded, as the others did.
         if let recorder {
             outlet.yield(.control(ControlMessage.archiveStarted(archiveId: recorder.archiveId, name: recordingName).encoded()))

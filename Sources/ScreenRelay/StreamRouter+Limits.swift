@@ -56,6 +56,8 @@ extension StreamRouter {
         /// frames are refused (`frame_rate`).
         public var maximumFramesPerSecond: Double
         public var maximumAudioFramesPerSecond: Double
+        /// What one token's connections may do together, and the session's connections (``TokenShares``).
+        public var tokenShares = TokenShares.Limits()
 
         public init(
             thinAboveMilliseconds: Double = 300, thinStepSeconds: Double = 0.5, raiseBelowMilliseconds: Double = 100,

@@ -219,6 +219,8 @@ public struct StreamRouter<Frame> {
     /// The whole session's signals (every connection's together): each goes to everyone, so what one token's
     /// many connections could make the relay deliver is bounded by it, not by their number.
     private var sessionSignalAllowance: TokenBucket
+    /// Each token's share of the session: its connections, streams, signals and frames together.
+    private var shares: TokenShares
     /// Order of joining, so announcements list connections the same way every time.
     private var connectionOrder: [String] = []
     private var streams: [UInt32: Stream] = [:]
@@ -233,6 +235,7 @@ public struct StreamRouter<Frame> {
         self.limits = limits
         self.publishersMaySignal = publishersMaySignal
         sessionSignalAllowance = TokenBucket(rate: limits.sessionSignalsPerSecond, burst: 2 * limits.sessionSignalsPerSecond)
+        shares = TokenShares(limits: limits.tokenShares)
     }
 
     public var isEmpty: Bool { connections.isEmpty }
@@ -265,8 +268,16 @@ public struct StreamRouter<Frame> {
 
     // MARK: Connections
 
-    /// A client said hello with a valid token: welcome it and tell the others.
-    public mutating func connect(_ connection: ConnectionInfo) -> [Action] {
+    /// A client said hello with a valid token (`token`: its id; nil, a token of its own): welcome it and tell the
+    /// others, or close it when its token or the session holds all the connections they may.
+    public mutating func connect(_ connection: ConnectionInfo, token: String? = nil) -> [Action] {
+        if let refusal = shares.join(connection.connectionId, token: token ?? connection.connectionId, role: connection.role) {
+            switch refusal {
+            case .connectionsPerToken: refused[.connectionsPerToken, default: 0] += 1
+            case .connectionsPerSession: refused[.connectionsPerSession, default: 0] += 1
+            }
+            return [.close(connection.connectionId, .forbidden, refusal.sentence)]
+        }
         var actions: [Action] = [
             .sendControl(
                 .welcome(
@@ -295,6 +306,7 @@ public struct StreamRouter<Frame> {
                 streams[streamId]?.subscribers[connectionId] = nil
             }
         }
+        shares.leave(connectionId)
         for other in connectionOrder {
             actions.append(.sendControl(.connectionDestroyed(connectionId: connectionId), to: other))
         }
@@ -324,6 +336,11 @@ public struct StreamRouter<Frame> {
             guard streams.values.count(where: { $0.info.connectionId == connectionId }) < limits.maximumStreamsPerConnection else {
                 refused[.streamsPerConnection, default: 0] += 1
                 return [.sendControl(.error(code: .forbidden, message: "a connection publishes at most \(limits.maximumStreamsPerConnection) streams at once"), to: connectionId)]
+            }
+            let token = shares.token(of: connectionId)
+            guard streams.values.count(where: { shares.token(of: $0.info.connectionId) == token }) < limits.tokenShares.streamsPerToken else {
+                refused[.streamsPerToken, default: 0] += 1
+                return [.sendControl(.error(code: .forbidden, message: "this token's connections publish \(limits.tokenShares.streamsPerToken) streams, the most they may together: unpublish one first"), to: connectionId)]
             }
             let info = StreamInfo(streamId: nextStreamId, connectionId: connectionId, name: name, properties: properties)
             nextStreamId &+= 1
@@ -374,6 +391,10 @@ public struct StreamRouter<Frame> {
             guard takeSignalAllowance(connectionId, now: now) else {
                 refused[.signalRate, default: 0] += 1
                 return [.sendControl(.error(code: .invalidSignal, message: "too many signals: at most \(Int(limits.signalsPerSecond)) a second"), to: connectionId)]
+            }
+            guard shares.takeSignal(connectionId, now: now) else {
+                refused[.signalRate, default: 0] += 1
+                return [.sendControl(.error(code: .invalidSignal, message: "too many signals from this token: at most \(Int(limits.tokenShares.signalsPerSecond)) a second from all its connections together"), to: connectionId)]
             }
             guard sessionSignalAllowance.take(now: now) else {
                 refused[.signalRate, default: 0] += 1
@@ -628,6 +649,10 @@ public struct StreamRouter<Frame> {
         if !withinRate {
             refused[.frameRate, default: 0] += 1
             explanation = "frames came faster than \(Int(rate)) a second (\(Int(2 * rate)) at once): the frame was refused"
+        } else if !shares.takeFrame(stream.info.connectionId, kind: kind, now: now) {
+            refused[.frameRate, default: 0] += 1
+            let tokenRate = kind == .video ? limits.tokenShares.videoFramesPerSecond : limits.tokenShares.audioFramesPerSecond
+            explanation = "this token's streams sent frames faster than \(Int(tokenRate)) a second together: the frame was refused"
         } else {
             let verdict = stream.timeline.admit(time, kind: kind, now: now)
             guard verdict != .accepted else {

@@ -199,6 +199,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Streams one session holds at once, whoever publishes them (at most 32: with them, every joiner's welcome fits a control message).")
     var maxStreamsPerSession = 32
 
+    @Option(help: "Streams the connections of one token publish at once, together: one token cannot keep the others of its session from publishing.")
+    var maxStreamsPerToken = 8
+
+    @Option(help: "Connections one publisher or moderator token may hold in a session at once (viewer tokens, links handed to an audience, are bounded by --max-connections-per-session and --max-connections-per-address). A token's connections together also send at most --signals-per-second signals and twice --max-frames-per-second frames.")
+    var maxConnectionsPerToken = 8
+
+    @Option(help: "Connections one session holds at once.")
+    var maxConnectionsPerSession = 2000
+
     @Option(help: "Video frames one stream may send per second (twice as many at once); audio frames: 200 a second. Past it frames are refused.")
     var maxFramesPerSecond: Double = 240
 
@@ -252,7 +261,8 @@ struct ServeCommand: AsyncParsableCommand {
             signalsPerSecond > 0, signalBurst >= 1, maxStreamsPerConnection > 0, maxStreamName > 0, subscriberThin > 0,
             subscriberQueue >= subscriberThin, subscriberFitIn >= 0, subscriberKeyframeInterval > 0, subscriberStall > 0,
             subscriberKeyframeCeiling >= 0, subscriberKeyframeRequests > 0, sessionSignalsPerSecond > 0,
-            (1...32).contains(maxStreamsPerSession), maxFramesPerSecond >= 1, maxFramesPerSecond <= 10_000, (1...65_536).contains(hlsSessionMemory)
+            (1...32).contains(maxStreamsPerSession), maxStreamsPerToken > 0, maxConnectionsPerToken > 0, maxConnectionsPerSession > 0,
+            maxFramesPerSecond >= 1, maxFramesPerSecond <= 10_000, (1...65_536).contains(hlsSessionMemory)
         else {
             throw ValidationError(
                 "the limits must be positive (--max-streams-per-session at most 32, --max-frames-per-second at most 10000, --max-control-message at least 1024, --max-queued-bytes at least 65536, --subscriber-queue at least --subscriber-thin, --subscriber-fit-in 0 or more)")
@@ -315,6 +325,8 @@ struct ServeCommand: AsyncParsableCommand {
         (configuration.maximumStreamsPerConnection, configuration.maximumStreamNameBytes) = (maxStreamsPerConnection, maxStreamName)
         (configuration.maximumStreamsPerSession, configuration.maximumFramesPerSecond) = (maxStreamsPerSession, maxFramesPerSecond)
         configuration.hlsSessionMemoryBytes = hlsSessionMemory << 20
+        (configuration.maximumStreamsPerToken, configuration.maximumConnectionsPerToken) = (maxStreamsPerToken, maxConnectionsPerToken)
+        configuration.maximumConnectionsPerSession = maxConnectionsPerSession
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment
         configuration.hlsPushURL = hlsPush

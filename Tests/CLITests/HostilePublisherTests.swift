@@ -84,4 +84,40 @@ import Testing
         // The recording was finished and announced on the way out.
         #expect(outcome.standardError.contains("archive"), "\(outcome.standardError)")
     }
+
+    /// One publisher token scripted onto many connections: the ninth is refused with the reason, and the other
+    /// publisher of the session still publishes and is still watched.
+    @Test func aPublisherTokenOnManyConnectionsGetsItsShareOnly() async throws {
+        let relay = try await RunningRelayProcess([])
+        let target = try await session(relay)
+        /// The first message the relay sends after `hello` with `token`, and the socket (kept open).
+        func join(_ token: String) async throws -> (RawSocket, ControlMessage?) {
+            let socket = try RawSocket(port: relay.port)
+            #expect(await socket.upgradeToWebSocket().contains("101"))
+            _ = await socket.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(ControlMessage.hello(token: token, client: "scripted").encoded().utf8)))
+            guard let frame = await socket.receiveWebSocketFrame(), frame.opcode == 1 else { return (socket, nil) }
+            return (socket, try? ControlMessage.parse(String(decoding: frame.payload, as: UTF8.self)))
+        }
+        var sockets: [RawSocket] = []
+        var refusals: [String] = []
+        for _ in 0..<10 {
+            let (socket, answer) = try await join(target.credentials.token)
+            sockets.append(socket)
+            if case .error(_, let message)? = answer { refusals.append(message) }
+        }
+        #expect(refusals.count == 2 && refusals.allSatisfy { $0.contains("8 connections") }, "\(refusals)")
+        // The session's owner mints another publisher token: it joins and is welcomed.
+        let http = RelayHTTPClient()
+        let minted = try await http.send(
+            "POST", "http://127.0.0.1:\(relay.port)/session/\(target.credentials.sessionId)/token", bearer: RunningRelayProcess.secret,
+            json: Data(#"{"role":"publisher"}"#.utf8))
+        let other = try JSONSerialization.jsonObject(with: minted.body) as? [String: Any]
+        let (socket, answer) = try await join(other?["token"] as? String ?? "")
+        sockets.append(socket)
+        guard case .welcome? = answer else {
+            Issue.record("another token of the session was not welcomed: \(String(describing: answer))")
+            return
+        }
+        #expect(!relay.process.hasExited, "\(relay.process.errorsSoFar)")
+    }
 }

@@ -116,7 +116,7 @@ import Testing
         }
         #expect(router.streamCount == 32)
         #expect(router.refused[.streamsPerSession] == 68)
-        for index in 0..<2000 { _ = router.connect(ConnectionInfo(connectionId: "v\(index)", role: .subscriber, data: bulky)) }
+        for index in 0..<1900 { _ = router.connect(ConnectionInfo(connectionId: "v\(index)", role: .subscriber, data: bulky)) }
         let joined = router.connect(ConnectionInfo(connectionId: "late", role: .subscriber, data: ""))
         guard case .sendControl(let welcome, "late")? = joined.first else {
             Issue.record("no welcome")
