@@ -80,7 +80,12 @@ struct ServeCommand: AsyncParsableCommand {
             WebCodecs to other machines; SIGHUP reads the files again (a renewed certificate), without dropping \
             anyone. Behind a TLS proxy instead, see packaging/examples (nginx, Caddy) and give --public-url.
 
-            Limits: what every client may make the relay hold or do has a bound, set by the options below; a few             are fixed: an HLS segment holds at most 16 MiB (the frames past it wait for the next keyframe), a             session's playlist at most 64 date ranges, markers 5 a second per session (20 at once), archive starts             and stops one every 2 s per session (4 at once), a stream's cached pictures 8 MiB or 2 500 frames, and             a joiner's welcome lists connections up to 24 KiB. What each limit does when reached, and the metric             that counts it: docs/operations.md.
+            Limits: what every client may make the relay hold or do has a bound, set by the options below; a few \
+            are fixed: an HLS segment holds at most 16 MiB (the frames past it wait for the next keyframe), a \
+            session's playlist at most 64 date ranges, markers 5 a second per session (20 at once), archive starts \
+            and stops one every 2 s per session (4 at once), a stream's cached pictures 8 MiB or 2 500 frames, and \
+            a joiner's welcome lists connections up to 24 KiB. What each limit does when reached, and the metric \
+            that counts it: docs/operations.md.
 
             Exit status: 0 stopped by SIGINT/SIGTERM; 1 the server failed; 2 could not start (no or short \
             secret, port in use, unusable certificate); 64 invalid command line; 78 invalid configuration file or SCREENRELAY_* \
