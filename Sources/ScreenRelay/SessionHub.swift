@@ -315,8 +315,9 @@ actor SessionHub {
     private func perform(_ actions: [StreamRouter<ByteBuffer>.Action]) {
         for action in actions {
             switch action {
-            case .sendFrame(let buffer, let connectionId, let streamId, let clearingLayer):
-                outlets[connectionId]?.yield(.frame(clearingLayer ? withoutLayer(buffer) : buffer, streamId: streamId))
+            case .sendFrame(let buffer, let connectionId, let streamId, let clearingLayer, let catchUp):
+                let sent = catchUp ? flaggedCatchUp(buffer, clearingLayer: clearingLayer) : clearingLayer ? withoutLayer(buffer) : buffer
+                outlets[connectionId]?.yield(.frame(sent, streamId: streamId))
             case .evict(let connectionId, let reason):
                 outlets[connectionId]?.evict(reason: reason)
             case .sendAudio(let buffer, let connectionId, let streamId):
@@ -374,6 +375,19 @@ actor SessionHub {
             copy.setInteger(MediaFrameHeader.Flags(rawValue: flags).withoutLayer.rawValue, at: offset)
         }
         lastCleared = (buffer, copy)
+        return copy
+    }
+
+    /// A cached frame sent as catch-up: a copy with its catch-up flag set (and its layer bits cleared for a
+    /// subscriber that does not read them). Only frames of a catch-up are copied, never the live ones.
+    private func flaggedCatchUp(_ buffer: ByteBuffer, clearingLayer: Bool) -> ByteBuffer {
+        var copy = buffer
+        let offset = copy.readerIndex + MediaFrameHeader.flagsOffset
+        if let value = copy.getInteger(at: offset, as: UInt8.self) {
+            var flags = MediaFrameHeader.Flags(rawValue: value)
+            if clearingLayer { flags = flags.withoutLayer }
+            copy.setInteger(flags.union(.catchUp).rawValue, at: offset)
+        }
         return copy
     }
 

@@ -4,7 +4,8 @@ extension StreamRouter {
     public enum Action {
         /// Write a media frame to a subscriber; report ``frameDelivered(to:streamId:now:)`` when written.
         /// `clearingLayer`: the subscriber does not read layer ids, so the frame goes with its layer bits cleared.
-        case sendFrame(Frame, to: String, streamId: UInt32, clearingLayer: Bool)
+        /// `catchUp`: the frame goes with its catch-up flag set (a cached picture to decode, not to show).
+        case sendFrame(Frame, to: String, streamId: UInt32, clearingLayer: Bool, catchUp: Bool = false)
         /// Write an audio frame to a subscriber; report ``audioFrameDelivered(to:streamId:)`` when written.
         case sendAudio(Frame, to: String, streamId: UInt32)
         case sendControl(ControlMessage, to: String)

@@ -48,6 +48,10 @@ public struct StreamRouter<Frame> {
         var waitingForKeyframe = true
         /// It reads layer ids and `subscriptionChanged` (protocol 3).
         var readsLayers = false
+        /// It reads the catch-up flag (protocol 5): cached pictures go to it flagged, decoded and not shown.
+        var readsCatchUp = false
+        /// The arrival number of the last video frame sent to it: a frame it is sent to be shown is newer.
+        var lastSent: UInt64?
         /// Frames of higher layers are not sent to it.
         var highestLayer = MediaFrameHeader.Flags.highestLayer
         /// Set once it has been calm long enough: the layer goes up at the next layer-0 frame.
@@ -129,8 +133,10 @@ public struct StreamRouter<Frame> {
         var subscribers: [String: Subscription] = [:]
         /// The last keyframe and the deltas since, in order, with their layers and sizes; nil when unusable (too
         /// large, or none yet).
-        var cache: [(frame: Frame, layer: Int, bytes: Int)]? = nil
+        var cache: [(frame: Frame, layer: Int, bytes: Int, arrival: UInt64)]? = nil
         var cachedBytes = 0
+        /// Video frames admitted so far: each frame's arrival number (the publisher's sequence numbers are its own).
+        var arrivals: UInt64 = 0
         var lastKeyframeRequest = -Double.infinity
         var keyframeRequestPending: KeyframeCause?
         /// When its last keyframe came, and when a keyframe was last asked on subscribers' behalf: what
@@ -213,6 +219,9 @@ public struct StreamRouter<Frame> {
     public private(set) var fittedInFrames = 0
     /// Subscribers closed because they took nothing of their queue for ``Limits/stallSeconds``.
     public private(set) var evictedSubscribers = 0
+    /// Subscribers brought to the newest picture from the cache: by the frames they missed, or from its keyframe.
+    public private(set) var catchUpsContinued = 0
+    public private(set) var catchUpsFromKeyframe = 0
     private var connections: [String: ConnectionInfo] = [:]
     /// Each connection's signal allowance (a token bucket): tokens left, and when it was last filled.
     private var signalAllowance: [String: TokenBucket] = [:]
@@ -363,8 +372,8 @@ public struct StreamRouter<Frame> {
             stream.info.properties = properties
             streams[streamId] = stream
             return connectionOrder.map { .sendControl(.streamPropertyChanged(streamId: streamId, properties: properties), to: $0) }
-        case .subscribe(let streamId, let audio, let layers):
-            return subscribe(connectionId, to: streamId, audio: audio, layers: layers, now: now)
+        case .subscribe(let streamId, let audio, let layers, let catchUp):
+            return subscribe(connectionId, to: streamId, audio: audio, layers: layers, catchUp: catchUp, now: now)
         case .unsubscribe(let streamId):
             streams[streamId]?.subscribers[connectionId] = nil
             return []
@@ -477,7 +486,7 @@ public struct StreamRouter<Frame> {
         signal.to.map { [$0] } ?? connectionOrder
     }
 
-    private mutating func subscribe(_ connectionId: String, to streamId: UInt32, audio: Bool, layers: Bool, now: Double) -> [Action] {
+    private mutating func subscribe(_ connectionId: String, to streamId: UInt32, audio: Bool, layers: Bool, catchUp: Bool, now: Double) -> [Action] {
         guard var stream = streams[streamId] else {
             return [.sendControl(.error(code: .notFound, message: "there is no stream \(streamId)"), to: connectionId)]
         }
@@ -492,6 +501,7 @@ public struct StreamRouter<Frame> {
                 closeAfter: limits.ignoredKeyframeRequestsBeforeClose))
         subscription.audio = audio
         subscription.readsLayers = layers
+        subscription.readsCatchUp = catchUp
         if let cache = stream.cache, let keyframe = cache.first,
             case let long = stream.cachedBytes > 4 * keyframe.bytes,
             (long ? cache.reduce(0) { $0 + ($1.layer == 0 ? $1.bytes : 0) } : stream.cachedBytes) <= limits.maximumQueuedBytes
@@ -499,8 +509,11 @@ public struct StreamRouter<Frame> {
             // Catch up with the current picture right away. A long group of pictures goes as its layer-0 frames
             // only (nobody knows yet what this subscriber's link carries): layers come up once it has shown that.
             if long { subscription.highestLayer = 0 }
-            for cached in cache where !long || cached.layer == 0 {
-                actions.append(send(cached.frame, bytes: cached.bytes, to: connectionId, &subscription, streamId: streamId, now: now, clears: cached.layer != 0))
+            let frames = cache.filter { !long || $0.layer == 0 }
+            for (index, cached) in frames.enumerated() {
+                actions.append(send(
+                    cached.frame, bytes: cached.bytes, to: connectionId, &subscription, streamId: streamId, now: now, arrival: cached.arrival,
+                    clears: cached.layer != 0, catchUp: index < frames.count - 1))
             }
             subscription.waitingForKeyframe = false
             stream.subscribers[connectionId] = subscription
@@ -542,15 +555,21 @@ public struct StreamRouter<Frame> {
             actions.append(.sendControl(
                 .ack(streamId: header.streamID, sequence: header.sequence, receivedAt: (now * 1_000_000).rounded() / 1000), to: connectionId))
         }
+        if header.flags.isCatchUp {
+            // The relay's own mark for what it sends from its cache: a publisher's frame with it is not live.
+            return (false, [.close(connectionId, .malformed, "the catch-up flag is the relay's to set, not a publisher's")])
+        }
         if let refusal = admit(header.captureTime, kind: .video, to: &stream, now: now) {
             streams[header.streamID] = stream
             return (false, actions + refusal)
         }
         let layer = header.temporalLayer
+        stream.arrivals &+= 1
+        let arrival = stream.arrivals
         stream.topLayer = max(stream.topLayer, layer)
         stream.count(size, layer: layer, now: now)
         if header.isKeyframe {
-            stream.cache = [(frame, layer, size)]
+            stream.cache = [(frame, layer, size, arrival)]
             stream.cachedBytes = size
             stream.keyframeRequestPending = nil
             stream.lastKeyframeAt = now
@@ -560,7 +579,7 @@ public struct StreamRouter<Frame> {
             if stream.cachedBytes > limits.maximumCachedBytes || cache.count >= Self.maximumCachedFrames {
                 stream.cachedBytes = 0
             } else {
-                cache.append((frame, layer, size))
+                cache.append((frame, layer, size, arrival))
                 stream.cache = cache
             }
         }
@@ -604,7 +623,7 @@ public struct StreamRouter<Frame> {
                 if layer > subscription.highestLayer {
                     if stream.discardableLayers, fits(size, subscription, queued: queued, stream: stream, now: now) {
                         fittedInFrames += 1
-                        actions.append(send(frame, bytes: size, to: subscriberId, &subscription, streamId: header.streamID, now: now, fittedIn: true))
+                        actions.append(send(frame, bytes: size, to: subscriberId, &subscription, streamId: header.streamID, now: now, arrival: arrival, fittedIn: true))
                         continue
                     }
                     thinnedFrames += 1
@@ -627,7 +646,7 @@ public struct StreamRouter<Frame> {
                     continue
                 }
             }
-            actions.append(send(frame, bytes: size, to: subscriberId, &subscription, streamId: header.streamID, now: now, clears: clears))
+            actions.append(send(frame, bytes: size, to: subscriberId, &subscription, streamId: header.streamID, now: now, arrival: arrival, clears: clears))
             actions += announce(subscriberId, &subscription, streamId: header.streamID, topLayer: stream.topLayer)
         }
         streams[header.streamID] = stream
@@ -670,13 +689,16 @@ public struct StreamRouter<Frame> {
     /// Queues a frame for a subscriber and says to send it.
     private func send(
         _ frame: Frame, bytes: Int, to subscriberId: String, _ subscription: inout Subscription, streamId: UInt32, now: Double,
-        clears: Bool = true, fittedIn: Bool = false
+        arrival: UInt64, clears: Bool = true, fittedIn: Bool = false, catchUp: Bool = false
     ) -> Action {
+        subscription.lastSent = arrival
         if subscription.inFlight.isEmpty { subscription.stalledSince = now }
         subscription.inFlight.append(InFlight(bytes: bytes, queuedAt: now, fittedIn: fittedIn))
         subscription.queuedBytes += bytes
         if fittedIn { subscription.fittedInBytes += bytes }
-        return .sendFrame(frame, to: subscriberId, streamId: streamId, clearingLayer: clears && !subscription.readsLayers)
+        return .sendFrame(
+            frame, to: subscriberId, streamId: streamId, clearingLayer: clears && !subscription.readsLayers,
+            catchUp: catchUp && subscription.readsCatchUp)
     }
 
     /// Whether a discardable frame of `bytes` above a subscriber's layers goes to it all the same: its link, at the
@@ -745,13 +767,23 @@ public struct StreamRouter<Frame> {
         else { return [] }
         var actions: [Action] = []
         if let cache = stream.cache, let keyframe = cache.first {
-            let layer = min(subscription.highestLayer, stream.topLayer)
-            let frames = cache.filter { $0.layer <= layer }
-            let bytes = frames.reduce(0) { $0 + $1.bytes }
-            if bytes <= 2 * keyframe.bytes, bytes <= limits.maximumQueuedBytes {
-                for cached in frames {
-                    actions.append(send(cached.frame, bytes: cached.bytes, to: subscriberId, &subscription, streamId: streamId, now: now, clears: cached.layer != 0))
+            let rate = subscription.kernelRateLow ?? subscription.drainRate
+            // A fresh picture would come with the next keyframe the stream's ceiling allows, then take its time on
+            // this link: a catch-up that would take longer is not started.
+            let ceilingAt = max(stream.lastKeyframeAt, stream.lastSubscriberKeyframeRequest) + limits.subscriberKeyframeCeilingSeconds
+            let freshPicture = (max(0, ceilingAt - now) + (rate.map { Double(keyframe.bytes) / $0 } ?? 0)) * 1000
+            if let plan = CatchUpPlan.make(
+                cache: cache.map { .init(layer: $0.layer, bytes: $0.bytes, arrival: $0.arrival) },
+                highestLayer: min(subscription.highestLayer, stream.topLayer), lastSent: subscription.lastSent,
+                maximumBytes: min(2 * keyframe.bytes, limits.maximumQueuedBytes), bytesPerSecond: rate, freshPictureMilliseconds: freshPicture)
+            {
+                for (position, index) in plan.indices.enumerated() {
+                    let cached = cache[index]
+                    actions.append(send(
+                        cached.frame, bytes: cached.bytes, to: subscriberId, &subscription, streamId: streamId, now: now, arrival: cached.arrival,
+                        clears: cached.layer != 0, catchUp: position < plan.indices.count - 1))
                 }
+                if plan.continues { catchUpsContinued += 1 } else { catchUpsFromKeyframe += 1 }
                 subscription.waitingForKeyframe = false
                 subscription.needsRestart = false
                 subscription.requests.satisfied()

@@ -55,8 +55,9 @@ public enum ControlMessage: Sendable, Hashable {
     case unpublish(streamId: UInt32)
     /// Start receiving a stream; `audio` asks for its audio frames too (peers from before audio existed do not
     /// ask, and never get a frame they could not parse); `layers` says the subscriber reads temporal layer ids
-    /// in video frames' flags (protocol 3; others get those bits cleared).
-    case subscribe(streamId: UInt32, audio: Bool = false, layers: Bool = false)
+    /// in video frames' flags (protocol 3; others get those bits cleared); `catchUp` says it reads the catch-up
+    /// flag (``MediaFrameHeader/Flags/catchUp``: frames to decode, not to show; protocol 5).
+    case subscribe(streamId: UInt32, audio: Bool = false, layers: Bool = false, catchUp: Bool = false)
     case unsubscribe(streamId: UInt32)
     /// Subscriber → relay: I need a keyframe. Relay → publisher: send a keyframe now.
     case requestKeyframe(streamId: UInt32)
@@ -98,7 +99,7 @@ public enum ControlMessage: Sendable, Hashable {
     public static let version = 1
     /// The protocol version this peer speaks (docs/protocol.md): 2 added sound, 3 acknowledgements and layers,
     /// 4 discardable layers.
-    public static let protocolVersion = 4
+    public static let protocolVersion = 5
     /// The largest control message accepted.
     public static let maximumSize = 64 * 1024
     /// The highest uplink rate a publisher may report (kbit/s: 10 Gbit/s).
@@ -169,7 +170,7 @@ public enum ControlMessage: Sendable, Hashable {
             case "unpublish": return .unpublish(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "subscribe":
                 let body = try decoder.decode(SubscribeBody.self, from: bytes)
-                return .subscribe(streamId: body.streamId, audio: body.audio ?? false, layers: body.layers ?? false)
+                return .subscribe(streamId: body.streamId, audio: body.audio ?? false, layers: body.layers ?? false, catchUp: body.catchUp ?? false)
             case "unsubscribe": return .unsubscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "requestKeyframe": return .requestKeyframe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "signal": return .signal(try decoder.decode(Signal.self, from: bytes))
@@ -246,7 +247,7 @@ private struct Head: Decodable {
 private struct HelloBody: Codable { var token: String; var client: String? }
 private struct PublishBody: Codable { var name: String?; var properties: StreamProperties; var acks: Bool?; var discardableLayers: Bool? }
 private struct StreamBody: Codable { var streamId: UInt32 }
-private struct SubscribeBody: Codable { var streamId: UInt32; var audio: Bool?; var layers: Bool? }
+private struct SubscribeBody: Codable { var streamId: UInt32; var audio: Bool?; var layers: Bool?; var catchUp: Bool? }
 private struct UplinkBody: Codable { var streamId: UInt32; var targetKbps: Int; var estimatedKbps: Int? }
 private struct AckBody: Codable { var streamId: UInt32; var sequence: UInt64; var receivedAt: Double }
 private struct SubscriptionChangedBody: Codable {
@@ -290,8 +291,8 @@ private struct Envelope: Encodable {
                 .encode(to: encoder)
         case .unpublish(let id), .unsubscribe(let id), .requestKeyframe(let id), .subscribed(let id):
             try StreamBody(streamId: id).encode(to: encoder)
-        case .subscribe(let id, let audio, let layers):
-            try SubscribeBody(streamId: id, audio: audio ? true : nil, layers: layers ? true : nil).encode(to: encoder)
+        case .subscribe(let id, let audio, let layers, let catchUp):
+            try SubscribeBody(streamId: id, audio: audio ? true : nil, layers: layers ? true : nil, catchUp: catchUp ? true : nil).encode(to: encoder)
         case .welcome(let connectionId, let sessionId, let role, let streams, let connections, let protocolVersion):
             try WelcomeBody(
                 connectionId: connectionId, sessionId: sessionId, role: role, streams: streams, connections: connections,

@@ -11,7 +11,7 @@ public import ScreenMedia
 /// | 0 | 2 | magic `SP` (0x53 0x50) |
 /// | 2 | 1 | version (1) |
 /// | 3 | 1 | header length (48) |
-/// | 4 | 1 | flags: bit 0 keyframe, bit 1 keepalive, bits 2–3 temporal layer id (protocol 3); other bits 0 |
+/// | 4 | 1 | flags: bit 0 keyframe, bit 1 keepalive, bits 2–3 temporal layer id (protocol 3), bit 4 catch-up (protocol 5); other bits 0 |
 /// | 5 | 1 | codec: 1 VP8, 2 VP9, 3 AV1 |
 /// | 6 | 1 | metadata length (0–32) |
 /// | 7 | 1 | reserved, 0 (version 2: the kind, 0) |
@@ -40,7 +40,11 @@ public struct MediaFrameHeader: Sendable, Equatable {
         /// layer, so dropping every frame above a layer leaves a stream that decodes at a lower frame rate.
         /// Sent only to peers of protocol 3 that asked for them; others get them cleared (``withoutLayer``).
         public static let layerBits = Flags(rawValue: 0b1100)
-        static let known: Flags = [.keyframe, .keepalive, .layerBits]
+        /// Bit 4: catch-up — a frame the relay sends from its cached pictures so that the subscriber's decoder
+        /// reaches the newest picture: decoded, not shown (it is older than what comes after it), and not a measure
+        /// of latency. Sent only to subscribers that asked (`subscribe` with `catchUp`, protocol 5).
+        public static let catchUp = Flags(rawValue: 1 << 4)
+        static let known: Flags = [.keyframe, .keepalive, .layerBits, .catchUp]
         /// The highest layer id the bits can carry.
         public static let highestLayer = 3
 
@@ -53,6 +57,7 @@ public struct MediaFrameHeader: Sendable, Equatable {
         public var layer: Int { Int((rawValue & Self.layerBits.rawValue) >> 2) }
         /// The flags a peer from before protocol 3 can parse.
         public var withoutLayer: Flags { subtracting(.layerBits) }
+        public var isCatchUp: Bool { contains(.catchUp) }
     }
 
     public var streamID: UInt32
