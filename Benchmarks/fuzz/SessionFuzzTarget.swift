@@ -115,7 +115,7 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             guard case .audio(let parsed, _)? = try? MediaMessage.parse(header.encoded()) else { continue }
             check(router.receiveAudio(steps, header: parsed, from: connection(&script), now: now).actions)
         case 7:
-            check(router.handle(.subscribe(streamId: UInt32(script.byte() % 4), audio: script.byte() % 2 == 0, layers: script.byte() % 2 == 0), from: connection(&script), now: now))
+            check(router.handle(.subscribe(streamId: UInt32(script.byte() % 4), audio: script.byte() % 2 == 0, layers: script.byte() % 2 == 0, catchUp: script.byte() % 2 == 0), from: connection(&script), now: now))
         case 8:
             check(router.handle(.requestKeyframe(streamId: UInt32(script.byte() % 4)), from: connection(&script), now: now))
         case 9:

@@ -14,6 +14,8 @@ public struct EncodedFrame {
     public let metadata: FrameMetadata
     /// Its temporal layer (0 unless the encoder codes layers): frames of a layer reference only lower or equal ones.
     public let temporalLayer: Int
+    /// A relay's catch-up: a cached picture sent so that the decoder reaches the newest one; decoded, not shown.
+    public var isCatchUp = false
 
     public init(
         codec: VideoCodec, payload: UnsafeRawBufferPointer, isKeyframe: Bool, width: Int, height: Int,

@@ -768,10 +768,11 @@ public struct StreamRouter<Frame> {
         var actions: [Action] = []
         if let cache = stream.cache, let keyframe = cache.first {
             let rate = subscription.kernelRateLow ?? subscription.drainRate
-            // A fresh picture would come with the next keyframe the stream's ceiling allows, then take its time on
-            // this link: a catch-up that would take longer is not started.
+            // A fresh picture would come with the next keyframe the stream's ceiling allows (at the publisher's next
+            // frame at best), then take its time on this link: a catch-up that would take longer is not started.
             let ceilingAt = max(stream.lastKeyframeAt, stream.lastSubscriberKeyframeRequest) + limits.subscriberKeyframeCeilingSeconds
-            let freshPicture = (max(0, ceilingAt - now) + (rate.map { Double(keyframe.bytes) / $0 } ?? 0)) * 1000
+            let keyframeSeconds = max(0, ceilingAt - now) + (stream.frameInterval ?? 0) + (rate.map { Double(keyframe.bytes) / $0 } ?? 0)
+            let freshPicture = keyframeSeconds * 1000
             if let plan = CatchUpPlan.make(
                 cache: cache.map { .init(layer: $0.layer, bytes: $0.bytes, arrival: $0.arrival) },
                 highestLayer: min(subscription.highestLayer, stream.topLayer), lastSent: subscription.lastSent,

@@ -14,6 +14,10 @@ public struct SubscriptionSummary: Sendable {
     public var audioFramesReceived = 0
     /// Pictures decoded and rendered.
     public var framesRendered = 0
+    /// Catch-up frames (the relay's cached pictures, decoded and not shown), and frames left out because they
+    /// were older than one already received.
+    public var catchUpFrames = 0
+    public var staleFrames = 0
     /// Why it ended: the frame limit, the stream ending (its reason), or the connection closing.
     public var ending = ""
     /// The connection closed before the stream ended, the frame limit was reached or it was stopped: the relay
@@ -94,6 +98,8 @@ public struct StreamSubscriber: Sendable {
             var summary = SubscriptionSummary()
             var decoder: (any VideoDecoder)?
             var waitingForKeyframe = true
+            // The capture time of the newest frame handed to the sink.
+            var newestWritten: MediaTime?
             var renderer: (any VideoRenderer)?
             var sink: (any EncodedFrameSink)?
             /// The sink's audio side, when it takes sound (looked up once, not per frame).
@@ -111,7 +117,7 @@ public struct StreamSubscriber: Sendable {
                 renderer = try makeRenderer?(chosen)
                 sink = try makeSink?(chosen)
                 audioSink = sink as? any EncodedAudioSink
-                try await link.send(.subscribe(streamId: chosen.streamId, audio: audio, layers: true))
+                try await link.send(.subscribe(streamId: chosen.streamId, audio: audio, layers: true, catchUp: true))
             }
 
             while true {
@@ -156,12 +162,23 @@ public struct StreamSubscriber: Sendable {
                 case .media(let header, let payload):
                     guard header.streamID == summary.stream?.streamId else { continue }
                     summary.framesReceived += 1
+                    let catchUp = header.flags.isCatchUp
+                    if catchUp { summary.catchUpFrames += 1 }
                     let wallClock = WallClockTime(millisecondsSince1970: header.wallClockMilliseconds)
-                    try payload.withUnsafeReadableBytes { bytes in
-                        try sink?.write(EncodedFrame(
-                            codec: header.codec, payload: bytes, isKeyframe: header.isKeyframe, width: header.width,
-                            height: header.height, captureTime: header.captureTime, wallClock: wallClock, metadata: header.metadata,
-                            temporalLayer: header.temporalLayer))
+                    // What is written (a recording, the printed lines) never goes back in time: a cached picture
+                    // older than one already written is only decoded.
+                    if let newestWritten, header.captureTime < newestWritten {
+                        summary.staleFrames += 1
+                    } else {
+                        newestWritten = header.captureTime
+                        try payload.withUnsafeReadableBytes { bytes in
+                            var frame = EncodedFrame(
+                                codec: header.codec, payload: bytes, isKeyframe: header.isKeyframe, width: header.width,
+                                height: header.height, captureTime: header.captureTime, wallClock: wallClock, metadata: header.metadata,
+                                temporalLayer: header.temporalLayer)
+                            frame.isCatchUp = catchUp
+                            try sink?.write(frame)
+                        }
                     }
                     if header.isKeyframe { waitingForKeyframe = false }
                     if !waitingForKeyframe, let makeDecoder {
@@ -171,6 +188,7 @@ public struct StreamSubscriber: Sendable {
                         do {
                             try payload.withUnsafeReadableBytes { bytes in
                                 try decoder?.decode(bytes, captureTime: header.captureTime, wallClock: wallClock, metadata: header.metadata) { picture in
+                                    guard !catchUp else { return }
                                     summary.framesRendered += 1
                                     do { try renderer?.render(picture) } catch { renderFailure = error }
                                 }

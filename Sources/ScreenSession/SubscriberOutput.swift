@@ -68,7 +68,7 @@ public final class LiveFramePrinter: EncodedFrameSink, EncodedAudioSink {
         index += 1
         // Publisher's and our wall clocks: exact on one machine, otherwise as good as their sync.
         let latency = WallClockTime.now().millisecondsSince1970 - frame.wallClock.millisecondsSince1970
-        let catchUp = frame.wallClock.millisecondsSince1970 < subscribedAt.millisecondsSince1970
+        let catchUp = frame.isCatchUp || frame.wallClock.millisecondsSince1970 < subscribedAt.millisecondsSince1970
         if json {
             var object: [String: Any] = [
                 "kind": "video", "index": index, "keyframe": frame.isKeyframe, "layer": frame.temporalLayer, "bytes": frame.payload.count,
@@ -86,7 +86,7 @@ public final class LiveFramePrinter: EncodedFrameSink, EncodedAudioSink {
         }
         let metadata = frame.metadata.text.map { "\"\($0)\"" } ?? "0x\(frame.metadata.description)"
         let timing = catchUp
-            ? String(format: "catch-up (drawn %.1f s before joining)", Double(subscribedAt.millisecondsSince1970 - frame.wallClock.millisecondsSince1970) / 1000)
+            ? String(format: "catch-up (drawn %.1f s ago)", Double(latency) / 1000)
             : "latency \(latency) ms"
         output(String(format: "frame %5d  %@  %7d B  %dx%d  %@  capture=%@  metadata=%@",
                      index, frame.isKeyframe ? "key  " : "delta", frame.payload.count, frame.width, frame.height, timing,

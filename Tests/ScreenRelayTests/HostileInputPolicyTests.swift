@@ -18,7 +18,7 @@ import Testing
     }
 
     func frames(_ actions: [Router.Action], to connection: String) -> [String] {
-        actions.compactMap { if case .sendFrame(let frame, connection, _, _) = $0 { frame } else { nil } }
+        actions.compactMap { if case .sendFrame(let frame, connection, _, _, _) = $0 { frame } else { nil } }
     }
 
     func keyframeRequests(_ actions: [Router.Action]) -> Int {

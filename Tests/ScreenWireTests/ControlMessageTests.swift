@@ -64,8 +64,12 @@ import Testing
         }
         #expect(version == 2)
         #expect(ControlMessage.welcome(connectionId: "c", sessionId: "s", role: .publisher, streams: [], connections: []).encoded()
-            .contains(#""protocol":4"#))
+            .contains(#""protocol":5"#))
         #expect(ControlMessage.subscribe(streamId: 1).encoded() == #"{"streamId":1,"type":"subscribe","v":1}"#)
+        // Protocol 5: a subscriber that reads the catch-up flag says so; one that does not is never sent it.
+        let catchUp = ControlMessage.subscribe(streamId: 1, layers: true, catchUp: true)
+        #expect(catchUp.encoded() == #"{"catchUp":true,"layers":true,"streamId":1,"type":"subscribe","v":1}"#)
+        #expect(try ControlMessage.parse(catchUp.encoded()) == catchUp)
         #expect(code(#"{"v":1,"type":"subscriptionChanged","streamId":1,"highestLayer":3,"layers":3,"waitingForKeyframe":false}"#) == .malformed)
     }
 

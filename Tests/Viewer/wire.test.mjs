@@ -37,12 +37,20 @@ test('a video frame keeps its fields, metadata and payload', () => {
   assert.equal(frame.kind, 'video');
   assert.equal(frame.keyframe, true);
   assert.equal(frame.keepalive, false);
+  assert.equal(frame.catchUp, false);
   assert.equal(frame.codec, 3);
   assert.deepEqual([frame.streamId, frame.width, frame.height, frame.sequence], [7, 640, 360, 3]);
   assert.equal(frame.wallClockMs, 1700000000123);
   assert.equal(wire.describeMetadata(frame.metadata), 'step 4');
   assert.deepEqual([...frame.payload], [1, 2, 3]);
   assert.equal(wire.parseMediaFrame(message({ version: 1, kind: 0 })).kind, 'video');
+});
+
+test('a catch-up frame says so, beside its layer', () => {
+  const frame = wire.parseMediaFrame(message({ flags: 16 | (2 << 2) }));
+  assert.equal(frame.catchUp, true);
+  assert.equal(frame.layer, 2);
+  assert.equal(frame.keyframe, false);
 });
 
 test('an audio frame has its channels, samples and capture time in microseconds', () => {

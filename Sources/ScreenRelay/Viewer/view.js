@@ -40,6 +40,12 @@ export const viewer = {
   paused: false,
   framesDecoded: 0,
   framesSkipped: 0,
+  /// Catch-up pictures decoded and not shown (older than the one they lead to), and pictures not shown
+  /// because they were older than the one on screen.
+  catchUpFrames: 0,
+  staleFrames: 0,
+  /// The wall-clock capture time (ms) of the picture on screen: how old what the viewer sees is.
+  shownCaptureMs: null,
   decoderErrors: 0,
   lastMetadata: null,
   lastLatencyMs: null,

@@ -44,7 +44,8 @@ class StreamPlayer {
     const now = performance.now();
     this.arrivals.push([now, frame.payload.byteLength + frame.metadata.byteLength + HEADER_SIZE]);
     while (this.arrivals.length && this.arrivals[0][0] < now - 2000) this.arrivals.shift();
-    if (this.decoder && this.decoder.decodeQueueSize > MAX_DECODE_QUEUE && !frame.keyframe) {
+    // (A catch-up burst fills the queue on purpose: its pictures are decoded, not shown.)
+    if (this.decoder && this.decoder.decodeQueueSize > MAX_DECODE_QUEUE && !frame.keyframe && !frame.catchUp) {
       this.skip('the decoder is behind');
       return;
     }
@@ -87,6 +88,13 @@ class StreamPlayer {
   show(picture) {
     const frame = this.pending.get(picture.timestamp);
     for (const key of this.pending.keys()) { if (key <= picture.timestamp) this.pending.delete(key); }
+    // Never the past as live: catch-up pictures only bring the decoder to the newest, and a picture older than
+    // the one on screen is not drawn over it.
+    if (frame && (frame.catchUp || (viewer.shownCaptureMs !== null && frame.wallClockMs < viewer.shownCaptureMs))) {
+      if (frame.catchUp) viewer.catchUpFrames += 1; else viewer.staleFrames += 1;
+      picture.close();
+      return;
+    }
     const width = picture.displayWidth, height = picture.displayHeight;
     if (page.canvas.width !== width || page.canvas.height !== height) {
       page.canvas.width = width;
@@ -100,6 +108,7 @@ class StreamPlayer {
     page.frames.textContent = String(viewer.framesDecoded);
     page.size.textContent = `${width}×${height} ${CODEC_NAME[this.codec]} ${this.stream.properties.videoType}`;
     if (frame) {
+      viewer.shownCaptureMs = frame.wallClockMs;
       viewer.lastMetadata = describeMetadata(frame.metadata);
       page.metadata.textContent = viewer.lastMetadata;
       // Wall clocks of publisher and viewer: exact on one machine, otherwise as good as their clock sync.
@@ -489,6 +498,7 @@ class Viewer {
     this.player?.closeDecoder();
     const stream = viewer.streams.get(streamId);
     viewer.currentStreamId = streamId;
+    viewer.shownCaptureMs = null; // another stream: its pictures are judged among themselves
     this.player = new StreamPlayer(stream, () => this.send({ type: 'requestKeyframe', streamId }));
     // The sound player outlives subscriptions (its AudioContext was allowed by a click); its decoder does not.
     this.audio?.close();
@@ -496,7 +506,7 @@ class Viewer {
     this.audio.videoLatencies = this.player.latencies;
     // `layers`: the relay may leave out higher temporal layers when this link is slow, and says so.
     page.slowBadge.hidden = true;
-    this.send({ type: 'subscribe', streamId, audio: typeof AudioDecoder !== 'undefined', layers: true });
+    this.send({ type: 'subscribe', streamId, audio: typeof AudioDecoder !== 'undefined', layers: true, catchUp: true });
     this.renderStreams();
   }
 

@@ -11,6 +11,9 @@ export const FLAG_SILENCE = 4;
 export const AUDIO_CODECS = { 1: 'opus' };
 export const FLAG_KEYFRAME = 1;
 export const FLAG_KEEPALIVE = 2;
+// Bit 4: a cached picture the relay sends to bring the decoder to the newest one: decoded, not shown
+// (protocol 5; the viewer subscribes with `catchUp`).
+export const FLAG_CATCH_UP = 16;
 // Bits 2–3 of a video frame's flags: its temporal layer (protocol 3; the viewer subscribes with `layers`).
 export const LAYER_SHIFT = 2;
 export const MAX_METADATA = 32;
@@ -46,6 +49,7 @@ export function parseMediaFrame(buffer) {
     kind: 'video',
     keyframe: (flags & FLAG_KEYFRAME) !== 0,
     keepalive: (flags & FLAG_KEEPALIVE) !== 0,
+    catchUp: (flags & FLAG_CATCH_UP) !== 0,
     layer: (flags >> LAYER_SHIFT) & 3,
     codec,
     streamId: view.getUint32(8),
