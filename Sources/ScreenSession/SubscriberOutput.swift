@@ -40,7 +40,8 @@ public final class LiveFramePrinter: EncodedFrameSink, EncodedAudioSink {
 
     public func writeAudio(_ frame: EncodedAudioFrame) throws {
         audioIndex += 1
-        let latency = WallClockTime.now().millisecondsSince1970 - frame.wallClock.millisecondsSince1970
+        let received = WallClockTime.now().millisecondsSince1970
+        let latency = received - frame.wallClock.millisecondsSince1970
         let milliseconds = frame.samples * 1000 / 48_000
         if json {
             let object: [String: Any] = [
@@ -67,13 +68,14 @@ public final class LiveFramePrinter: EncodedFrameSink, EncodedAudioSink {
     public func write(_ frame: EncodedFrame) throws {
         index += 1
         // Publisher's and our wall clocks: exact on one machine, otherwise as good as their sync.
-        let latency = WallClockTime.now().millisecondsSince1970 - frame.wallClock.millisecondsSince1970
+        let received = WallClockTime.now().millisecondsSince1970
+        let latency = received - frame.wallClock.millisecondsSince1970
         let catchUp = frame.isCatchUp || frame.wallClock.millisecondsSince1970 < subscribedAt.millisecondsSince1970
         if json {
             var object: [String: Any] = [
                 "kind": "video", "index": index, "keyframe": frame.isKeyframe, "layer": frame.temporalLayer, "bytes": frame.payload.count,
                 "width": frame.width, "height": frame.height, "captureTime": frame.captureTime.description,
-                "wallClock": FrameMetadata.iso8601(frame.wallClock).text ?? "", "catchUp": catchUp,
+                "wallClock": FrameMetadata.iso8601(frame.wallClock).text ?? "", "catchUp": catchUp, "receivedAtMilliseconds": received,
                 "metadataBase64": Data(frame.metadata.bytes).base64EncodedString(),
             ]
             // A catch-up frame's age says when the picture was drawn, not how long it travelled.

@@ -251,9 +251,12 @@ struct ScreensubCommand: AsyncParsableCommand {
                         emit(reception.message(streamFramesPerSecond: framesPerSecond))
                     }
                 }) }
-            if !json {
+            if json {
+                emit(#"{"kind":"summary","framesReceived":\#(summary.framesReceived),"framesRendered":\#(summary.framesRendered),"catchUpFrames":\#(summary.catchUpFrames),"staleFrames":\#(summary.staleFrames),"audioFramesReceived":\#(summary.audioFramesReceived)}"#)
+            } else {
                 let sound = summary.audioFramesReceived > 0 ? ", \(summary.audioFramesReceived) audio frames" : ""
-                emit("\(summary.framesReceived) frames received, \(summary.framesRendered) decoded\(sound); \(summary.ending)")
+                let catchUp = summary.catchUpFrames > 0 ? ", \(summary.catchUpFrames) catch-up" : ""
+                emit("\(summary.framesReceived) frames received, \(summary.framesRendered) decoded\(sound)\(catchUp); \(summary.ending)")
             }
             if summary.connectionLost {
                 FileHandle.standardError.write(Data(
