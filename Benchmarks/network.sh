@@ -7,6 +7,7 @@
 #                second, 5 fps, AV1; a viewer on the relay's machine.
 #   drop         the same behind 2 Mbit/s that drops to 500 kbit/s at 20 s and comes back at 40 s.
 #   slowviewer   screenpub and a fast viewer on the relay's machine, a second viewer behind 250 kbit/s.
+#   narrowing    the same, the second viewer's link going 1 Mbit/s → 250 kbit/s at 20 s → 1 Mbit/s at 40 s.
 #
 # Per 10 s of each run: capture → arrival p50 and p95 (screensub's latency: both ends on one clock), change →
 # arrival p95 (from when the newest change a frame shows was drawn: time held back before encoding counts), what was
@@ -28,7 +29,7 @@ bench_build screenpub screenrelay screensub relaybench screenbench
 bench_display 1920x1080
 base="${BENCH_BASE:-fa734f1}"
 seconds="${BENCH_SECONDS:-60}"
-scenarios="${BENCH_SCENARIOS:-uplink drop slowviewer}"
+scenarios="${BENCH_SCENARIOS:-uplink drop slowviewer narrowing}"
 python=/usr/bin/python3
 secret="network-bench-secret-that-is-32-bytes-long"
 
@@ -151,6 +152,7 @@ run() {
     uplink) limit "${ns}n" 1000 "$ns"; publish=(ip netns exec "$ns" "${publish[@]}" --bitrate 1500) ;;
     drop) link=2000; limit "${ns}n" 2000 "$ns"; publish=(ip netns exec "$ns" "${publish[@]}" --bitrate 1500) ;;
     slowviewer) link="∞"; limit "${ns}h" "${BENCH_SLOW_KBPS:-250}"; publish=("${publish[@]}" --bitrate 1000) ;;
+    narrowing) link="∞"; limit "${ns}h" 1000; publish=("${publish[@]}" --bitrate 1000) ;;
   esac
   "${publish[@]}" >"$out-pub.out" 2>"$out-pub.log" & local pub=$!
   pids+=("$pub")
@@ -162,13 +164,15 @@ run() {
   "$dir/screensub" --server "http://$here:$port" --token "$token" --print-metadata --json >"$out-fast.json" 2>/dev/null & local fast=$!
   pids+=("$fast")
   local slow=""
-  if [ "$scenario" = slowviewer ]; then
+  if [ "$scenario" = slowviewer ] || [ "$scenario" = narrowing ]; then
     ip netns exec "$ns" "$dir/screensub" --server "http://$here:$port" --token "$token" --print-metadata --json >"$out-slow.json" 2>/dev/null & slow=$!
     pids+=("$slow")
   fi
   local cpu0; cpu0=$(cpu_seconds_of "$pub")
   if [ "$scenario" = drop ]; then
     sleep 20; limit "${ns}n" 500 "$ns"; sleep 20; limit "${ns}n" 2000 "$ns"; sleep $((seconds - 40))
+  elif [ "$scenario" = narrowing ]; then
+    sleep 20; limit "${ns}h" 250; sleep 20; limit "${ns}h" 1000; sleep $((seconds - 40))
   else
     sleep "$seconds"
   fi
@@ -181,6 +185,11 @@ run() {
   if [ -n "${BENCH_KEEP:-}" ]; then mkdir -p "$BENCH_KEEP" && cp "$out"-* "$BENCH_KEEP/" 2>/dev/null || true; fi
   CHANGES_LOG="$out-changes.log" report "$scenario ($version)" "$out-fast.json" "$link" ${slow:+"$out-slow.json"}
   printf "| %s (%s) | screenpub CPU | %.1f %% of a core | relay: %s |\n" "$scenario" "$version" "$(echo "$cpu * 100 / $seconds" | bc -l)" "${relayed%, }" >>"$work/cpu.md"
+  # What a person sees: the newest picture each viewer held, sampled every 0.1 s after the first 10 s.
+  local viewer
+  for viewer in fast ${slow:+slow}; do
+    "$python" Benchmarks/picture_age.py "$out-$viewer.json" --row "$scenario ($version) | $viewer" >>"$work/ages.md"
+  done
 }
 
 echo "## Real networks: links shaped with tbf between network namespaces ($(date -u +%F), this commit $(git rev-parse --short HEAD) vs $base)"
@@ -190,6 +199,12 @@ echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for scenario in $scenarios; do
   for version in ${BENCH_VERSIONS:-base this}; do run "$version" "$scenario"; done
 done
+echo
+echo "The newest picture each viewer held, its age sampled every 0.1 s after the first 10 s (catch-up frames count for nothing until the picture they lead to is shown; Benchmarks/picture_age.py):"
+echo
+echo "| scenario (commit) | viewer | age p50 ms | age p95 ms | worst ms | pictures shown | stale (older than one it had) |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+cat "$work/ages.md"
 echo
 cat "$work/cpu.md"
 echo

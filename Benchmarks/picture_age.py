@@ -7,9 +7,10 @@ newest picture received so far that was meant to be shown: a catch-up frame coun
 it leads to (the run's last frame, not flagged) arrives. Also counts frames shown out of order: a picture older
 than one already received.
 
-    picture_age.py VIEWER.json [--skip 10] [--step 0.1] [--from MS --to MS]
+    picture_age.py VIEWER.json [--skip 10] [--step 0.1] [--from MS --to MS] [--row LABEL]
 
-Prints one JSON object: p50, p95 and worst age in ms, the number of samples, pictures and stale pictures.
+Prints one JSON object: p50, p95 and worst age in ms, the number of samples, pictures and stale pictures; with
+--row, a Markdown table row instead: LABEL | p50 | p95 | worst | pictures | stale.
 """
 import json
 import sys
@@ -72,7 +73,11 @@ def main(argv):
     result = ages(frames, skip=float(options.get("--skip", 10)), step=float(options.get("--step", 0.1)),
                   start=float(options["--from"]) if "--from" in options else None,
                   end=float(options["--to"]) if "--to" in options else None)
-    print(json.dumps(result))
+    if "--row" in options:
+        shown = ["–" if result[key] is None else f"{result[key]:.0f}" for key in ("p50", "p95", "worst")]
+        print(f"| {options['--row']} | {' | '.join(shown)} | {result['pictures']} | {result['stale']} |")
+    else:
+        print(json.dumps(result))
 
 
 if __name__ == "__main__":
