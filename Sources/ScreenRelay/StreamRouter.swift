@@ -775,7 +775,8 @@ public struct StreamRouter<Frame> {
             let freshPicture = keyframeSeconds * 1000
             if let plan = CatchUpPlan.make(
                 cache: cache.map { .init(layer: $0.layer, bytes: $0.bytes, arrival: $0.arrival) },
-                highestLayer: min(subscription.highestLayer, stream.topLayer), lastSent: subscription.lastSent,
+                // A subscriber that asked itself (its decoder failed) holds nothing to go on from: the whole group.
+                highestLayer: min(subscription.highestLayer, stream.topLayer), lastSent: cause == .subscriberAsked ? nil : subscription.lastSent,
                 maximumBytes: min(2 * keyframe.bytes, limits.maximumQueuedBytes), bytesPerSecond: rate, freshPictureMilliseconds: freshPicture)
             {
                 for (position, index) in plan.indices.enumerated() {

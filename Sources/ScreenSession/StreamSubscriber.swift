@@ -14,8 +14,8 @@ public struct SubscriptionSummary: Sendable {
     public var audioFramesReceived = 0
     /// Pictures decoded and rendered.
     public var framesRendered = 0
-    /// Catch-up frames (the relay's cached pictures, decoded and not shown), and frames left out because they
-    /// were older than one already received.
+    /// Catch-up frames (the relay's cached pictures, decoded and not shown), and frames meant to be shown that
+    /// were left out because they were older than one already received (a relay that replays the past).
     public var catchUpFrames = 0
     public var staleFrames = 0
     /// Why it ended: the frame limit, the stream ending (its reason), or the connection closing.
@@ -168,7 +168,7 @@ public struct StreamSubscriber: Sendable {
                     // What is written (a recording, the printed lines) never goes back in time: a cached picture
                     // older than one already written is only decoded.
                     if let newestWritten, header.captureTime < newestWritten {
-                        summary.staleFrames += 1
+                        if !catchUp { summary.staleFrames += 1 }
                     } else {
                         newestWritten = header.captureTime
                         try payload.withUnsafeReadableBytes { bytes in

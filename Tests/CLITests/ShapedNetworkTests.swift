@@ -221,6 +221,7 @@ import Testing
         let fastAge = try await Self.pictureAge(await fast.wait(timeout: 10).standardOutput)
         let slowAge = try await Self.pictureAge(await slow.wait(timeout: 10).standardOutput)
         await stage.end([share.process, fast, slow])
+        print("newest-picture age (ms) — fast viewer: \(fastAge.sorted { $0.key < $1.key }), slow viewer: \(slowAge.sorted { $0.key < $1.key })")
 
         #expect(fastAge["stale"] == 0 && slowAge["stale"] == 0, "no picture older than one already had: \(fastAge) \(slowAge)")
         #expect((fastAge["samples"] ?? 0) > 100 && (slowAge["samples"] ?? 0) > 100, "\(fastAge) \(slowAge)")

@@ -79,6 +79,21 @@ import Testing
         #expect(router.catchUpsContinued > 0 && router.catchUpsFromKeyframe > 0, "it fell behind and was brought back: \(shown) dropped \(router.droppedFrames) requests \(router.keyframeRequestsByCause)")
     }
 
+    /// A subscriber whose decoder failed holds nothing to go on from: its request is served with the whole group
+    /// from the cached keyframe, the publisher asked for nothing.
+    @Test func aFailedDecoderIsServedTheWholeGroup() {
+        var router = Self.session()
+        _ = router.handle(.subscribe(streamId: 1, layers: true, catchUp: true), from: "v", now: 0)
+        for sequence in 0..<3 {
+            _ = router.frame("\(sequence)", header: Self.header(UInt64(sequence), key: sequence == 0), size: sequence == 0 ? 100 : 10, from: "p", now: Double(sequence) * 0.2)
+            _ = router.frameDelivered(to: "v", streamId: 1, now: Double(sequence) * 0.2 + 0.05)
+        }
+        let served = router.handle(.requestKeyframe(streamId: 1), from: "v", now: 1)
+        #expect(Self.sent(served, to: "v").map(\.frame) == ["0", "1", "2"])
+        #expect(Self.sent(served, to: "v").map(\.catchUp) == [true, true, false])
+        #expect(!served.contains { if case .sendControl(.requestKeyframe, "p") = $0 { true } else { false } })
+    }
+
     /// A publisher may not send what only the relay may mark.
     @Test func aPublishersCatchUpFlagClosesIt() {
         var router = Self.session()
