@@ -77,7 +77,7 @@ struct ScreensubCommand: AsyncParsableCommand {
     @Flag(help: "Print each frame's index, time, type, size, capture time and metadata.")
     var printMetadata = false
 
-    @Flag(help: "Print one JSON object per frame instead of text.")
+    @Flag(help: "Print one JSON object per frame instead of text (from a relay: with receivedAtMilliseconds, catchUp for the relay's cached pictures, decoded and not shown, and latencyMilliseconds for the others), and a last one of kind summary (frames received, rendered, catch-up, stale).")
     var json = false
 
     @Flag(name: .shortAndLong, help: "Log the connection's progress (connecting, welcome, subscribing, reconnecting) on standard error.")
