@@ -316,7 +316,10 @@ actor SessionHub {
         for action in actions {
             switch action {
             case .sendFrame(let buffer, let connectionId, let streamId, let clearingLayer, let catchUp):
-                let sent = catchUp ? flaggedCatchUp(buffer, clearingLayer: clearingLayer) : clearingLayer ? withoutLayer(buffer) : buffer
+                // A catch-up frame is copied with its flag set (only a catch-up's frames are, never the live ones).
+                let sent = catchUp
+                    ? buffer.rewritingFrameFlags { (clearingLayer ? $0.withoutLayer : $0).union(.catchUp) }
+                    : clearingLayer ? withoutLayer(buffer) : buffer
                 outlets[connectionId]?.yield(.frame(sent, streamId: streamId))
             case .evict(let connectionId, let reason):
                 outlets[connectionId]?.evict(reason: reason)
@@ -369,25 +372,8 @@ actor SessionHub {
         {
             return cleared.copy
         }
-        var copy = buffer
-        let offset = copy.readerIndex + MediaFrameHeader.flagsOffset
-        if let flags = copy.getInteger(at: offset, as: UInt8.self) {
-            copy.setInteger(MediaFrameHeader.Flags(rawValue: flags).withoutLayer.rawValue, at: offset)
-        }
+        let copy = buffer.rewritingFrameFlags(\.withoutLayer)
         lastCleared = (buffer, copy)
-        return copy
-    }
-
-    /// A cached frame sent as catch-up: a copy with its catch-up flag set (and its layer bits cleared for a
-    /// subscriber that does not read them). Only frames of a catch-up are copied, never the live ones.
-    private func flaggedCatchUp(_ buffer: ByteBuffer, clearingLayer: Bool) -> ByteBuffer {
-        var copy = buffer
-        let offset = copy.readerIndex + MediaFrameHeader.flagsOffset
-        if let value = copy.getInteger(at: offset, as: UInt8.self) {
-            var flags = MediaFrameHeader.Flags(rawValue: value)
-            if clearingLayer { flags = flags.withoutLayer }
-            copy.setInteger(flags.union(.catchUp).rawValue, at: offset)
-        }
         return copy
     }
 

@@ -1,4 +1,8 @@
 import ScreenMedia
+import ScreenSession
+import ScreenTesting
+import ScreenTransport
+import ScreenTransportClient
 import ScreenWire
 import Testing
 
@@ -92,6 +96,42 @@ import Testing
         #expect(Self.sent(served, to: "v").map(\.frame) == ["0", "1", "2"])
         #expect(Self.sent(served, to: "v").map(\.catchUp) == [true, true, false])
         #expect(!served.contains { if case .sendControl(.requestKeyframe, "p") = $0 { true } else { false } })
+    }
+
+    /// Through a real relay: a joiner that asked for the flag gets the cached pictures flagged but the last; one
+    /// that did not gets them as before, unflagged (it could not parse the bit).
+    @Test func aJoinerThatAskedGetsTheCachedPicturesFlagged() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let frames = try TestMedia.encodedFrames(count: 3)
+        let published = OneShotEvent()
+        let publisher = Task {
+            try await RelayClient.connect(transport: relay.server.inProcessTransport, token: session.token, logger: quietLogger) { link, events in
+                _ = try await events.nextControl()
+                let stream = try await link.publishTestStream(events)
+                try await link.send(frames, streamId: stream.streamId)
+                published.signal()
+                while try await events.next() != nil {}
+            }
+        }
+        defer { publisher.cancel() }
+        await published.wait(upTo: .seconds(20))
+        try await Task.sleep(for: .milliseconds(200))
+        /// The flags of the first three frames a joiner gets.
+        func join(catchUp: Bool) async throws -> [Bool] {
+            try await RelayClient.connect(url: relay.webSocketURL, token: viewerToken, logger: quietLogger) { link, events in
+                guard case .welcome(_, _, _, let streams, _, _)? = try await events.nextControl(), let stream = streams.first else { return [] }
+                try await link.send(.subscribe(streamId: stream.streamId, layers: true, catchUp: catchUp))
+                var flags: [Bool] = []
+                while flags.count < 3, let event = try await events.next() {
+                    if case .media(let header, _) = event { flags.append(header.flags.isCatchUp) }
+                }
+                return flags
+            }
+        }
+        #expect(try await join(catchUp: true) == [true, true, false])
+        #expect(try await join(catchUp: false) == [false, false, false])
     }
 
     /// A publisher may not send what only the relay may mark.
