@@ -38,6 +38,7 @@ class StreamPlayer {
     this.context = page.canvas.getContext('2d', { alpha: false });
     this.latencies = [];
     this.arrivals = []; // [time ms, bytes] over the last two seconds
+    this.shownSequence = null; // the frame number of the picture on screen
   }
 
   feed(frame) {
@@ -90,7 +91,8 @@ class StreamPlayer {
     for (const key of this.pending.keys()) { if (key <= picture.timestamp) this.pending.delete(key); }
     // Never the past as live: catch-up pictures only bring the decoder to the newest, and a picture older than
     // the one on screen is not drawn over it.
-    if (frame && (frame.catchUp || (viewer.shownCaptureMs !== null && frame.wallClockMs < viewer.shownCaptureMs))) {
+    // (Judged by the stream's frame numbers, not the publisher's wall clock, which may be stepped back.)
+    if (frame && (frame.catchUp || (this.shownSequence !== null && frame.sequence < this.shownSequence))) {
       if (frame.catchUp) viewer.catchUpFrames += 1; else viewer.staleFrames += 1;
       picture.close();
       return;
@@ -108,6 +110,7 @@ class StreamPlayer {
     page.frames.textContent = String(viewer.framesDecoded);
     page.size.textContent = `${width}×${height} ${CODEC_NAME[this.codec]} ${this.stream.properties.videoType}`;
     if (frame) {
+      this.shownSequence = frame.sequence;
       viewer.shownCaptureMs = frame.wallClockMs;
       viewer.lastMetadata = describeMetadata(frame.metadata);
       page.metadata.textContent = viewer.lastMetadata;
@@ -498,7 +501,7 @@ class Viewer {
     this.player?.closeDecoder();
     const stream = viewer.streams.get(streamId);
     viewer.currentStreamId = streamId;
-    viewer.shownCaptureMs = null; // another stream: its pictures are judged among themselves
+    viewer.shownCaptureMs = null;
     this.player = new StreamPlayer(stream, () => this.send({ type: 'requestKeyframe', streamId }));
     // The sound player outlives subscriptions (its AudioContext was allowed by a click); its decoder does not.
     this.audio?.close();
