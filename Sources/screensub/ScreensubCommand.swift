@@ -68,7 +68,7 @@ struct ScreensubCommand: AsyncParsableCommand {
     @Option(help: "With --server: stop after this many frames.")
     var count: Int?
 
-    @Option(help: "Write every decoded picture to this directory as frame-NNNNNN.png (created if missing).")
+    @Option(help: "Write every decoded picture to this directory as frame-NNNNNN.png (created if missing); from a relay, every picture shown (its catch-up frames are decoded, not shown).")
     var frames: String?
 
     @Option(help: "With --server: write the received stream to this WebM file.")

@@ -229,8 +229,10 @@ import Testing
         painter.fill(window: windows[0], PixelRect(x: 0, y: 0, width: 320, height: 180), color: XPainter.pixel(red: 240, green: 240, blue: 240))
         let subscriber = await subscribing.wait(timeout: 30)
         #expect(subscriber.status == 0, "\(subscriber.standardError)")
-        let lines = subscriber.standardOutput.split(separator: "\n")
+        // A line per frame, then the summary.
+        let lines = subscriber.standardOutput.split(separator: "\n").filter { $0.contains(#""kind":"video""#) }
         #expect(lines.count == 3)
+        #expect(subscriber.standardOutput.split(separator: "\n").last?.contains(#""kind":"summary""#) == true)
         for line in lines {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             #expect(object?["metadata"] as? String == "e2e check")
