@@ -85,11 +85,11 @@ import Testing
         }
     }
 
-    func stage(limiting direction: NetworkNamespace.Direction, to kbps: Int) async throws -> Stage {
+    func stage(limiting direction: NetworkNamespace.Direction, to kbps: Int, width: Int = 960, height: Int = 540) async throws -> Stage {
         let network = try await namespace()
         let home = try Self.temporaryHome()
-        let display = try await VirtualDisplay(width: 960, height: 540)
-        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 960, height: 540), display: display.name, interval: 0.5)
+        let display = try await VirtualDisplay(width: width, height: height)
+        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: width, height: height), display: display.name, interval: 0.5)
         try await network.limit(direction, kbps: kbps)
         let (relay, server) = try await relay(on: network)
         return Stage(network: network, home: home, display: display, scene: scene, relay: relay, server: server)
@@ -207,14 +207,9 @@ import Testing
     /// 250 kbit/s always holds a recent picture (never one replayed from the past as live), and the fast one
     /// beside it is not slowed by it.
     @Test func aSlowViewerAlwaysHoldsARecentPicture() async throws {
-        let network = try await namespace()
-        let home = try Self.temporaryHome()
-        let display = try await VirtualDisplay(width: 1920, height: 1080)
-        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 1920, height: 1080), display: display.name, interval: 0.5)
-        try await network.limit(.intoNamespace, kbps: 250)
-        let (relay, server) = try await relay(on: network)
-        let stage = Stage(network: network, home: home, display: display, scene: scene, relay: relay, server: server)
-        let share = try await share(display, to: server, ["--fps", "5", "--codec", "av1", "--bitrate", "1000", "--duration", "120"], home: home)
+        let stage = try await stage(limiting: .intoNamespace, to: 250, width: 1920, height: 1080)
+        let (network, server) = (stage.network, stage.server)
+        let share = try await share(stage.display, to: server, ["--fps", "5", "--codec", "av1", "--bitrate", "1000", "--duration", "120"], home: stage.home)
         let fast = try watch(server, token: share.viewerToken)
         let slow = try watch(server, token: share.viewerToken, inside: network)
         try await Task.sleep(for: .seconds(45))
@@ -238,14 +233,9 @@ import Testing
     /// A viewer whose link narrows mid-share (1 Mbit/s → 250 kbit/s → 1 Mbit/s): from 5 s after each change it
     /// holds a recent picture again, and never one older than one it had.
     @Test func aViewerOnANarrowingLinkIsBackToARecentPictureAfterEachChange() async throws {
-        let network = try await namespace()
-        let home = try Self.temporaryHome()
-        let display = try await VirtualDisplay(width: 1920, height: 1080)
-        let scene = try TextSceneDriver(TextScene(content: .pageflip, width: 1920, height: 1080), display: display.name, interval: 0.5)
-        try await network.limit(.intoNamespace, kbps: 1000)
-        let (relay, server) = try await relay(on: network)
-        let stage = Stage(network: network, home: home, display: display, scene: scene, relay: relay, server: server)
-        let share = try await share(display, to: server, ["--fps", "5", "--codec", "av1", "--bitrate", "1000", "--duration", "120"], home: home)
+        let stage = try await stage(limiting: .intoNamespace, to: 1000, width: 1920, height: 1080)
+        let (network, server) = (stage.network, stage.server)
+        let share = try await share(stage.display, to: server, ["--fps", "5", "--codec", "av1", "--bitrate", "1000", "--duration", "120"], home: stage.home)
         let viewer = try watch(server, token: share.viewerToken, inside: network)
         try await Task.sleep(for: .seconds(15))
         try await network.limit(.intoNamespace, kbps: 250)
