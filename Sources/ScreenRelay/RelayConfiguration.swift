@@ -80,9 +80,9 @@ public struct RelayConfiguration: Sendable {
     public var maximumFramesPerSecond = 240.0
     /// What one token's connections may hold together (``TokenShares``): connections (publisher and moderator
     /// tokens; viewer tokens are links handed to an audience), streams; and a session's connections.
-    public var maximumConnectionsPerToken = 8
-    public var maximumStreamsPerToken = 8
-    public var maximumConnectionsPerSession = 2_000
+    public var maximumConnectionsPerToken = TokenShares.Limits().connectionsPerToken
+    public var maximumStreamsPerToken = TokenShares.Limits().streamsPerToken
+    public var maximumConnectionsPerSession = TokenShares.Limits().connectionsPerSession
     /// HLS segments one session keeps in memory; the relay's budget for all is 8 times it.
     public var hlsSessionMemoryBytes = 64 << 20
     public var maximumStreamNameBytes = 256

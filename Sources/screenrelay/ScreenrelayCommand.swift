@@ -207,13 +207,13 @@ struct ServeCommand: AsyncParsableCommand {
     var maxStreamsPerSession = 32
 
     @Option(help: "Streams the connections of one token publish at once, together: one token cannot keep the others of its session from publishing.")
-    var maxStreamsPerToken = 8
+    var maxStreamsPerToken = TokenShares.Limits().streamsPerToken
 
     @Option(help: "Connections one publisher or moderator token may hold in a session at once (viewer tokens, links handed to an audience, are bounded by --max-connections-per-session and --max-connections-per-address). A token's connections together also send at most --signals-per-second signals and twice --max-frames-per-second frames.")
-    var maxConnectionsPerToken = 8
+    var maxConnectionsPerToken = TokenShares.Limits().connectionsPerToken
 
     @Option(help: "Connections one session holds at once.")
-    var maxConnectionsPerSession = 2000
+    var maxConnectionsPerSession = TokenShares.Limits().connectionsPerSession
 
     @Option(help: "Video frames one stream may send per second (twice as many at once); audio frames: 200 a second. Past it frames are refused.")
     var maxFramesPerSecond: Double = 240
