@@ -35,7 +35,7 @@ secret="network-bench-secret-that-is-32-bytes-long"
 
 # The base commit's binaries, built once into a cache of their own.
 base_dir="${BENCH_BASE_DIR:-$HOME/.cache/screenpub-bench/$base}"
-if [ ! -x "$base_dir/bin/screenpub" ]; then
+if [[ " ${BENCH_VERSIONS:-base this} " == *" base "* ]] && [ ! -x "$base_dir/bin/screenpub" ]; then
   echo "building $base (once) into $base_dir…" >&2
   rm -rf "$base_dir/src"
   mkdir -p "$base_dir"

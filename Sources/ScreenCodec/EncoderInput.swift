@@ -38,7 +38,7 @@ struct EncoderInput {
     mutating func reopen(width: Int, height: Int, chroma: ChromaFormat) throws(CodecError) {
         picture = try YUVPicture(width: width, height: height, chroma: chroma)
         activeMap = usesActiveMap ? ActiveMap(width: width, height: height) : nil
-        layers = TemporalLayers(count: layers.count)
+        layers = layers.startedOver
         needsFullConversion = true
         paintedCovers = FrameCovers()
         keyframeRequested = true
@@ -62,7 +62,7 @@ struct EncoderInput {
         keyframeRequested = false
         let wholeFrame = keyframe || skippedWholeFrame || changesWholeFrame(frame)
         skippedWholeFrame = false
-        let layer = layers.next(keyframe: keyframe, baseLayer: unchanged)
+        let layer = layers.next(keyframe: keyframe, baseLayer: unchanged, presentationTime: presentationTime)
         if keyframe || !unchanged { hasUnrefinedChanges = true }
         if activeMap != nil {
             // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
@@ -110,9 +110,10 @@ struct EncoderInput {
     mutating func prepareRefinement(_ frame: VideoFrame) -> (presentationTime: Int64, layer: TemporalLayers.Frame)? {
         guard hasUnrefinedChanges, picture != nil else { return nil }
         hasUnrefinedChanges = false
-        let layer = layers.next(keyframe: false, baseLayer: true)
+        let presentationTime = nextPresentationTime(for: frame)
+        let layer = layers.next(keyframe: false, baseLayer: true, presentationTime: presentationTime)
         activeMap?.beginRefinement(layer: layer)
-        return (nextPresentationTime(for: frame), layer)
+        return (presentationTime, layer)
     }
 
     /// `frame`'s presentation time: milliseconds since the first frame, strictly increasing.

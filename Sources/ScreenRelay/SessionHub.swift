@@ -279,15 +279,19 @@ actor SessionHub {
     }
 
     func tick() async {
+        ticks += 1
+        // Every subscriber's link every half second; those the router times closely every tick, before it
+        // decides what they get next.
+        let everyone = ticks % 5 == 0
+        await sampleLinks(everyone ? router.subscriberIds : router.closelyWatchedSubscriberIds, rates: everyone)
         perform(router.tick(now: Self.now()))
         reportLayers()
-        ticks += 1
-        if ticks % 5 == 0 { await sampleLinks() }
     }
 
-    /// What the kernel knows of each subscriber's socket, every half second, for the router's view of its link.
-    private func sampleLinks() async {
-        let sources = router.subscriberIds.compactMap { id in outlets[id]?.linkSample.map { (id, $0) } }
+    /// What the kernel knows of the subscribers' sockets, for the router's view of their links. The delivery
+    /// rates only with `rates` (the router smooths them per half-second sample).
+    private func sampleLinks(_ subscriberIds: [String], rates: Bool) async {
+        let sources = subscriberIds.compactMap { id in outlets[id]?.linkSample.map { (id, $0) } }
         guard !sources.isEmpty else { return }
         let samples = await withTaskGroup(of: (String, LinkSample?).self) { group in
             for (id, sample) in sources { group.addTask { (id, await sample()) } }
@@ -297,7 +301,7 @@ actor SessionHub {
         }
         let now = Self.now()
         for (id, sample) in samples {
-            router.linkMeasured(id, deliveryBytesPerSecond: sample.deliveryBytesPerSecond, pendingBytes: sample.pendingBytes, now: now)
+            router.linkMeasured(id, deliveryBytesPerSecond: rates ? sample.deliveryBytesPerSecond : nil, pendingBytes: sample.pendingBytes, now: now)
         }
     }
 

@@ -81,6 +81,10 @@ public struct StreamRouter<Frame> {
         var requests: SubscriberKeyframeRequests
         /// What it was last told (`subscriptionChanged`).
         var announced: (layer: Int, waiting: Bool)?
+        /// The newest discardable frame above its layers that its link had no room for when it came: sent once
+        /// the link has room in time (``releaseHeld(_:streamId:now:)``), dropped when a newer frame goes to it.
+        /// Every holder of a stream holds the same frame, its newest, so this costs a stream one frame at most.
+        var held: (frame: Frame, bytes: Int, arrival: UInt64)?
         /// It asked for audio frames; how many it has in flight.
         var audio = false
         var queuedAudio = 0
@@ -100,6 +104,16 @@ public struct StreamRouter<Frame> {
         /// and a layer that only the high ones would carry fills the queue for seconds before it goes again.
         var kernelRateLow: Double?
         var hiddenBytes = 0
+        /// Since when its link has been carrying what it was sent, from an idle start, and how many bytes: timed
+        /// until the kernel holds none of them (``linkMeasured(_:deliveryBytesPerSecond:pendingBytes:now:)``).
+        var busySince: (at: Double, bytes: Int)?
+        /// The rate its link carried those busy periods at, smoothed: what a frame sent to an idle link really
+        /// takes (TCP starts again from a small window after an idle gap, so it is below the kernel's delivery
+        /// rate, which is measured only while data queues).
+        var idleStartRate: Double?
+        /// Its link is timed closely (sampled every tick rather than every half second): it is thinned, and its
+        /// busy periods and held frames decide what more it gets.
+        func watchedClosely(topLayer: Int) -> Bool { held != nil || busySince != nil && highestLayer < topLayer }
 
         /// Bytes per second it has been taking them at: the kernel's measure when there is one, else the gaps
         /// between deliveries; nil before either can tell.
@@ -190,11 +204,14 @@ public struct StreamRouter<Frame> {
         }
 
         /// When the next layer-0 frame is expected: a layer-0 interval after the last one, or, once that has
-        /// passed, as soon as the next frame (nil before the stream has shown its pace).
+        /// passed, with the next frame — a frame interval after the last frame, or from now once the stream has
+        /// paused for longer than that (nil before the stream has shown its pace).
         func layerZeroDue(after now: Double) -> Double? {
             guard let last = lastLayerZeroAt, let interval = layerZeroInterval else { return nil }
             if last + interval > now { return last + interval }
-            return frameInterval.map { now + $0 }
+            guard let frameInterval, let lastFrame = layerBytesAt else { return nil }
+            let next = lastFrame + frameInterval
+            return next > now - frameInterval ? max(now, next) : now + frameInterval
         }
     }
 
@@ -598,6 +615,7 @@ public struct StreamRouter<Frame> {
                 // A keyframe starts everyone over: sent whenever what is queued leaves room for it.
                 guard queued <= limits.maximumQueuedMilliseconds, subscription.queuedBytes + size <= limits.maximumQueuedBytes else {
                     droppedFrames += 1
+                    dropHeld(&subscription)
                     skip(&subscription)
                     skipped = true
                     continue
@@ -621,9 +639,16 @@ public struct StreamRouter<Frame> {
                     noteProbeUndone(&subscription, now: now)
                 }
                 if layer > subscription.highestLayer {
-                    if stream.discardableLayers, fits(size, subscription, queued: queued, stream: stream, now: now) {
-                        fittedInFrames += 1
-                        actions.append(send(frame, bytes: size, to: subscriberId, &subscription, streamId: header.streamID, now: now, arrival: arrival, fittedIn: true))
+                    if stream.discardableLayers {
+                        // Sent now if its link has room, else held until it has (newer frames take its place).
+                        dropHeld(&subscription)
+                        if fits(size, subscription, queued: queued, stream: stream, now: now) {
+                            fittedInFrames += 1
+                            actions.append(send(frame, bytes: size, to: subscriberId, &subscription, streamId: header.streamID, now: now, arrival: arrival, fittedIn: true))
+                        } else {
+                            subscription.held = (frame, size, arrival)
+                            actions += announce(subscriberId, &subscription, streamId: header.streamID, topLayer: stream.topLayer)
+                        }
                         continue
                     }
                     thinnedFrames += 1
@@ -639,6 +664,7 @@ public struct StreamRouter<Frame> {
                         thinnedFrames += 1
                     } else {
                         droppedFrames += 1
+                        dropHeld(&subscription)
                         skip(&subscription)
                         skipped = true
                     }
@@ -646,6 +672,7 @@ public struct StreamRouter<Frame> {
                     continue
                 }
             }
+            dropHeld(&subscription)
             actions.append(send(frame, bytes: size, to: subscriberId, &subscription, streamId: header.streamID, now: now, arrival: arrival, clears: clears))
             actions += announce(subscriberId, &subscription, streamId: header.streamID, topLayer: stream.topLayer)
         }
@@ -693,6 +720,8 @@ public struct StreamRouter<Frame> {
     ) -> Action {
         subscription.lastSent = arrival
         if subscription.inFlight.isEmpty { subscription.stalledSince = now }
+        if subscription.busySince == nil { subscription.busySince = (now, 0) }
+        subscription.busySince?.bytes += bytes
         subscription.inFlight.append(InFlight(bytes: bytes, queuedAt: now, fittedIn: fittedIn))
         subscription.queuedBytes += bytes
         if fittedIn { subscription.fittedInBytes += bytes }
@@ -706,11 +735,35 @@ public struct StreamRouter<Frame> {
     /// and be done with it before the stream's next layer-0 frame is due, which it must not delay. A subscriber
     /// whose link has not been measured yet gets none.
     private func fits(_ bytes: Int, _ subscription: Subscription, queued: Double, stream: Stream, now: Double) -> Bool {
-        guard !subscription.waitingForKeyframe, let rate = subscription.kernelRateLow ?? subscription.drainRate, rate > 0,
+        guard !subscription.waitingForKeyframe, let rate = subscription.idleStartRate ?? subscription.kernelRateLow ?? subscription.drainRate, rate > 0,
             let due = stream.layerZeroDue(after: now)
         else { return false }
         let done = queued + Double(bytes) / rate * 1000
         return done <= limits.fitInMilliseconds && now + done / 1000 <= due
+    }
+
+    /// A held frame will not be sent: a newer one goes to the subscriber, or it starts over.
+    private mutating func dropHeld(_ subscription: inout Subscription) {
+        guard subscription.held != nil else { return }
+        subscription.held = nil
+        thinnedFrames += 1
+    }
+
+    /// Sends a subscriber the frame it holds (``Subscription/held``) once its link has room for it in time
+    /// (``fits(_:_:queued:stream:now:)``): a thinned subscriber's link, idle after a layer-0 frame, carries the
+    /// newest picture there is instead of nothing until the next layer-0 frame.
+    private mutating func releaseHeld(_ subscriberId: String, streamId: UInt32, now: Double) -> [Action] {
+        guard var stream = streams[streamId], var subscription = stream.subscribers[subscriberId], let held = subscription.held,
+            // Nothing older than what it was sent since (a catch-up) goes to be shown.
+            subscription.lastSent.map({ held.arrival > $0 }) ?? false,
+            fits(held.bytes, subscription, queued: subscription.queuedMilliseconds(now: now), stream: stream, now: now)
+        else { return [] }
+        subscription.held = nil
+        fittedInFrames += 1
+        let action = send(held.frame, bytes: held.bytes, to: subscriberId, &subscription, streamId: streamId, now: now, arrival: held.arrival, fittedIn: true)
+        stream.subscribers[subscriberId] = subscription
+        streams[streamId] = stream
+        return [action]
     }
 
     /// Not even layer 0 fits: nothing more until a keyframe, which it gets once it has drained.
@@ -855,6 +908,12 @@ public struct StreamRouter<Frame> {
         Array(Set(streams.values.flatMap { $0.subscribers.keys }))
     }
 
+    /// The subscriber connections whose links are timed closely (``Subscription/watchedClosely(topLayer:)``): the server
+    /// samples them every tick, the others every half second.
+    public var closelyWatchedSubscriberIds: [String] {
+        Array(Set(streams.values.flatMap { stream in stream.subscribers.filter { $0.value.watchedClosely(topLayer: stream.topLayer) }.keys }))
+    }
+
     /// What the kernel says of a subscriber's connection (`TCP_INFO`): its delivery rate when it had enough to send
     /// to measure it, and the bytes written but not yet acknowledged by the peer (in the network's queues, below
     /// the relay's). Both count in how much it has queued and how fast it drains.
@@ -866,6 +925,15 @@ public struct StreamRouter<Frame> {
                 subscription.kernelRateLow = min(rate, subscription.kernelRateLow.map { $0 * 1.02 } ?? rate)
             }
             subscription.hiddenBytes = pendingBytes
+            if let busy = subscription.busySince, pendingBytes == 0, subscription.inFlight.isEmpty {
+                // Everything it was sent has arrived: the busy period's rate, when long enough to tell.
+                let seconds = now - busy.at
+                if seconds >= 0.05, busy.bytes >= 4096 {
+                    let rate = Double(busy.bytes) / seconds
+                    subscription.idleStartRate = subscription.idleStartRate.map { 0.5 * $0 + 0.5 * rate } ?? rate
+                }
+                subscription.busySince = nil
+            }
             streams[streamId]?.subscribers[connectionId] = subscription
         }
     }
@@ -890,6 +958,7 @@ public struct StreamRouter<Frame> {
         subscription.stalledSince = subscription.inFlight.isEmpty ? nil : now
         streams[streamId]?.subscribers[connectionId] = subscription
         return restart(connectionId, streamId: streamId, now: now, cause: .subscriberBehind)
+            + releaseHeld(connectionId, streamId: streamId, now: now)
     }
 
     /// Sends keyframe requests that were held back by the throttles, restarts subscribers whose own ceiling has
@@ -909,6 +978,8 @@ public struct StreamRouter<Frame> {
                     actions += serveKeyframeRequest(subscriberId, streamId: streamId, now: now)
                 } else if subscription.needsRestart {
                     actions += restart(subscriberId, streamId: streamId, now: now, cause: .subscriberBehind)
+                } else if subscription.held != nil {
+                    actions += releaseHeld(subscriberId, streamId: streamId, now: now)
                 }
             }
             if let cause = streams[streamId]?.keyframeRequestPending { actions += requestKeyframe(streamId, now: now, cause: cause) }

@@ -1,0 +1,74 @@
+import ScreenMedia
+import ScreenWire
+import Testing
+
+@testable import ScreenRelay
+
+/// A subscriber thinned below a stream's discardable layers: a frame above its layers that its link has no room
+/// for when it comes is held, each newer one taking the place of the one before, and sent once the link has room
+/// for it before the next layer-0 frame — so that a link idle after a layer-0 frame carries the newest picture
+/// there is, not nothing. A held frame older than one sent since is never sent.
+@Suite struct HeldFrameTests {
+    typealias Router = StreamRouterTests.Router
+    typealias Link = StreamRouterTests.SimulatedLink
+
+    /// A stream whose frames come in bursts: a layer-0 frame every 2 s, then three frames above it 0.1 s apart
+    /// (layers 2, 1, 2), to a fast subscriber and one whose link carries 31 KB/s (250 kbit/s: a 25 KB layer-0
+    /// frame is 0.8 s of it, and the frames above it, 14 KB, come while it is on its way). The router is told
+    /// what the kernel holds every 0.1 s, as the relay does for a thinned subscriber. Returns the frames each got.
+    static func runBursts(discardableLayers: Bool, seconds: Int = 40) -> (slow: [(name: String, arrived: Double)], fast: [String]) {
+        var router = StreamRouterTests().sessionWithStream(subscribers: ["fast", "slow"], discardableLayers: discardableLayers)
+        _ = router.handle(.subscribe(streamId: 1, layers: true, catchUp: true), from: "fast", now: 0)
+        _ = router.handle(.subscribe(streamId: 1, layers: true, catchUp: true), from: "slow", now: 0)
+        var fast = Link(subscriber: "fast", bytesPerSecond: 10_000_000)
+        var slow = Link(subscriber: "slow", bytesPerSecond: 31_000)
+        var sizes: [String: Int] = [:]
+        var sequence: UInt64 = 0
+        var now = 0.0
+        for step in 0..<(seconds * 10) {
+            let offset = step % 20
+            if offset < 4 {
+                let layer = [0, 2, 1, 2][offset]
+                let name = "f\(sequence)/\(layer)"
+                sizes[name] = sequence == 0 ? 25_000 : layer == 0 ? 25_000 : 14_000
+                let actions = router.frame(
+                    name, header: StreamRouterTests().header(1, sequence, key: sequence == 0, layer: layer), size: sizes[name]!, from: "p", now: now)
+                fast.take(actions, sizes: sizes, now: now)
+                slow.take(actions, sizes: sizes, now: now)
+                sequence += 1
+            }
+            for _ in 0..<10 {
+                now += 0.01
+                _ = fast.advance(to: now, router: &router, sizes: sizes)
+                _ = slow.advance(to: now, router: &router, sizes: sizes)
+            }
+            let busy = !slow.queue.isEmpty
+            router.linkMeasured("slow", deliveryBytesPerSecond: busy ? slow.bytesPerSecond : nil, pendingBytes: 0, now: now)
+            let ticked = router.tick(now: now)
+            fast.take(ticked, sizes: sizes, now: now)
+            slow.take(ticked, sizes: sizes, now: now)
+        }
+        return (zip(slow.received, slow.arrivals).map { ($0, $1) }, fast.received)
+    }
+
+    @Test func theNewestFrameAboveItsLayersGoesOnceTheLinkHasRoom() {
+        let held = Self.runBursts(discardableLayers: true)
+        let thinned = Self.runBursts(discardableLayers: false)
+        #expect(held.fast.count == 80 && thinned.fast.count == 80, "the fast subscriber gets every frame either way")
+        func sequence(_ name: String) -> Int { Int(name.dropFirst().prefix { $0 != "/" })! }
+        // From 10 s on, once the slow subscriber is thinned (its link carries layers 0 and 1, not 2).
+        func settled(_ frames: [(name: String, arrived: Double)]) -> [Int] { frames.filter { $0.arrived >= 10 }.map { sequence($0.name) } }
+        #expect(settled(thinned.slow).allSatisfy { $0 % 4 != 1 && $0 % 4 != 3 }, "without discardable layers, no layer-2 frame: \(settled(thinned.slow))")
+        // Held: the burst's first layer-2 frame comes while the layer-0 and layer-1 frames are on their way and
+        // waits; the second takes its place and goes once they are through. The first is never sent.
+        let bursts = settled(held.slow)
+        #expect(bursts.count(where: { $0 % 4 == 3 }) >= 14 && !bursts.contains { $0 % 4 == 1 }, "\(bursts)")
+        // Nothing older than what it had goes to it.
+        let sequences = held.slow.map { sequence($0.name) }
+        #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 })
+        // And no layer-0 frame came later for it.
+        let layerZero = { (frames: [(name: String, arrived: Double)]) in frames.filter { $0.name.hasSuffix("/0") && $0.arrived >= 10 } }
+        let lateness = zip(layerZero(held.slow), layerZero(thinned.slow)).map { $0.arrived - $1.arrived }
+        #expect(lateness.count >= 14 && lateness.allSatisfy { $0 < 0.05 }, "\(lateness)")
+    }
+}
