@@ -38,7 +38,7 @@ struct EncoderInput {
     mutating func reopen(width: Int, height: Int, chroma: ChromaFormat) throws(CodecError) {
         picture = try YUVPicture(width: width, height: height, chroma: chroma)
         activeMap = usesActiveMap ? ActiveMap(width: width, height: height) : nil
-        layers = layers.startedOver
+        layers = TemporalLayers(count: layers.count)
         needsFullConversion = true
         paintedCovers = FrameCovers()
         keyframeRequested = true
@@ -62,7 +62,7 @@ struct EncoderInput {
         keyframeRequested = false
         let wholeFrame = keyframe || skippedWholeFrame || changesWholeFrame(frame)
         skippedWholeFrame = false
-        let layer = layers.next(keyframe: keyframe, baseLayer: unchanged, presentationTime: presentationTime)
+        let layer = layers.next(keyframe: keyframe, baseLayer: unchanged)
         if keyframe || !unchanged { hasUnrefinedChanges = true }
         if activeMap != nil {
             // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
@@ -110,10 +110,9 @@ struct EncoderInput {
     mutating func prepareRefinement(_ frame: VideoFrame) -> (presentationTime: Int64, layer: TemporalLayers.Frame)? {
         guard hasUnrefinedChanges, picture != nil else { return nil }
         hasUnrefinedChanges = false
-        let presentationTime = nextPresentationTime(for: frame)
-        let layer = layers.next(keyframe: false, baseLayer: true, presentationTime: presentationTime)
+        let layer = layers.next(keyframe: false, baseLayer: true)
         activeMap?.beginRefinement(layer: layer)
-        return (presentationTime, layer)
+        return (nextPresentationTime(for: frame), layer)
     }
 
     /// `frame`'s presentation time: milliseconds since the first frame, strictly increasing.

@@ -35,7 +35,7 @@ public final class RealtimeEncoder: VideoEncoder {
         }
         input = EncoderInput(
             usesActiveMap: configuration.usesActiveMap,
-            temporalLayers: TemporalLayers(count: configuration.temporalLayers, framesPerSecond: configuration.framesPerSecond))
+            temporalLayers: TemporalLayers(count: configuration.temporalLayers))
         rate = configuration.followsNetwork
             ? RateControl(targetKbps: configuration.bitrateKbps).followingTheLink()
             : RateControl(targetKbps: configuration.bitrateKbps)

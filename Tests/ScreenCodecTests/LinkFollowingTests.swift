@@ -78,7 +78,7 @@ import Testing
         #expect(narrow.dropFirst(3).allSatisfy { $0 <= narrowDelayBytes * 5 / 4 }, "pages at 2000 kbit/s: \(wide); after the drop to 300: \(narrow); the narrow link carries \(narrowDelayBytes) bytes in its delay")
         try encoder.setTargetBitrate(kbps: 2000)
         let wideAgain = try (pages[24..<28] + pages[0..<8]).map(code)
-        // Four frames in a row are two of each layer's places (pages every half second go 0, 1, 0, 1): compared whole, as the layers differ.
+        // Four frames in a row are one of each layer's places (0, 2, 1, 2): compared whole, as the layers differ.
         let (wideBytes, narrowBytes) = (wideAgain.suffix(4).reduce(0, +), narrow.suffix(4).reduce(0, +))
         #expect(wideBytes > narrowBytes * 3 / 2, "back at 2000 kbit/s the pages are coded finer again: \(wideAgain) after \(narrow)")
     }
