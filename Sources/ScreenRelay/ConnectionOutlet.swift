@@ -47,12 +47,12 @@ final class ConnectionOutlet: Sendable {
 
     private let limits: Limits
     private let state = Mutex(State())
-    /// What the kernel knows of the connection's socket (nil: no socket, in process).
-    let linkSample: (@Sendable () async -> LinkSample?)?
+    /// What the kernel knows of the connection's socket, and its pacing (nil: no socket, in process).
+    let link: LinkControl?
 
-    init(limits: Limits, linkSample: (@Sendable () async -> LinkSample?)? = nil) {
+    init(limits: Limits, link: LinkControl? = nil) {
         self.limits = limits
-        self.linkSample = linkSample
+        self.link = link
     }
 
     /// What to do when the bounds are passed or the session evicts the connection (close it), with why;

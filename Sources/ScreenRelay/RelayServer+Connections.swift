@@ -48,7 +48,7 @@ extension RelayServer {
                 close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
                 drop: { channel.close(promise: nil) },
                 joinedAs: { role in if role.mayPublish { binaryLimit.withLock { $0 = Self.maximumMessageSize } } },
-                linkSample: { await LinkSample.read(channel) },
+                link: .socket(channel),
                 logger: context.logger)
         }
     }
@@ -61,12 +61,12 @@ extension RelayServer {
         inbound: RelayInbound, write: @escaping @Sendable (RelayMessage) async throws -> Void,
         close: @escaping @Sendable (WireErrorCode, String) async throws -> Void,
         drop: @escaping @Sendable () -> Void = {}, joinedAs: @escaping @Sendable (Role) -> Void = { _ in },
-        linkSample: (@Sendable () async -> LinkSample?)? = nil, logger connectionLogger: Logger
+        link: LinkControl? = nil, logger connectionLogger: Logger
     ) async {
         let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
         let outlet = ConnectionOutlet(
             limits: .init(messages: configuration.maximumQueuedControlMessages, bytes: configuration.maximumQueuedControlBytes),
-            linkSample: linkSample)
+            link: link)
         let machine = Locked(RelayConnection(now: Date().timeIntervalSince1970, helloTimeout: Self.helloTimeout))
         let joined = Locked<SessionHub?>(nil)
         // The writer: everything this client is sent, in order, with backpressure from the transport. It drains

@@ -4,11 +4,12 @@ import Testing
 
 @testable import ScreenRelay
 
-/// A subscriber thinned below a stream's discardable layers: a frame above its layers that its link has no room
-/// for when it comes is held, each newer one taking the place of the one before, and sent once the link has room
-/// for it before the next layer-0 frame — so that a link idle after a layer-0 frame carries the newest picture
-/// there is, not nothing. A held frame older than one sent since is never sent.
-@Suite struct HeldFrameTests {
+/// A subscriber on a thin link. A frame above its layers that its link has no room for when it comes is held
+/// (the stream's layers being discardable), each newer one taking the place of the one before, and sent once the
+/// link has room for it before the next layer-0 frame — so that a link idle after a layer-0 frame carries the
+/// newest picture there is, not nothing; a held frame older than one sent since is never sent. And its socket is
+/// paced at a little over what its link was measured to carry, while it is thinned.
+@Suite struct ThinLinkTests {
     typealias Router = StreamRouterTests.Router
     typealias Link = StreamRouterTests.SimulatedLink
 
@@ -16,7 +17,7 @@ import Testing
     /// (layers 2, 1, 2), to a fast subscriber and one whose link carries 31 KB/s (250 kbit/s: a 25 KB layer-0
     /// frame is 0.8 s of it, and the frames above it, 14 KB, come while it is on its way). The router is told
     /// what the kernel holds every 0.1 s, as the relay does for a thinned subscriber. Returns the frames each got.
-    static func runBursts(discardableLayers: Bool, seconds: Int = 40) -> (slow: [(name: String, arrived: Double)], fast: [String]) {
+    static func runBursts(discardableLayers: Bool, seconds: Int = 40) -> (slow: [(name: String, arrived: Double)], fast: [String], router: Router) {
         var router = StreamRouterTests().sessionWithStream(subscribers: ["fast", "slow"], discardableLayers: discardableLayers)
         _ = router.handle(.subscribe(streamId: 1, layers: true, catchUp: true), from: "fast", now: 0)
         _ = router.handle(.subscribe(streamId: 1, layers: true, catchUp: true), from: "slow", now: 0)
@@ -48,7 +49,7 @@ import Testing
             fast.take(ticked, sizes: sizes, now: now)
             slow.take(ticked, sizes: sizes, now: now)
         }
-        return (zip(slow.received, slow.arrivals).map { ($0, $1) }, fast.received)
+        return (zip(slow.received, slow.arrivals).map { ($0, $1) }, fast.received, router)
     }
 
     @Test func theNewestFrameAboveItsLayersGoesOnceTheLinkHasRoom() {
@@ -70,5 +71,19 @@ import Testing
         let layerZero = { (frames: [(name: String, arrived: Double)]) in frames.filter { $0.name.hasSuffix("/0") && $0.arrived >= 10 } }
         let lateness = zip(layerZero(held.slow), layerZero(thinned.slow)).map { $0.arrived - $1.arrived }
         #expect(lateness.count >= 14 && lateness.allSatisfy { $0 < 0.05 }, "\(lateness)")
+    }
+
+    /// Only a thinned subscriber whose link the kernel measured is paced, at 1.25 times the measure; once it gets
+    /// every layer again it is not.
+    @Test func aThinnedSubscribersSocketIsPacedAtALittleOverItsLink() {
+        var router = StreamRouterTests().sessionWithStream(subscribers: ["fast", "slow"], discardableLayers: true)
+        _ = router.handle(.subscribe(streamId: 1, layers: true), from: "slow", now: 0)
+        router.linkMeasured("slow", deliveryBytesPerSecond: 31_000, pendingBytes: 0, now: 1)
+        #expect(router.pacingRate(for: "slow") == nil, "it gets every layer: not paced")
+        #expect(router.pacingRate(for: "nobody") == nil)
+        let run = Self.runBursts(discardableLayers: true, seconds: 20)
+        #expect((run.router.highestLayer(for: "slow", streamId: 1) ?? 2) < 2, "thinned")
+        #expect(run.router.pacingRate(for: "slow") == 1.25 * 31_000)
+        #expect(run.router.pacingRate(for: "fast") == nil)
     }
 }
