@@ -18,7 +18,10 @@ public import ScreenWire
 ///   are discardable one by one (`publish` with `discardableLayers`), such a frame above a subscriber's layers
 ///   still goes to it when its link would carry it within ``Limits/fitInMilliseconds`` and before the next
 ///   layer-0 frame is due (``fits(_:_:queued:stream:now:)``), so that a subscriber thinned to layer 0 does not
-///   wait a whole layer-0 interval between pictures while its link stands idle.
+///   wait a whole layer-0 interval between pictures while its link stands idle. One that does not fit when it
+///   comes is held (the newest only) until the link has room for it in time.
+/// - A thinned subscriber's socket is paced a little over its link (``pacingRate(for:)``), so that its frames do
+///   not overflow a thin link's bottleneck queue and go twice.
 /// - A skipped subscriber is restarted once it has drained: from the cached pictures of its layers when they
 ///   cost it less than twice a keyframe, else with a keyframe requested from the publisher — at most once every
 ///   ``Limits/subscriberKeyframeIntervalSeconds`` per subscriber, and at most once every
