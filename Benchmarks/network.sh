@@ -12,7 +12,7 @@
 # Per 10 s of each run: capture → arrival p50 and p95 (screensub's latency: both ends on one clock), change →
 # arrival p95 (from when the newest change a frame shows was drawn: time held back before encoding counts), what was
 # delivered against the link's rate, keyframes seen by the (fast) viewer, the slow viewer's frame rate and
-# longest freeze, and the CPU screenpub used (its controller included; the controller alone is measured by
+# longest freeze, what the shaped link's queue dropped, and the CPU screenpub used (its controller included; the controller alone is measured by
 # relaybench controller). Environment: BENCH_BASE (commit), BENCH_SECONDS (60), BENCH_SCENARIOS, BENCH_VERSIONS
 # ("base this"), BENCH_KEEP (a directory that keeps each run's viewer JSON lines and logs), BENCH_PUBLISH_ARGS
 # (more screenpub options, for both versions: e.g. "--temporal-layers 2"), BENCH_RELAY_ARGS (more screenrelay options:
@@ -177,6 +177,10 @@ run() {
     sleep "$seconds"
   fi
   local cpu; cpu=$(echo "$(cpu_seconds_of "$pub") - $cpu0" | bc -l)
+  # What the shaped link's queue dropped (a burst that overflowed it is sent again, late).
+  local shaped=(tc -s qdisc show dev "${ns}h")
+  case "$scenario" in uplink|drop) shaped=(ip netns exec "$ns" tc -s qdisc show dev "${ns}n") ;; esac
+  local drops; drops=$("${shaped[@]}" | awk '/Sent/ { gsub(/[(),]/, ""); print "dropped " $7 " of " $4 + $7 " packets" }')
   local relayed; relayed=$(curl -s -H "Authorization: Bearer $secret" "http://$here:$port/metrics" | awk '$1 ~ /^screenrelay_frames_(thinned|fitted_in)_total$/ { sub("screenrelay_frames_", "", $1); sub("_total", "", $1); printf "%s %s, ", $1, $2 }')
   kill "$fast" $slow "$pub" "$scene" "$relay" 2>/dev/null || true
   wait "$fast" $slow "$pub" "$scene" "$relay" 2>/dev/null || true
@@ -184,7 +188,7 @@ run() {
   ip link delete "${ns}h" 2>/dev/null || true
   if [ -n "${BENCH_KEEP:-}" ]; then mkdir -p "$BENCH_KEEP" && cp "$out"-* "$BENCH_KEEP/" 2>/dev/null || true; fi
   CHANGES_LOG="$out-changes.log" report "$scenario ($version)" "$out-fast.json" "$link" ${slow:+"$out-slow.json"}
-  printf "| %s (%s) | screenpub CPU | %.1f %% of a core | relay: %s |\n" "$scenario" "$version" "$(echo "$cpu * 100 / $seconds" | bc -l)" "${relayed%, }" >>"$work/cpu.md"
+  printf "| %s (%s) | screenpub CPU | %.1f %% of a core | relay: %s | shaped link: %s |\n" "$scenario" "$version" "$(echo "$cpu * 100 / $seconds" | bc -l)" "${relayed%, }" "$drops" >>"$work/cpu.md"
   # What a person sees: the newest picture each viewer held, sampled every 0.1 s after the first 10 s.
   local viewer
   for viewer in fast ${slow:+slow}; do

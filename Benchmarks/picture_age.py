@@ -2,7 +2,7 @@
 """What a person behind a viewer sees: how old the newest picture it holds is, sampled over time.
 
 Reads `screensub --print-metadata --json` lines (one per video frame, with its wall-clock capture time, when it
-was received, and whether it was catch-up) and samples, every STEP seconds after the first SKIP, the age of the
+was received — or its latency, from a screensub before that — and whether it was catch-up) and samples, every STEP seconds after the first SKIP, the age of the
 newest picture received so far that was meant to be shown: a catch-up frame counts for nothing until the picture
 it leads to (the run's last frame, not flagged) arrives. Also counts frames shown out of order: a picture older
 than one already received.
@@ -30,10 +30,15 @@ def shown_frames(path):
             continue
         if frame.get("kind") == "summary":
             summary_stale[0] = frame.get("staleFrames", 0)
-        if frame.get("kind") != "video" or frame.get("catchUp") or "receivedAtMilliseconds" not in frame:
+        if frame.get("kind") != "video" or frame.get("catchUp"):
             continue
         captured = datetime.fromisoformat(frame["wallClock"].replace("Z", "+00:00")).timestamp() * 1000
-        out.append((frame["receivedAtMilliseconds"], captured))
+        # A screensub from before receivedAtMilliseconds: its latency is the same clock's arrival less capture.
+        received = frame.get("receivedAtMilliseconds")
+        if received is None and "latencyMilliseconds" in frame:
+            received = captured + frame["latencyMilliseconds"]
+        if received is not None:
+            out.append((received, captured))
     return out
 
 

@@ -65,7 +65,9 @@ struct LinkControl: Sendable {
     private static func pace(_ channel: any Channel, bytesPerSecond: Double?) async {
         #if os(Linux)
         guard let provider = channel as? any SocketOptionProvider else { return }
-        let rate: UInt32 = bytesPerSecond.map { $0.isFinite && $0 >= 1 ? UInt32(min($0, Double(UInt32.max - 1))) : 1 } ?? UInt32.max
+        // Never below 4 KB/s (a bad measure must not stall the connection); ~0 (UInt32.max) is unpaced.
+        var rate = UInt32.max
+        if let bytesPerSecond, bytesPerSecond.isFinite { rate = UInt32(max(4096, min(bytesPerSecond, Double(UInt32.max - 1)))) }
         _ = try? await provider.unsafeSetSocketOption(level: .socket, name: .init(rawValue: 47), value: rate).get()  // SO_MAX_PACING_RATE
         #endif
     }
