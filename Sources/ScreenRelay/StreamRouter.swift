@@ -779,14 +779,18 @@ public struct StreamRouter<Frame> {
 
     /// Keeps track of how long the subscriber's queue has stayed short; once long enough, its layer goes up —
     /// if its link has shown it carries the layers up to that one with a quarter to spare (a layer that barely
-    /// fits would fill the queue again, and a layer-0 frame behind it could miss its bound).
+    /// fits would fill the queue again, and a layer-0 frame behind it could miss its bound). What it has shown is
+    /// the higher of the lowest recent kernel measure and the rate its frames went at from an idle start: a link
+    /// that widened past the stream's rate is rarely busy enough for the kernel to measure it (its samples are
+    /// limited by what the relay has to send), while each frame's time from an idle start still shows it.
     private func noteCalm(_ subscription: inout Subscription, queued: Double, now: Double, stream: Stream) {
         let next = min(subscription.highestLayer, stream.topLayer) + 1
         if queued > limits.raiseBelowMilliseconds {
             subscription.calmSince = now
             subscription.raisePending = false
         } else if next <= stream.topLayer, !subscription.waitingForKeyframe, now - subscription.calmSince >= limits.raiseAfterSeconds {
-            let room = (subscription.kernelRateLow ?? subscription.drainRate ?? .infinity) >= 1.25 * stream.rate(upTo: next)
+            let shown = [subscription.kernelRateLow, subscription.idleStartRate].compactMap { $0 }.max()
+            let room = (shown ?? subscription.drainRate ?? .infinity) >= 1.25 * stream.rate(upTo: next)
             let probe = now - subscription.calmSince >= subscription.probeAfterSeconds
             guard room || probe else { return }
             subscription.raisePending = true

@@ -86,4 +86,43 @@ import Testing
         #expect(run.router.pacingRate(for: "slow") == 1.25 * 31_000)
         #expect(run.router.pacingRate(for: "fast") == nil)
     }
+
+    /// A link that narrowed to 250 kbit/s and widens again to 1 Mbit/s, past the stream's rate: the kernel hardly
+    /// measures it any more (it is rarely busy), but its frames' times from an idle start show the room, and the
+    /// layers come back a step per few seconds of calm instead of waiting for probes.
+    @Test func layersComeBackSoonAfterALinkWidens() {
+        var router = StreamRouterTests().sessionWithStream(subscribers: ["viewer"], discardableLayers: true)
+        _ = router.handle(.subscribe(streamId: 1, layers: true, catchUp: true), from: "viewer", now: 0)
+        var link = Link(subscriber: "viewer", bytesPerSecond: 31_000)
+        var sizes: [String: Int] = [:]
+        var now = 0.0
+        var backAt: Double?
+        for step in 0..<600 {
+            if step == 200 {
+                // It widens at 20 s: what is on its way goes on at the new rate.
+                var wide = Link(subscriber: "viewer", bytesPerSecond: 125_000)
+                (wide.queue, wide.busyUntil, wide.received, wide.arrivals) = (link.queue, link.busyUntil, link.received, link.arrivals)
+                link = wide
+            }
+            if step % 5 == 0 {
+                let n = step / 5
+                let layer = n == 0 ? 0 : [0, 2, 1, 2][n % 4]
+                let name = "f\(n)/\(layer)"
+                sizes[name] = layer == 0 ? 25_000 : 14_000
+                link.take(router.frame(name, header: StreamRouterTests().header(1, UInt64(n), key: n == 0, layer: layer), size: sizes[name]!, from: "p", now: now), sizes: sizes, now: now)
+            }
+            for _ in 0..<10 {
+                now += 0.01
+                _ = link.advance(to: now, router: &router, sizes: sizes)
+            }
+            // Busy while frames queue; once wide, it never is for long: the kernel's sample is limited by what the
+            // relay sends, and says nothing of the link.
+            let busy = !link.queue.isEmpty && now < 20
+            router.linkMeasured("viewer", deliveryBytesPerSecond: busy ? link.bytesPerSecond : nil, pendingBytes: 0, now: now)
+            link.take(router.tick(now: now), sizes: sizes, now: now)
+            if now > 20, backAt == nil, router.highestLayer(for: "viewer", streamId: 1) == 2 { backAt = now }
+            if now > 15, now < 20 { #expect((router.highestLayer(for: "viewer", streamId: 1) ?? 2) < 2, "thinned on the narrow link") }
+        }
+        #expect(backAt.map { $0 - 20 <= 10 } ?? false, "every layer back \(backAt.map { "\($0 - 20) s" } ?? "never") after the link widened")
+    }
 }
