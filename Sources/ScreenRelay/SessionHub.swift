@@ -27,8 +27,8 @@ actor SessionHub {
     /// What each publisher last reported of its uplink, by stream.
     private var reportedUplinks: [UInt32: (target: Int, estimate: Int)] = [:]
     private var ticks = 0
-    /// The rate each paced subscriber's socket was last set to.
-    private var pacing: [String: Double] = [:]
+    /// Its subscribers' sockets: sampled for the router, paced as it says.
+    private var links = SubscriberLinks()
     /// The last frame copied with its layer bits cleared, and the copy.
     private var lastCleared: (original: ByteBuffer, copy: ByteBuffer)?
     private var reportedRefusals: [RelayMetrics.Limit: Int] = [:]
@@ -102,7 +102,7 @@ actor SessionHub {
 
     func leave(_ connectionId: String) {
         guard outlets.removeValue(forKey: connectionId) != nil else { return }
-        pacing[connectionId] = nil
+        links.forget(connectionId)
         if outlets.isEmpty { emptySince = .now }
         metrics.add(.connections, -1)
         perform(router.disconnect(connectionId))
@@ -292,37 +292,18 @@ actor SessionHub {
     }
 
     /// What the kernel knows of the subscribers' sockets, for the router's view of their links. The delivery
-    /// rates only with `rates` (the router smooths them per half-second sample).
+    /// rates only with `rates` (the router smooths them per half-second sample); then their pacing.
     private func sampleLinks(_ subscriberIds: [String], rates: Bool) async {
-        let sources = subscriberIds.compactMap { id in outlets[id]?.link.map { (id, $0.sample) } }
+        let sources = subscriberIds.compactMap { id in outlets[id]?.link.map { (id, $0) } }
         guard !sources.isEmpty else { return }
-        let samples = await withTaskGroup(of: (String, LinkSample?).self) { group in
-            for (id, sample) in sources { group.addTask { (id, await sample()) } }
-            var collected: [(String, LinkSample)] = []
-            for await (id, sample) in group { if let sample { collected.append((id, sample)) } }
-            return collected
-        }
+        let samples = await SubscriberLinks.sample(sources)
         let now = Self.now()
         for (id, sample) in samples {
             router.linkMeasured(id, deliveryBytesPerSecond: rates ? sample.deliveryBytesPerSecond : nil, pendingBytes: sample.pendingBytes, now: now)
         }
-        if rates { await pace(samples.map(\.0)) }
-    }
-
-    /// Paces the sockets of subscribers whose links the router says to (``StreamRouter/pacingRate(for:)``), and
-    /// stops pacing those it no longer does; a socket is told again only when its rate moved by a tenth.
-    private func pace(_ subscriberIds: [String]) async {
-        for id in subscriberIds {
-            guard let link = outlets[id]?.link else { continue }
-            let rate = router.pacingRate(for: id)
-            let applied = pacing[id]
-            switch (rate, applied) {
-            case (nil, nil): continue
-            case (let rate?, let applied?) where abs(rate - applied) < 0.1 * applied: continue
-            default: break
-            }
-            pacing[id] = rate
-            await link.pace(rate)
+        guard rates else { return }
+        for (id, rate) in links.changes(for: samples.map(\.id), rate: { router.pacingRate(for: $0) }) {
+            await outlets[id]?.link?.pace(rate)
         }
     }
 

@@ -125,4 +125,23 @@ import Testing
         }
         #expect(backAt.map { $0 - 20 <= 10 } ?? false, "every layer back \(backAt.map { "\($0 - 20) s" } ?? "never") after the link widened")
     }
+
+    /// A socket is told its pacing only when it changes by a tenth or more, or starts or stops; a connection that
+    /// left is forgotten.
+    @Test func aSocketIsToldItsPacingOnlyWhenItMoves() {
+        var links = SubscriberLinks()
+        var rates: [String: Double] = ["a": 30_000]
+        func changes() -> [String] { links.changes(for: ["a", "b"], rate: { rates[$0] }).map { "\($0.id)=\($0.rate.map { Int($0) } ?? -1)" } }
+        #expect(changes() == ["a=30000"], "a starts being paced; b is not")
+        rates["a"] = 32_000
+        #expect(changes().isEmpty, "under a tenth: left as it is")
+        rates["a"] = 40_000
+        rates["b"] = 10_000
+        #expect(changes() == ["a=40000", "b=10000"])
+        rates["a"] = nil
+        #expect(changes() == ["a=-1"], "a is no longer paced")
+        #expect(changes().isEmpty)
+        links.forget("b")
+        #expect(changes() == ["b=10000"], "b joined again: told afresh")
+    }
 }
