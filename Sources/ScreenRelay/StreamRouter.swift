@@ -107,16 +107,11 @@ public struct StreamRouter<Frame> {
         /// and a layer that only the high ones would carry fills the queue for seconds before it goes again.
         var kernelRateLow: Double?
         var hiddenBytes = 0
-        /// Since when its link has been carrying what it was sent, from an idle start, and how many bytes: timed
-        /// until the kernel holds none of them (``linkMeasured(_:deliveryBytesPerSecond:pendingBytes:now:)``).
-        var busySince: (at: Double, bytes: Int)?
-        /// The rate its link carried those busy periods at, smoothed: what a frame sent to an idle link really
-        /// takes (TCP starts again from a small window after an idle gap, so it is below the kernel's delivery
-        /// rate, which is measured only while data queues).
-        var idleStartRate: Double?
+        /// How fast its link carries what it is sent from an idle start.
+        var idleStart = IdleStartTiming()
         /// Its link is timed closely (sampled every tick rather than every half second): it is thinned, and its
         /// busy periods and held frames decide what more it gets.
-        func watchedClosely(topLayer: Int) -> Bool { held != nil || busySince != nil && highestLayer < topLayer }
+        func watchedClosely(topLayer: Int) -> Bool { held != nil || idleStart.isTiming && highestLayer < topLayer }
 
         /// Bytes per second it has been taking them at: the kernel's measure when there is one, else the gaps
         /// between deliveries; nil before either can tell.
@@ -723,8 +718,7 @@ public struct StreamRouter<Frame> {
     ) -> Action {
         subscription.lastSent = arrival
         if subscription.inFlight.isEmpty { subscription.stalledSince = now }
-        if subscription.busySince == nil { subscription.busySince = (now, 0) }
-        subscription.busySince?.bytes += bytes
+        subscription.idleStart.sent(bytes, now: now)
         subscription.inFlight.append(InFlight(bytes: bytes, queuedAt: now, fittedIn: fittedIn))
         subscription.queuedBytes += bytes
         if fittedIn { subscription.fittedInBytes += bytes }
@@ -738,7 +732,7 @@ public struct StreamRouter<Frame> {
     /// and be done with it before the stream's next layer-0 frame is due, which it must not delay. A subscriber
     /// whose link has not been measured yet gets none.
     private func fits(_ bytes: Int, _ subscription: Subscription, queued: Double, stream: Stream, now: Double) -> Bool {
-        guard !subscription.waitingForKeyframe, let rate = subscription.idleStartRate ?? subscription.kernelRateLow ?? subscription.drainRate, rate > 0,
+        guard !subscription.waitingForKeyframe, let rate = subscription.idleStart.rate ?? subscription.kernelRateLow ?? subscription.drainRate, rate > 0,
             let due = stream.layerZeroDue(after: now)
         else { return false }
         let done = queued + Double(bytes) / rate * 1000
@@ -789,7 +783,7 @@ public struct StreamRouter<Frame> {
             subscription.calmSince = now
             subscription.raisePending = false
         } else if next <= stream.topLayer, !subscription.waitingForKeyframe, now - subscription.calmSince >= limits.raiseAfterSeconds {
-            let shown = [subscription.kernelRateLow, subscription.idleStartRate].compactMap { $0 }.max()
+            let shown = [subscription.kernelRateLow, subscription.idleStart.rate].compactMap { $0 }.max()
             let room = (shown ?? subscription.drainRate ?? .infinity) >= 1.25 * stream.rate(upTo: next)
             let probe = now - subscription.calmSince >= subscription.probeAfterSeconds
             guard room || probe else { return }
@@ -948,15 +942,7 @@ public struct StreamRouter<Frame> {
                 subscription.kernelRateLow = min(rate, subscription.kernelRateLow.map { $0 * 1.02 } ?? rate)
             }
             subscription.hiddenBytes = pendingBytes
-            if let busy = subscription.busySince, pendingBytes == 0, subscription.inFlight.isEmpty {
-                // Everything it was sent has arrived: the busy period's rate, when long enough to tell.
-                let seconds = now - busy.at
-                if seconds >= 0.05, busy.bytes >= 4096 {
-                    let rate = Double(busy.bytes) / seconds
-                    subscription.idleStartRate = subscription.idleStartRate.map { 0.5 * $0 + 0.5 * rate } ?? rate
-                }
-                subscription.busySince = nil
-            }
+            subscription.idleStart.measured(pendingBytes: pendingBytes, queueEmpty: subscription.inFlight.isEmpty, now: now)
             streams[streamId]?.subscribers[connectionId] = subscription
         }
     }
