@@ -7,7 +7,10 @@
 #   bench_on_exit COMMAND             runs COMMAND at exit, before the display stops and $work is removed;
 #   bench_setup SIZE                  all four products and a display (relay.sh, soak.sh, hls.sh, masks.sh);
 #   bench_content CONTENT INTERVAL    screenbench draws CONTENT on $DISPLAY, a change every INTERVAL s, instead of
-#                                     what it drew before; bench_content_stop stops it.
+#                                     what it drew before; bench_content_stop stops it;
+#   bench_base COMMIT                 a commit's release screenpub, screenrelay and screensub, built once into a
+#                                     cache of their own (BENCH_BASE_DIR, default ~/.cache/screenpub-bench/COMMIT),
+#                                     as base_bin: what a benchmark compares this commit with.
 # Everything is stopped and removed on exit, whatever way the script ends.
 bench_build() {
   local deps=()
@@ -79,4 +82,19 @@ bench_content() {
 bench_content_stop() {
   if [ -n "$bench_content_pid" ]; then kill "$bench_content_pid" 2>/dev/null; wait "$bench_content_pid" 2>/dev/null || true; fi
   bench_content_pid=""
+}
+
+bench_base() {
+  local base_dir="${BENCH_BASE_DIR:-$HOME/.cache/screenpub-bench/$1}"
+  base_bin="$base_dir/bin"
+  [ -x "$base_bin/screenpub" ] && [ -x "$base_bin/screenrelay" ] && [ -x "$base_bin/screensub" ] && return
+  echo "building $1 (once) into $base_dir…" >&2
+  rm -rf "$base_dir/src"
+  mkdir -p "$base_dir"
+  git worktree add --detach "$base_dir/src" "$1" >&2
+  local product
+  for product in screenpub screenrelay screensub; do swift build -c release --package-path "$base_dir/src" --product "$product" >&2; done
+  mkdir -p "$base_bin"
+  cp "$(swift build -c release --package-path "$base_dir/src" --show-bin-path)"/{screenpub,screenrelay,screensub} "$base_bin/"
+  git worktree remove --force "$base_dir/src" >&2 || true
 }

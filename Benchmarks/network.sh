@@ -34,17 +34,7 @@ python=/usr/bin/python3
 secret="network-bench-secret-that-is-32-bytes-long"
 
 # The base commit's binaries, built once into a cache of their own.
-base_dir="${BENCH_BASE_DIR:-$HOME/.cache/screenpub-bench/$base}"
-if [[ " ${BENCH_VERSIONS:-base this} " == *" base "* ]] && [ ! -x "$base_dir/bin/screenpub" ]; then
-  echo "building $base (once) into $base_dir…" >&2
-  rm -rf "$base_dir/src"
-  mkdir -p "$base_dir"
-  git worktree add --detach "$base_dir/src" "$base" >&2
-  for product in screenpub screenrelay screensub; do swift build -c release --package-path "$base_dir/src" --product "$product" >&2; done
-  mkdir -p "$base_dir/bin"
-  cp "$(swift build -c release --package-path "$base_dir/src" --show-bin-path)"/{screenpub,screenrelay,screensub} "$base_dir/bin/"
-  git worktree remove --force "$base_dir/src" >&2 || true
-fi
+if [[ " ${BENCH_VERSIONS:-base this} " == *" base "* ]]; then bench_base "$base"; fi
 
 # A namespace joined by a veth pair: 10.78.N.1 here, 10.78.N.2 inside.
 make_namespace() { # NAME SUBNET
@@ -132,7 +122,7 @@ EOF
 # run VERSION SCENARIO: one run with VERSION's binaries (this|base); prints its rows.
 run() {
   local version=$1 scenario=$2 dir
-  if [ "$version" = this ]; then dir=$bin; else dir=$base_dir/bin; fi
+  if [ "$version" = this ]; then dir=$bin; else dir=$base_bin; fi
   local ns="spnb$$" subnet=$((RANDOM % 200 + 20)) out="$work/$version-$scenario"
   make_namespace "$ns" "$subnet"
   local here="10.78.$subnet.1"

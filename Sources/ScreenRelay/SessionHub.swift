@@ -16,13 +16,8 @@ actor SessionHub {
     private var router: StreamRouter<ByteBuffer>
     private var outlets: [String: ConnectionOutlet] = [:]
     private let metrics: RelayMetrics
-    private var reportedDrops = 0
-    private var reportedAudioDrops = 0
-    private var reportedRequests = 0
-    private var reportedRequestCauses: [StreamRouter<ByteBuffer>.KeyframeCause: Int] = [:]
-    private var reportedThinned = 0
-    private var reportedFittedIn = 0
-    private var reportedEvictions = 0
+    /// The router's counters when last folded into the metrics.
+    private var reportedCounters = RouterCounters()
     private var reportedLayers: [Int?: Int] = [:]
     /// What each publisher last reported of its uplink, by stream.
     private var reportedUplinks: [UInt32: (target: Int, estimate: Int)] = [:]
@@ -31,7 +26,6 @@ actor SessionHub {
     private var links = SubscriberLinks()
     /// The last frame copied with its layer bits cleared, and the copy.
     private var lastCleared: (original: ByteBuffer, copy: ByteBuffer)?
-    private var reportedRefusals: [RelayMetrics.Limit: Int] = [:]
     private var reportedStreams = 0
     /// The recording in progress, if any.
     private(set) var recorder: ArchiveRecorder?
@@ -340,28 +334,8 @@ actor SessionHub {
             }
         }
         // Counters the router keeps, folded into the relay's metrics as they change.
-        metrics.add(.framesDropped, router.droppedFrames - reportedDrops)
-        reportedDrops = router.droppedFrames
-        metrics.add(.audioFramesDropped, router.droppedAudioFrames - reportedAudioDrops)
-        reportedAudioDrops = router.droppedAudioFrames
-        metrics.add(.keyframeRequests, router.keyframeRequestsSent - reportedRequests)
-        reportedRequests = router.keyframeRequestsSent
-        if router.keyframeRequestsByCause != reportedRequestCauses {
-            for (cause, count) in router.keyframeRequestsByCause {
-                metrics.add(.keyframeRequestsByCause, cause.rawValue, count - reportedRequestCauses[cause, default: 0])
-            }
-            reportedRequestCauses = router.keyframeRequestsByCause
-        }
-        metrics.add(.framesThinned, router.thinnedFrames - reportedThinned)
-        reportedThinned = router.thinnedFrames
-        metrics.add(.framesFittedIn, router.fittedInFrames - reportedFittedIn)
-        reportedFittedIn = router.fittedInFrames
-        metrics.add(.subscribersEvicted, router.evictedSubscribers - reportedEvictions)
-        reportedEvictions = router.evictedSubscribers
-        for (limit, count) in router.refused where count != reportedRefusals[limit, default: 0] {
-            metrics.refused(limit, count - reportedRefusals[limit, default: 0])
-            reportedRefusals[limit] = count
-        }
+        metrics.fold(router.counters, since: reportedCounters)
+        reportedCounters = router.counters
         let streams = router.streamCount
         for streamId in reportedUplinks.keys where router.streamInfo(streamId) == nil { reportUplink(streamId, target: 0, estimate: 0) }
         metrics.add(.streams, streams - reportedStreams)

@@ -80,7 +80,7 @@ import Testing
             for frame in sent where !frame.catchUp { shown.append(Int(frame.frame)!) }
         }
         #expect(shown == shown.sorted() && Set(shown).count == shown.count, "\(shown)")
-        #expect(router.catchUpsContinued > 0 && router.catchUpsFromKeyframe > 0, "it fell behind and was brought back: \(shown) dropped \(router.droppedFrames) requests \(router.keyframeRequestsByCause)")
+        #expect(router.counters.catchUpsContinued > 0 && router.counters.catchUpsFromKeyframe > 0, "it fell behind and was brought back: \(shown) dropped \(router.counters.droppedFrames) requests \(router.counters.keyframeRequestsByCause)")
     }
 
     /// A subscriber whose decoder failed holds nothing to go on from: its request is served with the whole group

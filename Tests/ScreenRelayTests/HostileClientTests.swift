@@ -154,7 +154,7 @@ import Testing
                 sequence += 1
             }
             let caughtUp = try await eventually(30) { healthy.value >= sent + 10 }
-            let behind = relay.server.metrics.value(.keyframeRequestsByCause, StreamRouter<Int>.KeyframeCause.subscriberBehind.rawValue)
+            let behind = relay.server.metrics.value(.keyframeRequestsByCause, KeyframeCause.subscriberBehind.rawValue)
             return (evicted, caughtUp, behind, relay.server.metrics.value(.connections))
         }()
         #expect(outcome.0, "the subscriber that stopped reading was not evicted")

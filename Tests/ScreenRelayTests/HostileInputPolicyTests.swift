@@ -72,7 +72,7 @@ import Testing
         #expect(!back.admitted)
         let next = router.receive("d1", header: header(1, key: false), size: 10, from: "p", now: 0.4)
         #expect(next.admitted && frames(next.actions, to: "v") == ["d1"])
-        #expect(router.refused[.captureTime] == 6)
+        #expect(router.counters.refused[.captureTime] == 6)
     }
 
     // MARK: Keyframe requests
@@ -142,7 +142,7 @@ import Testing
         #expect(requested <= 2, "keyframes asked of the publisher for it: \(requested)")
         #expect(honestFrames.count == Set(honestFrames).count, "the honest viewer was sent no frame twice: \(honestFrames)")
         #expect(honestFrames.count { $0.hasPrefix("k") } <= 1 + 2, "the honest viewer's keyframes: \(honestFrames.filter { $0.hasPrefix("k") })")
-        #expect((router.refused[.keyframeRequests] ?? 0) >= 40)
+        #expect((router.counters.refused[.keyframeRequests] ?? 0) >= 40)
     }
 
     @Test func theStreamCeilingHoldsKeyframesForSubscribersButNotTheRelaysOwn() {

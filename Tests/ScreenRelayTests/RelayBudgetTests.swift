@@ -115,7 +115,7 @@ import Testing
             }
         }
         #expect(router.streamCount == 32)
-        #expect(router.refused[.streamsPerSession] == 68)
+        #expect(router.counters.refused[.streamsPerSession] == 68)
         for index in 0..<1900 { _ = router.connect(ConnectionInfo(connectionId: "v\(index)", role: .subscriber, data: bulky)) }
         let joined = router.connect(ConnectionInfo(connectionId: "late", role: .subscriber, data: ""))
         guard case .sendControl(let welcome, "late")? = joined.first else {
@@ -140,7 +140,7 @@ import Testing
         }
         // A thousand frames in a second: the burst of 480 and 240 more.
         #expect(admitted >= 700 && admitted <= 730, "\(admitted)")
-        #expect(router.refused[.frameRate] == 1000 - admitted)
+        #expect(router.counters.refused[.frameRate] == 1000 - admitted)
     }
 
     /// One token's many connections cannot multiply the chat: the session as a whole sends at most 50 signals a

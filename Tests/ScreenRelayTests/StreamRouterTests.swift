@@ -161,7 +161,7 @@ import Testing
             return
         }
         #expect(reason.contains("20 s"))
-        #expect(router.subscriberCount(of: 1) == 1 && router.evictedSubscribers == 1)
+        #expect(router.subscriberCount(of: 1) == 1 && router.counters.evictedSubscribers == 1)
     }
 
     func audioHeader(_ streamId: UInt32, _ sequence: UInt64) -> AudioFrameHeader {
@@ -197,7 +197,7 @@ import Testing
         _ = router.handle(.subscribe(streamId: 1, audio: true), from: "healthy", now: 0)
         var stalled: [String] = []
         var healthy: [String] = []
-        let keyframeRequests = router.keyframeRequestsSent
+        let keyframeRequests = router.counters.keyframeRequestsSent
         for sequence in 0..<50 {
             let actions = router.audioFrame("a\(sequence)", header: audioHeader(1, UInt64(sequence)), from: "p", now: 0)
             stalled += audio(actions, to: "stalled")
@@ -208,10 +208,10 @@ import Testing
         }
         #expect(healthy.count == 50)
         #expect(stalled == ["a0", "a1", "a2", "a3", "a4", "a31"])
-        #expect(router.droppedAudioFrames == 44)
+        #expect(router.counters.droppedAudioFrames == 44)
         #expect(router.queuedAudioFrames(for: "stalled", streamId: 1) == 5)
         // Dropping sound asks for no keyframe.
-        #expect(router.keyframeRequestsSent == keyframeRequests)
+        #expect(router.counters.keyframeRequestsSent == keyframeRequests)
     }
 
     /// One that fell behind past its bound resumes without a gap, never at a delta after one: once it has
@@ -239,7 +239,7 @@ import Testing
         received += frames(router.frame("K5", header: header(1, 5, key: true), size: 10, from: "p", now: 0.8), to: "v")
         received += frames(router.frame("D6", header: header(1, 6, key: false), size: 10, from: "p", now: 0.9), to: "v")
         #expect(received == ["K0", "D1", "K5", "D6"])
-        #expect(router.keyframeRequestsByCause[.subscriberBehind] == 1)
+        #expect(router.counters.keyframeRequestsByCause[.subscriberBehind] == 1)
     }
 
     /// When the frames a drained subscriber missed cost it less than twice a keyframe, it is sent them (and the
@@ -253,7 +253,7 @@ import Testing
         let drained = router.frameDelivered(to: "v", streamId: 1, now: 0.7)
         #expect(frames(drained, to: "v") == ["D1", "D2"])
         #expect(controls(drained, to: "p").isEmpty)
-        #expect(router.catchUpsContinued == 1)
+        #expect(router.counters.catchUpsContinued == 1)
         #expect(frames(router.frame("D3", header: header(1, 3, key: false), size: 10, from: "p", now: 0.8), to: "v") == ["D3"])
     }
 
@@ -381,7 +381,7 @@ import Testing
         // What was sent to it: received, or still on its way when the run ended.
         let slowLayers = (run.slow.received + run.slow.queue.map(\.name)).map { Int($0.split(separator: "/")[1])! }
         #expect(slowLayers.filter { $0 == 0 }.count == 38, "every layer-0 frame went to the slow subscriber")
-        #expect(slowLayers.count < 110 && run.router.thinnedFrames > 30, "it was thinned: \(slowLayers.count) frames")
+        #expect(slowLayers.count < 110 && run.router.counters.thinnedFrames > 30, "it was thinned: \(slowLayers.count) frames")
         #expect(run.slowChanges.contains { if case .subscriptionChanged(1, let layer, 3, false) = $0 { layer < 2 } else { false } })
         #expect(run.router.highestLayer(for: "fast", streamId: 1) == 2)
     }

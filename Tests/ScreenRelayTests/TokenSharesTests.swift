@@ -24,7 +24,7 @@ import Testing
             return
         }
         #expect(sentence.contains("8 connections"), "\(sentence)")
-        #expect(router.refused[.connectionsPerToken] == 2)
+        #expect(router.counters.refused[.connectionsPerToken] == 2)
         // One leaves: the token may connect again.
         _ = router.disconnect("p0")
         #expect(Self.welcomed(router.connect(ConnectionInfo(connectionId: "p10", role: .publisher, data: ""), token: "publisher")))
@@ -39,7 +39,7 @@ import Testing
         var router = Router(sessionId: "s", limits: limits)
         let joined = (0..<25).map { router.connect(ConnectionInfo(connectionId: "v\($0)", role: .subscriber, data: ""), token: "v\($0)") }
         #expect(joined.count(where: Self.welcomed) == 20)
-        #expect(router.refused[.connectionsPerSession] == 5)
+        #expect(router.counters.refused[.connectionsPerSession] == 5)
         #expect(router.connectionInfos.count == 20)
     }
 

@@ -14,16 +14,16 @@ extension StreamRouter {
         /// Drop a connection now, with what is queued for it: it does not read (``Limits/stallSeconds``).
         case evict(String, reason: String)
     }
+}
 
-    /// Why a keyframe was asked of a publisher (`screenrelay_keyframe_requests_total{cause}`).
-    public enum KeyframeCause: String, Sendable, CaseIterable {
-        /// A subscriber joined and no cached pictures could start it.
-        case newSubscriber = "new_subscriber"
-        /// A subscriber fell so far behind that not even layer 0 fitted, and has drained since.
-        case subscriberBehind = "subscriber_behind"
-        /// A subscriber asked (`requestKeyframe`: its decoder failed).
-        case subscriberAsked = "subscriber_asked"
-        /// The relay itself: a recording starts, or an HLS segment is due.
-        case relay
-    }
+/// Why a keyframe was asked of a publisher (`screenrelay_keyframe_requests_total{cause}`).
+public enum KeyframeCause: String, Sendable, CaseIterable {
+    /// A subscriber joined and no cached pictures could start it.
+    case newSubscriber = "new_subscriber"
+    /// A subscriber fell so far behind that not even layer 0 fitted, and has drained since.
+    case subscriberBehind = "subscriber_behind"
+    /// A subscriber asked (`requestKeyframe`: its decoder failed).
+    case subscriberAsked = "subscriber_asked"
+    /// The relay itself: a recording starts, or an HLS segment is due.
+    case relay
 }

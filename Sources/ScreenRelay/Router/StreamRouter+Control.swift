@@ -1,0 +1,167 @@
+public import ScreenWire
+
+/// What a client's control messages do: publishing, subscribing, signals, keyframe requests; and the relay's own
+/// (a recording starts, an HLS segment wants a keyframe, a signal from the HTTP API).
+extension StreamRouter {
+    /// Handles a control message from a connected client.
+    public mutating func handle(_ message: ControlMessage, from connectionId: String, now: Double) -> [Action] {
+        guard let connection = connections[connectionId] else {
+            return [.close(connectionId, .badState, "say hello first")]
+        }
+        switch message {
+        case .publish(let name, let properties, let acks, let discardableLayers):
+            guard connection.role.mayPublish else {
+                return [.sendControl(.error(code: .forbidden, message: "a \(connection.role.rawValue) token cannot publish"), to: connectionId)]
+            }
+            guard name.utf8.count <= limits.maximumStreamNameBytes else {
+                counters.refused[.streamName, default: 0] += 1
+                return [.sendControl(.error(code: .malformed, message: "a stream name is at most \(limits.maximumStreamNameBytes) bytes"), to: connectionId)]
+            }
+            guard streams.count < limits.maximumStreamsPerSession else {
+                counters.refused[.streamsPerSession, default: 0] += 1
+                return [.sendControl(.error(code: .forbidden, message: "this session holds \(limits.maximumStreamsPerSession) streams, the most it may: unpublish one first"), to: connectionId)]
+            }
+            guard streams.values.count(where: { $0.info.connectionId == connectionId }) < limits.maximumStreamsPerConnection else {
+                counters.refused[.streamsPerConnection, default: 0] += 1
+                return [.sendControl(.error(code: .forbidden, message: "a connection publishes at most \(limits.maximumStreamsPerConnection) streams at once"), to: connectionId)]
+            }
+            let token = shares.token(of: connectionId)
+            guard streams.values.count(where: { shares.token(of: $0.info.connectionId) == token }) < limits.tokenShares.streamsPerToken else {
+                counters.refused[.streamsPerToken, default: 0] += 1
+                return [.sendControl(.error(code: .forbidden, message: "this token's connections publish \(limits.tokenShares.streamsPerToken) streams, the most they may together: unpublish one first"), to: connectionId)]
+            }
+            let info = StreamInfo(streamId: nextStreamId, connectionId: connectionId, name: name, properties: properties)
+            nextStreamId &+= 1
+            streams[info.streamId] = RoutedStream(info: info, limits: limits, acknowledges: acks, discardableLayers: discardableLayers)
+            var actions: [Action] = [.sendControl(.published(info), to: connectionId)]
+            for other in connectionOrder where other != connectionId {
+                actions.append(.sendControl(.streamCreated(info), to: other))
+            }
+            return actions
+        case .unpublish(let streamId):
+            guard streams[streamId]?.info.connectionId == connectionId else {
+                return [.sendControl(.error(code: .notFound, message: "you publish no stream \(streamId)"), to: connectionId)]
+            }
+            return endStream(streamId, reason: "unpublished")
+        case .streamPropertyChanged(let streamId, let properties):
+            guard streams[streamId]?.info.connectionId == connectionId else {
+                return [.sendControl(.error(code: .notFound, message: "you publish no stream \(streamId)"), to: connectionId)]
+            }
+            // Kept, so that late joiners see the stream as it is now (paused, say).
+            streams[streamId]?.info.properties = properties
+            return connectionOrder.map { .sendControl(.streamPropertyChanged(streamId: streamId, properties: properties), to: $0) }
+        case .subscribe(let streamId, let audio, let layers, let catchUp):
+            return subscribe(connectionId, to: streamId, audio: audio, layers: layers, catchUp: catchUp, now: now)
+        case .unsubscribe(let streamId):
+            streams[streamId]?.subscribers.remove(connectionId)
+            return []
+        case .requestKeyframe(let streamId):
+            guard let position = streams[streamId]?.subscribers.position(of: connectionId),
+                let decision = streams[streamId]?.subscribers.values[position].requests.asked(now: now)
+            else {
+                return [.sendControl(.error(code: .notFound, message: "not subscribed to stream \(streamId)"), to: connectionId)]
+            }
+            switch decision {
+            case .serve:
+                return streams[streamId]?.serveKeyframeRequest(connectionId, now: now, counters: &counters) ?? []
+            case .wait:
+                counters.refused[.keyframeRequests, default: 0] += 1
+                return []
+            case .close:
+                counters.refused[.keyframeRequests, default: 0] += 1
+                return [.close(
+                    connectionId, .rateLimited,
+                    "it asked for keyframes \(limits.ignoredKeyframeRequestsBeforeClose) times over its allowance of \(limits.keyframeRequestsPerSubscriber) per \(Int(limits.keyframeRequestWindowSeconds)) s")]
+            }
+        case .signal(var signal):
+            if connection.role == .publisher && !publishersMaySignal {
+                return [.sendControl(.error(code: .forbidden, message: "this relay does not let publisher tokens send signals"), to: connectionId)]
+            }
+            if let refusal = signals.admit(connectionId, now: now, shares: &shares) {
+                counters.refused[.signalRate, default: 0] += 1
+                return [.sendControl(.error(code: .invalidSignal, message: refusal), to: connectionId)]
+            }
+            signal.from = connectionId
+            signal.fromData = connection.data
+            return deliver(signal, replyingTo: connectionId)
+        case .uplink(let streamId, _, _):
+            // What the relay's metrics show (the session hub keeps it); only the stream's publisher may say it.
+            guard streams[streamId]?.info.connectionId == connectionId else {
+                return [.sendControl(.error(code: .notFound, message: "you publish no stream \(streamId)"), to: connectionId)]
+            }
+            return []
+        case .hello:
+            return [.sendControl(.error(code: .badState, message: "hello was already accepted"), to: connectionId)]
+        case .welcome, .published, .subscribed, .streamCreated, .streamDestroyed, .connectionCreated,
+            .connectionDestroyed, .error, .archiveStarted, .archiveStopped, .ack, .subscriptionChanged:
+            return [.close(connectionId, .unknownMessage, "\(message.type) is sent by the relay, not to it")]
+        }
+    }
+
+    /// A recording starts: each stream's file must begin at a keyframe. Returns the cached pictures of each stream
+    /// that has them (its last keyframe and the frames since, for the file to begin with), and asks the publishers
+    /// of the others for a keyframe: starting a recording costs the viewers no keyframe when the cache can start it.
+    public mutating func startingRecording(now: Double) -> (cached: [(streamId: UInt32, frames: [Frame])], actions: [Action]) {
+        var cached: [(streamId: UInt32, frames: [Frame])] = []
+        var actions: [Action] = []
+        for streamId in streams.keys.sorted() {
+            if let cache = streams[streamId]?.cache, !cache.entries.isEmpty {
+                cached.append((streamId, cache.entries.map(\.frame)))
+            } else {
+                actions += streams[streamId]?.requestKeyframe(now: now, cause: .relay, counters: &counters) ?? []
+            }
+        }
+        return (cached, actions)
+    }
+
+    /// Asks the publisher of one stream for a keyframe for the relay itself (an HLS segment is due).
+    public mutating func requestKeyframe(forStream streamId: UInt32, now: Double) -> [Action] {
+        streams[streamId]?.requestKeyframe(now: now, cause: .relay, counters: &counters) ?? []
+    }
+
+    private mutating func subscribe(_ connectionId: String, to streamId: UInt32, audio: Bool, layers: Bool, catchUp: Bool, now: Double) -> [Action] {
+        guard let stream = streams[streamId] else {
+            return [.sendControl(.error(code: .notFound, message: "there is no stream \(streamId)"), to: connectionId)]
+        }
+        // Already subscribed: nothing to do. Replaying the cached pictures would let one connection make the relay
+        // queue them again and again, past the per-subscriber bound.
+        guard !stream.subscribers.contains(connectionId) else { return [] }
+        return [.sendControl(.subscribed(streamId: streamId), to: connectionId)]
+            + (streams[streamId]?.subscribe(connectionId, audio: audio, layers: layers, catchUp: catchUp, now: now, counters: &counters) ?? [])
+    }
+
+    mutating func endStream(_ streamId: UInt32, reason: String) -> [Action] {
+        guard streams.removeValue(forKey: streamId) != nil else { return [] }
+        return connectionOrder.map { .sendControl(.streamDestroyed(streamId: streamId, reason: reason), to: $0) }
+    }
+
+    /// A signal from the server itself (its HTTP API): to one connection or everyone. Throws `invalidSignal`
+    /// or `notFound`.
+    public func serverSignal(_ signal: Signal) throws(WireError) -> [Action] {
+        var signal = signal
+        signal.from = nil
+        signal.fromData = nil
+        try signal.validate()
+        if let to = signal.to, connections[to] == nil { throw WireError(.notFound, "there is no connection \(to)") }
+        return recipients(of: signal).map { .sendControl(.signal(signal), to: $0) }
+    }
+
+    /// Delivers a client's signal, or answers it (not fatally) with what is wrong.
+    private func deliver(_ signal: Signal, replyingTo sender: String) -> [Action] {
+        do {
+            try signal.validate()
+        } catch {
+            return [.sendControl(.error(code: error.kind, message: error.message), to: sender)]
+        }
+        if let to = signal.to, connections[to] == nil {
+            return [.sendControl(.error(code: .notFound, message: "there is no connection \(to) to signal"), to: sender)]
+        }
+        return recipients(of: signal).map { .sendControl(.signal(signal), to: $0) }
+    }
+
+    /// One connection, or every connection of the session (the sender included, so that a chat shows one's own
+    /// lines in the order the relay saw them).
+    private func recipients(of signal: Signal) -> [String] {
+        signal.to.map { [$0] } ?? connectionOrder
+    }
+}
