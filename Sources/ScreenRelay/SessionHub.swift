@@ -24,26 +24,17 @@ actor SessionHub {
     private var ticks = 0
     /// Its subscribers' sockets: sampled for the router, paced as it says.
     private var links = SubscriberLinks()
-    /// The last frame copied with its layer bits cleared, and the copy.
-    private var lastCleared: (original: ByteBuffer, copy: ByteBuffer)?
+    /// Frames copied with their layer bits cleared, for subscribers from before protocol 3.
+    private var layerCleared = LayerClearedCopy()
     private var reportedStreams = 0
-    /// The recording in progress, if any.
-    private(set) var recorder: ArchiveRecorder?
-    private var recordingName = ""
-    /// Called when the session has had no stream for the archive grace period.
-    private var onIdle: (@Sendable () async -> Void)?
-    private var idleTimer: Task<Void, Never>?
-    private let archiveGrace: Duration
+    /// The recording in progress, if any, and its end once the session has had no stream for a grace period.
+    private var recording: SessionRecording
+    var recorder: ArchiveRecorder? { recording.recorder }
     /// Since when no client is connected (a new session has none yet); nil while one is.
     private var emptySince: ContinuousClock.Instant? = .now
-    /// Live HLS of the session's screen stream while someone requests it (or it is written out), and the stream.
-    private(set) var hls: HLSPackager?
-    private var hlsStreamId: UInt32?
-    private var pauses = 0
-    /// HLS written out (`--hls-dir`): packaged from the first frame, whether or not anyone asks.
-    private let alwaysHLS: HLSPackager.Configuration?
-    /// Markers posted lately, for an HLS timeline that starts after them (the window keeps what it covers).
-    private var markers: [HLSPackager.DateRange] = []
+    /// Live HLS of the session's screen stream while someone requests it (or it is written out).
+    private var liveHLS: SessionHLS
+    var hls: HLSPackager? { liveHLS.packager }
 
     init(
         sessionId: String, title: String = "", createdAt: Date = Date(), metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(),
@@ -52,8 +43,8 @@ actor SessionHub {
         self.sessionId = sessionId
         self.title = title
         self.createdAt = createdAt
-        self.archiveGrace = archiveGrace
-        self.alwaysHLS = alwaysHLS
+        recording = SessionRecording(grace: archiveGrace)
+        liveHLS = SessionHLS(alwaysOn: alwaysHLS)
         self.router = StreamRouter(sessionId: sessionId, limits: limits, publishersMaySignal: publishersMaySignal)
         self.metrics = metrics
     }
@@ -73,7 +64,7 @@ actor SessionHub {
                     codec: stream.properties.codec.rawValue, width: stream.properties.width, height: stream.properties.height,
                     paused: !stream.properties.hasVideo, subscribers: router.subscriberCount(of: stream.streamId))
             },
-            recording: recorder.map { SessionSummary.Recording(archiveId: $0.archiveId, name: recordingName) })
+            recording: recorder.map { SessionSummary.Recording(archiveId: $0.archiveId, name: recording.name) })
     }
 
     /// No client and no recording for `duration`: the session can go.
@@ -90,7 +81,7 @@ actor SessionHub {
         perform(router.connect(connection, token: token))
         // A late joiner learns that the session is being recorded, as the others did.
         if let recorder {
-            outlet.yield(.control(ControlMessage.archiveStarted(archiveId: recorder.archiveId, name: recordingName).encoded()))
+            outlet.yield(.control(ControlMessage.archiveStarted(archiveId: recorder.archiveId, name: recording.name).encoded()))
         }
     }
 
@@ -100,25 +91,21 @@ actor SessionHub {
         if outlets.isEmpty { emptySince = .now }
         metrics.add(.connections, -1)
         perform(router.disconnect(connectionId))
+        noteStreams()
     }
 
     func control(_ message: ControlMessage, from connectionId: String) {
         if case .signal = message { metrics.add(.signals) }
-        if case .streamPropertyChanged(let streamId, let properties) = message, let hls, streamId == hlsStreamId,
-            let before = router.streamInfo(streamId), before.connectionId == connectionId, before.properties.hasVideo != properties.hasVideo
+        if case .streamPropertyChanged(let streamId, let properties) = message, let before = router.streamInfo(streamId),
+            before.connectionId == connectionId, before.properties.hasVideo != properties.hasVideo
         {
-            // The presenter paused or resumed (`screenpub pause`): a date range in the HLS timeline.
-            if properties.hasVideo {
-                hls.endDateRange(id: "pause-\(pauses)", at: .now())
-            } else {
-                pauses += 1
-                hls.dateRange(.init(id: "pause-\(pauses)", className: HLSDateRangeClass.pause, start: .now()))
-            }
+            liveHLS.streamPaused(streamId, paused: !properties.hasVideo)
         }
         if case .uplink(let streamId, let target, let estimate) = message, router.streamInfo(streamId)?.connectionId == connectionId {
             reportUplink(streamId, target: target, estimate: estimate ?? 0)
         }
         perform(router.handle(message, from: connectionId, now: Self.now()))
+        noteStreams()
     }
 
     /// A publisher's uplink as `/metrics` shows it (`screenrelay_publisher_target_kbps{stream="session/id"}`);
@@ -137,12 +124,8 @@ actor SessionHub {
         let (admitted, actions) = router.receive(buffer, header: header, size: buffer.readableBytes, from: connectionId, now: Self.now())
         if admitted, let stream = router.streamInfo(header.streamID) {
             recorder?.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond, audio: stream.properties.audio)
-            if hls == nil, let alwaysHLS { _ = startHLS(alwaysHLS) }
-            if let hls {
-                // HLS follows the session's screen stream: the first published, or the next when it ends.
-                if hlsStreamId.flatMap({ router.streamInfo($0) }) == nil, stream.properties.videoType == .screen { hlsStreamId = header.streamID }
-                if header.streamID == hlsStreamId { hls.frame(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond) }
-            }
+            if let configuration = liveHLS.startsOnFrame { _ = startHLS(configuration) }
+            liveHLS.frame(buffer, header: header, stream: stream, isPublished: { router.streamInfo($0) != nil })
         }
         perform(actions)
     }
@@ -159,39 +142,20 @@ actor SessionHub {
 
     /// The session's HLS packager, started if it is not running (a player's first request).
     func startHLS(_ configuration: HLSPackager.Configuration) -> HLSPackager {
-        if let hls { return hls }
-        let packager = HLSPackager(
-            configuration: configuration, label: sessionId,
+        liveHLS.start(
+            configuration, label: sessionId, recording: recorder.map { ($0.archiveId, recording.name) },
             requestKeyframe: { [weak self] in Task { await self?.requestHLSKeyframe() } },
             onIdle: { [weak self] in Task { await self?.stopHLS() } })
-        hls = packager
-        hlsStreamId = nil
-        if let recorder {
-            packager.dateRange(.init(
-                id: "archive-\(recorder.archiveId)", className: HLSDateRangeClass.archive, start: .now(),
-                attributes: ["X-NAME": HLSPlaylist.quoted(recordingName)]))
-        }
-        for marker in markers { packager.dateRange(marker) }
-        return packager
     }
 
     /// A posted marker: a date range in the HLS timeline, now or when HLS starts.
-    func mark(_ range: HLSPackager.DateRange) {
-        markers.append(range)
-        if markers.count > 32 { markers.removeFirst() }
-        hls?.dateRange(range)
-    }
+    func mark(_ range: HLSPackager.DateRange) { liveHLS.mark(range) }
 
     /// Stops packaging (nobody has asked for the playlist for a while).
-    func stopHLS() {
-        hls?.stop()
-        hls = nil
-        hlsStreamId = nil
-    }
+    func stopHLS() { liveHLS.stop() }
 
     private func requestHLSKeyframe() {
-        let streamId = hlsStreamId ?? router.streamInfos.first(where: { $0.properties.videoType == .screen })?.streamId
-        guard let streamId else { return }
+        guard let streamId = liveHLS.keyframeStream(among: router.streamInfos) else { return }
         perform(router.requestKeyframe(forStream: streamId, now: Self.now()))
     }
 
@@ -201,9 +165,7 @@ actor SessionHub {
     /// asked of its publisher); everyone is told.
     /// `onIdle` runs when the session has had no stream for the grace period (the publisher left).
     func attach(_ recorder: ArchiveRecorder, name: String, onIdle: @escaping @Sendable () async -> Void) {
-        self.recorder = recorder
-        self.recordingName = name
-        self.onIdle = onIdle
+        recording.attach(recorder, name: name, onIdle: onIdle, streams: router.streamCount)
         let (cached, actions) = router.startingRecording(now: Self.now())
         for (streamId, frames) in cached {
             guard let properties = router.streamInfo(streamId)?.properties else { continue }
@@ -214,21 +176,14 @@ actor SessionHub {
         }
         perform(actions)
         broadcast(.archiveStarted(archiveId: recorder.archiveId, name: name))
-        hls?.dateRange(.init(
-            id: "archive-\(recorder.archiveId)", className: HLSDateRangeClass.archive, start: .now(),
-            attributes: ["X-NAME": HLSPlaylist.quoted(name)]))
-        watchIdleness()
+        liveHLS.recordingStarted(archiveId: recorder.archiveId, name: name)
     }
 
     /// Stops handing frames to the recorder; everyone is told how the recording ended.
     func detach(status: String, reason: String) {
-        guard let recorder else { return }
-        self.recorder = nil
-        onIdle = nil
-        idleTimer?.cancel()
-        idleTimer = nil
+        guard let recorder = recording.detach() else { return }
         broadcast(.archiveStopped(archiveId: recorder.archiveId, status: status, reason: reason))
-        hls?.endDateRange(id: "archive-\(recorder.archiveId)", at: .now())
+        liveHLS.recordingStopped(archiveId: recorder.archiveId)
     }
 
     private func broadcast(_ message: ControlMessage) {
@@ -236,20 +191,15 @@ actor SessionHub {
         for outlet in outlets.values { outlet.yield(.control(text)) }
     }
 
-    /// While recording: no stream for the grace period → `onIdle`; a stream (again) cancels the countdown.
-    private func watchIdleness() {
-        guard let onIdle else { return }
-        if router.streamCount == 0 {
-            guard idleTimer == nil else { return }
-            let grace = archiveGrace
-            idleTimer = Task {
-                try? await Task.sleep(for: grace)
-                if !Task.isCancelled { await onIdle() }
-            }
-        } else {
-            idleTimer?.cancel()
-            idleTimer = nil
-        }
+    /// The session's streams may have changed (a publish, an unpublish, a publisher gone): into the metrics, and
+    /// the recording's idle watch.
+    private func noteStreams() {
+        let streams = router.streamCount
+        guard streams != reportedStreams else { return }
+        metrics.add(.streams, streams - reportedStreams)
+        reportedStreams = streams
+        for streamId in reportedUplinks.keys where router.streamInfo(streamId) == nil { reportUplink(streamId, target: 0, estimate: 0) }
+        recording.streamsChanged(to: streams)
     }
 
     /// Drops every connection now, with what is queued for it (the relay is stopping and its grace is over).
@@ -319,7 +269,7 @@ actor SessionHub {
                 // A catch-up frame is copied with its flag set (only a catch-up's frames are, never the live ones).
                 let sent = catchUp
                     ? buffer.rewritingFrameFlags { (clearingLayer ? $0.withoutLayer : $0).union(.catchUp) }
-                    : clearingLayer ? withoutLayer(buffer) : buffer
+                    : clearingLayer ? layerCleared.copy(of: buffer) : buffer
                 outlets[connectionId]?.yield(.frame(sent, streamId: streamId))
             case .evict(let connectionId, let reason):
                 outlets[connectionId]?.evict(reason: reason)
@@ -336,85 +286,9 @@ actor SessionHub {
         // Counters the router keeps, folded into the relay's metrics as they change.
         metrics.fold(router.counters, since: reportedCounters)
         reportedCounters = router.counters
-        let streams = router.streamCount
-        for streamId in reportedUplinks.keys where router.streamInfo(streamId) == nil { reportUplink(streamId, target: 0, estimate: 0) }
-        metrics.add(.streams, streams - reportedStreams)
-        if streams != reportedStreams { watchIdleness() }
-        reportedStreams = streams
-    }
-
-    /// The frame with its layer bits cleared, for subscribers from before protocol 3: one copy per frame,
-    /// whatever the number of such subscribers.
-    private func withoutLayer(_ buffer: ByteBuffer) -> ByteBuffer {
-        // The same storage (a frame is forwarded as one shared buffer): compared by address, not by its bytes.
-        if let cleared = lastCleared, cleared.original.readableBytes == buffer.readableBytes,
-            cleared.original.withUnsafeReadableBytes({ $0.baseAddress }) == buffer.withUnsafeReadableBytes({ $0.baseAddress })
-        {
-            return cleared.copy
-        }
-        let copy = buffer.rewritingFrameFlags(\.withoutLayer)
-        lastCleared = (buffer, copy)
-        return copy
     }
 
     private static func now() -> Double {
         Double(DispatchTime.now().uptimeNanoseconds) / 1e9
-    }
-}
-
-/// All sessions of a relay.
-actor SessionRegistry {
-    private var hubs: [String: SessionHub] = [:]
-    private let metrics: RelayMetrics
-    private let publishersMaySignal: Bool
-    private let archiveGrace: Duration
-    private let limits: StreamRouter<ByteBuffer>.Limits
-    private let alwaysHLS: HLSPackager.Configuration?
-
-    init(
-        metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(), publishersMaySignal: Bool = true,
-        archiveGrace: Duration = .seconds(10), alwaysHLS: HLSPackager.Configuration? = nil
-    ) {
-        self.alwaysHLS = alwaysHLS
-        self.metrics = metrics
-        self.limits = limits
-        self.publishersMaySignal = publishersMaySignal
-        self.archiveGrace = archiveGrace
-    }
-
-    /// A new session, or (`id` given) one the relay knew before a restart.
-    func create(id: String = SessionRegistry.newIdentifier(), title: String = "", createdAt: Date = Date()) -> SessionHub {
-        let hub = SessionHub(
-            sessionId: id, title: title, createdAt: createdAt, metrics: metrics, limits: limits, publishersMaySignal: publishersMaySignal, archiveGrace: archiveGrace,
-            alwaysHLS: alwaysHLS)
-        hubs[id] = hub
-        metrics.set(.sessions, hubs.count)
-        return hub
-    }
-
-    /// A new session, unless `limit` sessions exist.
-    func create(limit: Int, title: String) -> SessionHub? {
-        hubs.count < limit ? create(title: title) : nil
-    }
-
-    /// Removes the sessions that have had no client and no recording for `duration`; returns their ids.
-    func removeIdle(for duration: Duration) async -> [String] {
-        var removed: [String] = []
-        for (id, hub) in hubs where await hub.hasBeenIdle(for: duration) {
-            hubs[id] = nil
-            removed.append(id)
-        }
-        metrics.set(.sessions, hubs.count)
-        return removed
-    }
-
-    func hub(_ id: String) -> SessionHub? { hubs[id] }
-
-    var all: [SessionHub] { Array(hubs.values) }
-
-    /// Random, URL-safe, unguessable identifiers (128 bits).
-    static func newIdentifier() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in String(format: "%08x", UInt32.random(in: 0...UInt32.max, using: &generator)) }.joined()
     }
 }
