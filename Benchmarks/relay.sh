@@ -10,7 +10,9 @@
 # relay's CPU and the subscribers' work are not mixed up.
 #
 #   BENCH_SECONDS  measuring time per run (default 15); BENCH_FANOUT  subscriber counts (default "1 10 100 500");
-#   BENCH_LATENCY=0 skips the latency part
+#   BENCH_LATENCY=0 skips the latency part; BENCH_BASE=COMMIT runs the fan-out with that commit's screenrelay too,
+#   row by row beside this one's (built once, lib.sh's bench_base), so that a change to the relay is measured
+#   before and after in one run, on the same machine at the same time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${BENCH_SECONDS:-15}"
@@ -23,10 +25,18 @@ SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)
 port=$(( 20000 + RANDOM % 20000 ))
 relay_core=() subscriber_core=()
 if [ "$(nproc)" -ge 2 ]; then relay_core=(taskset -c 0) subscriber_core=(taskset -c 1); fi
-"${relay_core[@]}" "$bin/screenrelay" --port "$port" 2>"$work/relay.log" & relay_pid=$!
-pids+=("$relay_pid")
-server="http://127.0.0.1:$port"
-for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
+relay_pid=""
+# start_relay BINARY_DIR: a screenrelay of that build on $port, as $relay_pid and $server (the one before stopped).
+start_relay() {
+  if [ -n "$relay_pid" ]; then kill "$relay_pid" 2>/dev/null || true; wait "$relay_pid" 2>/dev/null || true; fi
+  "${relay_core[@]}" "$1/screenrelay" --port "$port" 2>>"$work/relay.log" & relay_pid=$!
+  pids+=("$relay_pid")
+  server="http://127.0.0.1:$port"
+  for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
+}
+start_relay "$bin"
+versions=(this)
+if [ -n "${BENCH_BASE:-}" ]; then bench_base "$BENCH_BASE"; versions=(base this); fi
 
 content_pid=""
 start_content() {
@@ -52,7 +62,7 @@ latency() {
     sleep 0.1
   done
   read -r _ frames _ p50 _ p90 _ p99 _ max < <("$benchbin/relaybench" latency --server "$server" --token "$token" --seconds "$seconds")
-  kill -TERM "$pub"; wait "$pub" 2>/dev/null || true
+  kill -TERM "$pub" 2>/dev/null || true; wait "$pub" 2>/dev/null || true
   printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$fps" "${*:-defaults}" "$frames" "$p50" "$p90" "$p99" "$max"
 }
 if [ "${BENCH_LATENCY:-1}" != 0 ]; then
@@ -60,7 +70,7 @@ latency "typing (one line per 200 ms)" typing 0.2 5
 latency "typing (one line per frame)" typing 0.033 30
 latency "scrolling text (every row changes per frame)" terminal 0.033 30
 latency "scrolling text (every row changes per frame)" terminal 0.033 30 --threads 1
-latency "scrolling text (every row changes per frame)" terminal 0.033 30 --speed 9
+latency "scrolling text (every row changes per frame)" terminal 0.033 30 --codec vp9 --speed 9
 fi
 
 # A recording to replay for the fan-out: 8 s of scrolling text at 30 fps.
@@ -71,12 +81,15 @@ kill "$content_pid" 2>/dev/null || true
 echo
 echo "## Fan-out: one 30 fps 1080p stream (replayed scrolling text, $(( $(stat -c %s "$work/replay.webm") * 8 / 8 / 1000 )) kbit/s) → N subscribers"
 echo
-echo "| subscribers | relay CPU % of a core | p50 ms | p99 ms | max ms | out Mbit/s | missing frames | relay RSS MB |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| relay | subscribers | relay CPU % of a core | p50 ms | p99 ms | max ms | out Mbit/s | missing frames | relay RSS MB |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in $fanout; do
-  line=$("${subscriber_core[@]}" "$benchbin/relaybench" fanout --server "$server" --secret "$SCREENRELAY_SECRET" --recording "$work/replay.webm" \
-    --subscribers "$n" --fps 30 --seconds "$seconds" --relay-pid "$relay_pid")
-  set -- $line
-  # subscribers N connected C sent S received R missing M% p50 A p99 B max X relayCPU Y% outMbit Z relayRSSMB W
-  printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n" "$2" "${18%\%}" "${12}" "${14}" "${16}" "${20}" "${10}" "${22}"
+  for version in "${versions[@]}"; do
+    if [ "$version" = base ]; then start_relay "$base_bin"; label="$BENCH_BASE"; else start_relay "$bin"; label="this ($(git rev-parse --short HEAD))"; fi
+    line=$("${subscriber_core[@]}" "$benchbin/relaybench" fanout --server "$server" --secret "$SCREENRELAY_SECRET" --recording "$work/replay.webm" \
+      --subscribers "$n" --fps 30 --seconds "$seconds" --relay-pid "$relay_pid")
+    set -- $line
+    # subscribers N connected C sent S received R missing M% p50 A p99 B max X relayCPU Y% outMbit Z relayRSSMB W
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$label" "$2" "${18%\%}" "${12}" "${14}" "${16}" "${20}" "${10}" "${22}"
+  done
 done

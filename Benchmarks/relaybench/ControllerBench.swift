@@ -18,7 +18,7 @@ struct ControllerBench: ParsableCommand {
         for n in 0..<frames {
             let now = Double(n) * 0.2
             let bytes = 20_000 + (n % 7) * 3_000
-            if controller.admitsFrame(queuedBytes: 0, now: now) { admitted += 1 }
+            if now >= controller.framesWaitUntil(queuedBytes: 0) { admitted += 1 }
             controller.sent(sequence: UInt64(n), bytes: bytes, now: now)
             busyUntil = max(busyUntil, now) + Double(bytes) * 8 / 1_000_000
             controller.acknowledged(sequence: UInt64(n), receivedAt: busyUntil * 1000 + 1_000_000, now: busyUntil + 0.005)

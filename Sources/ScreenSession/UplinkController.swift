@@ -14,14 +14,13 @@
 /// 500 kbit/s with a 3 KB bucket seemed 14 % faster than the link), a long way adds its delay; the slope of their
 /// time against their size (``IdleLinkFit``) has neither, and the delivery rate is never taken above it.
 ///
-/// The target backs off multiplicatively (to ``Configuration/backoff`` of what was delivered) when frames queue
-/// longer than ``Configuration/targetDelayMilliseconds`` behind others (WebRTC's delay-based estimation, GCC,
-/// does the same on packets), probes upwards gently (``Configuration/probePerSecond``) once they have not for a
-/// while, stays under ``Configuration/linkShare`` of what the link delivers, and never goes above
-/// ``Configuration/maximumKbps`` (`--bitrate`) or below ``Configuration/minimumKbps``. While two frames are on
-/// their way, or the link is still busy with one for more than half the target delay, the next frame waits
-/// (``admitsFrame(queuedBytes:now:)``): the capture side skips it before encoding and codes its changes with the
-/// next one.
+/// The target (``UplinkTarget``) backs off multiplicatively (to ``Configuration/backoff`` of what was delivered)
+/// when frames queue longer than ``Configuration/targetDelayMilliseconds`` behind others, probes upwards gently
+/// (``Configuration/probePerSecond``) once they have not for a while, stays under ``Configuration/linkShare`` of
+/// what the link delivers (``UplinkDeliveryRate``), and never goes above ``Configuration/maximumKbps``
+/// (`--bitrate`) or below ``Configuration/minimumKbps``. While two frames are on their way, or the link is still
+/// busy with one for more than half the target delay, the next frame waits (``framesWaitUntil(queuedBytes:)``):
+/// the capture side skips it before encoding and codes its changes with the next one.
 public struct UplinkController: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The configured bit rate (`--bitrate`): never exceeded.
@@ -94,77 +93,62 @@ public struct UplinkController: Sendable {
         var at: Double
     }
 
+    /// An unanswered backlog (a relay that stopped acknowledging) is forgotten past this many frames.
+    static var mostFramesInFlight: Int { 4096 }
+
     public let configuration: Configuration
-    public private(set) var targetKbps: Int
-    public private(set) var reason = Reason.configured
-    /// Frames sent and not yet acknowledged, oldest first, and their bytes.
+    private var target: UplinkTarget
+    public var targetKbps: Int { target.kbps }
+    public var reason: Reason { target.reason }
+    /// Frames sent and not yet acknowledged, oldest first.
     private var inFlight: [Sent] = []
-    public private(set) var bytesInFlight = 0
-    /// The relay clock's lead over ours as recent acknowledgements show it (`receivedAt − now`, ms), with when
-    /// each was seen, for the windowed maximum.
-    private var leads: [(lead: Double, at: Double)] = []
-    /// The delivery rate: bytes and seconds of back-to-back transfer, both decaying.
-    private var deliveredBytes = 0.0
-    private var deliverySeconds = 0.0
-    /// Frames sent onto an idle link: their time against their size.
-    private var idleLink = IdleLinkFit()
+    /// The relay clock's lead over ours as recent acknowledgements show it (`receivedAt − now`, ms): the largest
+    /// of late, the way back being the link that is not loaded.
+    private var relayLead: WindowedExtremum
+    private var delivery = UplinkDeliveryRate()
     /// The last acknowledged frame: when the relay had it (relay clock, ms).
     private var lastArrival: Double?
-    private var lastBackoff = -Double.infinity
     /// When the last frame was handed to the connection.
     private var lastSentAt = -Double.infinity
-    private var lastUpdate: Double?
-    /// Receiver reports (WHIP): recent round trips for their windowed minimum, and the bytes sent at the last one.
-    private var roundTrips: [(milliseconds: Double, at: Double)] = []
+    /// Receiver reports (WHIP): the shortest recent round trip, and the bytes sent at the last report.
+    private var shortestRoundTrip: WindowedExtremum
     private var lastReport: (bytesSent: UInt64, at: Double)?
 
     public init(configuration: Configuration) {
         self.configuration = configuration
-        targetKbps = configuration.maximumKbps
+        target = UplinkTarget(configuration: configuration)
+        relayLead = WindowedExtremum(.maximum, window: configuration.clockLeadWindowSeconds)
+        shortestRoundTrip = WindowedExtremum(.minimum, window: configuration.clockLeadWindowSeconds)
     }
 
-    /// Frames smaller than this are not used to measure the link's rate.
-    static let smallestMeasuredFrame = 3000
-
-    /// What the link was measured to deliver, kbit/s; nil before it is known. Never more than the rate at which
-    /// an idle link's carrying time grows with a frame's size, where frames of different sizes have shown it.
-    public var deliveryKbps: Int? {
-        guard deliverySeconds > 0.05, deliveredBytes > 8_000 else { return nil }
-        let measured = deliveredBytes * 8 / deliverySeconds / 1000
-        return Int(idleLink.kbps.map { min(measured, max($0, 0.7 * measured)) } ?? measured)
-    }
+    /// What the link was measured to deliver, kbit/s; nil before it is known.
+    public var deliveryKbps: Int? { delivery.kbps }
 
     /// A frame of `bytes` was handed to the connection at `now` (seconds, the publisher's monotonic clock).
     public mutating func sent(sequence: UInt64, bytes: Int, now: Double) {
         if let oldest = inFlight.first, now - oldest.at > configuration.lostAfterSeconds {
-            // Let through by a link silent for that long (``framesWaitUntil(queuedBytes:)``): what it carries
-            // when it comes back is unknown, and it may be stuck recovering from losses; code small meanwhile.
-            targetKbps = max(configuration.minimumKbps, targetKbps / 2)
-            reason = .backedOff(queuedMilliseconds: Int((now - oldest.at) * 1000))
+            // Let through by a link silent for that long (``framesWaitUntil(queuedBytes:)``).
+            target.halveAfterSilence(now - oldest.at)
         }
         lastSentAt = now
         inFlight.append(Sent(sequence: sequence, bytes: bytes, at: now))
-        bytesInFlight += bytes
-        // An unanswered backlog (a relay that stopped acknowledging) must not grow this without bound.
-        if inFlight.count > 4096 { forget(inFlight.removeFirst()) }
+        if inFlight.count > Self.mostFramesInFlight { inFlight.removeFirst() }
     }
 
     /// The relay acknowledged frame `sequence`, which it had whole at `receivedAt` (relay clock, ms). Returns
     /// whether ``targetKbps`` changed.
     @discardableResult
     public mutating func acknowledged(sequence: UInt64, receivedAt: Double, now: Double) -> Bool {
+        guard receivedAt.isFinite else { return false }
         // Acknowledgements come in order: frames before this one were acknowledged or lost with a connection.
-        while let first = inFlight.first, first.sequence < sequence { forget(inFlight.removeFirst()) }
+        while let first = inFlight.first, first.sequence < sequence { inFlight.removeFirst() }
         guard let frame = inFlight.first, frame.sequence == sequence else { return false }
-        forget(inFlight.removeFirst())
-        let lead = receivedAt - now * 1000
-        leads.removeAll { now - $0.at > configuration.clockLeadWindowSeconds || $0.lead <= lead }
-        leads.append((lead, now))
-        let relayLead = leads[0].lead
+        inFlight.removeFirst()
+        let lead = relayLead.add(receivedAt - now * 1000, now: now)
         // Its time on the way up: waiting behind earlier frames, then being carried.
-        let onTheWay = max(0, receivedAt - relayLead - frame.at * 1000)
+        let onTheWay = max(0, receivedAt - lead - frame.at * 1000)
         let transfer: Double
-        let queuedBehind = lastArrival.map { frame.at * 1000 + relayLead < $0 } ?? false
+        let queuedBehind = lastArrival.map { frame.at * 1000 + lead < $0 } ?? false
         if queuedBehind, let lastArrival {
             // It would have arrived before the previous one was complete: it queued behind it, and the gap
             // between the two arrivals is the link carrying it.
@@ -172,40 +156,22 @@ public struct UplinkController: Sendable {
         } else {
             transfer = onTheWay
         }
-        // Small frames (keepalives, a cursor blink) take about the way's own delay whatever the rate: they say
-        // nothing about it.
-        if transfer > 0, frame.bytes >= Self.smallestMeasuredFrame {
-            // Down fast, up slowly: a link that narrowed shows in the next few frames, not the next twenty.
-            let sampleKbps = Double(frame.bytes) * 8 / transfer
-            let narrowed = deliveryKbps.map { sampleKbps < 0.8 * Double($0) } == true
-            let decay = narrowed ? 0.5 : 0.8
-            // Points from before a narrowing would bend the line for as long as they weigh: it starts over.
-            if narrowed { idleLink = IdleLinkFit() }
-            deliveredBytes = deliveredBytes * decay + Double(frame.bytes)
-            deliverySeconds = deliverySeconds * decay + transfer / 1000
-            if !queuedBehind { idleLink.add(bytes: frame.bytes, milliseconds: transfer) }
-        }
+        delivery.add(bytes: frame.bytes, milliseconds: transfer, ontoIdleLink: !queuedBehind)
         lastArrival = max(lastArrival ?? receivedAt, receivedAt)
-        let queued = onTheWay - transfer
-        return update(queued: queued, now: now)
+        return target.afterAcknowledgement(queued: onTheWay - transfer, deliveryKbps: delivery.kbps, now: now)
     }
 
-    /// Whether the next frame may be encoded now: at most one frame is on its way, and the link, carrying it from
-    /// when it was handed over at the delivery rate and then `queuedBytes` waiting to be sent, is busy for less
-    /// than half the target delay. Counting what is left to carry (not waiting for the acknowledgement) lets
-    /// the next page go while the last one is finishing, which is what keeps a thin link used; half the delay
-    /// leaves the other half to the measurement's error before frames queue long enough to back off. Always
-    /// true before the rate is known. While the oldest frame on its way has gone unacknowledged for
-    /// ``Configuration/lostAfterSeconds`` (a connection stuck recovering from losses, a relay that stopped
-    /// answering), one frame goes per that while, at half the target each time.
-    public func admitsFrame(queuedBytes: Int, now: Double) -> Bool {
-        now >= framesWaitUntil(queuedBytes: queuedBytes)
-    }
-
-    /// From when the next frame may be encoded (``admitsFrame(queuedBytes:now:)``), seconds on the publisher's
-    /// clock; minus infinity when at once.
+    /// From when the next frame may be encoded, seconds on the publisher's clock; minus infinity when at once:
+    /// once at most one frame is on its way, and the link, carrying it from when it was handed over at the
+    /// delivery rate and then `queuedBytes` waiting to be sent, is busy for less than half the target delay.
+    /// Counting what is left to carry (not waiting for the acknowledgement) lets the next page go while the last
+    /// one is finishing, which is what keeps a thin link used; half the delay leaves the other half to the
+    /// measurement's error before frames queue long enough to back off. At once before the rate is known. While
+    /// the oldest frame on its way has gone unacknowledged for ``Configuration/lostAfterSeconds`` (a connection
+    /// stuck recovering from losses, a relay that stopped answering), one frame goes per that while, at half the
+    /// target each time.
     public func framesWaitUntil(queuedBytes: Int) -> Double {
-        guard let rate = deliveryKbps else { return -.infinity }
+        guard let rate = deliveryKbps, rate > 0 else { return -.infinity }
         func carrying(_ bytes: Int) -> Double { Double(bytes) * 8 / Double(rate) / 1000 }
         var linkFreeAt = -Double.infinity
         for frame in inFlight { linkFreeAt = max(linkFreeAt, frame.at) + carrying(frame.bytes) }
@@ -221,115 +187,30 @@ public struct UplinkController: Sendable {
     }
 
     /// What a receiver's RTCP reports say (WHIP, about once a second, through webrtcbin's statistics): the share of
-    /// packets lost since the previous report, the round trip, and the bytes sent so far. Loss-based as GCC's
-    /// sender side: more than 10 % lost backs off by half the loss, under 2 % lets the target climb; a round trip
-    /// grown past the target delay over its minimum (queuing on the way) backs off as for acknowledgements.
-    /// Returns whether ``targetKbps`` changed. What reports cannot show: when each frame arrived (no per-packet
-    /// feedback), so frames are never held back on them, and queuing shows only once a second, both ways summed.
+    /// packets lost since the previous report, the round trip, and the bytes sent so far (``UplinkTarget``:
+    /// loss-based as GCC's sender side; a round trip grown past the target delay over its minimum backs off as
+    /// for acknowledgements). Returns whether ``targetKbps`` changed. What reports cannot show: when each frame
+    /// arrived (no per-packet feedback), so frames are never held back on them, and queuing shows only once a
+    /// second, both ways summed.
     @discardableResult
     public mutating func receiverReport(fractionLost: Double, roundTripMilliseconds: Double?, bytesSent: UInt64, now: Double) -> Bool {
-        let before = targetKbps
         var sendingKbps: Double?
         if let last = lastReport, now > last.at, bytesSent >= last.bytesSent {
             sendingKbps = Double(bytesSent - last.bytesSent) * 8 / (now - last.at) / 1000
         }
         lastReport = (bytesSent, now)
         var queued = 0.0
-        if let rtt = roundTripMilliseconds, rtt >= 0 {
-            roundTrips.removeAll { now - $0.at > configuration.clockLeadWindowSeconds || $0.milliseconds >= rtt }
-            roundTrips.append((rtt, now))
-            queued = rtt - roundTrips[0].milliseconds
+        if let rtt = roundTripMilliseconds, rtt >= 0, rtt.isFinite {
+            queued = rtt - shortestRoundTrip.add(rtt, now: now)
         }
-        if fractionLost > 0.1 {
-            if now - lastBackoff >= 0.5 {
-                targetKbps = Int(Double(targetKbps) * (1 - 0.5 * fractionLost))
-                lastBackoff = now
-            }
-            reason = .lossy(percent: Int((fractionLost * 100).rounded()))
-        } else if queued > configuration.targetDelayMilliseconds {
-            if now - lastBackoff >= 0.5 {
-                targetKbps = Int(min(Double(targetKbps), sendingKbps ?? Double(targetKbps)) * configuration.backoff)
-                lastBackoff = now
-            }
-            reason = .backedOff(queuedMilliseconds: Int(queued))
-        } else if fractionLost < 0.02, now - lastBackoff >= configuration.holdAfterBackoffSeconds {
-            let elapsed = lastUpdate.map { min(1, max(0, now - $0)) } ?? 0
-            targetKbps = Int(max(Double(targetKbps) * (1 + configuration.probePerSecond * elapsed), Double(targetKbps) + 1))
-            reason = targetKbps >= configuration.maximumKbps ? .atMaximum : .probing
-        }
-        lastUpdate = now
-        targetKbps = max(configuration.minimumKbps, min(configuration.maximumKbps, targetKbps))
-        return targetKbps != before
+        return target.afterReceiverReport(fractionLost: fractionLost, queued: queued, sendingKbps: sendingKbps, now: now)
     }
 
-    /// A new connection: what was in flight on the old one will never be acknowledged. What was measured
-    /// of the link stays.
+    /// A new connection: what was in flight on the old one will never be acknowledged. What was measured of the
+    /// link stays.
     public mutating func connectionChanged() {
         inFlight.removeAll()
-        bytesInFlight = 0
-        leads.removeAll()
+        relayLead.removeAll()
         lastArrival = nil
-    }
-
-    private mutating func forget(_ sent: Sent) {
-        bytesInFlight -= sent.bytes
-    }
-
-    /// A least-squares line through the recent frames sent onto an idle link, time on the way (ms) against size
-    /// (bytes), each sample's weight decaying as new ones come: its slope is the link's rate, free of what the
-    /// link does to any frame whatever its size (a bucket's burst lowers the line, the way's delay raises it).
-    struct IdleLinkFit {
-        private var weight = 0.0
-        private var bytes = 0.0
-        private var milliseconds = 0.0
-        private var bytesSquared = 0.0
-        private var bytesTimesMilliseconds = 0.0
-
-        mutating func add(bytes size: Int, milliseconds time: Double) {
-            let keep = 0.9
-            let x = Double(size)
-            weight = weight * keep + 1
-            bytes = bytes * keep + x
-            milliseconds = milliseconds * keep + time
-            bytesSquared = bytesSquared * keep + x * x
-            bytesTimesMilliseconds = bytesTimesMilliseconds * keep + x * time
-        }
-
-        /// The slope as a rate, kbit/s; nil until frames of sizes far enough apart (a spread of a tenth of their
-        /// mean: pages of text and smaller changes) have come, and when the line does not rise with size.
-        var kbps: Double? {
-            guard weight >= 4 else { return nil }
-            let meanBytes = bytes / weight
-            let variance = bytesSquared / weight - meanBytes * meanBytes
-            guard variance > 0, variance.squareRoot() >= 0.1 * meanBytes else { return nil }
-            let slope = (bytesTimesMilliseconds / weight - meanBytes * milliseconds / weight) / variance
-            return slope > 0 ? 8 / slope : nil
-        }
-    }
-
-    private mutating func update(queued: Double, now: Double) -> Bool {
-        let before = targetKbps
-        let elapsed = lastUpdate.map { min(1, max(0, now - $0)) } ?? 0
-        lastUpdate = now
-        let ceiling = min(configuration.maximumKbps, deliveryKbps.map { Int(Double($0) * configuration.linkShare) } ?? configuration.maximumKbps)
-        if queued > configuration.targetDelayMilliseconds {
-            // Backing off once per round of queuing: the frames already on the way were coded at the old rate.
-            if now - lastBackoff >= 0.5 {
-                let delivered = Double(deliveryKbps ?? targetKbps)
-                targetKbps = Int(min(Double(targetKbps), delivered) * configuration.backoff)
-                lastBackoff = now
-            }
-            reason = .backedOff(queuedMilliseconds: Int(queued))
-        } else if now - lastBackoff >= configuration.holdAfterBackoffSeconds, queued < configuration.targetDelayMilliseconds / 2 {
-            let climbed = Double(targetKbps) * (1 + configuration.probePerSecond * elapsed)
-            targetKbps = Int(min(Double(ceiling), max(climbed, Double(targetKbps) + 1)))
-            reason = targetKbps >= configuration.maximumKbps ? .atMaximum : targetKbps >= ceiling ? .linkLimited : .probing
-        } else if targetKbps > ceiling {
-            // Never above what the link delivers, whatever else holds.
-            targetKbps = ceiling
-            reason = .linkLimited
-        }
-        targetKbps = max(configuration.minimumKbps, min(configuration.maximumKbps, targetKbps))
-        return targetKbps != before
     }
 }

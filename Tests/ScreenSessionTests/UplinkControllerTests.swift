@@ -43,7 +43,7 @@ struct UplinkControllerTests {
                     pendingAcks.removeFirst()
                     controller.acknowledged(sequence: first.sequence, receivedAt: first.receivedAt, now: first.at / 1000)
                 }
-                if controller.admitsFrame(queuedBytes: 0, now: now / 1000) {
+                if now / 1000 >= controller.framesWaitUntil(queuedBytes: 0) {
                     let size = min(bytes, Int(Double(controller.targetKbps) * interval / 8))
                     controller.sent(sequence: sequence, bytes: size, now: now / 1000)
                     let arrival = link.arrival(bytes: size, sentAt: now)
@@ -72,7 +72,7 @@ struct UplinkControllerTests {
         #expect(controller.targetKbps == 1500)
         #expect(controller.reason == .configured)
         #expect(controller.deliveryKbps == nil)
-        #expect(controller.admitsFrame(queuedBytes: 1 << 20, now: 0), "nothing is held back before the link is measured")
+        #expect(0 >= controller.framesWaitUntil(queuedBytes: 1 << 20), "nothing is held back before the link is measured")
     }
 
     /// 1500 kbit/s configured on a 1000 kbit/s link, pages of up to 60 KB: the target settles under the link,
@@ -136,13 +136,13 @@ struct UplinkControllerTests {
         // 10 KB keeps the link busy for 10_000 × 8 / rate ≈ 100 ms: it waits until 75 ms (half the delay) are left.
         controller.sent(sequence: 100_000, bytes: 10_000, now: 20)
         let carried = 10_000 * 8 / rate / 1000
-        #expect(!controller.admitsFrame(queuedBytes: 0, now: 20))
+        #expect(20 < controller.framesWaitUntil(queuedBytes: 0))
         #expect(abs(controller.framesWaitUntil(queuedBytes: 0) - (20 + carried - 0.075)) < 0.001)
-        #expect(controller.admitsFrame(queuedBytes: 0, now: 20 + carried - 0.074), "no acknowledgement needed")
-        #expect(!controller.admitsFrame(queuedBytes: 20_000, now: 20 + carried - 0.074), "a frame still queued to be sent counts")
+        #expect(20 + carried - 0.074 >= controller.framesWaitUntil(queuedBytes: 0), "no acknowledgement needed")
+        #expect(20 + carried - 0.074 < controller.framesWaitUntil(queuedBytes: 20_000), "a frame still queued to be sent counts")
         #expect(controller.framesWaitUntil(queuedBytes: 100_000) == 20 + 10, "more queued than the allowance: until the queue moves, or what is in flight is taken as lost")
         controller.acknowledged(sequence: 100_000, receivedAt: 20_000 + publisher.link.offset + 100, now: 20.11)
-        #expect(controller.admitsFrame(queuedBytes: 0, now: 20.11))
+        #expect(20.11 >= controller.framesWaitUntil(queuedBytes: 0))
     }
 
     /// A page that takes most of the time between pages to carry: the next one goes while the last is finishing
@@ -156,14 +156,14 @@ struct UplinkControllerTests {
         controller.sent(sequence: 200_000, bytes: 60_000, now: 30)
         let carried = 60_000 * 8 / rate / 1000
         #expect(carried > 0.4 && carried < 0.55, "\(carried) s")
-        #expect(!controller.admitsFrame(queuedBytes: 0, now: 30 + carried - 0.1))
-        #expect(controller.admitsFrame(queuedBytes: 0, now: 30 + carried - 0.07))
+        #expect(30 + carried - 0.1 < controller.framesWaitUntil(queuedBytes: 0))
+        #expect(30 + carried - 0.07 >= controller.framesWaitUntil(queuedBytes: 0))
         // With a second frame on its way too, the third waits for an acknowledgement: had the link narrowed
         // since it was measured, only one frame would queue behind another.
         controller.sent(sequence: 200_001, bytes: 60_000, now: 30 + carried - 0.07)
         #expect(controller.framesWaitUntil(queuedBytes: 0) == 30 + carried - 0.07 + 10, "until the link has been silent for 10 s")
         controller.acknowledged(sequence: 200_000, receivedAt: 30_000 + carried * 1000 + publisher.link.offset + 5, now: 30 + carried + 0.01)
-        #expect(controller.admitsFrame(queuedBytes: 0, now: 30 + 2 * carried - 0.07))
+        #expect(30 + 2 * carried - 0.07 >= controller.framesWaitUntil(queuedBytes: 0))
     }
 
     /// A link that stops acknowledging (a connection stuck recovering from losses) holds frames back; after
@@ -177,12 +177,12 @@ struct UplinkControllerTests {
         let target = controller.targetKbps
         controller.sent(sequence: 300_000, bytes: 40_000, now: 50)
         controller.sent(sequence: 300_001, bytes: 40_000, now: 50.2)
-        #expect(!controller.admitsFrame(queuedBytes: 0, now: 55))
-        #expect(controller.admitsFrame(queuedBytes: 0, now: 60.3))
+        #expect(55 < controller.framesWaitUntil(queuedBytes: 0))
+        #expect(60.3 >= controller.framesWaitUntil(queuedBytes: 0))
         controller.sent(sequence: 300_002, bytes: 20_000, now: 60.3)
         #expect(controller.targetKbps == target / 2)
-        #expect(!controller.admitsFrame(queuedBytes: 0, now: 65) && !controller.admitsFrame(queuedBytes: 0, now: 70.2))
-        #expect(controller.admitsFrame(queuedBytes: 0, now: 70.4))
+        #expect((65 < controller.framesWaitUntil(queuedBytes: 0)) && (70.2 < controller.framesWaitUntil(queuedBytes: 0)))
+        #expect(70.4 >= controller.framesWaitUntil(queuedBytes: 0))
     }
 
     /// A new connection forgets what was in flight (never to be acknowledged) but keeps what it learnt of the link.
@@ -191,10 +191,10 @@ struct UplinkControllerTests {
         _ = publisher.run(duration: 10_000, bytes: 30_000)
         var controller = publisher.controller
         controller.sent(sequence: 5000, bytes: 500_000, now: 10)
-        #expect(!controller.admitsFrame(queuedBytes: 0, now: 10))
+        #expect(10 < controller.framesWaitUntil(queuedBytes: 0))
         let target = controller.targetKbps
         controller.connectionChanged()
-        #expect(controller.bytesInFlight == 0 && controller.admitsFrame(queuedBytes: 0, now: 10))
+        #expect(10 >= controller.framesWaitUntil(queuedBytes: 0))
         #expect(controller.targetKbps == target && controller.deliveryKbps != nil)
     }
 
