@@ -63,59 +63,16 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     private struct State: Sendable {
         var queue = PublishQueue<PendingFrame, PendingAudio>(
             maximumVideoSeconds: RelayPublisher.queueSeconds, audioLimit: RelayPublisher.audioQueueLimit)
-        /// The uplink as the relay's acknowledgements show it.
-        var uplink: UplinkController?
-        /// The relay of the current connection acknowledges frames.
-        var acknowledged = false
+        var pacing: PublisherPacing
+        var announcement: StreamAnnouncement
         /// The relay of the current connection takes temporal layer ids in the media header (protocol 3).
         var relayReadsLayers = false
-        /// The uplink as last reported to the relay (`uplink`), and when.
-        var reportedUplink: (target: Int, estimate: Int?, at: Double)?
-
-        /// The uplink to report now: when it changed, at most every 2 s.
-        mutating func uplinkReportDue(now: Double) -> (target: Int, estimate: Int?)? {
-            guard acknowledged, let uplink else { return nil }
-            let current = (target: uplink.targetKbps, estimate: uplink.deliveryKbps)
-            if let last = reportedUplink, (last.target == current.target && last.estimate == current.estimate) || now - last.at < 2 { return nil }
-            reportedUplink = (current.target, current.estimate, now)
-            return current
-        }
-        /// The stream's sound as announced (nil: none); false while muted.
-        var audio: AudioProperties?
-        var audioEnabled = true
-        var audioCaptureDelayMilliseconds: Double?
-        var finished = false
-        var failure: RelayClientError?
-        /// Capture tick → encoded frame in hand, smoothed: the stream's estimated capture delay.
-        var captureDelayMilliseconds: Double?
-        /// Wakes the current connection's sender (a new one per connection).
-        var wakeUp: AsyncStream<Void>.Continuation?
-        /// False while the share is paused (announced as the stream's `hasVideo`).
-        var videoEnabled = true
-        var framesPerSecond: Double
-        /// Counts changes of the announced properties, so that the sender re-announces after each.
-        var propertiesRevision = 0
         var connection = ConnectionStatus()
         var everConnected = false
-    }
-
-    /// The publisher's connection as `screenpub status` shows it.
-    public struct ConnectionStatus: Sendable {
-        /// Connected and welcomed by the relay.
-        public var connected = false
-        public var sessionId: String?
-        public var streamId: UInt32?
-        /// Other connections in the session (viewers, screensub, moderators).
-        public var otherConnections = 0
-        /// The last connection problem, cleared on connecting.
-        public var lastProblem: String?
-        /// Whether the relay has welcomed this publisher at least once since it started.
-        public var everConnected = false
-        /// The encoder's target now, what the uplink was measured to deliver (kbit/s) and why the target is what
-        /// it is; nil without an uplink controller.
-        public var targetKbps: Int?
-        public var uplinkKbps: Int?
-        public var rateReason: String?
+        var finished = false
+        var failure: RelayClientError?
+        /// Wakes the current connection's sender (a new one per connection).
+        var wakeUp: AsyncStream<Void>.Continuation?
     }
 
     public init(
@@ -130,10 +87,8 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         self.transport = transport
         self.token = token
         self.streamName = streamName
-        var initial = State(framesPerSecond: framesPerSecond)
-        initial.audio = audio
-        initial.uplink = uplink.map(UplinkController.init)
-        self.state = Locked(initial)
+        self.state = Locked(State(
+            pacing: PublisherPacing(uplink: uplink), announcement: StreamAnnouncement(framesPerSecond: framesPerSecond, audio: audio)))
         self.keyframeRequests = keyframeRequests
         self.logger = logger
     }
@@ -148,11 +103,8 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         state.withLock { state in
             var status = state.connection
             status.everConnected = state.everConnected
-            if let uplink = state.uplink {
-                status.targetKbps = uplink.targetKbps
-                status.uplinkKbps = uplink.deliveryKbps
-                status.rateReason = state.acknowledged || !state.connection.connected
-                    ? uplink.reason.description : "the configured --bitrate (the relay does not acknowledge frames: it predates protocol 3)"
+            if let uplink = state.pacing.status(connected: state.connection.connected) {
+                (status.targetKbps, status.uplinkKbps, status.rateReason) = (uplink.targetKbps, uplink.uplinkKbps, uplink.reason)
             }
             return status
         }
@@ -160,24 +112,23 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
 
     private func seconds() -> Double { Double(clock.nanoseconds(fromTicks: clock.now())) / 1e9 }
 
-    /// Tells the capture thread what the uplink allows: frames wait while one is queued already, or until the
-    /// link has nearly carried what is in flight (``UplinkController/framesWaitUntil(queuedBytes:)``).
-    private func updatePacing(_ state: inout State) {
+    /// Tells the capture thread what the uplink allows (``PublisherPacing/advice(queuedFrames:queuedBytes:)``).
+    private func updatePacing(_ state: State) {
         guard let pacing else { return }
-        if let uplink = state.uplink { pacing.setTarget(kbps: uplink.targetKbps) }
-        let waitUntil = state.uplink?.framesWaitUntil(queuedBytes: state.queue.queuedVideoBytes) ?? -.infinity
-        pacing.setHoldsFrames(untilSeconds: state.queue.queuedVideoFrames >= 1 ? .infinity : waitUntil)
+        let advice = state.pacing.advice(queuedFrames: state.queue.queuedVideoFrames, queuedBytes: state.queue.queuedVideoBytes)
+        if let target = advice.targetKbps { pacing.setTarget(kbps: target) }
+        pacing.setHoldsFrames(untilSeconds: advice.holdUntil)
     }
 
     /// Pauses (false) or resumes (true) the video: subscribers are told through the stream's `hasVideo`.
     /// The capture side stops handing frames meanwhile; on resuming, it sends a keyframe.
     public func setVideoEnabled(_ enabled: Bool) {
-        changeProperties { $0.videoEnabled = enabled }
+        changeProperties { $0.setVideoEnabled(enabled) }
     }
 
     /// Mutes (false) or unmutes (true) the sound: subscribers are told through the stream's `hasAudio`.
     public func setAudioEnabled(_ enabled: Bool) {
-        changeProperties { $0.audioEnabled = enabled }
+        changeProperties { $0.setAudioEnabled(enabled) }
     }
 
     /// Audio frames dropped because the connection fell behind.
@@ -185,13 +136,12 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
 
     /// Announces a new frame rate (after a configuration reload).
     public func setFramesPerSecond(_ framesPerSecond: Double) {
-        changeProperties { $0.framesPerSecond = framesPerSecond }
+        changeProperties { $0.setFramesPerSecond(framesPerSecond) }
     }
 
-    private func changeProperties(_ change: (inout State) -> Void) {
+    private func changeProperties(_ change: (inout StreamAnnouncement) -> Void) {
         let wakeUp = state.withLock { state in
-            change(&state)
-            state.propertiesRevision += 1
+            change(&state.announcement)
             return state.wakeUp
         }
         wakeUp?.yield()
@@ -206,15 +156,14 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             metadata: frame.metadata, temporalLayer: frame.temporalLayer)
         let now = clock.mediaTime(fromTicks: clock.now()).converted(to: MediaTime.nanosecondTimescale).value
         let delay = Double(now - frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value) / 1_000_000
-        let failure = state.withLock { state -> RelayClientError? in
-            if let failure = state.failure { return failure }
-            state.captureDelayMilliseconds = state.captureDelayMilliseconds.map { 0.9 * $0 + 0.1 * delay } ?? delay
+        let outcome = state.withLock { state -> Result<AsyncStream<Void>.Continuation?, RelayClientError> in
+            if let failure = state.failure { return .failure(failure) }
+            state.announcement.noteCaptureDelay(delay)
             if state.queue.push(video: pending) { keyframeRequests.request() }
-            updatePacing(&state)
-            return nil
+            updatePacing(state)
+            return .success(state.wakeUp)
         }
-        if let failure { throw failure }
-        state.value.wakeUp?.yield()
+        try outcome.get()?.yield()
     }
 
     /// Queues one audio frame (on the audio thread); sent ahead of queued video frames.
@@ -225,8 +174,8 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         let now = clock.mediaTime(fromTicks: clock.now()).converted(to: MediaTime.nanosecondTimescale).value
         let delay = Double(now - frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value) / 1_000_000
         let wakeUp = state.withLock { state -> AsyncStream<Void>.Continuation? in
-            guard state.failure == nil, !state.finished, state.audio != nil else { return nil }
-            state.audioCaptureDelayMilliseconds = state.audioCaptureDelayMilliseconds.map { 0.9 * $0 + 0.1 * delay } ?? delay
+            guard state.failure == nil, !state.finished, state.announcement.audio != nil else { return nil }
+            state.announcement.noteCaptureDelay(delay, audio: true)
             state.queue.push(audio: pending)
             return state.wakeUp
         }
@@ -270,10 +219,8 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             state.wakeUp?.finish()
             state.wakeUp = wakeUp
             if state.queue.startNewStream() { keyframeRequests.request() }
-            state.acknowledged = false
-            state.reportedUplink = nil
-            state.uplink?.connectionChanged()
-            updatePacing(&state)
+            state.pacing.connectionChanged()
+            updatePacing(state)
         }
         wakeUp.yield()
         try await RelayClient.connect(transport: transport, token: token, client: "screenpub/\(ScreenpubVersion.current)", logger: logger) { [self] link, events in
@@ -287,7 +234,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             state.withLock {
                 $0.connection = ConnectionStatus(connected: true, sessionId: sessionId, otherConnections: max(0, connections.count - 1))
                 $0.everConnected = true
-                $0.acknowledged = protocolVersion >= 3 && $0.uplink != nil
+                $0.pacing.connected(acknowledges: protocolVersion >= 3)
                 $0.relayReadsLayers = protocolVersion >= 3
             }
             logger.info("connected to \(endpoint), session \(sessionId)")
@@ -318,13 +265,11 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                 keyframeRequests.request()
             case .ack(_, let sequence, let receivedAt):
                 let now = seconds()
-                state.withLock { state in
-                    guard state.acknowledged, state.uplink != nil else { return }
-                    if state.uplink!.acknowledged(sequence: sequence, receivedAt: receivedAt, now: now) {
-                        logger.debug("uplink: target \(state.uplink!.targetKbps) kbit/s (\(state.uplink!.reason.description))")
-                    }
-                    updatePacing(&state)
+                let changed = state.withLock { state in
+                    defer { updatePacing(state) }
+                    return state.pacing.acknowledged(sequence: sequence, receivedAt: receivedAt, now: now) ? state.pacing.status(connected: true) : nil
                 }
+                if let changed { logger.debug("uplink: target \(changed.targetKbps) kbit/s (\(changed.reason))") }
             case .connectionCreated:
                 state.withLock { $0.connection.otherConnections += 1 }
             case .connectionDestroyed:
@@ -341,103 +286,106 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         if !state.value.finished { throw RelayClientError(.closed, "the relay closed the connection") }
     }
 
+    /// The sender of one connection: on each wake-up, announces what changed of the stream, then sends the queued
+    /// sound and pictures until the queue is empty; once finished, unpublishes and closes the link.
     private func sendFrames(_ link: RelayLink, publishedIds: AsyncStream<UInt32>, wakeUps: AsyncStream<Void>) async throws {
-        var answers = publishedIds.makeAsyncIterator()
+        var sender = StreamSender(link: link, answers: publishedIds.makeAsyncIterator())
+        for await _ in wakeUps {
+            try await announceChanges(&sender)
+            while true {
+                // Sound first: it is small and a picture's transfer must not delay it.
+                try await sendAudio(&sender)
+                let (next, finished, layers) = state.withLock { state -> (PendingFrame?, Bool, Bool) in
+                    let next = state.queue.nextVideo()
+                    if next == nil { updatePacing(state) }
+                    return (next, state.finished, state.relayReadsLayers)
+                }
+                if let frame = next {
+                    try await sendVideo(frame, readsLayers: layers, &sender)
+                } else if finished {
+                    if let published = sender.published { try await link.send(.unpublish(streamId: published.id)) }
+                    try await link.close()
+                    return
+                } else {
+                    break
+                }
+            }
+        }
+    }
+
+    /// One connection's sender: the stream as published on it, and its sequence numbers.
+    private struct StreamSender {
+        let link: RelayLink
+        var answers: AsyncStream<UInt32>.Iterator
         var published: (id: UInt32, properties: StreamProperties, revision: Int)?
         var sequence: UInt64 = 0
         var audioSequence: UInt64 = 0
-        for await _ in wakeUps {
-            if let stream = published {
-                let (revision, videoEnabled, audioEnabled, framesPerSecond) = state.withLock {
-                    ($0.propertiesRevision, $0.videoEnabled, $0.audioEnabled, $0.framesPerSecond)
-                }
-                if revision != stream.revision {
-                    var properties = stream.properties
-                    properties.hasVideo = videoEnabled
-                    properties.hasAudio = audioEnabled && videoEnabled
-                    properties.estimatedFramesPerSecond = framesPerSecond
-                    try await link.send(.streamPropertyChanged(streamId: stream.id, properties: properties))
-                    published = (stream.id, properties, revision)
-                }
-            }
-            while true {
-                // Sound first: it is small and a picture's transfer must not delay it.
-                if let stream = published {
-                    while let audio = state.withLock({ $0.queue.nextAudio() }) {
-                        let header = AudioFrameHeader(
-                            streamID: stream.id, sequence: audioSequence, codec: audio.codec, channels: audio.channels,
-                            samples: audio.samples, captureTime: audio.captureTime, wallClockMilliseconds: audio.wallClockMilliseconds,
-                            isSilence: audio.isSilence, payloadLength: audio.payload.count)
-                        try await link.send(header, payload: audio.payload)
-                        audioSequence += 1
-                    }
-                }
-                let (next, finished, measures, layers) = state.withLock { state -> (PendingFrame?, Bool, Bool, Bool) in
-                    let next = state.queue.nextVideo()
-                    if next == nil { updatePacing(&state) }
-                    return (next, state.finished, state.acknowledged, state.relayReadsLayers)
-                }
-                guard let frame = next else {
-                    if finished {
-                        if let published { try await link.send(.unpublish(streamId: published.id)) }
-                        try await link.close()
-                        return
-                    }
-                    break
-                }
-                // The stream is announced at its first frame, when codec and size are known.
-                let id: UInt32
-                if let published {
-                    id = published.id
-                } else {
-                    published = try await publish(frame, link: link, answers: &answers)
-                    id = published!.id
-                }
-                let header = MediaFrameHeader(
-                    streamID: id, sequence: sequence,
-                    flags: (frame.isKeyframe ? MediaFrameHeader.Flags.keyframe : []).union(layers ? .layer(frame.temporalLayer) : []),
-                    codec: frame.codec,
-                    width: frame.width, height: frame.height, captureTime: frame.captureTime,
-                    wallClockMilliseconds: frame.wallClockMilliseconds, metadata: frame.metadata,
-                    payloadLength: frame.payload.count)
-                if measures {
-                    let now = seconds()
-                    state.withLock { state in
-                        state.uplink?.sent(sequence: sequence, bytes: header.encodedSize + frame.payload.count, now: now)
-                        updatePacing(&state)
-                    }
-                }
-                try await link.send(header, payload: frame.payload)
-                if !measures { state.withLock { updatePacing(&$0) } }
-                if measures, let report = state.withLock({ $0.uplinkReportDue(now: seconds()) }) {
-                    try await link.send(.uplink(streamId: id, targetKbps: report.target, estimatedKbps: report.estimate))
-                }
-                sequence += 1
-            }
+    }
+
+    /// Tells the relay of a pause, mute or new frame rate since the stream was announced.
+    private func announceChanges(_ sender: inout StreamSender) async throws {
+        guard let stream = sender.published else { return }
+        let announcement = state.value.announcement
+        guard announcement.revision != stream.revision else { return }
+        let properties = announcement.updated(stream.properties)
+        try await sender.link.send(.streamPropertyChanged(streamId: stream.id, properties: properties))
+        sender.published = (stream.id, properties, announcement.revision)
+    }
+
+    private func sendAudio(_ sender: inout StreamSender) async throws {
+        guard let stream = sender.published else { return }
+        while let audio = state.withLock({ $0.queue.nextAudio() }) {
+            let header = AudioFrameHeader(
+                streamID: stream.id, sequence: sender.audioSequence, codec: audio.codec, channels: audio.channels,
+                samples: audio.samples, captureTime: audio.captureTime, wallClockMilliseconds: audio.wallClockMilliseconds,
+                isSilence: audio.isSilence, payloadLength: audio.payload.count)
+            try await sender.link.send(header, payload: audio.payload)
+            sender.audioSequence += 1
         }
+    }
+
+    /// Sends one picture, publishing the stream at its first (when codec and size are known), and reports the
+    /// uplink when that is due.
+    private func sendVideo(_ frame: PendingFrame, readsLayers: Bool, _ sender: inout StreamSender) async throws {
+        let published: (id: UInt32, properties: StreamProperties, revision: Int)
+        if let stream = sender.published {
+            published = stream
+        } else {
+            published = try await publish(frame, link: sender.link, answers: &sender.answers)
+            sender.published = published
+        }
+        let sequence = sender.sequence
+        let header = MediaFrameHeader(
+            streamID: published.id, sequence: sequence,
+            flags: (frame.isKeyframe ? MediaFrameHeader.Flags.keyframe : []).union(readsLayers ? .layer(frame.temporalLayer) : []),
+            codec: frame.codec, width: frame.width, height: frame.height, captureTime: frame.captureTime,
+            wallClockMilliseconds: frame.wallClockMilliseconds, metadata: frame.metadata, payloadLength: frame.payload.count)
+        let now = seconds()
+        state.withLock { state in
+            state.pacing.sent(sequence: sequence, bytes: header.encodedSize + frame.payload.count, now: now)
+            updatePacing(state)
+        }
+        try await sender.link.send(header, payload: frame.payload)
+        let report = state.withLock { state in
+            defer { updatePacing(state) }
+            return state.pacing.reportDue(now: seconds())
+        }
+        if let report { try await sender.link.send(.uplink(streamId: published.id, targetKbps: report.target, estimatedKbps: report.estimate)) }
+        sender.sequence += 1
     }
 
     /// Sends `publish` and waits for the relay's `published`, which ``readEvents(_:published:)`` passes on.
     private func publish(
         _ frame: PendingFrame, link: RelayLink, answers: inout AsyncStream<UInt32>.Iterator
     ) async throws -> (id: UInt32, properties: StreamProperties, revision: Int) {
-        let current = state.value
-        var audio = current.audio
-        audio?.estimatedCaptureDelayMilliseconds = ((current.audioCaptureDelayMilliseconds ?? 0) * 10).rounded() / 10
-        let properties = StreamProperties(
-            videoType: .screen, codec: frame.codec, width: frame.width, height: frame.height,
-            estimatedFramesPerSecond: current.framesPerSecond,
-            estimatedCaptureDelayMilliseconds: ((current.captureDelayMilliseconds ?? 0) * 10).rounded() / 10,
-            hasVideo: current.videoEnabled, audio: audio, hasAudio: current.audioEnabled && current.videoEnabled,
-            codecString: StreamProperties.codecString(
-                frame.codec, keyframe: frame.payload, width: frame.width, height: frame.height,
-                framesPerSecond: current.framesPerSecond))
+        let (announcement, acknowledged, readsLayers) = state.withLock { ($0.announcement, $0.pacing.measures, $0.relayReadsLayers) }
+        let properties = announcement.properties(codec: frame.codec, width: frame.width, height: frame.height, keyframe: frame.payload)
         // Every frame screenpub codes above layer 0 predicts only from the newest layer-0 frame, and none from it
         // (ScreenCodec's TemporalLayers): a relay may leave out or send each one on its own.
-        try await link.send(.publish(name: streamName, properties: properties, acks: current.acknowledged, discardableLayers: current.relayReadsLayers))
+        try await link.send(.publish(name: streamName, properties: properties, acks: acknowledged, discardableLayers: readsLayers))
         guard let id = await answers.next() else {
             throw RelayClientError(.closed, "the relay closed the connection before accepting the stream")
         }
-        return (id, properties, current.propertiesRevision)
+        return (id, properties, announcement.revision)
     }
 }
