@@ -23,15 +23,15 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     // @unchecked: the mutable state is in `state` (a Mutex); the webrtcbin session it names is pushed to and
     // stopped only under `mediaLock`, so a frame never reaches a stopped session; the rest is immutable.
     public let endpoint: String
-    private let token: String?
-    private let codec: VideoCodec
+    let token: String?
+    let codec: VideoCodec
     private let keyframeRequests: KeyframeRequestFlag
     private let reconnection: ReconnectStateMachine.Policy
-    private let http: RelayHTTPClient
-    private let logger: Logger
+    let http: RelayHTTPClient
+    let logger: Logger
     private let finishedEvent = OneShotEvent()
     /// What the sessions' C callbacks reach (one session at a time).
-    private let sessionEvents: SessionEvents
+    private let sessionEvents: WHIPSessionEvents
     /// Seconds without RTCP from the SFU (it sends receiver reports about every second) after which the session
     /// counts as lost.
     static let rtcpSilenceLimit = 10.0
@@ -40,7 +40,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
 
     private struct State {
         /// The connected webrtcbin session (nil: none).
-        var session: MediaSession?
+        var session: WHIPMediaSession?
         var connected = false
         var everConnected = false
         var lastProblem: String?
@@ -69,7 +69,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         self.token = token
         self.codec = codec
         self.keyframeRequests = keyframeRequests
-        sessionEvents = SessionEvents(flag: keyframeRequests)
+        sessionEvents = WHIPSessionEvents(flag: keyframeRequests)
         self.reconnection = reconnection
         http = RelayHTTPClient(trust: trust, peer: "the WHIP endpoint")
         self.connectTimeout = connectTimeout
@@ -137,7 +137,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     private func sessionOnce() async throws {
         let learned = state.withLock { $0.learnedIceServers }
         let iceServers = learned.isEmpty ? await iceServersFromOptions() : learned
-        let session = try await startMedia(iceServers: iceServers)
+        let session = try await WHIPMediaSession.start(codec: codec, iceServers: iceServers, events: sessionEvents)
         let resource = Locked<String?>(nil)
         do {
             try await media(session, resource: resource)
@@ -150,7 +150,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
 
     /// Stops the media, then ends the session at the endpoint (`DELETE` of its resource; awaited, so that a share
     /// that stops leaves nothing behind in the SFU).
-    private func end(_ session: MediaSession, resource: String?) async {
+    private func end(_ session: WHIPMediaSession, resource: String?) async {
         mediaLock.withLock {
             state.withLock { state in
                 state.connected = false
@@ -168,7 +168,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     }
 
     /// Negotiates `session` with the endpoint and watches it until the share ends (returns) or it is lost (throws).
-    private func media(_ session: MediaSession, resource: Locked<String?>) async throws {
+    private func media(_ session: WHIPMediaSession, resource: Locked<String?>) async throws {
         let offer = String(cString: CWHIP_offer(session.pointer))
         logger.debug("WHIP offer:\n\(offer)")
         let answer = try await post(offer)
@@ -251,7 +251,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
 
     /// Feeds the receiver's latest report (through webrtcbin's statistics) to the uplink controller and its target
     /// to the encoder.
-    private func followReceiverReports(_ session: MediaSession) {
+    private func followReceiverReports(_ session: WHIPMediaSession) {
         guard state.withLock({ $0.uplink != nil }) else { return }
         var report = CWHIPReceiverReport()
         guard CWHIP_receiver_report(session.pointer, &report) == 0 else { return }
@@ -265,203 +265,4 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         }
         if let target { pacing?.setTarget(kbps: target) }
     }
-
-    // MARK: Media
-
-    /// A started webrtcbin session, owned once: stopped (and the reference its keyframe callback holds released)
-    /// by ``stop()`` or, at the latest, when the last reference goes.
-    private final class MediaSession: @unchecked Sendable {
-        // @unchecked: the C session takes pushes (under the publisher's `mediaLock`) and state queries from any
-        // thread (GStreamer locks inside); `stopped` is only touched under `lock`.
-        let pointer: OpaquePointer
-        /// What its C callbacks reach.
-        let events: SessionEvents
-        private let context: Unmanaged<SessionEvents>
-        private let lock = NSLock()
-        private var stopped = false
-
-        init(pointer: OpaquePointer, context: Unmanaged<SessionEvents>) {
-            self.pointer = pointer
-            self.context = context
-            events = context.takeUnretainedValue()
-        }
-
-        /// Stops the media and frees the session; later calls do nothing.
-        func stop() {
-            let first = lock.withLock {
-                defer { stopped = true }
-                return !stopped
-            }
-            guard first else { return }
-            CWHIP_stop(pointer)
-            context.release()
-        }
-
-        deinit { stop() }
-    }
-
-    /// What the C callbacks reach: the share's keyframe flag and the count `screenpub status` shows; and the
-    /// event a state change signals (a new one armed before each look at the state).
-    private final class SessionEvents: Sendable {
-        let flag: KeyframeRequestFlag
-        let keyframeRequestsReceived = Atomic<Int>(0)
-        private let change = Mutex(OneShotEvent())
-        init(flag: KeyframeRequestFlag) { self.flag = flag }
-
-        func armChange() -> OneShotEvent {
-            change.withLock { event in
-                event = OneShotEvent()
-                return event
-            }
-        }
-
-        func stateChanged() { change.withLock { $0 }.signal() }
-    }
-
-    private func startMedia(iceServers: [String]) async throws -> MediaSession {
-        let context = Unmanaged.passRetained(sessionEvents)
-        let codecNumber: Int32 = codec == .vp8 ? 8 : 9
-        let stun = iceServers.first { $0.hasPrefix("stun://") }
-        let turns = iceServers.filter { $0.hasPrefix("turn://") || $0.hasPrefix("turns://") }
-        let opaque = UInt(bitPattern: context.toOpaque())
-        // Gathering may take seconds (a STUN server): on a thread of its own, not the concurrency pool.
-        let started: Result<UInt, WHIPError> = await withCheckedContinuation { continuation in
-            Thread {
-                var error = [CChar](repeating: 0, count: 512)
-                let made = withCStrings(turns) { turnPointers in
-                    CWHIP_start(
-                        codecNumber, stun, turnPointers, turns.count, 10_000,
-                        { pointer in
-                            guard let pointer else { return }
-                            let events = Unmanaged<SessionEvents>.fromOpaque(pointer).takeUnretainedValue()
-                            events.keyframeRequestsReceived.add(1, ordering: .relaxed)
-                            events.flag.request()
-                        },
-                        { pointer in
-                            guard let pointer else { return }
-                            Unmanaged<SessionEvents>.fromOpaque(pointer).takeUnretainedValue().stateChanged()
-                        }, UnsafeMutableRawPointer(bitPattern: opaque), &error, error.count)
-                }
-                if let made {
-                    continuation.resume(returning: .success(UInt(bitPattern: made)))
-                } else {
-                    continuation.resume(returning: .failure(WHIPError(.connection, String(nullTerminated: error))))
-                }
-            }.start()
-        }
-        switch started {
-        case .success(let address):
-            return MediaSession(pointer: OpaquePointer(bitPattern: address)!, context: context)
-        case .failure(let error):
-            context.release()
-            throw error
-        }
-    }
-
-    // MARK: HTTP
-
-    /// `POST`s the offer; follows up to 3 redirects (307/308 keep the method). Returns the answer and the
-    /// resource URL (absolute).
-    private func post(_ offer: String) async throws -> (sdp: String, resource: String?, iceServers: [String]) {
-        var url = endpoint
-        for _ in 0..<4 {
-            let response: RelayHTTPClient.Response
-            do {
-                response = try await http.send("POST", url, bearer: token, body: (Data(offer.utf8), "application/sdp"))
-            } catch {
-                throw WHIPError(.unreachable, error.message)
-            }
-            switch response.status {
-            case 201:
-                let sdp = String(decoding: response.body, as: UTF8.self)
-                let resource = response.header("Location").flatMap { URL(string: $0, relativeTo: URL(string: url))?.absoluteString }
-                if resource == nil { logger.warning("the WHIP endpoint at \(url) gave no Location: the session cannot be ended with DELETE") }
-                return (sdp, resource, response.headers("Link").flatMap(WHIPLink.iceServers(in:)))
-            case 301, 302, 303, 307, 308:
-                guard let location = response.header("Location"), let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString else {
-                    throw WHIPError(.unreachable, "the WHIP endpoint at \(url) redirected (HTTP \(response.status)) without a Location")
-                }
-                url = next
-            case 401, 403:
-                throw WHIPError(
-                    .refusedToken,
-                    "the WHIP endpoint at \(url) refused the token (HTTP \(response.status)): give the one the SFU expects with --whip-token")
-            default:
-                let said = String(decoding: response.body.prefix(200), as: UTF8.self).escapingControlCharacters
-                throw WHIPError(.unreachable, "the WHIP endpoint at \(url) answered HTTP \(response.status)\(said.isEmpty ? "" : ": \(said)")")
-            }
-        }
-        throw WHIPError(.unreachable, "the WHIP endpoint at \(endpoint) redirected more than 3 times")
-    }
-
-    /// ICE servers the endpoint names in `Link: <…>; rel="ice-server"` headers of an `OPTIONS` answer (before the
-    /// offer, as WHIP's drafts had it), as webrtcbin's `stun://host:port` / `turn://user:password@host:port`.
-    private func iceServersFromOptions() async -> [String] {
-        guard let response = try? await http.send("OPTIONS", endpoint, bearer: token, body: nil), (200..<300).contains(response.status) else {
-            return []
-        }
-        return response.headers("Link").flatMap(WHIPLink.iceServers(in:))
-    }
-
-    /// Fails unless the answer accepts video in `codec`: an SFU that does not take the codec still answers
-    /// 201, with the m-line refused (port 0) or without the codec.
-    static func checkAnswer(_ sdp: String, codec: VideoCodec, endpoint: String) throws {
-        let name = codec == .vp8 ? "VP8" : "VP9"
-        var inVideo = false, accepted = false, hasCodec = false
-        for line in sdp.split(whereSeparator: \.isNewline) {
-            if line.hasPrefix("m=") {
-                let fields = line.dropFirst(2).split(separator: " ")
-                inVideo = fields.first == "video"
-                if inVideo { accepted = fields.count > 1 && fields[1] != "0" }
-            } else if inVideo, line.hasPrefix("a=rtpmap:"), line.uppercased().contains(" \(name)/90000") {
-                hasCodec = true
-            }
-        }
-        guard accepted, hasCodec else {
-            throw WHIPError(
-                .unusableAnswer,
-                "the WHIP endpoint at \(endpoint) answered without \(name) video: the SFU does not take \(name) there (configure it for \(name), or try --codec \(codec == .vp8 ? "vp9" : "vp8"))")
-        }
-    }
-}
-
-/// `Link` header values of kind `rel="ice-server"` (RFC 9725 §4.6), as webrtcbin takes ICE servers.
-enum WHIPLink {
-    /// A server for the log: its credentials left out.
-    static func redacted(_ server: String) -> String {
-        guard let at = server.lastIndex(of: "@"), let scheme = server.range(of: "://") else { return server }
-        return String(server[..<scheme.upperBound]) + "…@" + String(server[server.index(after: at)...])
-    }
-
-    static func iceServers(in header: String) -> [String] {
-        header.split(separator: ",").compactMap { entry -> String? in
-            let parts = entry.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let target = parts.first, target.hasPrefix("<"), target.hasSuffix(">") else { return nil }
-            var parameters: [String: String] = [:]
-            for parameter in parts.dropFirst() {
-                let pair = parameter.split(separator: "=", maxSplits: 1).map(String.init)
-                guard pair.count == 2 else { continue }
-                parameters[pair[0].lowercased()] = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            }
-            guard parameters["rel"] == "ice-server" else { return nil }
-            let uri = String(target.dropFirst().dropLast())
-            let address = uri.split(separator: ":", maxSplits: 1).last.map { String($0.split(separator: "?").first ?? "") } ?? ""
-            if uri.hasPrefix("stun:") { return "stun://\(address)" }
-            if uri.hasPrefix("turn:") || uri.hasPrefix("turns:") {
-                let scheme = uri.hasPrefix("turns:") ? "turns" : "turn"
-                let user = parameters["username"]?.percentEncodedComponent ?? ""
-                let password = parameters["credential"]?.percentEncodedComponent ?? ""
-                return "\(scheme)://\(user):\(password)@\(address)"
-            }
-            return nil
-        }
-    }
-}
-
-/// Calls `body` with `strings` as a C array of C strings that live for the call.
-private func withCStrings<Result>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> Result) -> Result {
-    let copies = strings.map { strdup($0) }
-    defer { copies.forEach { free($0) } }
-    let pointers = copies.map { UnsafePointer($0) }
-    return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
 }
