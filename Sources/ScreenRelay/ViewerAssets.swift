@@ -1,7 +1,9 @@
 import Foundation
 
-/// The browser pages' files (the live viewer: index.html, viewer.js with its modules wire.js, session.js and view.js, viewer-hls.js, viewer-audio-worklet.js, viewer.css; the archive view: archive.html,
-/// archive.js), read once at start.
+/// The browser pages' files (the live viewer: index.html, viewer.js with its modules — wire.js, session.js,
+/// view.js, video-player.js, audio-player.js, connection.js, chat-view.js, stream-list.js, archive-panel.js,
+/// viewer-hls.js — viewer-audio-worklet.js and viewer.css; the archive view: archive.html, archive.js), read once
+/// at start.
 ///
 /// They ship as a SwiftPM resource directory beside the executable (`screenpub_ScreenRelay.resources/Viewer`)
 /// or, installed, in `share/screenpub/viewer` next to `bin/`; `SCREENRELAY_VIEWER_DIR` overrides both.
@@ -19,6 +21,12 @@ struct ViewerAssets: Sendable {
         ("wire.js", "text/javascript; charset=utf-8"),
         ("view.js", "text/javascript; charset=utf-8"),
         ("session.js", "text/javascript; charset=utf-8"),
+        ("video-player.js", "text/javascript; charset=utf-8"),
+        ("audio-player.js", "text/javascript; charset=utf-8"),
+        ("connection.js", "text/javascript; charset=utf-8"),
+        ("chat-view.js", "text/javascript; charset=utf-8"),
+        ("stream-list.js", "text/javascript; charset=utf-8"),
+        ("archive-panel.js", "text/javascript; charset=utf-8"),
         ("viewer-hls.js", "text/javascript; charset=utf-8"),
         ("viewer-audio-worklet.js", "text/javascript; charset=utf-8"),
         ("viewer.css", "text/css; charset=utf-8"),

@@ -1,7 +1,6 @@
 // screenpub archive view: plays a recorded stream and shows, in sync with the picture on screen, the
 // metadata the publisher attached to that frame (from GET /archive/{id}/metadata, the file's timed metadata
 // track). The token in the page's URL (a moderator token) authorises the calls.
-'use strict';
 
 const page = {
   status: document.getElementById('status'),

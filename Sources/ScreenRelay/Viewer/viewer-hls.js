@@ -1,7 +1,7 @@
 // screenpub viewer, HLS mode (/view/SESSION?token=…&hls=1): plays the relay's HLS of the session through
 // Media Source Extensions and shows each frame's ID3 metadata and the session's date ranges (pauses,
 // recordings, markers) in sync with the picture. docs/protocol.md, "HLS", describes what it reads.
-import { page, setStatus, showProblem, viewer } from './view.js';
+import { page, setStatus, showProblem } from './view.js';
 import { describeMetadata } from './wire.js';
 
 const ID3_SCHEME = 'https://aomedia.org/emsg/ID3';
@@ -99,7 +99,9 @@ function segmentCues(bytes) {
 
 /// Plays the session's HLS in a <video> with MSE and keeps `screenViewer` up to date for the page and for checks.
 export class HLSPlayer {
-  constructor(session, token) {
+  /// `state`: the page's state (what is shown, readable as `screenViewer`).
+  constructor(session, token, state) {
+    this.state = state;
     this.base = `/hls/${encodeURIComponent(session)}/`;
     this.query = `?token=${encodeURIComponent(token)}`;
     this.video = document.getElementById('hls-video');
@@ -113,16 +115,16 @@ export class HLSPlayer {
   async start() {
     page.canvas.hidden = true;
     this.video.hidden = false;
-    viewer.mode = 'hls';
-    viewer.dateRanges = [];
-    setStatus('Loading the HLS stream…');
+    this.state.mode = 'hls';
+    this.state.dateRanges = [];
+    setStatus(this.state, 'Loading the HLS stream…');
     const multivariant = await this.fetchText(this.base + 'index.m3u8' + this.query);
     const variant = multivariant.split('\n').find((line) => line.startsWith('#EXT-X-STREAM-INF:'));
     const codecs = hlsAttributes(variant ? variant.slice(18) : '').CODECS || 'vp09.00.10.08';
     this.mediaURL = new URL(multivariant.split('\n').find((line) => line && !line.startsWith('#')) || 'stream.m3u8', location.origin + this.base).href;
     const type = `video/mp4; codecs="${codecs}"`;
     if (!('MediaSource' in window) || !MediaSource.isTypeSupported(type)) {
-      showProblem(`This browser cannot play ${type} through Media Source Extensions; open the viewer without &hls=1.`);
+      showProblem(this.state, `This browser cannot play ${type} through Media Source Extensions; open the viewer without &hls=1.`);
       return;
     }
     const source = new MediaSource();
@@ -135,12 +137,12 @@ export class HLSPlayer {
       this.video.requestVideoFrameCallback(onFrame);
     };
     this.video.requestVideoFrameCallback(onFrame);
-    setStatus('Watching over HLS');
+    setStatus(this.state, 'Watching over HLS');
     for (;;) {
       try {
         await this.poll();
       } catch (error) {
-        setStatus(`HLS: ${error.message}; trying again`);
+        setStatus(this.state, `HLS: ${error.message}; trying again`);
       }
       await new Promise((resolve) => setTimeout(resolve, Math.max(250, (this.targetDuration || 2) * 500)));
     }
@@ -162,7 +164,7 @@ export class HLSPlayer {
       if (this.cues.length > 2000) this.cues.splice(0, this.cues.length - 2000);
       await this.append(bytes);
       this.next = segment.sequence + 1;
-      viewer.segments = (viewer.segments || 0) + 1;
+      this.state.segments = (this.state.segments || 0) + 1;
       if (this.video.paused) {
         const ranges = this.video.buffered;
         if (ranges.length && this.video.currentTime < ranges.start(0)) this.video.currentTime = ranges.start(0);
@@ -174,9 +176,9 @@ export class HLSPlayer {
   noteDateRange(range) {
     const known = this.dateRanges.get(range.ID);
     this.dateRanges.set(range.ID, { ...known, ...range });
-    viewer.dateRanges = [...this.dateRanges.values()];
+    this.state.dateRanges = [...this.dateRanges.values()];
     const list = document.getElementById('events');
-    list.replaceChildren(...viewer.dateRanges.map((r) => {
+    list.replaceChildren(...this.state.dateRanges.map((r) => {
       const item = document.createElement('li');
       const name = r['X-TITLE'] || r['X-NAME'] || r.ID;
       item.textContent = `${r.CLASS.replace('com.screenpub.', '')} · ${name} · ${r['START-DATE']}${r['END-DATE'] ? ' → ' + r['END-DATE'] : r.DURATION ? ` (${r.DURATION} s)` : ''}`;
@@ -195,17 +197,17 @@ export class HLSPlayer {
       }
     }
     const quality = this.video.getVideoPlaybackQuality();
-    viewer.framesDecoded = quality.totalVideoFrames - quality.droppedVideoFrames;
-    viewer.width = this.video.videoWidth;
-    viewer.height = this.video.videoHeight;
-    page.frames.textContent = String(viewer.framesDecoded);
-    page.size.textContent = `${viewer.width}×${viewer.height}`;
+    this.state.framesDecoded = quality.totalVideoFrames - quality.droppedVideoFrames;
+    this.state.width = this.video.videoWidth;
+    this.state.height = this.video.videoHeight;
+    page.frames.textContent = String(this.state.framesDecoded);
+    page.size.textContent = `${this.state.width}×${this.state.height}`;
     if (!shown) return;
-    viewer.lastMetadata = shown.metadata;
+    this.state.lastMetadata = shown.metadata;
     page.metadata.textContent = shown.metadata;
     if (shown.captureTime) {
-      viewer.lastLatencyMs = Date.now() - Date.parse(shown.captureTime);
-      page.latency.textContent = `${(viewer.lastLatencyMs / 1000).toFixed(1)} s (HLS)`;
+      this.state.lastLatencyMs = Date.now() - Date.parse(shown.captureTime);
+      page.latency.textContent = `${(this.state.lastLatencyMs / 1000).toFixed(1)} s (HLS)`;
     }
   }
 

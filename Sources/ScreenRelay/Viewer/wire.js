@@ -21,9 +21,11 @@ export const MAX_PAYLOAD = 8 * 1024 * 1024;
 // WebCodecs codec strings by the header's codec number, for a publisher that does not announce its own in the
 // stream's properties (`codecString`): VP9 profile 0, level 1.0, 8-bit (what libvpx produces for
 // screenpub's I420); AV1 main profile, level 4.0, 8-bit.
-export const WEBCODECS_CODEC = { 1: 'vp8', 2: 'vp09.00.10.08', 3: 'av01.0.08M.08' };
-export const CODEC_NAME = { 1: 'VP8', 2: 'VP9', 3: 'AV1' };
+export const CODEC_VP8 = 1;
+export const CODEC_VP9 = 2;
 export const CODEC_AV1 = 3;
+export const WEBCODECS_CODEC = { [CODEC_VP8]: 'vp8', [CODEC_VP9]: 'vp09.00.10.08', [CODEC_AV1]: 'av01.0.08M.08' };
+export const CODEC_NAME = { [CODEC_VP8]: 'VP8', [CODEC_VP9]: 'VP9', [CODEC_AV1]: 'AV1' };
 
 /// Parses one binary media message (a video or audio frame; null for a kind of a later version); throws an
 /// Error naming what is wrong.
