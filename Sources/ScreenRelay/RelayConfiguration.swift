@@ -28,6 +28,9 @@ public struct RelayConfiguration: Sendable {
     public var shutdownGraceSeconds = 10.0
     /// How much disk recordings may take, and the free space they leave (``ArchiveLimits``).
     public var archiveLimits = ArchiveLimits()
+    /// What each session's router allows (``RouterLimits``, whose defaults are the relay's): the properties below
+    /// that name a subscriber's, a connection's, a stream's or a token's bound read and write it.
+    public var routerLimits = RouterLimits()
     /// Control messages (signals, announcements) one connection may have waiting to be written; past this,
     /// or past ``maximumQueuedControlBytes``, it is closed: it does not read what it is sent.
     public var maximumQueuedControlMessages = 1024
@@ -36,23 +39,53 @@ public struct RelayConfiguration: Sendable {
     /// ``subscriberThinMilliseconds`` it gets fewer temporal layers; a layer-0 frame past
     /// ``subscriberQueueMilliseconds`` makes it skip to a keyframe, which it makes the publisher send at most once
     /// per ``subscriberKeyframeIntervalSeconds``. One that takes nothing for ``subscriberStallSeconds`` is closed.
-    public var subscriberThinMilliseconds = 300.0
-    public var subscriberQueueMilliseconds = 2000.0
+    public var subscriberThinMilliseconds: Double {
+        get { routerLimits.thinAboveMilliseconds }
+        set { routerLimits.thinAboveMilliseconds = newValue }
+    }
+    public var subscriberQueueMilliseconds: Double {
+        get { routerLimits.maximumQueuedMilliseconds }
+        set { routerLimits.maximumQueuedMilliseconds = newValue }
+    }
     /// A thinned subscriber is still sent a discardable frame of a layer above its own when its link would carry
     /// it, behind what it has queued, within this many milliseconds and before the next layer-0 frame (0: never).
-    public var subscriberFitInMilliseconds = 1000.0
-    public var subscriberKeyframeIntervalSeconds = 4.0
+    public var subscriberFitInMilliseconds: Double {
+        get { routerLimits.fitInMilliseconds }
+        set { routerLimits.fitInMilliseconds = newValue }
+    }
+    public var subscriberKeyframeIntervalSeconds: Double {
+        get { routerLimits.subscriberKeyframeIntervalSeconds }
+        set { routerLimits.subscriberKeyframeIntervalSeconds = newValue }
+    }
     /// Keyframes asked on subscribers' behalf come at most once per this many seconds after a stream's last
     /// keyframe; one subscriber's own requests are served ``subscriberKeyframeRequests`` per 10 s
     /// (``StreamRouter/Limits``).
-    public var subscriberKeyframeCeilingSeconds = 30.0
-    public var subscriberKeyframeRequests = 3
-    public var subscriberStallSeconds = 20.0
+    public var subscriberKeyframeCeilingSeconds: Double {
+        get { routerLimits.subscriberKeyframeCeilingSeconds }
+        set { routerLimits.subscriberKeyframeCeilingSeconds = newValue }
+    }
+    public var subscriberKeyframeRequests: Int {
+        get { routerLimits.keyframeRequestsPerSubscriber }
+        set { routerLimits.keyframeRequestsPerSubscriber = newValue }
+    }
+    public var subscriberStallSeconds: Double {
+        get { routerLimits.stallSeconds }
+        set { routerLimits.stallSeconds = newValue }
+    }
     /// Signals one connection may send per second on average, and in a burst; past them they are refused.
-    public var signalsPerSecond = 20.0
-    public var signalBurst = 40.0
+    public var signalsPerSecond: Double {
+        get { routerLimits.signalsPerSecond }
+        set { routerLimits.signalsPerSecond = newValue }
+    }
+    public var signalBurst: Double {
+        get { routerLimits.signalBurst }
+        set { routerLimits.signalBurst = newValue }
+    }
     /// Signals a session's connections may send together per second (twice as many at once).
-    public var sessionSignalsPerSecond = 50.0
+    public var sessionSignalsPerSecond: Double {
+        get { routerLimits.sessionSignalsPerSecond }
+        set { routerLimits.sessionSignalsPerSecond = newValue }
+    }
     /// PEM certificate chain and key: the relay serves HTTPS and WSS; nil: plain HTTP and WS.
     public var tls: RelayTLSFiles?
     /// TCP connections the relay keeps open at once (kept below its descriptor limit), and from one address
@@ -73,19 +106,40 @@ public struct RelayConfiguration: Sendable {
     public var maximumSessions = 1000
     public var emptySessionExpirySeconds = 6 * 3600.0
     /// Streams one connection may publish at once, and the longest stream name in bytes.
-    public var maximumStreamsPerConnection = 16
+    public var maximumStreamsPerConnection: Int {
+        get { routerLimits.maximumStreamsPerConnection }
+        set { routerLimits.maximumStreamsPerConnection = newValue }
+    }
     /// Streams a session holds at once (at most 32, so that a welcome fits a control message), and the video
     /// frames one stream may send per second (``StreamRouter/Limits``).
-    public var maximumStreamsPerSession = 32
-    public var maximumFramesPerSecond = 240.0
+    public var maximumStreamsPerSession: Int {
+        get { routerLimits.maximumStreamsPerSession }
+        set { routerLimits.maximumStreamsPerSession = newValue }
+    }
+    public var maximumFramesPerSecond: Double {
+        get { routerLimits.maximumFramesPerSecond }
+        set { routerLimits.maximumFramesPerSecond = newValue }
+    }
     /// What one token's connections may hold together (``TokenShares``): connections (publisher and moderator
     /// tokens; viewer tokens are links handed to an audience), streams; and a session's connections.
-    public var maximumConnectionsPerToken = TokenShares.Limits().connectionsPerToken
-    public var maximumStreamsPerToken = TokenShares.Limits().streamsPerToken
-    public var maximumConnectionsPerSession = TokenShares.Limits().connectionsPerSession
+    public var maximumConnectionsPerToken: Int {
+        get { routerLimits.tokenShares.connectionsPerToken }
+        set { routerLimits.tokenShares.connectionsPerToken = newValue }
+    }
+    public var maximumStreamsPerToken: Int {
+        get { routerLimits.tokenShares.streamsPerToken }
+        set { routerLimits.tokenShares.streamsPerToken = newValue }
+    }
+    public var maximumConnectionsPerSession: Int {
+        get { routerLimits.tokenShares.connectionsPerSession }
+        set { routerLimits.tokenShares.connectionsPerSession = newValue }
+    }
     /// HLS segments one session keeps in memory; the relay's budget for all is 8 times it.
     public var hlsSessionMemoryBytes = 64 << 20
-    public var maximumStreamNameBytes = 256
+    public var maximumStreamNameBytes: Int {
+        get { routerLimits.maximumStreamNameBytes }
+        set { routerLimits.maximumStreamNameBytes = newValue }
+    }
     /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
     public var metricsToken: String?
     /// HLS (`/hls/{session}/index.m3u8`): segments of about this many seconds, each starting at a keyframe

@@ -68,27 +68,12 @@ public final class RelayServer: Service {
             logger: logger, sessionMemoryBytes: configuration.hlsSessionMemoryBytes,
             relayMemory: HLSMemoryBudget(limit: 8 * configuration.hlsSessionMemoryBytes), metrics: metrics)
         hlsConfiguration = hls
-        var shares = TokenShares.Limits()
-        (shares.connectionsPerToken, shares.connectionsPerSession) = (configuration.maximumConnectionsPerToken, configuration.maximumConnectionsPerSession)
-        shares.streamsPerToken = configuration.maximumStreamsPerToken
-        // A token's connections together: as many signals as one connection, as many frames as two streams.
-        shares.signalsPerSecond = configuration.signalsPerSecond
-        shares.videoFramesPerSecond = 2 * configuration.maximumFramesPerSecond
-        var limits = StreamRouter<ByteBuffer>.Limits(
-                thinAboveMilliseconds: configuration.subscriberThinMilliseconds,
-                maximumQueuedMilliseconds: configuration.subscriberQueueMilliseconds,
-                fitInMilliseconds: configuration.subscriberFitInMilliseconds,
-                subscriberKeyframeIntervalSeconds: configuration.subscriberKeyframeIntervalSeconds,
-                subscriberKeyframeCeilingSeconds: configuration.subscriberKeyframeCeilingSeconds,
-                keyframeRequestsPerSubscriber: configuration.subscriberKeyframeRequests,
-                stallSeconds: configuration.subscriberStallSeconds,
-                signalsPerSecond: configuration.signalsPerSecond, signalBurst: configuration.signalBurst,
-                maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
-                maximumStreamNameBytes: configuration.maximumStreamNameBytes,
-                maximumStreamsPerSession: min(32, configuration.maximumStreamsPerSession),
-                maximumFramesPerSecond: configuration.maximumFramesPerSecond,
-                sessionSignalsPerSecond: configuration.sessionSignalsPerSecond)
-        limits.tokenShares = shares
+        var limits = configuration.routerLimits
+        // A welcome must fit a control message whatever was configured; a token's connections together send as
+        // many signals as one connection, as many frames as two streams.
+        limits.maximumStreamsPerSession = min(32, limits.maximumStreamsPerSession)
+        limits.tokenShares.signalsPerSecond = limits.signalsPerSecond
+        limits.tokenShares.videoFramesPerSecond = 2 * limits.maximumFramesPerSecond
         self.registry = SessionRegistry(
             metrics: metrics, limits: limits,
             publishersMaySignal: configuration.publishersMaySignal,

@@ -156,16 +156,16 @@ struct ServeCommand: AsyncParsableCommand {
     var maxQueuedBytes = 4 << 20
 
     @Option(help: "Milliseconds of media (at its measured rate) a viewer may have queued before it is sent fewer temporal layers: a lower frame rate that its link carries.")
-    var subscriberThin: Double = 300
+    var subscriberThin: Double = RouterLimits().thinAboveMilliseconds
 
     @Option(help: "Milliseconds of media a viewer may have queued before it skips to the next keyframe (when even the lowest layer does not fit).")
-    var subscriberQueue: Double = 2000
+    var subscriberQueue: Double = RouterLimits().maximumQueuedMilliseconds
 
     @Option(help: "Milliseconds within which a thinned viewer's link must carry a frame of a layer it is not sent, behind what it has queued, for that frame to go to it all the same (only from publishers whose higher-layer frames are discardable; never delaying the next layer-0 frame). 0: never.")
-    var subscriberFitIn: Double = 1000
+    var subscriberFitIn: Double = RouterLimits().fitInMilliseconds
 
     @Option(help: "Seconds between keyframes one viewer may make the publisher send (the stream as a whole: at most two a second).")
-    var subscriberKeyframeInterval: Double = 4
+    var subscriberKeyframeInterval: Double = RouterLimits().subscriberKeyframeIntervalSeconds
 
     @Option(help: "MiB one recording may write (its files together); it stops there, finished and playable.")
     var archiveMaxSize: Int = 2048
@@ -183,46 +183,46 @@ struct ServeCommand: AsyncParsableCommand {
     var shutdownGrace: Double = 10
 
     @Option(help: "Seconds after a stream's last keyframe before a keyframe is asked of its publisher for viewers (joiners the cached pictures cannot start, viewers that fell behind or whose decoder failed): no viewer makes the others pay for keyframes more often. Keyframes for a recording or HLS are not under it.")
-    var subscriberKeyframeCeiling: Double = 30
+    var subscriberKeyframeCeiling: Double = RouterLimits().subscriberKeyframeCeilingSeconds
 
     @Option(help: "Keyframe requests one viewer may make per 10 s: each is answered from the cached pictures when they can start it, else by a keyframe under --subscriber-keyframe-ceiling; past them they wait, and a viewer that goes on asking (40 with none answered) is closed.")
-    var subscriberKeyframeRequests: Int = 3
+    var subscriberKeyframeRequests: Int = RouterLimits().keyframeRequestsPerSubscriber
 
     @Option(help: "Seconds a viewer may take none of its queued media before it is closed (it stopped reading, whether or not it answers pings).")
-    var subscriberStall: Double = 20
+    var subscriberStall: Double = RouterLimits().stallSeconds
 
     @Option(help: "Signals (chat) a whole session's connections may send together per second (twice as many at once): each goes to everyone, so this bounds what many connections of one token could make the relay deliver.")
-    var sessionSignalsPerSecond: Double = 50
+    var sessionSignalsPerSecond: Double = RouterLimits().sessionSignalsPerSecond
 
     @Option(help: "Signals (chat) one connection may send per second on average…")
-    var signalsPerSecond: Double = 20
+    var signalsPerSecond: Double = RouterLimits().signalsPerSecond
 
     @Option(help: "…and at once; past them a signal is refused (invalidSignal).")
-    var signalBurst: Double = 40
+    var signalBurst: Double = RouterLimits().signalBurst
 
     @Option(help: "Streams one connection may publish at once.")
-    var maxStreamsPerConnection = 16
+    var maxStreamsPerConnection = RouterLimits().maximumStreamsPerConnection
 
     @Option(help: "Streams one session holds at once, whoever publishes them (at most 32: with them, every joiner's welcome fits a control message).")
-    var maxStreamsPerSession = 32
+    var maxStreamsPerSession = RouterLimits().maximumStreamsPerSession
 
     @Option(help: "Streams the connections of one token publish at once, together: one token cannot keep the others of its session from publishing.")
-    var maxStreamsPerToken = TokenShares.Limits().streamsPerToken
+    var maxStreamsPerToken = RouterLimits().tokenShares.streamsPerToken
 
     @Option(help: "Connections one publisher or moderator token may hold in a session at once (viewer tokens, links handed to an audience, are bounded by --max-connections-per-session and --max-connections-per-address). A token's connections together also send at most --signals-per-second signals and twice --max-frames-per-second frames.")
-    var maxConnectionsPerToken = TokenShares.Limits().connectionsPerToken
+    var maxConnectionsPerToken = RouterLimits().tokenShares.connectionsPerToken
 
     @Option(help: "Connections one session holds at once.")
-    var maxConnectionsPerSession = TokenShares.Limits().connectionsPerSession
+    var maxConnectionsPerSession = RouterLimits().tokenShares.connectionsPerSession
 
     @Option(help: "Video frames one stream may send per second (twice as many at once); audio frames: 200 a second. Past it frames are refused.")
-    var maxFramesPerSecond: Double = 240
+    var maxFramesPerSecond: Double = RouterLimits().maximumFramesPerSecond
 
     @Option(help: "MiB of HLS segments one session keeps in memory (the relay's budget for all: 8 times it); past it the oldest go first.")
     var hlsSessionMemory = 64
 
     @Option(help: "Longest stream name, in bytes.")
-    var maxStreamName = 256
+    var maxStreamName = RouterLimits().maximumStreamNameBytes
 
     @Option(help: "Serve /metrics to whoever shows `Authorization: Bearer TOKEN`; without it, /metrics is served to this machine only (also $SCREENRELAY_METRICS_TOKEN or metrics-token in the config file, which keep it out of the process list).")
     var metricsToken: String?
