@@ -11,11 +11,6 @@ import ScreenWire
 /// archive's session, given as `Authorization: Bearer …` or, for pages and players that cannot set headers,
 /// as `?token=`.
 extension RelayServer {
-    private struct StartRequest: Decodable {
-        var sessionId: String
-        var name: String?
-    }
-
     /// Who is calling: the server side (the secret) or a moderator of one session.
     enum ArchiveCaller {
         case server
@@ -97,9 +92,9 @@ extension RelayServer {
     func addArchiveRoutes(_ router: Router<RelayRequestContext>) {
         router.post("/archive") { [self] request, context -> Response in
             let caller = try await archiveCaller(request)
-            let body: StartRequest
+            let body: ArchiveStartRequest
             do {
-                body = try await request.decode(as: StartRequest.self, context: context)
+                body = try await request.decode(as: ArchiveStartRequest.self, context: context)
             } catch {
                 throw HTTPError(.badRequest, message: "the body must be JSON: {\"sessionId\": …, \"name\": … (optional)}")
             }

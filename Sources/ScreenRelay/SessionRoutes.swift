@@ -9,18 +9,8 @@ public import ScreenWire
 /// relay secret (`Authorization: Bearer …`), except one session's summary, which its tokens may read too.
 extension RelayServer {
 
-    private struct SessionRequest: Decodable {
-        var data: String?
-        var title: String?
-    }
     /// Longest session title, in characters.
     static let maximumTitleLength = 200
-    private struct TokenRequest: Decodable {
-        /// Checked by hand, so that a wrong one gets a sentence rather than a decoding error.
-        var role: String?
-        var expiresIn: Double?
-        var data: String?
-    }
     func addHTTPRoutes(_ router: Router<RelayRequestContext>) {
         router.get("/healthz") { _, _ in "ok\n" }
         // Someone who opens the bare address learns what this is and what to open instead.

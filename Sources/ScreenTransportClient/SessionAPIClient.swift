@@ -18,7 +18,7 @@ public struct SessionAPIClient: Sendable {
     }
 
     public func createSession(title: String?) async throws(SessionAPIError) -> SessionCredentials {
-        let body = try encode(["title": title ?? ""])
+        let body = try encode(SessionRequest(title: title ?? ""))
         return try await call("POST", "/session", json: body, as: SessionCredentials.self)
     }
 
@@ -29,12 +29,7 @@ public struct SessionAPIClient: Sendable {
     public func mintToken(
         session: String, role: Role, name: String?, data: String?, expiresIn seconds: Double
     ) async throws(SessionAPIError) -> TokenMinted {
-        struct Request: Encodable {
-            var role: String
-            var expiresIn: Double
-            var data: String
-        }
-        let body = try encode(Request(role: role.rawValue, expiresIn: seconds, data: ConnectionData.with(name: name, extra: data)))
+        let body = try encode(TokenRequest(role: role.rawValue, expiresIn: seconds, data: ConnectionData.with(name: name, extra: data)))
         return try await call("POST", "/session/\(session.percentEncodedComponent)/token", json: body, as: TokenMinted.self)
     }
 
@@ -44,11 +39,7 @@ public struct SessionAPIClient: Sendable {
     }
 
     public func startArchive(session: String, name: String?) async throws(SessionAPIError) -> Archive {
-        struct Request: Encodable {
-            var sessionId: String
-            var name: String?
-        }
-        return try await call("POST", "/archive", json: try encode(Request(sessionId: session, name: name)), as: Archive.self)
+        return try await call("POST", "/archive", json: try encode(ArchiveStartRequest(sessionId: session, name: name)), as: Archive.self)
     }
 
     public func stopArchive(_ id: String) async throws(SessionAPIError) -> Archive {
