@@ -16,10 +16,8 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         var spaFormat: spa_video_format { self == .bgrx ? SPA_VIDEO_FORMAT_BGRx : SPA_VIDEO_FORMAT_RGBx }
     }
 
-    private let threadLoop: OpaquePointer
+    private let connection: PipeWireTestConnection
     private let closed = Locked(false)
-    private let context: OpaquePointer
-    private let core: OpaquePointer
     private var stream: OpaquePointer?
     /// Our stream listener (heap-allocated in C: libpipewire keeps pointers to it).
     private var listener: UnsafeMutablePointer<spa_hook>?
@@ -45,7 +43,6 @@ public final class PipeWireTestProducer: @unchecked Sendable {
     private let cursorMetadataSide: UInt32?
     public static let cursorColor: (r: UInt8, g: UInt8, b: UInt8) = (250, 240, 20)
 
-    private static let initialized: Void = { pw_init(nil, nil) }()
 
     /// Connects to `pipewire` and starts producing at `framesPerSecond` once a consumer links to it. The
     /// PipeWire closes it before its daemons stop (a client outliving its daemon can crash libpipewire).
@@ -56,26 +53,15 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         framesPerSecond: Int = 30, cursorMetadataSide: UInt32? = nil
     ) throws {
         self.cursorMetadataSide = cursorMetadataSide
-        let descriptor = try pipewire.connect()
-        _ = Self.initialized
         self.order = order
         self.width = UInt32(width)
         self.height = UInt32(height)
         self.color = (color.r, color.g, color.b)
         self.framesPerSecond = UInt32(framesPerSecond)
-        guard let threadLoop = pw_thread_loop_new("test-producer", nil) else { throw PrivatePipeWire.Failure(description: "pw_thread_loop_new failed") }
-        self.threadLoop = threadLoop
-        guard let context = pw_context_new(pw_thread_loop_get_loop(threadLoop), nil, 0) else {
-            throw PrivatePipeWire.Failure(description: "pw_context_new failed")
-        }
-        self.context = context
-        guard pw_thread_loop_start(threadLoop) == 0 else { throw PrivatePipeWire.Failure(description: "pw_thread_loop_start failed") }
-        pw_thread_loop_lock(threadLoop)
-        defer { pw_thread_loop_unlock(threadLoop) }
-        guard let core = pw_context_connect_fd(context, descriptor, nil, 0) else {
-            throw PrivatePipeWire.Failure(description: "the producer cannot connect to PipeWire: errno \(errno)")
-        }
-        self.core = core
+        connection = try PipeWireTestConnection(to: pipewire, name: "test-producer", who: "the producer")
+        let core = connection.core
+        pw_thread_loop_lock(connection.threadLoop)
+        defer { pw_thread_loop_unlock(connection.threadLoop) }
         let properties = pw_properties_new_string("media.class=Video/Source node.name=screenpub-test-producer")
         guard let stream = pw_stream_new(core, "screenpub-test-producer", properties) else {
             throw PrivatePipeWire.Failure(description: "pw_stream_new failed")
@@ -90,7 +76,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
             Unmanaged<PipeWireTestProducer>.fromOpaque(data!).takeUnretainedValue().produce()
         }
         listener = CPipeWireShims_addStreamListener(stream, &events, Unmanaged.passUnretained(self).toOpaque())
-        let loop = pw_thread_loop_get_loop(threadLoop)
+        let loop = pw_thread_loop_get_loop(connection.threadLoop)
         timer = CPipeWireShims_addTimer(loop, { data, _ in
             let producer = Unmanaged<PipeWireTestProducer>.fromOpaque(data!).takeUnretainedValue()
             // Only while streaming: once the daemon has gone (a test tearing down its PipeWire first),
@@ -115,10 +101,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
     public func close() {
         guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
         stop()
-        pw_thread_loop_stop(threadLoop)
-        pw_core_disconnect(core)
-        pw_context_destroy(context)
-        pw_thread_loop_destroy(threadLoop)
+        connection.close()
     }
 
     /// The node's id once PipeWire has made it (waits up to 10 s).
@@ -158,7 +141,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
     /// Removes the node, as a compositor does when the screen cast ends (the connection stays until deinit).
     public func stop() {
         locked {
-            if let timer { CPipeWireShims_destroySource(pw_thread_loop_get_loop(threadLoop), timer) }
+            if let timer { CPipeWireShims_destroySource(pw_thread_loop_get_loop(connection.threadLoop), timer) }
             timer = nil
             if let stream {
                 CPipeWireShims_removeStreamListener(listener)
@@ -169,11 +152,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         }
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        pw_thread_loop_lock(threadLoop)
-        defer { pw_thread_loop_unlock(threadLoop) }
-        return body()
-    }
+    private func locked<T>(_ body: () -> T) -> T { connection.locked(body) }
 
     private func offer(width: UInt32, height: UInt32, _ use: (UnsafeMutablePointer<UnsafePointer<spa_pod>?>, UInt32) -> Int32) -> Int32 {
         podBuffer.withUnsafeMutableBufferPointer { buffer in

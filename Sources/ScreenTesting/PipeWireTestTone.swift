@@ -30,38 +30,23 @@ public final class PipeWireTestTone: @unchecked Sendable {
     public static let sampleRate = 48_000
     public let name: String
     public let channels: Int
-    private let threadLoop: OpaquePointer
+    private let connection: PipeWireTestConnection
     private let closed = Locked(false)
-    private let context: OpaquePointer
-    private let core: OpaquePointer
     private var stream: OpaquePointer?
     private var listener: UnsafeMutablePointer<spa_hook>?
     private var podBuffer = [UInt8](repeating: 0, count: 1024)
     private var signal: Signal
     private var samplesProduced = 0
 
-    private static let initialized: Void = { pw_init(nil, nil) }()
-
     /// Adds the node `name` to `pipewire`; it plays `signal` whenever something captures it.
     public init(on pipewire: PrivatePipeWire, name: String, channels: Int = 2, signal: Signal) throws {
-        let descriptor = try pipewire.connect()
-        _ = Self.initialized
         self.name = name
         self.channels = channels
         self.signal = signal
-        guard let threadLoop = pw_thread_loop_new("test-tone", nil) else { throw PrivatePipeWire.Failure(description: "pw_thread_loop_new failed") }
-        self.threadLoop = threadLoop
-        guard let context = pw_context_new(pw_thread_loop_get_loop(threadLoop), nil, 0) else {
-            throw PrivatePipeWire.Failure(description: "pw_context_new failed")
-        }
-        self.context = context
-        guard pw_thread_loop_start(threadLoop) == 0 else { throw PrivatePipeWire.Failure(description: "pw_thread_loop_start failed") }
-        pw_thread_loop_lock(threadLoop)
-        defer { pw_thread_loop_unlock(threadLoop) }
-        guard let core = pw_context_connect_fd(context, descriptor, nil, 0) else {
-            throw PrivatePipeWire.Failure(description: "the test tone cannot connect to PipeWire: errno \(errno)")
-        }
-        self.core = core
+        connection = try PipeWireTestConnection(to: pipewire, name: "test-tone", who: "the test tone")
+        let core = connection.core
+        pw_thread_loop_lock(connection.threadLoop)
+        defer { pw_thread_loop_unlock(connection.threadLoop) }
         let properties = pw_properties_new_string("media.class=Audio/Source node.latency=480/48000")
         pw_properties_set(properties, "node.name", name)
         guard let stream = pw_stream_new(core, name, properties) else { throw PrivatePipeWire.Failure(description: "pw_stream_new failed") }
@@ -97,10 +82,7 @@ public final class PipeWireTestTone: @unchecked Sendable {
             }
             stream = nil
         }
-        pw_thread_loop_stop(threadLoop)
-        pw_core_disconnect(core)
-        pw_context_destroy(context)
-        pw_thread_loop_destroy(threadLoop)
+        connection.close()
     }
 
     /// Plays `signal` from the next buffer on.
@@ -119,11 +101,7 @@ public final class PipeWireTestTone: @unchecked Sendable {
         throw PrivatePipeWire.Failure(description: "PipeWire does not list the test tone \(name)")
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        pw_thread_loop_lock(threadLoop)
-        defer { pw_thread_loop_unlock(threadLoop) }
-        return body()
-    }
+    private func locked<T>(_ body: () -> T) -> T { connection.locked(body) }
 
     // MARK: On the loop's thread
 
