@@ -492,45 +492,11 @@ import Testing
     /// Page flips twice a second, L1T3, layer-0 frames of 25 KB (the keyframe 60 KB) and the others of 14 KB, to a
     /// fast subscriber and one whose link carries 31 KB/s (250 kbit/s: a layer-0 frame is 0.8 s of it), which the
     /// kernel measures every 0.5 s while it is busy. Returns, for the slow one, each frame it got with when it was
-    /// sent by the publisher and when it arrived.
+    /// sent by the publisher and when it arrived (``ThinLinkSimulation``).
     func runPageFlips(discardableLayers: Bool) -> (slow: [(name: String, sent: Double, arrived: Double)], fast: Int, keyframeRequests: Int) {
-        var router = sessionWithStream(subscribers: ["fast", "slow"], discardableLayers: discardableLayers)
-        _ = router.handle(.subscribe(streamId: 1, layers: true), from: "fast", now: 0)
-        _ = router.handle(.subscribe(streamId: 1, layers: true), from: "slow", now: 0)
-        var fast = SimulatedLink(subscriber: "fast", bytesPerSecond: 10_000_000)
-        var slow = SimulatedLink(subscriber: "slow", bytesPerSecond: 31_000)
-        var sizes: [String: Int] = [:]
-        var sentAt: [String: Double] = [:]
-        var keyframeRequests = 0
-        var now = 0.0
-        var lastSample = 0.0
-        for n in 0..<120 {
-            let layer = n == 0 ? 0 : Self.layer(of: n)
-            let name = "f\(n)/\(layer)"
-            sizes[name] = n == 0 ? 60_000 : layer == 0 ? 25_000 : 14_000
-            sentAt[name] = now
-            let actions = router.frame(name, header: header(1, UInt64(n), key: n == 0, layer: layer), size: sizes[name]!, from: "p", now: now)
-            fast.take(actions, sizes: sizes, now: now)
-            slow.take(actions, sizes: sizes, now: now)
-            keyframeRequests += controls(actions, to: "p").count { $0 == .requestKeyframe(streamId: 1) }
-            for _ in 0..<50 {
-                now += 0.01
-                let busy = !slow.queue.isEmpty
-                for link in [0, 1] {
-                    let answered = link == 0 ? fast.advance(to: now, router: &router, sizes: sizes) : slow.advance(to: now, router: &router, sizes: sizes)
-                    keyframeRequests += controls(answered, to: "p").count { $0 == .requestKeyframe(streamId: 1) }
-                }
-                if now - lastSample >= 0.5 {
-                    router.linkMeasured("slow", deliveryBytesPerSecond: busy ? slow.bytesPerSecond : nil, pendingBytes: 0, now: now)
-                    lastSample = now
-                }
-                let ticked = router.tick(now: now)
-                slow.take(ticked, sizes: sizes, now: now)
-                keyframeRequests += controls(ticked, to: "p").count { $0 == .requestKeyframe(streamId: 1) }
-            }
-        }
-        let slowFrames = zip(slow.received, slow.arrivals).map { (name: $0, sent: sentAt[$0]!, arrived: $1) }
-        return (slowFrames, fast.received.count, keyframeRequests)
+        let run = ThinLinkSimulation.run(
+            ThinLinkSimulation.pageFlips(count: 120), until: 60, discardableLayers: discardableLayers, tickEvery: 0.01, sampleEvery: 0.5)
+        return (run.slow, run.fast.count, run.keyframeRequests)
     }
 
     /// A subscriber thinned to layer 0 of a stream whose upper layers are discardable still gets the frames of

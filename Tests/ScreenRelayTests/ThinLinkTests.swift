@@ -13,43 +13,15 @@ import Testing
     typealias Router = StreamRouterTests.Router
     typealias Link = StreamRouterTests.SimulatedLink
 
-    /// A stream whose frames come in bursts: a layer-0 frame every 2 s, then three frames above it 0.1 s apart
-    /// (layers 2, 1, 2), to a fast subscriber and one whose link carries 31 KB/s (250 kbit/s: a 25 KB layer-0
-    /// frame is 0.8 s of it, and the frames above it, 14 KB, come while it is on its way). The router is told
-    /// what the kernel holds every 0.1 s, as the relay does for a thinned subscriber. Returns the frames each got.
+    /// A stream whose frames come in bursts (``ThinLinkSimulation/bursts(seconds:)``) to a fast subscriber and one
+    /// whose link carries 31 KB/s (250 kbit/s: a 25 KB layer-0 frame is 0.8 s of it, and the frames above it come
+    /// while it is on its way). The router is told what the kernel holds every 0.1 s, as the relay does for a
+    /// thinned subscriber.
     static func runBursts(discardableLayers: Bool, seconds: Int = 40) -> (slow: [(name: String, arrived: Double)], fast: [String], router: Router) {
-        var router = StreamRouterTests().sessionWithStream(subscribers: ["fast", "slow"], discardableLayers: discardableLayers)
-        _ = router.handle(.subscribe(streamId: 1, layers: true, catchUp: true), from: "fast", now: 0)
-        _ = router.handle(.subscribe(streamId: 1, layers: true, catchUp: true), from: "slow", now: 0)
-        var fast = Link(subscriber: "fast", bytesPerSecond: 10_000_000)
-        var slow = Link(subscriber: "slow", bytesPerSecond: 31_000)
-        var sizes: [String: Int] = [:]
-        var sequence: UInt64 = 0
-        var now = 0.0
-        for step in 0..<(seconds * 10) {
-            let offset = step % 20
-            if offset < 4 {
-                let layer = [0, 2, 1, 2][offset]
-                let name = "f\(sequence)/\(layer)"
-                sizes[name] = sequence == 0 ? 25_000 : layer == 0 ? 25_000 : 14_000
-                let actions = router.frame(
-                    name, header: StreamRouterTests().header(1, sequence, key: sequence == 0, layer: layer), size: sizes[name]!, from: "p", now: now)
-                fast.take(actions, sizes: sizes, now: now)
-                slow.take(actions, sizes: sizes, now: now)
-                sequence += 1
-            }
-            for _ in 0..<10 {
-                now += 0.01
-                _ = fast.advance(to: now, router: &router, sizes: sizes)
-                _ = slow.advance(to: now, router: &router, sizes: sizes)
-            }
-            let busy = !slow.queue.isEmpty
-            router.linkMeasured("slow", deliveryBytesPerSecond: busy ? slow.bytesPerSecond : nil, pendingBytes: 0, now: now)
-            let ticked = router.tick(now: now)
-            fast.take(ticked, sizes: sizes, now: now)
-            slow.take(ticked, sizes: sizes, now: now)
-        }
-        return (zip(slow.received, slow.arrivals).map { ($0, $1) }, fast.received, router)
+        let run = ThinLinkSimulation.run(
+            ThinLinkSimulation.bursts(seconds: seconds), until: Double(seconds), discardableLayers: discardableLayers, catchUp: true,
+            tickEvery: 0.1, sampleEvery: 0.1)
+        return (run.slow.map { ($0.name, $0.arrived) }, run.fast, run.router)
     }
 
     @Test func theNewestFrameAboveItsLayersGoesOnceTheLinkHasRoom() {
