@@ -26,12 +26,14 @@ demo:
 # binaries run; a short fuzz run replays the corpus).
 # In parallel; Swift Testing only (there are no XCTest tests), so XCTest prints no "Executed 0 tests" line and
 # the log ends with Swift Testing's summary. The test binary writes its console straight to this output
-# (descriptor 3, SCREENPUB_TEST_CONSOLE_FD): swift test's relay of it loses lines on a loaded machine.
+# (descriptor 3, SCREENPUB_TEST_CONSOLE_FD): swift test's relay of it loses lines on a loaded machine. Then no
+# screenpub, screenrelay or screensub of the run may be left running (silent when none is).
 test: deps
 	$(SWIFT) build --build-tests
 	packaging/deb/build.sh
 	Benchmarks/fuzz.sh --build-only
 	SCREENPUB_TEST_CONSOLE_FD=3 $(SWIFT) test --skip-build --disable-xctest 3>&1
+	scripts/no-children-left.sh "$$($(SWIFT) build --show-bin-path)"
 
 # screenpub (AV1, VP9) and ffmpeg x11grab on the same Xvfb content (CPU, bytes, SSIM, RSS, with ratios), the
 # codec choice's evidence (AV1 and VP9 by size and rate, a bit-rate sweep for bytes at equal SSIM), 4:2:0 against

@@ -119,6 +119,20 @@ public final class ChildProcess: Sendable {
         return result
     }
 
+    /// Every child ends with whoever started it: one still unreaped when the last reference to it goes (a test
+    /// that ended, or failed, without stopping it) is killed with its process group and reaped on a thread of its
+    /// own, so that no relay or share of a test outlives the run.
+    deinit {
+        guard outcome.withLock({ $0 == nil }) else { return }
+        let processID = processID
+        kill(-processID, SIGKILL)
+        kill(processID, SIGKILL)
+        Thread {
+            var status: Int32 = 0
+            waitpid(processID, &status, 0)
+        }.start()
+    }
+
     /// Sends `signal` and lets a thread of its own reap the program (killing it after `timeout` seconds), so
     /// that a `defer` or `deinit` on a concurrency-pool thread never waits for a program to exit.
     public func endInBackground(signal number: Int32? = nil, timeout: Double = 10, then cleanUp: @escaping @Sendable () -> Void = {}) {

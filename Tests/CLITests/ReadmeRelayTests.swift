@@ -126,7 +126,8 @@ import Testing
         let shell = try ReadmeShell(.admin, display: display, environment: ["SCREENRELAY_SECRET": Self.secret])
         try FileManager.default.createDirectory(atPath: shell.path(".config/screenrelay"), withIntermediateDirectories: true)
         try "port = \(port)\n".write(toFile: shell.path(".config/screenrelay/config.toml"), atomically: true, encoding: .utf8)
-        _ = try await Self.relay(shell, port: port)
+        let relay = try await Self.relay(shell, port: port)
+        defer { relay.endInBackground() }
 
         var outcome = try await shell.run("screenrelay session create --title \"Friday demo\"")
         let session = try #require(outcome.standardOutput.split(separator: "\n").first { $0.hasPrefix("session:") }?.split(separator: " ").last.map(String.init))
@@ -164,7 +165,8 @@ import Testing
         let port = try freeLoopbackPort()
         let shell = try ReadmeShell(.httpAPI, environment: ["SCREENRELAY_SECRET": Self.secret])
         shell.substitutions = [("8090", String(port))]
-        _ = try await Self.relay(shell, port: port)
+        let relay = try await Self.relay(shell, port: port)
+        defer { relay.endInBackground() }
         var outcome = try await shell.run(#"curl -s -X POST -H "Authorization: Bearer $SCREENRELAY_SECRET" -d '{"title":"Friday demo"}' http://127.0.0.1:8090/session"#)
         let created = Self.object(outcome.standardOutput)
         let session = try #require(created["sessionId"] as? String, "\(outcome.standardOutput)")

@@ -292,7 +292,8 @@ extension ReadmeShareTests {
             sfuOnly.signal(SIGTERM)
             #expect(await sfuOnly.wait(timeout: 30).status == 0)
 
-            _ = try await ReadmeRelayTests.relay(shell, port: port)
+            let relay = try await ReadmeRelayTests.relay(shell, port: port)
+            defer { relay.endInBackground() }
             shell.environment["SCREENPUB_WHIP_TOKEN"] = sfu.token  // where the README says to keep it
             let both = try shell.start("screenpub --server https://relay.example.org --publish whip+https://sfu.example.org/whip/room1")
             let session = try #require(try await shell.printed(both, "session:"), "\(both.errorsSoFar)")
