@@ -33,7 +33,7 @@ test: deps
 	packaging/deb/build.sh
 	Benchmarks/fuzz.sh --build-only
 	SCREENPUB_TEST_CONSOLE_FD=3 $(SWIFT) test --skip-build --disable-xctest 3>&1
-	scripts/no-children-left.sh "$$($(SWIFT) build --show-bin-path)"
+	@scripts/no-children-left.sh "$$($(SWIFT) build --show-bin-path)"
 
 # screenpub (AV1, VP9) and ffmpeg x11grab on the same Xvfb content (CPU, bytes, SSIM, RSS, with ratios), the
 # codec choice's evidence (AV1 and VP9 by size and rate, a bit-rate sweep for bytes at equal SSIM), 4:2:0 against
