@@ -130,15 +130,19 @@ public final class PipeWireAudioSource {
         self.stream = stream
         var events = pw_stream_events()
         events.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        // `data` is this source, as added with the listener below.
         events.state_changed = { data, _, state, error in
-            Unmanaged<PipeWireAudioSource>.fromOpaque(data!).takeUnretainedValue()
+            guard let data else { return }
+            Unmanaged<PipeWireAudioSource>.fromOpaque(data).takeUnretainedValue()
                 .stateChanged(state, error: error.map { String(cString: $0) })
         }
         events.param_changed = { data, id, param in
-            Unmanaged<PipeWireAudioSource>.fromOpaque(data!).takeUnretainedValue().paramChanged(id, param)
+            guard let data else { return }
+            Unmanaged<PipeWireAudioSource>.fromOpaque(data).takeUnretainedValue().paramChanged(id, param)
         }
         events.process = { data in
-            Unmanaged<PipeWireAudioSource>.fromOpaque(data!).takeUnretainedValue().process()
+            guard let data else { return }
+            Unmanaged<PipeWireAudioSource>.fromOpaque(data).takeUnretainedValue().process()
         }
         listener = CPipeWireShims_addStreamListener(stream, &events, Unmanaged.passUnretained(self).toOpaque())
         let status = podBuffer.withUnsafeMutableBufferPointer { buffer -> Int32 in

@@ -20,9 +20,11 @@ struct SessionHLS {
 
     init(alwaysOn: HLSPackager.Configuration?) { self.alwaysOn = alwaysOn }
 
-    /// The date range of a recording, in any timeline that covers it.
+    /// The date range of a recording, in any timeline that covers it, and its id (what ends it).
+    static func recordingRangeId(_ archiveId: String) -> String { "archive-\(archiveId)" }
+
     static func recordingRange(archiveId: String, name: String, start: WallClockTime) -> HLSPackager.DateRange {
-        .init(id: "archive-\(archiveId)", className: HLSDateRangeClass.archive, start: start, attributes: ["X-NAME": HLSPlaylist.quoted(name)])
+        .init(id: recordingRangeId(archiveId), className: HLSDateRangeClass.archive, start: start, attributes: ["X-NAME": HLSPlaylist.quoted(name)])
     }
 
     /// The packager, started if it is not running (a player's first request) with what the timeline holds so far.
@@ -85,6 +87,6 @@ struct SessionHLS {
     }
 
     func recordingStopped(archiveId: String) {
-        packager?.endDateRange(id: "archive-\(archiveId)", at: .now())
+        packager?.endDateRange(id: Self.recordingRangeId(archiveId), at: .now())
     }
 }

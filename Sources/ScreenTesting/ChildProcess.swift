@@ -124,12 +124,13 @@ public final class ChildProcess: Sendable {
     /// own, so that no relay or share of a test outlives the run.
     deinit {
         guard outcome.withLock({ $0 == nil }) else { return }
-        let processID = processID
+        let (processID, files) = (processID, [outputPath, errorPath])
         kill(-processID, SIGKILL)
         kill(processID, SIGKILL)
         Thread {
             var status: Int32 = 0
             waitpid(processID, &status, 0)
+            for file in files { try? FileManager.default.removeItem(atPath: file) }
         }.start()
     }
 

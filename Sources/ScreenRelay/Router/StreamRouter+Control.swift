@@ -120,12 +120,12 @@ extension StreamRouter {
     }
 
     private mutating func subscribe(_ connectionId: String, to streamId: UInt32, audio: Bool, layers: Bool, catchUp: Bool, now: Double) -> [Action] {
-        guard let stream = streams[streamId] else {
+        guard let subscribed = streams[streamId]?.subscribers.contains(connectionId) else {
             return [.sendControl(.error(code: .notFound, message: "there is no stream \(streamId)"), to: connectionId)]
         }
         // Already subscribed: nothing to do. Replaying the cached pictures would let one connection make the relay
         // queue them again and again, past the per-subscriber bound.
-        guard !stream.subscribers.contains(connectionId) else { return [] }
+        guard !subscribed else { return [] }
         return [.sendControl(.subscribed(streamId: streamId), to: connectionId)]
             + (streams[streamId]?.subscribe(connectionId, audio: audio, layers: layers, catchUp: catchUp, now: now, counters: &counters) ?? [])
     }

@@ -18,11 +18,13 @@ extension StreamRouter {
         _ frame: Frame, header: MediaFrameHeader, size: Int, from connectionId: String, now: Double
     ) -> (admitted: Bool, actions: [Action]) {
         let streamId = header.streamID
-        guard let stream = streams[streamId], stream.info.connectionId == connectionId else {
+        // Only its fields are read here: a copy of the stream kept while `route` changes it would make the
+        // subscriber table copy itself on every frame.
+        guard streams[streamId]?.info.connectionId == connectionId else {
             return (false, [.close(connectionId, .notFound, "stream \(streamId) is not yours: publish it first")])
         }
         var actions: [Action] = []
-        if stream.acknowledges {
+        if streams[streamId]?.acknowledges == true {
             // It arrived, whatever becomes of it: the publisher measures its uplink by these.
             actions.append(.sendControl(
                 .ack(streamId: streamId, sequence: header.sequence, receivedAt: (now * 1_000_000).rounded() / 1000), to: connectionId))
