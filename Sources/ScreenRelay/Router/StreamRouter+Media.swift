@@ -82,7 +82,9 @@ extension StreamRouter {
     /// to measure it, and the bytes written but not yet acknowledged by the peer (in the network's queues, below
     /// the relay's). Both count in how much it has queued and how fast it drains.
     public mutating func linkMeasured(_ connectionId: String, deliveryBytesPerSecond: Double?, pendingBytes: Int, now: Double) {
-        for streamId in streams.keys {
+        // Over a copy of the keys: walking `streams.keys` while changing a stream would copy the dictionary, and
+        // then the stream's whole subscriber table, at every sample.
+        for streamId in Array(streams.keys) {
             streams[streamId]?.linkMeasured(connectionId, deliveryBytesPerSecond: deliveryBytesPerSecond, pendingBytes: pendingBytes, now: now)
         }
     }

@@ -84,8 +84,11 @@ public struct StreamRouter<Frame> {
     public var subscribersByLayer: [Int?: Int] {
         var counts: [Int?: Int] = [:]
         for stream in streams.values {
-            for subscription in stream.subscribers.values {
-                counts[subscription.waitingForKeyframe ? nil : subscription.layers.effective(topLayer: stream.cadence.topLayer), default: 0] += 1
+            // By position, reading each subscription where it is (a `for subscription in` would copy each).
+            let subscriptions = stream.subscribers.values
+            for position in subscriptions.indices {
+                let layer = subscriptions[position].waitingForKeyframe ? nil : subscriptions[position].layers.effective(topLayer: stream.cadence.topLayer)
+                counts[layer, default: 0] += 1
             }
         }
         return counts
@@ -103,9 +106,14 @@ public struct StreamRouter<Frame> {
     /// The subscriber connections whose links are timed closely (``RoutedSubscription/watchedClosely(topLayer:)``),
     /// in the order they joined: the server samples them every tick, the others every half second.
     public var closelyWatchedSubscriberIds: [String] {
-        connectionOrder.filter { id in
-            streams.values.contains { stream in stream.subscribers[id]?.watchedClosely(topLayer: stream.cadence.topLayer) ?? false }
+        var watched = Set<String>()
+        for stream in streams.values {
+            let subscriptions = stream.subscribers.values
+            for position in subscriptions.indices where subscriptions[position].watchedClosely(topLayer: stream.cadence.topLayer) {
+                watched.insert(stream.subscribers.ids[position])
+            }
         }
+        return watched.isEmpty ? [] : connectionOrder.filter(watched.contains)
     }
 
     // MARK: Connections
