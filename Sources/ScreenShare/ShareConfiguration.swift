@@ -9,8 +9,8 @@ import ScreenTransportClient
 public import ScreenRelay
 import ScreenService
 
-/// One share, checked and resolved from ``ShareSettings`` and the environment it runs in (passed in, never
-/// read from the process): what to capture and how to encode it, where the stream goes, and how it runs.
+/// One share, checked and resolved from ``ShareSettings`` and the environment it runs in (a ``ShareEnvironment``
+/// passed in, never read from the process): what to capture and how to encode it, where the stream goes, and how it runs.
 public struct ShareConfiguration: Sendable, Equatable {
     /// What the capture thread uses; a reload swaps it while the stream goes on.
     public var capture: CaptureSettings
@@ -28,7 +28,7 @@ public struct ShareConfiguration: Sendable, Equatable {
     public var notifyChat: Bool
     public var environment: [String: String]
     /// Settings only a restart changes (a reload warns when they differ).
-    public var startupSettings: [String: String]
+    public var startupSettings: StartupSettings
 
     public struct EmbeddedRelaySettings: Sendable, Equatable {
         public var port: Int
@@ -51,10 +51,11 @@ public struct ShareConfiguration: Sendable, Equatable {
     /// (a window mask on a Wayland session is refused, not ignored). Throws a ``ShareError`` (`.invalidSettings`)
     /// naming the option and what is wrong. `destinationKinds` are the URL schemes `--to` may name.
     public init(
-        _ settings: ShareSettings, environment: [String: String], destinationKinds: [DestinationKind] = ShareDestinations.all
+        _ settings: ShareSettings, environment surroundings: ShareEnvironment, destinationKinds: [DestinationKind] = ShareDestinations.all
     ) throws(ShareError) {
+        let environment = surroundings.variables
         let backend = Self.resolvedBackend(settings, environment: environment)
-        try Self.check(settings, backend: backend, destinationKinds: destinationKinds)
+        try Self.check(settings, backend: backend, destinationKinds: destinationKinds, isOpenDescriptor: surroundings.isOpenDescriptor)
         self.environment = environment
         let mask: PrivacyMask
         do { mask = try Self.privacyMask(settings) } catch { throw ShareError(.invalidSettings, error.description) }
@@ -88,7 +89,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         // A recording only: a gap in a file is idle time. Live viewers need to see that the stream is alive.
         let recordsOnly = destinations.allSatisfy { DestinationKind.scheme(of: $0) == "file" } && !destinations.isEmpty
         let keepalive = settings.keepalive ?? (recordsOnly ? 0 : 5)
-        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cores = surroundings.processorCount
         let chroma = Self.resolvedChroma(settings)
         capture = CaptureSettings(
             framesPerSecond: settings.fps, source: source,
@@ -115,16 +116,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         controlSocket = settings.controlSocket.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath(application: "screenpub", environment: environment)
         captureRetry = settings.captureRetry > 0 ? settings.captureRetry : nil
         notifyChat = settings.notifyChat
-        startupSettings = [
-            "codec": settings.codec.rawValue, "chroma": settings.chroma.rawValue, "output": settings.output ?? "", "server": settings.server ?? "",
-            "to": settings.to.joined(separator: " "), "token": settings.token ?? "", "port": String(settings.port),
-            "reconnect": String(settings.reconnect), "data-dir": settings.dataDir ?? "", "control-socket": settings.controlSocket ?? "",
-            "log-format": settings.logFormat, "notify-chat": String(settings.notifyChat), "overwrite": String(settings.overwrite),
-            "capture-retry": String(settings.captureRetry), "pipewire-remote": settings.pipewireRemote.map(String.init) ?? "",
-            "host": settings.host, "public-url": settings.publicURL ?? "", "tls-cert": settings.tlsCert ?? "", "tls-key": settings.tlsKey ?? "",
-            "ca-file": settings.caFile ?? "", "audio": settings.audio, "audio-bitrate": String(settings.audioBitrate),
-            "audio-optional": String(settings.audioOptional),
-        ]
+        startupSettings = StartupSettings(settings)
     }
 
     /// `--backend auto` decided: PipeWire on a Wayland session (unless an X display or target was asked for),
@@ -161,7 +153,9 @@ public struct ShareConfiguration: Sendable, Equatable {
     }
 
     /// The checks that need no parsing; `backend` is what `--backend` resolved to in the real environment.
-    private static func check(_ settings: ShareSettings, backend: CaptureBackend, destinationKinds: [DestinationKind]) throws(ShareError) {
+    private static func check(
+        _ settings: ShareSettings, backend: CaptureBackend, destinationKinds: [DestinationKind], isOpenDescriptor: (Int32) -> Bool
+    ) throws(ShareError) {
         func require(_ condition: Bool, _ message: @autoclosure () -> String) throws(ShareError) {
             if !condition { throw ShareError(.invalidSettings, message()) }
         }
@@ -185,7 +179,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         try require(s.portalTimeout > 0, "--portal-timeout must be positive")
         try require(s.pipewireRemote == nil || s.pipewireNode != nil, "--pipewire-remote needs --pipewire-node")
         if let remote = s.pipewireRemote {
-            try require(fcntl(remote, F_GETFD) >= 0, "--pipewire-remote \(remote) is not an open file descriptor")
+            try require(isOpenDescriptor(remote), "--pipewire-remote \(remote) is not an open file descriptor")
         }
         try require(s.pipewireNode == nil || s.backend != .x11, "--pipewire-node needs --backend pipewire (or auto)")
         if backend == .pipewire {

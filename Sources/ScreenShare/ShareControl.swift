@@ -91,7 +91,7 @@ public struct ShareControl: Sendable {
     public private(set) var hasAudio: Bool
     /// The capture settings in force (a reload changes them).
     public private(set) var capture: CaptureSettings
-    private let startupSettings: [String: String]
+    private let startupSettings: StartupSettings
 
     public init(configuration: ShareConfiguration) {
         capture = configuration.capture
@@ -198,8 +198,8 @@ public struct ShareControl: Sendable {
                 "SIGHUP: the settings were not changed: they would show \(exposed.joined(separator: ", ")), hidden now. Add the masks to the configuration, or show them on purpose first (screenpub mask remove PATTERN, or --region X,Y,W,H)")]
         }
         var effects: [Effect] = []
-        for (key, value) in configuration.startupSettings.sorted(by: { $0.key < $1.key }) where startupSettings[key] != value {
-            effects.append(.log(.warning, "SIGHUP: \(key) changed; it takes effect at the next start"))
+        for option in startupSettings.changedOptions(in: configuration.startupSettings) {
+            effects.append(.log(.warning, "SIGHUP: \(option) changed; it takes effect at the next start"))
         }
         var next = configuration.capture
         // The codec of a running stream (and of a recording) stays (see the warning above), and with it the

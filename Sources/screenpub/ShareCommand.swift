@@ -57,7 +57,7 @@ struct ShareCommand: AsyncParsableCommand {
     @OptionGroup var options: ShareOptions
 
     func validate() throws {
-        do { _ = try ShareConfiguration(options.settings, environment: ProcessInfo.processInfo.environment) } catch { throw ValidationError(error.description) }
+        do { _ = try ShareConfiguration(options.settings, environment: .current) } catch { throw ValidationError(error.description) }
     }
 
     /// The share in one ServiceGroup; exits 2 if it could not start, 1 if it failed, 77 if declined.
@@ -78,7 +78,7 @@ struct ShareCommand: AsyncParsableCommand {
         LogFormat(rawValue: options.logFormat)?.bootstrap()
         var logger = Logger(label: "screenpub")
         logger.logLevel = options.verbose ? .debug : .info
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ShareEnvironment.current
         let share = Share(
             configuration: try ShareConfiguration(options.settings, environment: environment), logger: logger,
             interactive: isatty(STDERR_FILENO) == 1,

@@ -272,7 +272,7 @@ import Testing
     func windowMasksOnAWaylandSessionAreRefusedWithTheDefaultBackend(environment: [String: String]) throws {
         let settings = Self.changed { $0.maskWindow = ["secret*"] }
         #expect {
-            _ = try ShareConfiguration(settings, environment: environment, destinationKinds: testKinds)
+            _ = try ShareConfiguration(settings, environment: ShareEnvironment(variables: environment), destinationKinds: testKinds)
         } throws: { error in
             let message = (error as? ShareError)?.description ?? ""
             return (error as? ShareError)?.kind == .invalidSettings && message.contains("--mask-region") && message.contains("--portal-source window")
@@ -281,10 +281,10 @@ import Testing
         #expect(try ShareConfiguration(settings, environment: ["DISPLAY": ":0"], destinationKinds: testKinds).capture.source.namesWindows)
         var xwayland = settings
         xwayland.display = ":0"
-        #expect(try ShareConfiguration(xwayland, environment: environment, destinationKinds: testKinds).capture.source.mask.windowPatterns.count == 1)
+        #expect(try ShareConfiguration(xwayland, environment: ShareEnvironment(variables: environment), destinationKinds: testKinds).capture.source.mask.windowPatterns.count == 1)
         // Regions are applied on the portal's stream.
         let regions = Self.changed { $0.maskRegion = ["0,0,10,10"] }
-        guard case .portal(let request) = try ShareConfiguration(regions, environment: environment, destinationKinds: testKinds).capture.source else {
+        guard case .portal(let request) = try ShareConfiguration(regions, environment: ShareEnvironment(variables: environment), destinationKinds: testKinds).capture.source else {
             Issue.record("--backend auto on Wayland did not pick the portal")
             return
         }

@@ -57,7 +57,7 @@ struct RunningShare {
         }
         let printedBox = PrintedLines()
         let share = Share(
-            configuration: try ShareConfiguration(settings, environment: environment, destinationKinds: testKinds), logger: Logger(label: "test.share"),
+            configuration: try ShareConfiguration(settings, environment: ShareEnvironment(variables: environment), destinationKinds: testKinds), logger: Logger(label: "test.share"),
             sources: sources, destinationKinds: ShareDestinations.all + [kind],
             rereadSettings: reread ?? { .failure(ShareError(.invalidSettings, "no settings to read")) },
             output: { printedBox.append($0) })
