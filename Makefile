@@ -9,8 +9,9 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The one release build (a static Swift runtime, as the .deb ships it), shared by make demo, make deb and make bench.
 release: deps
-	$(SWIFT) build -c release
+	SWIFT=$(SWIFT) scripts/release-build.sh screenpub screenrelay screensub
 
 # out/screenpub_VERSION_ARCH.deb: static-runtime release binaries, systemd user units, man pages,
 # completions, the viewer; Depends: from dpkg-shlibdeps. Prints the package's path.

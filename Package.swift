@@ -251,6 +251,27 @@ let package = Package(
             swiftSettings: strictSwift),
         // Builds the man pages from the commands' own descriptions (packaging/deb/build.sh).
         .executableTarget(name: "manual-page", dependencies: ["ScreenService"], swiftSettings: strictSwift),
+        // The benchmarks' tools (Benchmarks/*.sh): screenbench draws content and measures quality, relaybench drives
+        // a relay. In this package, so that the benchmarks use the one release build and the tests' smoke runs of
+        // the benchmark scripts the tests' own build.
+        .executableTarget(
+            name: "screenbench",
+            dependencies: [
+                "ScreenTesting", "ScreenMedia", "ScreenCodec", "ScreenRecording",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/screenbench",
+            swiftSettings: strictSwift),
+        .executableTarget(
+            name: "relaybench",
+            dependencies: [
+                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenWire",
+                "ScreenTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/relaybench",
+            swiftSettings: strictSwift),
         .testTarget(name: "ScreenWHIPTests", dependencies: ["ScreenWHIP"], swiftSettings: strictSwift),
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
         .testTarget(

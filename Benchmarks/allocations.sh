@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
 bench_build screenpub screenbench
 gcc -O2 -shared -fPIC Benchmarks/malloc-count.c -o "$work/malloc-count.so" -ldl
-bench_display 1920x1080
+size=$(smoke_or 1920x1080 320x240)
+bench_display "$size"
 "$benchbin/screenbench" --display "$DISPLAY" --content typing --interval 0.2 & pids+=($!)
 sleep 1
 run() {
@@ -15,13 +16,14 @@ run() {
     "$bin/screenpub" --output "$work/out-$1.webm" --duration "$1" 2>"$work/log-$1" || true
   grep -o '[0-9]* changed ticks captured' "$work/log-$1" | grep -o '^[0-9]*'
 }
-short_frames=$(run 4)
-long_frames=$(run 14)
+short=$(smoke_or 4 2) long=$(smoke_or 14 4)
+short_frames=$(run "$short")
+long_frames=$(run "$long")
 frames=$((long_frames - short_frames))
-echo "allocations per changed frame on the capture thread (1920x1080, one text line changing every 200 ms, $frames frames):"
+echo "allocations per changed frame on the capture thread ($size, one text line changing every 200 ms, $frames frames):"
 echo
 echo "| allocating library | per frame |"
 echo "|---|---:|"
-join <(grep '^malloc-count-by' "$work/log-4" | awk '{print $2, $3}' | sort) \
-     <(grep '^malloc-count-by' "$work/log-14" | awk '{print $2, $3}' | sort) |
+join <(grep '^malloc-count-by' "$work/log-$short" | awk '{print $2, $3}' | sort) \
+     <(grep '^malloc-count-by' "$work/log-$long" | awk '{print $2, $3}' | sort) |
   awk -v frames="$frames" '{ printf "| %s | %.2f |\n", $1, ($3 - $2) / frames }'

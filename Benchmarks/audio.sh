@@ -11,4 +11,4 @@ cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
 bench_build screenpub relaybench
 echo "== sound: $(nproc) cores, Opus 64 kbit/s stereo, 20 ms frames, FEC and DTX"
-"$benchbin/relaybench" audio --screenpub "$bin/screenpub" --phase-seconds "${BENCH_SECONDS:-30}" --beeps "${BENCH_BEEPS:-60}"
+"$benchbin/relaybench" audio --screenpub "$bin/screenpub" --phase-seconds "${BENCH_SECONDS:-$(smoke_or 30 2)}" --beeps "${BENCH_BEEPS:-$(smoke_or 60 3)}"

@@ -18,12 +18,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
-seconds="${BENCH_SECONDS:-15}"
-size="${BENCH_SIZE:-1920x1080}"
+seconds="${BENCH_SECONDS:-$(smoke_or 15 3)}"
+size="${BENCH_SIZE:-$(smoke_or 1920x1080 320x240)}"
 bench_build screenpub screenbench
 bench_display "$size"
 core=$(( $(nproc) > 1 ? 1 : 0 ))
-warmup=3
+warmup=$(smoke_or 3 1)
 
 
 # record TOOL CHROMA FPS KBPS OUT -> "cpu steady_cpu_percent rss_kb bytes missed"; TOOL is av1, vp9 or ffmpeg.
@@ -96,7 +96,7 @@ for tool in av1 vp9 ffmpeg; do
   printf "| %s | %s | %s | %.1f | %s → %s |\n" "$tool" "$(ratio "$1" "$c420")" "$(ratio "$4" "$b420")" "$(echo "${10} - $u420" | bc -l)" "$y420" "$7"
 done
 
-sweep="${BENCH_SWEEP-300 700 1500 3000}"
+sweep="${BENCH_SWEEP-$(smoke_or "300 700 1500 3000" 1500)}"
 [ -z "$sweep" ] && exit 0
 printf "\nWhere 4:4:4 pays: screenpub, one core, one thread\n\n| scene | fps | codec | kbit/s | chroma | steady CPU %% | ticks missed | bytes | SSIM Y | SSIM U | PSNR U dB |\n|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|\n"
 sweep_row() {

@@ -16,20 +16,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
-seconds="${BENCH_SECONDS:-12}"
+seconds="${BENCH_SECONDS:-$(smoke_or 12 3)}"
 bench_build screenpub screenbench
 content_pid=""
 bench_on_exit '[ -n "$content_pid" ] && kill "$content_pid" 2>/dev/null'
 unset DISPLAY
 core=$(( $(nproc) > 1 ? 1 : 0 ))
-warmup=3
+warmup=$(smoke_or 3 1)
 
 printf "screenpub --codec av1 vs vp9 on a terminal scrolling one line per frame, %s s per run, one core, 1500 kbit/s\n\n" "$seconds"
 printf "| size | fps | codec | steady CPU %% of a core | ticks missed | bytes | SSIM | SSIM Y |\n"
 printf "|---|---:|---|---:|---:|---:|---:|---:|\n"
-for size in ${BENCH_SIZES-1280x720 1920x1080 2560x1440}; do
+for size in ${BENCH_SIZES-$(smoke_or "1280x720 1920x1080 2560x1440" 320x240)}; do
   start_virtual_display "$size" 2>/dev/null
-  for fps in ${BENCH_RATES:-5 15 30}; do
+  for fps in ${BENCH_RATES:-$(smoke_or "5 15 30" 5)}; do
     interval=$(echo "1 / $fps" | bc -l)
     for codec in av1 vp9; do
       out="$work/$size-$fps-$codec.webm"
@@ -52,22 +52,24 @@ for size in ${BENCH_SIZES-1280x720 1920x1080 2560x1440}; do
   stop_virtual_display
 done
 
-sweep="${BENCH_SWEEP-300 700 1500 3000}"
+sweep="${BENCH_SWEEP-$(smoke_or "300 700 1500 3000" 1500)}"
 [ -z "$sweep" ] && exit 0
-# record TOOL KBPS OUT: 20 s of the content at 5 fps.
+sweep_seconds=$(smoke_or 20 2)
+sweep_size=$(smoke_or 1920x1080 320x240)
+# record TOOL KBPS OUT: $sweep_seconds s of the content at 5 fps.
 record() {
   local tool=$1 kbps=$2 out=$3
   if [ "$tool" = ffmpeg ]; then
-    taskset -c "$core" ffmpeg -nostdin -hide_banner -y -f x11grab -draw_mouse 0 -framerate 5 -video_size 1920x1080 \
-      -i "$DISPLAY" -t 20 -pix_fmt yuv420p -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -tune-content screen \
+    taskset -c "$core" ffmpeg -nostdin -hide_banner -y -f x11grab -draw_mouse 0 -framerate 5 -video_size "$sweep_size" \
+      -i "$DISPLAY" -t "$sweep_seconds" -pix_fmt yuv420p -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -tune-content screen \
       -b:v "${kbps}k" -minrate "${kbps}k" -maxrate "${kbps}k" -threads 1 -row-mt 1 "$out" 2>/dev/null
   else
-    taskset -c "$core" "$bin/screenpub" --codec "$tool" --fps 5 --duration 20 --output "$out" --bitrate "$kbps" \
+    taskset -c "$core" "$bin/screenpub" --codec "$tool" --fps 5 --duration "$sweep_seconds" --output "$out" --bitrate "$kbps" \
       --threads 1 --no-cursor 2>/dev/null
   fi
 }
-start_virtual_display 1920x1080 2>/dev/null
-printf "\nBit-rate sweep, 1920x1080, 5 fps, 20 s per run: bytes and SSIM\n\n| scene | tool | kbit/s | bytes | SSIM | SSIM Y |\n|---|---|---:|---:|---:|---:|\n"
+start_virtual_display "$sweep_size" 2>/dev/null
+printf "\nBit-rate sweep, $sweep_size, 5 fps, $sweep_seconds s per run: bytes and SSIM\n\n| scene | tool | kbit/s | bytes | SSIM | SSIM Y |\n|---|---|---:|---:|---:|---:|\n"
 matched=()
 for scene in terminal:0.2 pageflip:1; do
   content=${scene%%:*} interval=${scene##*:}
@@ -79,7 +81,7 @@ for scene in terminal:0.2 pageflip:1; do
       sleep 1
       record "$tool" "$kbps" "$out"
       kill "$content_pid" 2>/dev/null; wait "$content_pid" 2>/dev/null || true; content_pid=""
-      read -r ssim ssim_y < <(quality "$content" "$out" 20)
+      read -r ssim ssim_y < <(quality "$content" "$out" "$sweep_seconds")
       bytes=$(stat -c %s "$out")
       points[$tool]="${points[$tool]:-} $ssim:$bytes"
       printf "| %s | %s | %s | %d | %s | %s |\n" "$content" "$tool" "$kbps" "$bytes" "$ssim" "$ssim_y"

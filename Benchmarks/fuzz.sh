@@ -7,7 +7,8 @@
 # FUZZ_RUNS executions.
 #
 #   Benchmarks/fuzz.sh                 10^7 executions (several minutes on one core)
-#   FUZZ_RUNS=200000 Benchmarks/fuzz.sh   a short run (the test suite does this)
+#   FUZZ_RUNS=200000 Benchmarks/fuzz.sh   a short run
+#   BENCH_SMOKE=1 Benchmarks/fuzz.sh      50 000 executions each (the test suite does this)
 #   FUZZ_SECONDS=3600 Benchmarks/fuzz.sh  for an hour instead
 #   Benchmarks/fuzz.sh --build-only       only build the target (make test does, before the tests run it)
 #   FUZZ_ONLY=session Benchmarks/fuzz.sh  only the session target (FUZZ_ONLY=wire: only the parsers)
@@ -17,6 +18,8 @@
 # leaves its input in .build/fuzz/ and exits non-zero. Prints executions, speed and coverage at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/lib.sh
+bench_prepare
 build=.build/fuzz
 mkdir -p "$build/corpus"
 swiftc=${SWIFTC:-swiftc}
@@ -62,7 +65,7 @@ if [ ! -f "$build/fuzz-session" ] ||
   fi
 fi
 if [ "${1:-}" = "--build-only" ]; then exit 0; fi
-runs=${FUZZ_RUNS:-10000000}
+runs=${FUZZ_RUNS:-$(smoke_or 10000000 50000)}
 limits=(-runs="$runs")
 if [ -n "${FUZZ_SECONDS:-}" ]; then limits=(-max_total_time="$FUZZ_SECONDS"); fi
 

@@ -9,9 +9,9 @@
 #   BENCH_SECONDS  measuring time per run (default 30)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${BENCH_SECONDS:-30}"
 source Benchmarks/lib.sh
-bench_setup 1920x1080
+seconds="${BENCH_SECONDS:-$(smoke_or 30 3)}"
+bench_setup "$(smoke_or 1920x1080 320x240)"
 
 export SCREENRELAY_SECRET
 SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)
@@ -42,13 +42,13 @@ echo "## HLS glass to glass: capture → picture presented by Chromium (viewer p
 echo
 echo "| segment | samples | p50 s | p90 s | max s |"
 echo "|---:|---:|---:|---:|---:|"
-for segment in 1 2; do
+for segment in $(smoke_or "1 2" 1); do
   start_pair --hls-segment "$segment"
   # A viewer joining a stream whose HLS already runs (someone asked before): as players do, the page starts
   # three segments behind the live edge.
   session=$(grep '^session:' "$work/pub-$port.out" | awk '{print $2}')
   curl -sf "$server/hls/$session/index.m3u8?token=${viewer##*token=}" >/dev/null
-  sleep $(( segment * 6 ))
+  sleep $(( segment * $(smoke_or 6 3) ))
   set -- $("$benchbin/relaybench" hls-latency --url "$viewer" --seconds "$seconds")
   # samples N p50 A p90 B p99 C max D
   printf "| %s s | %s | %.1f | %.1f | %.1f |\n" "$segment" "$2" "$(bc -l <<<"$4/1000")" "$(bc -l <<<"$6/1000")" "$(bc -l <<<"${10}/1000")"

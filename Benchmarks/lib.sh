@@ -1,8 +1,10 @@
 # Shared by the benchmark scripts: `source Benchmarks/lib.sh`, then
-#   bench_build [--bench] PRODUCT...  installs what is missing (--bench: the benchmark's extras too), builds the
-#                                     release products (screenpub, screenrelay from this package; screenbench,
-#                                     relaybench from Benchmarks/) and sets bin, benchbin (their directories),
-#                                     work (a temporary directory) and pids (processes to stop at exit);
+#   bench_prepare [--bench]           installs what is missing (--bench: the benchmark's extras too) and sets work
+#                                     (a temporary directory) and pids (processes to stop at exit);
+#   bench_build [--bench] PRODUCT...  bench_prepare, then builds the
+#                                     products (screenpub, screenrelay, screensub, and the benchmarks' own
+#                                     screenbench and relaybench) in the one release build
+#                                     (scripts/release-build.sh) and sets bin and benchbin (their directory);
 #   bench_display SIZE                a virtual display of SIZE as $DISPLAY (a private Xvfb), stopped at exit;
 #   bench_on_exit COMMAND             runs COMMAND at exit, before the display stops and $work is removed;
 #   bench_setup SIZE                  all four products and a display (relay.sh, soak.sh, hls.sh, masks.sh);
@@ -10,26 +12,35 @@
 #                                     what it drew before; bench_content_stop stops it;
 #   bench_base COMMIT                 a commit's release screenpub, screenrelay and screensub, built once into a
 #                                     cache of their own (BENCH_BASE_DIR, default ~/.cache/screenpub-bench/COMMIT),
-#                                     as base_bin: what a benchmark compares this commit with.
+#                                     as base_bin: what a benchmark compares this commit with;
+#   smoke_or NORMAL SMOKE             NORMAL, or SMOKE in a smoke run: what a script's defaults are made of.
 # Everything is stopped and removed on exit, whatever way the script ends.
-bench_build() {
-  local deps=()
-  if [ "${1:-}" = --bench ]; then deps=(--bench); shift; fi
-  scripts/install-deps.sh "${deps[@]}"
-  local product
-  for product in "$@"; do
-    case "$product" in
-      screenbench|relaybench) swift build -c release --package-path Benchmarks --product "$product" >&2 ;;
-      *) swift build -c release --product "$product" >&2 ;;
-    esac
-  done
-  bin=$(swift build -c release --show-bin-path)
-  benchbin=$(swift build -c release --package-path Benchmarks --show-bin-path)
+#
+# BENCH_SMOKE=1 is a smoke run (the tests make one of every script): the smallest screen, the fewest rows and a
+# second or two of each measure, with the binaries in BENCH_BIN (the tests' own build) instead of a release
+# build. It checks that the script runs to its end and prints its tables; its figures mean nothing.
+smoke=${BENCH_SMOKE:-0}
+smoke_or() { if [ "$smoke" = 1 ]; then echo "$2"; else echo "$1"; fi; }
+
+bench_prepare() {
+  scripts/install-deps.sh "$@"
   work=$(mktemp -d)
   pids=()
   bench_exits=()
   source scripts/virtual-display.sh
   trap bench_cleanup EXIT
+}
+
+bench_build() {
+  local deps=()
+  if [ "${1:-}" = --bench ]; then deps=(--bench); shift; fi
+  bench_prepare "${deps[@]}"
+  if [ "$smoke" = 1 ] && [ -n "${BENCH_BIN:-}" ]; then
+    bin=$BENCH_BIN
+  else
+    bin=$(scripts/release-build.sh "$@")
+  fi
+  benchbin=$bin
 }
 
 bench_display() {

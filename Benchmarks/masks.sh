@@ -8,11 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
-seconds="${BENCH_SECONDS:-20}"
-size="${BENCH_SIZE:-1920x1080}"
+seconds="${BENCH_SECONDS:-$(smoke_or 20 3)}"
+size="${BENCH_SIZE:-$(smoke_or 1920x1080 320x240)}"
 bench_setup "$size"
 core=$(( $(nproc) > 1 ? 1 : 0 ))
-warmup=3
+warmup=$(smoke_or 3 1)
 
 # measure ARGS… -> "cpu steady_cpu_percent frames": screenpub with ARGS for $seconds on $DISPLAY.
 measure() {
@@ -36,7 +36,7 @@ printf "Privacy masks: screenpub at 5 fps, %s, %s s per run, one core (taskset -
 printf "| content | masks | CPU s | steady CPU %% | frames | CPU against no masks |\n|---|---|---:|---:|---:|---:|\n"
 xclock -geometry 300x300+1500+60 -update 1 & pids+=($!)
 sleep 1
-for content in idle typing; do
+for content in $(smoke_or "idle typing" typing); do
   "$benchbin/screenbench" --display "$DISPLAY" --content "$content" --interval 0.2 & scene=$!
   sleep 1
   # The scene's window covers the screen; the clock is raised above it.

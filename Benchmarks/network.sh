@@ -26,15 +26,17 @@ if [ "$(id -u)" != 0 ]; then
   exit 0
 fi
 bench_build screenpub screenrelay screensub relaybench screenbench
-bench_display 1920x1080
+bench_display "$(smoke_or 1920x1080 640x360)"
 base="${BENCH_BASE:-fa734f1}"
-seconds="${BENCH_SECONDS:-60}"
-scenarios="${BENCH_SCENARIOS:-uplink drop slowviewer narrowing}"
+# (A smoke run: one scenario, this commit only, a dozen seconds: past the 10 s that picture ages leave out.)
+seconds="${BENCH_SECONDS:-$(smoke_or 60 12)}"
+scenarios="${BENCH_SCENARIOS:-$(smoke_or "uplink drop slowviewer narrowing" slowviewer)}"
+versions="${BENCH_VERSIONS:-$(smoke_or "base this" this)}"
 python=/usr/bin/python3
 secret="network-bench-secret-that-is-32-bytes-long"
 
 # The base commit's binaries, built once into a cache of their own.
-if [[ " ${BENCH_VERSIONS:-base this} " == *" base "* ]]; then bench_base "$base"; fi
+if [[ " $versions " == *" base "* ]]; then bench_base "$base"; fi
 
 # A namespace joined by a veth pair: 10.78.N.1 here, 10.78.N.2 inside.
 make_namespace() { # NAME SUBNET
@@ -191,7 +193,7 @@ echo
 echo "| scenario (commit) | window | p50 ms | p95 ms | p95 from change ms | delivered kbit/s / link | keyframes (fast viewer) | slow viewer fps | slow longest freeze ms | slow p95 ms | slow p95 from change ms |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for scenario in $scenarios; do
-  for version in ${BENCH_VERSIONS:-base this}; do run "$version" "$scenario"; done
+  for version in $versions; do run "$version" "$scenario"; done
 done
 echo
 echo "The newest picture each viewer held, its age sampled every 0.1 s after the first 10 s (catch-up frames count for nothing until the picture they lead to is shown; Benchmarks/picture_age.py):"

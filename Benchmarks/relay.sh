@@ -15,10 +15,11 @@
 #   before and after in one run, on the same machine at the same time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${BENCH_SECONDS:-15}"
-fanout="${BENCH_FANOUT:-1 10 100 500}"
 source Benchmarks/lib.sh
-bench_setup 1920x1080
+seconds="${BENCH_SECONDS:-$(smoke_or 15 2)}"
+fanout="${BENCH_FANOUT:-$(smoke_or "1 10 100 500" 2)}"
+size=$(smoke_or 1920x1080 320x240)
+bench_setup "$size"
 
 export SCREENRELAY_SECRET
 SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)
@@ -75,11 +76,11 @@ fi
 
 # A recording to replay for the fan-out: 8 s of scrolling text at 30 fps.
 start_content terminal 0.033
-"$bin/screenpub" --output "$work/replay.webm" --fps 30 --duration 8 2>/dev/null
+"$bin/screenpub" --output "$work/replay.webm" --fps 30 --duration "$(smoke_or 8 2)" 2>/dev/null
 kill "$content_pid" 2>/dev/null || true
 
 echo
-echo "## Fan-out: one 30 fps 1080p stream (replayed scrolling text, $(( $(stat -c %s "$work/replay.webm") * 8 / 8 / 1000 )) kbit/s) → N subscribers"
+echo "## Fan-out: one 30 fps $size stream (replayed scrolling text, $(( $(stat -c %s "$work/replay.webm") * 8 / 8 / 1000 )) kbit/s) → N subscribers"
 echo
 echo "| relay | subscribers | relay CPU % of a core | p50 ms | p99 ms | max ms | out Mbit/s | missing frames | relay RSS MB |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -11,8 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
-seconds="${BENCH_SECONDS:-20}"
-size="${BENCH_SIZE:-1920x1080}"
+seconds="${BENCH_SECONDS:-$(smoke_or 20 3)}"
+size="${BENCH_SIZE:-$(smoke_or 1920x1080 320x240)}"
 bench_build screenpub screenbench
 bench_display "$size"
 core=$(( $(nproc) > 1 ? 1 : 0 ))
@@ -24,7 +24,7 @@ frames_of() {
 
 # measure FPS TOOL OUT -> prints "cpu steady_cpu_percent rss bytes frames missed"; TOOL is av1, vp9 (screenpub)
 # or ffmpeg. steady_cpu_percent leaves out the first $warmup seconds (start-up and the first keyframe).
-warmup=3
+warmup=$(smoke_or 3 1)
 measure() {
   local fps=$1 tool=$2 out=$3
   local timing="$work/time" log="$work/log"
@@ -88,7 +88,7 @@ run_scene() {
     summary+=("| $name | $tool | $(ratio "$1" "$f_cpu") | $(ratio "$2" "$f_steady") | $(ratio "$4" "$f_bytes") | $7 vs $f_ssim | $(ratio "$3" "$f_rss") |")
   done
 }
-scenes="${BENCH_SCENES:-idle typing terminal pageflip terminal30}"
+scenes="${BENCH_SCENES:-$(smoke_or "idle typing terminal pageflip terminal30" typing)}"
 for scene in $scenes; do
   case "$scene" in
     idle) run_scene "idle desktop, 5 fps" idle 1 5 ;;

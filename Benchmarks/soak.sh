@@ -10,17 +10,17 @@
 # subscribers' delivery (missing frames) is printed at the end with the relay's CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${SOAK_SECONDS:-3600}"
-warmup="${SOAK_WARMUP:-300}"
-sample="${SOAK_SAMPLE:-60}"
 source Benchmarks/lib.sh
-bench_setup 1280x720
+seconds="${SOAK_SECONDS:-$(smoke_or 3600 4)}"
+warmup="${SOAK_WARMUP:-$(smoke_or 300 1)}"
+sample="${SOAK_SAMPLE:-$(smoke_or 60 1)}"
+bench_setup "$(smoke_or 1280x720 320x240)"
 
 # 10 s of scrolling text at 30 fps, the publisher's material.
 "$benchbin/screenbench" --display "$DISPLAY" --content terminal --interval 0.033 & content_pid=$!
 pids+=("$content_pid")
 sleep 1
-"$bin/screenpub" --display "$DISPLAY" --fps 30 --output "$work/text.webm" --duration 10 --no-cursor 2>/dev/null
+"$bin/screenpub" --display "$DISPLAY" --fps 30 --output "$work/text.webm" --duration "$(smoke_or 10 2)" --no-cursor 2>/dev/null
 kill "$content_pid" 2>/dev/null || true
 
 export SCREENRELAY_SECRET
@@ -41,5 +41,6 @@ if [ "$(echo "$verdict <= 5" | bc)" = 1 ]; then
   echo "soak: PASS (relay memory flat within ±${verdict}% after warm-up)"
 else
   echo "soak: FAIL (relay memory moved ±${verdict}% after warm-up)"
-  exit 1
+  # (A smoke run's few seconds say nothing of memory: it only checks that the soak runs.)
+  [ "$smoke" = 1 ] || exit 1
 fi

@@ -7,4 +7,5 @@ cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
 bench_build screenpub relaybench
 echo "## WHIP into Janus: added CPU and capture → viewer delay"
+if [ "$smoke" = 1 ] && [ $# = 0 ]; then set -- --seconds 3; fi
 SCREENPUB_BIN_DIR="$bin" "$benchbin/relaybench" whip "$@"

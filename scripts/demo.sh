@@ -11,8 +11,8 @@ scripts/install-deps.sh
 if [ -n "${SCREENPUB_BIN_DIR:-}" ]; then
   bin=$SCREENPUB_BIN_DIR
 else
-  swift build -c release --product screenpub >&2
-  bin=$(swift build -c release --show-bin-path)
+  # The release build `make test` made for the .deb, when it is there: the same flags, nothing compiled again.
+  bin=$(scripts/release-build.sh screenpub)
 fi
 
 source scripts/virtual-display.sh

@@ -3,7 +3,7 @@ import Foundation
 import ScreenMedia
 public import ScreenTesting
 
-extension TextScene.Content: @retroactive ExpressibleByArgument {}
+extension TextScene.Content: ExpressibleByArgument {}
 
 /// Content for benchmarks: draws on an X display, or runs a PipeWire video node, until killed.
 @main

@@ -46,7 +46,7 @@ import Testing
             let checked = try await ChildProcess.run("/bin/bash", ["-n", Self.repository + "/" + script])
             #expect(checked.status == 0, "\(script): \(checked.standardError)")
         }
-        #expect(try await Self.recipe(shell, "make release").contains("build -c release"))
+        #expect(try await Self.recipe(shell, "make release").contains("scripts/release-build.sh"))
 
         // The package `make test` built before the tests (as `make deb` does), installable as the README says:
         // apt resolves its dependencies (simulated: this machine's own packages are not replaced).

@@ -7,22 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SWIFT=${SWIFT:-swift}
 products=(screenpub screenrelay screensub)
-build_log=$(mktemp)
 
 echo "building release binaries (static Swift runtime)…" >&2
-# One product per invocation: `swift build` honours only the last --product it is given.
-for product in "${products[@]}"; do
-  if ! $SWIFT build -c release --static-swift-stdlib --product "$product" >"$build_log" 2>&1; then
-    grep -vE '^\[|^Building|^Compiling|^Write|^Emitting' "$build_log" >&2
-    echo "make deb: building $product failed" >&2
-    exit 1
-  fi
-done
-rm -f "$build_log"
-bin=$($SWIFT build -c release --static-swift-stdlib --show-bin-path)
-for product in "${products[@]}"; do
-  [ -x "$bin/$product" ] || { echo "make deb: $bin/$product was not built" >&2; exit 1; }
-done
+bin=$(scripts/release-build.sh "${products[@]}")
 version=$("$bin/screenpub" --version)
 arch=$(dpkg --print-architecture)
 package="out/screenpub_${version}_${arch}.deb"
