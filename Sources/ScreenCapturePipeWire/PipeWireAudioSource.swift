@@ -53,14 +53,15 @@ public struct PipeWireAudioOptions: Sendable, Hashable {
 /// channels are downmixed to stereo).
 /// Each buffer is stamped with the capture time of its first sample, on the same clock as the video frames:
 /// counted back from the graph cycle's time, the device-to-stream delay and the samples queued after it.
-public final class PipeWireAudioSource {
+public final class PipeWireAudioSource: PipeWireStreamHandler {
     public static let sampleRate = 48_000
     public let options: PipeWireAudioOptions
     private let logger: Logger
     private let clock = MonotonicClock()
     private let connection: PipeWireConnection
-    private var stream: OpaquePointer?
-    private var listener: UnsafeMutablePointer<spa_hook>?
+    /// The capture stream, once made.
+    private var input: PipeWireInputStream?
+    private var stream: OpaquePointer? { input?.stream }
     private var podBuffer = [UInt8](repeating: 0, count: 1024)
     private var failure: PipeWireCaptureError?
     private var stateDescription = "connecting"
@@ -93,10 +94,8 @@ public final class PipeWireAudioSource {
     }
 
     deinit {
-        if let stream {
-            CPipeWireShims_removeStreamListener(listener)
-            pw_stream_destroy(stream)
-        }
+        // The stream goes before the connection it was made on.
+        input = nil
     }
 
     private var hint: String {
@@ -124,33 +123,11 @@ public final class PipeWireAudioSource {
         }
         let properties = pw_properties_new_string(description)
         if let target { pw_properties_set(properties, "target.object", target) }
-        guard let stream = pw_stream_new(connection.core, "screenpub audio", properties) else {
-            throw PipeWireCaptureError(.streamFailed, "cannot create a PipeWire stream")
-        }
-        self.stream = stream
-        var events = pw_stream_events()
-        events.version = UInt32(PW_VERSION_STREAM_EVENTS)
-        // `data` is this source, as added with the listener below.
-        events.state_changed = { data, _, state, error in
-            guard let data else { return }
-            Unmanaged<PipeWireAudioSource>.fromOpaque(data).takeUnretainedValue()
-                .stateChanged(state, error: error.map { String(cString: $0) })
-        }
-        events.param_changed = { data, id, param in
-            guard let data else { return }
-            Unmanaged<PipeWireAudioSource>.fromOpaque(data).takeUnretainedValue().paramChanged(id, param)
-        }
-        events.process = { data in
-            guard let data else { return }
-            Unmanaged<PipeWireAudioSource>.fromOpaque(data).takeUnretainedValue().process()
-        }
-        listener = CPipeWireShims_addStreamListener(stream, &events, Unmanaged.passUnretained(self).toOpaque())
-        let status = podBuffer.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var params: [UnsafePointer<spa_pod>?] = [
-                CPipeWireShims_audioFormat(buffer.baseAddress, UInt32(buffer.count), UInt32(Self.sampleRate), 0)
-            ]
-            let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
-            return pw_stream_connect(stream, SPA_DIRECTION_INPUT, UInt32.max /* PW_ID_ANY: the target comes from the properties */, flags, &params, UInt32(params.count))
+        let input = try PipeWireInputStream(on: connection, name: "screenpub audio", properties: properties, handler: self)
+        self.input = input
+        let status = podBuffer.withUnsafeMutableBufferPointer { buffer in
+            // PW_ID_ANY: the target comes from the properties.
+            input.connect(to: UInt32.max, params: [CPipeWireShims_audioFormat(buffer.baseAddress, UInt32(buffer.count), UInt32(Self.sampleRate), 0)])
         }
         guard status >= 0 else {
             throw PipeWireCaptureError(.streamFailed, "cannot capture \(options.input): \(String(cString: strerror(-status)))")
@@ -197,7 +174,7 @@ public final class PipeWireAudioSource {
 
     // MARK: Callbacks (on this thread, inside iterate)
 
-    private func stateChanged(_ state: pw_stream_state, error: String?) {
+    func stateChanged(_ state: pw_stream_state, error: String?) {
         stateDescription = String(cString: pw_stream_state_as_string(state))
         switch state {
         case PW_STREAM_STATE_ERROR:
@@ -217,7 +194,7 @@ public final class PipeWireAudioSource {
         }
     }
 
-    private func paramChanged(_ id: UInt32, _ param: UnsafePointer<spa_pod>?) {
+    func paramChanged(_ id: UInt32, _ param: UnsafePointer<spa_pod>?) {
         guard id == SPA_PARAM_Format.rawValue, let param else { return }
         var format: UInt32 = 0, rate: UInt32 = 0, channels: UInt32 = 0
         guard CPipeWireShims_parseAudioFormat(param, &format, &rate, &channels) == 0 else {
@@ -254,7 +231,7 @@ public final class PipeWireAudioSource {
     /// captured `delay` (plus what the resampler still holds) before the graph cycle that delivered it, and
     /// each older buffer ends where the next one starts. Buffers that queued up while this thread was busy
     /// thus keep their own capture times.
-    private func process() {
+    func process() {
         guard let stream else { return }
         var count = 0
         while count < taken.count, let buffer = pw_stream_dequeue_buffer(stream) {

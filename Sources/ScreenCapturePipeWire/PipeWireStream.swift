@@ -7,16 +7,16 @@ import ScreenMedia
 
 /// The libpipewire objects of one input stream and what its callbacks learned, for the one thread that
 /// iterates its loop.
-final class PipeWireStream {
+final class PipeWireStream: PipeWireStreamHandler {
     let logger: Logger
     let nodeID: UInt32
     let drawsCursor: Bool
     let connection: PipeWireConnection
-    var stream: OpaquePointer?
+    /// The capture stream, once made.
+    private var input: PipeWireInputStream?
+    var stream: OpaquePointer? { input?.stream }
     /// The registry's view of our node: whether it exists and when it goes.
     var nodeWatch: OpaquePointer?
-    /// Our stream listener (heap-allocated in C: libpipewire keeps pointers to it).
-    var listener: UnsafeMutablePointer<spa_hook>?
     var failure: PipeWireCaptureError?
     private(set) var stateDescription = "connecting"
     var wasStreaming = false
@@ -79,44 +79,16 @@ final class PipeWireStream {
     deinit {
         CPipeWireShims_unwatchNode(nodeWatch)
         releaseHeldPicture()
-        if let stream {
-            CPipeWireShims_removeStreamListener(listener)
-            pw_stream_destroy(stream)
-        }
+        // The stream goes before the connection it was made on.
+        input = nil
     }
 
     func connect(nodeID: UInt32) throws(PipeWireCaptureError) {
         let properties = pw_properties_new_string("media.type=Video media.category=Capture media.role=Screen")
-        guard let stream = pw_stream_new(connection.core, "screenpub", properties) else {
-            throw PipeWireCaptureError(.streamFailed, "cannot create a PipeWire stream")
-        }
-        self.stream = stream
-        var events = pw_stream_events()
-        events.version = UInt32(PW_VERSION_STREAM_EVENTS)
-        // `data` is this stream, as added with the listener below.
-        events.state_changed = { data, _, state, error in
-            guard let data else { return }
-            Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue().stateChanged(state, error: error.map { String(cString: $0) })
-        }
-        events.param_changed = { data, id, param in
-            guard let data else { return }
-            Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue().paramChanged(id, param)
-        }
-        events.process = { data in
-            guard let data else { return }
-            Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue().process()
-        }
-        events.remove_buffer = { data, buffer in
-            // The stream is freeing its buffers (renegotiation, unlink): a held one must not be queued back.
-            guard let data else { return }
-            let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
-            if stream.heldPicture == buffer { stream.heldPicture = nil }
-        }
-        listener = CPipeWireShims_addStreamListener(stream, &events, Unmanaged.passUnretained(self).toOpaque())
-        let status = podBuffer.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var params: [UnsafePointer<spa_pod>?] = [CPipeWireShims_consumerFormats(buffer.baseAddress, UInt32(buffer.count))]
-            let flags = pw_stream_flags(PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
-            return pw_stream_connect(stream, SPA_DIRECTION_INPUT, nodeID, flags, &params, UInt32(params.count))
+        let input = try PipeWireInputStream(on: connection, name: "screenpub", properties: properties, handler: self)
+        self.input = input
+        let status = podBuffer.withUnsafeMutableBufferPointer { buffer in
+            input.connect(to: nodeID, params: [CPipeWireShims_consumerFormats(buffer.baseAddress, UInt32(buffer.count))])
         }
         guard status >= 0 else {
             throw PipeWireCaptureError(.streamFailed, "cannot connect to PipeWire node \(nodeID): \(String(cString: strerror(-status)))")
@@ -164,6 +136,11 @@ final class PipeWireStream {
     }
 
     // MARK: Callbacks (on this thread, inside iterate)
+
+    /// The stream is freeing its buffers (renegotiation, unlink): a held one must not be queued back.
+    func bufferRemoved(_ buffer: UnsafeMutablePointer<pw_buffer>) {
+        if heldPicture == buffer { heldPicture = nil }
+    }
 
     func stateChanged(_ state: pw_stream_state, error: String?) {
         stateDescription = String(cString: pw_stream_state_as_string(state))
