@@ -6,12 +6,14 @@
 #  3. bytes: what the HLS segments hold against the frames' payloads (ffprobe's packet sizes) and against the
 #     same frames on the WebSocket (48-byte header + metadata each).
 #
-#   BENCH_SECONDS  measuring time per run (default 30)
+#   BENCH_SECONDS  measuring time per run (default 30); BENCH_BASE=COMMIT measures glass to glass with that
+#                  commit's screenpub and screenrelay too, row by row beside this one's (lib.sh's bench_base)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
 seconds="${BENCH_SECONDS:-$(smoke_or 30 3)}"
-bench_setup "$(smoke_or 1920x1080 320x240)"
+size=$(smoke_or 1920x1080 320x240)
+bench_setup "$size"
 
 export SCREENRELAY_SECRET
 SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)
@@ -20,14 +22,16 @@ sleep 1
 
 cpu_seconds() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat"; }
 
-# Starts a relay (extra flags in "$@") and a screenpub publishing to it; sets relay_pid, pub_pid, server, viewer.
+# Starts a relay (extra flags in "$@") and a screenpub publishing to it, both from $pair_bin (default: this
+# commit's); sets relay_pid, pub_pid, server, viewer.
+pair_bin=$bin
 start_pair() {
   port=$(( 20000 + RANDOM % 20000 ))
-  "$bin/screenrelay" --port "$port" --data-dir "$work/relay-$port" "$@" 2>"$work/relay-$port.log" & relay_pid=$!
+  "$pair_bin/screenrelay" --port "$port" --data-dir "$work/relay-$port" "$@" 2>"$work/relay-$port.log" & relay_pid=$!
   pids+=("$relay_pid")
   server="http://127.0.0.1:$port"
   for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
-  "$bin/screenpub" --server "$server" --fps 5 --control-socket "" >"$work/pub-$port.out" 2>"$work/pub-$port.log" & pub_pid=$!
+  "$pair_bin/screenpub" --server "$server" --fps 5 --control-socket "" >"$work/pub-$port.out" 2>"$work/pub-$port.log" & pub_pid=$!
   pids+=("$pub_pid")
   viewer=""
   for _ in $(seq 100); do
@@ -38,23 +42,28 @@ start_pair() {
 }
 stop_pair() { kill -TERM "$pub_pid" "$relay_pid" 2>/dev/null || true; wait "$pub_pid" "$relay_pid" 2>/dev/null || true; }
 
-echo "## HLS glass to glass: capture → picture presented by Chromium (viewer page, &hls=1), 1080p typing at 5 fps"
+echo "## HLS glass to glass: capture → picture presented by Chromium (viewer page, &hls=1), $size typing at 5 fps"
 echo
-echo "| segment | samples | p50 s | p90 s | max s |"
-echo "|---:|---:|---:|---:|---:|"
+versions=(this)
+if [ -n "${BENCH_BASE:-}" ]; then bench_base "$BENCH_BASE"; versions=(base this); fi
+echo "| segment | build | samples | p50 s | p90 s | max s |"
+echo "|---:|---|---:|---:|---:|---:|"
 for segment in $(smoke_or "1 2" 1); do
-  start_pair --hls-segment "$segment"
-  # A viewer joining a stream whose HLS already runs (someone asked before): as players do, the page starts
-  # three segments behind the live edge.
-  session=$(grep '^session:' "$work/pub-$port.out" | awk '{print $2}')
-  curl -sf "$server/hls/$session/index.m3u8?token=${viewer##*token=}" >/dev/null
-  sleep $(( segment * $(smoke_or 6 3) ))
-  set -- $("$benchbin/relaybench" hls-latency --url "$viewer" --seconds "$seconds")
-  # samples N p50 A p90 B p99 C max D
-  printf "| %s s | %s | %.1f | %.1f | %.1f |\n" "$segment" "$2" "$(bc -l <<<"$4/1000")" "$(bc -l <<<"$6/1000")" "$(bc -l <<<"${10}/1000")"
-  stop_pair
+  for version in "${versions[@]}"; do
+    if [ "$version" = base ]; then pair_bin=$base_bin label=$BENCH_BASE; else pair_bin=$bin label="this ($(git rev-parse --short HEAD))"; fi
+    start_pair --hls-segment "$segment"
+    # A viewer joining a stream whose HLS already runs (someone asked before): as players do, the page starts
+    # three segments behind the live edge.
+    session=$(grep '^session:' "$work/pub-$port.out" | awk '{print $2}')
+    curl -sf "$server/hls/$session/index.m3u8?token=${viewer##*token=}" >/dev/null
+    sleep $(( segment * $(smoke_or 6 3) ))
+    set -- $("$benchbin/relaybench" hls-latency --url "$viewer" --seconds "$seconds")
+    # samples N p50 A p90 B p99 C max D
+    printf "| %s s | %s | %s | %.1f | %.1f | %.1f |\n" "$segment" "$label" "$2" "$(bc -l <<<"$4/1000")" "$(bc -l <<<"$6/1000")" "$(bc -l <<<"${10}/1000")"
+    stop_pair
+  done
 done
-
+pair_bin=$bin
 echo
 echo "## Relay CPU for one HLS stream (same publisher and content, ${seconds} s each)"
 echo
