@@ -1,3 +1,6 @@
+// Only where Swift Testing is (the tests' builds): the benchmarks' tools link ScreenTesting in the release build,
+// whose static Swift runtime has no Testing module.
+#if canImport(Testing)
 import Foundation
 public import Testing
 import ScreenMedia
@@ -154,3 +157,4 @@ final class TurnTaking: Sendable {
         next?.resume()
     }
 }
+#endif
