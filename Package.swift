@@ -72,6 +72,9 @@ let package = Package(
         .target(
             name: "CPortalShims", cSettings: [.unsafeFlags(glibIncludes)],
             linkerSettings: ["portal", "gio-2.0", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
+        // A repaint asked of a Wayland compositor (a transparent wlr-layer-shell overlay), for compositors that send
+        // screen-cast frames only when the screen changes.
+        .target(name: "CWaylandShims", linkerSettings: [.linkedLibrary("wayland-client")]),
         // WHIP's media side: GStreamer's webrtcbin fed already-encoded frames. Its header hides GStreamer and GLib.
         .target(
             name: "CWHIPShims", cSettings: [.unsafeFlags(["-I/usr/include/gstreamer-1.0"] + glibIncludes)],
@@ -104,7 +107,7 @@ let package = Package(
         .target(
             name: "ScreenCapturePipeWire",
             dependencies: [
-                "ScreenMedia", "CPipeWire", "CPipeWireShims", "CPortalShims", "CYUV",
+                "ScreenMedia", "CPipeWire", "CPipeWireShims", "CPortalShims", "CWaylandShims", "CYUV",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift + [.unsafeFlags(pipeWireIncludes.flatMap { ["-Xcc", $0] })]),

@@ -7,7 +7,7 @@ packages=(
   # build: system libraries linked by the Swift package
   pkg-config libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxrandr-dev
   libvpx-dev libaom-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev libsqlite3-dev libpipewire-0.3-dev libopus-dev
-  libportal-dev libglib2.0-dev
+  libportal-dev libglib2.0-dev libwayland-dev
   # WHIP: GStreamer's webrtcbin (bad), the RTP payloaders (good), libnice's GStreamer elements
   libgstreamer1.0-dev libgstreamer-plugins-bad1.0-dev gstreamer1.0-plugins-bad gstreamer1.0-plugins-good gstreamer1.0-nice
   # tests and demo: a virtual X server, X clients that draw, and ffprobe to check recordings
@@ -20,6 +20,10 @@ packages=(
   # tests: a real compositor, GNOME's mutter headless, its portal backend, and a GTK 3 window drawn on it;
   # a real X window manager (privacy masks find windows inside its frames)
   mutter xdg-desktop-portal-gnome gir1.2-gtk-3.0 python3-gi-cairo openbox
+  # tests: the other two Wayland desktop families with their own portals: wlroots (sway, xdg-desktop-portal-wlr;
+  # the tests compile a small shim for xdpw with cc) and KDE (KWin headless, xdg-desktop-portal-kde, which needs
+  # Qt's Wayland platform)
+  sway xdg-desktop-portal-wlr kwin-wayland xdg-desktop-portal-kde qtwayland5 gcc libc6-dev
   # tests: a test CA's certificates (openssl) and the reverse-proxy recipes run by a real nginx and Caddy
   openssl nginx-light caddy
   # tests: a real SFU (Janus's VideoRoom) in a network namespace (iproute2), with a WHIP front and a viewer
@@ -27,8 +31,9 @@ packages=(
   janus iproute2 gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   # tests: node runs the browser viewer's wire.js tests without a page
   nodejs
-  # tests: an independent ID3 reader for the timed metadata in HLS segments
-  python3-mutagen
+  # tests: an independent ID3 reader for the timed metadata in HLS segments; GStreamer's gst-launch-1.0, whose
+  # hlsdemux2 plays the relay's HLS as another player would
+  python3-mutagen gstreamer1.0-tools
   # benchmark: GNU time for CPU seconds and peak RSS
   time bc
   # make deb: static Foundation links libcurl; dpkg-shlibdeps computes Depends:; lintian and

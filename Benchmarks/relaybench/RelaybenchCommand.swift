@@ -288,7 +288,8 @@ struct HLSLatency: AsyncParsableCommand {
     func run() async throws {
         let browser = try await HeadlessBrowser(url: url + "&hls=1")
         defer { browser.close() }
-        // Until the first picture (the player starts three segments from the live edge).
+        // Until the first picture (an LL-HLS player starts at the newest part a keyframe starts; another, three
+        // segments from the live edge).
         let started = ContinuousClock.now
         while (try? await browser.evaluate("screenViewer.framesDecoded", as: Int.self)) ?? 0 == 0 {
             guard ContinuousClock.now - started < .seconds(60) else { throw ValidationError("no picture over HLS within 60 s") }
@@ -300,7 +301,8 @@ struct HLSLatency: AsyncParsableCommand {
             if let latency = try? await browser.evaluate("screenViewer.lastLatencyMs", as: Double.self) { samples.append(latency) }
             try await Task.sleep(for: .milliseconds(200))
         }
-        let (p50, p90, p99, max) = percentiles(samples)
-        print("samples \(samples.count) p50 \(Int(p50)) p90 \(Int(p90)) p99 \(Int(p99)) max \(Int(max))")
+        let sorted = samples.filter(\.isFinite).sorted()
+        func at(_ fraction: Double) -> Int { sorted.isEmpty ? 0 : Int(sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]) }
+        print("samples \(sorted.count) p50 \(at(0.5)) p90 \(at(0.9)) p95 \(at(0.95)) p99 \(at(0.99)) max \(sorted.last.map { Int($0) } ?? 0)")
     }
 }

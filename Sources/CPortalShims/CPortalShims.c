@@ -122,7 +122,14 @@ CPortalShims_Session *CPortalShims_start(const CPortalShims_Request *request, in
     }
     char *probeText = NULL;
     int probeFailure = probe(bus, "version", &session->version, &probeText);
-    uint32_t cursorModes = 0;
+    uint32_t cursorModes = 0, sourceTypes = 0;
+    // Which sources the backend can share: a window asked of one that shares only monitors would come back as a
+    // whole monitor from some backends (xdg-desktop-portal-wlr 0.7), more than the user meant to show.
+    if (probeFailure == 0 && probe(bus, "AvailableSourceTypes", &sourceTypes, &probeText) != 0) {
+        g_free(probeText);
+        probeText = NULL;
+        sourceTypes = 0;
+    }
     if (probeFailure == 0 && session->version >= 2) {
         // Which cursor modes the backend offers (version 2 on): embedded is asked for when offered, else
         // metadata (drawn by us), else hidden.
@@ -138,6 +145,12 @@ CPortalShims_Session *CPortalShims_start(const CPortalShims_Request *request, in
         snprintf(text, sizeof text, "%s", probeText);
         g_free(probeText);
         return fail(session, probeFailure, failure, message, text);
+    }
+    if (sourceTypes != 0 && (sourceTypes & request->sourceTypes) == 0) {
+        char text[512];
+        snprintf(text, sizeof text, "the desktop's ScreenCast portal shares only %s (AvailableSourceTypes %u)",
+            sourceTypes == XDP_OUTPUT_MONITOR ? "whole monitors" : sourceTypes == XDP_OUTPUT_WINDOW ? "windows" : "other sources", sourceTypes);
+        return fail(session, CPortalShims_SourceUnavailable, failure, message, text);
     }
     // Before version 4 there are no restore tokens or persist modes; asking with them would fail the call.
     const char *restoreToken = session->version >= 4 ? request->restoreToken : NULL;
@@ -207,6 +220,19 @@ uint32_t CPortalShims_streamNode(const CPortalShims_Session *session, uint32_t i
     uint32_t node = 0;
     g_variant_get_child(streams, index, "(u@a{sv})", &node, NULL);
     return node;
+}
+
+uint32_t CPortalShims_streamSourceType(const CPortalShims_Session *session, uint32_t index) {
+    GVariant *streams = xdp_session_get_streams(session->session);
+    if (streams == NULL || index >= g_variant_n_children(streams)) return 0;
+    GVariant *properties = NULL;
+    uint32_t node = 0, sourceType = 0;
+    g_variant_get_child(streams, index, "(u@a{sv})", &node, &properties);
+    if (properties != NULL) {
+        if (!g_variant_lookup(properties, "source_type", "u", &sourceType)) sourceType = 0;
+        g_variant_unref(properties);
+    }
+    return sourceType;
 }
 
 char *CPortalShims_restoreToken(const CPortalShims_Session *session) {

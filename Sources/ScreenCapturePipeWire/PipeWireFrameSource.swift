@@ -113,6 +113,7 @@ public final class PipeWireFrameSource: FrameSource {
         var schedule = TickSchedule(framesPerSecond: framesPerSecond, clock: clock)
         let started = clock.nanoseconds(fromTicks: clock.now())
         let timeout = UInt64(options.firstFrameTimeout * 1e9)
+        var firstPicture = FirstPictureWait()
         try stream.whileEntered {
             while !stop.isStopped {
                 // Serve PipeWire until the tick is due (at most 100 ms at a time, to notice a stop).
@@ -134,10 +135,57 @@ public final class PipeWireFrameSource: FrameSource {
                 } else if now - started > timeout {
                     throw PipeWireCaptureError(
                         .noFrames,
-                        "PipeWire node \(options.nodeID) sent no frame within \(options.firstFrameTimeout) s (state: \(stream.stateDescription))")
+                        "PipeWire node \(options.nodeID) sent no frame within \(options.firstFrameTimeout) s (state: \(stream.stateDescription))"
+                            + firstPicture.whyNone)
+                } else if firstPicture.repaintIsDue(waitedNanoseconds: now - started) {
+                    askForRepaint(&firstPicture)
                 }
                 schedule.advance(reportingMissedTicksTo: consumer)
             }
+        }
+    }
+
+    /// A static screen gives no first picture on compositors that copy only what changed (wlroots): the
+    /// compositor is asked to repaint, which changes no pixel.
+    private func askForRepaint(_ wait: inout FirstPictureWait) {
+        let outcome = CompositorRepaint.request()
+        wait.asked(outcome)
+        switch outcome {
+        case .repainted:
+            logger.info("no picture yet from PipeWire node \(options.nodeID) (compositors built on wlroots send one only when the screen changes): asked the compositor to repaint")
+        case .unavailable(let reason), .failed(let reason):
+            logger.debug("no picture yet from PipeWire node \(options.nodeID); could not ask the compositor to repaint: \(reason)")
+        }
+    }
+}
+
+/// Waiting for a stream's first picture: when to ask the compositor to repaint (after a second, then every two),
+/// and what to tell the user if none comes.
+struct FirstPictureWait {
+    private var repaints = 0
+    private var lastOutcome: CompositorRepaint.Outcome?
+
+    func repaintIsDue(waitedNanoseconds waited: UInt64) -> Bool {
+        if case .unavailable = lastOutcome { return false }
+        return waited >= 1_000_000_000 + UInt64(repaints) * 2_000_000_000
+    }
+
+    mutating func asked(_ outcome: CompositorRepaint.Outcome) {
+        repaints += 1
+        lastOutcome = outcome
+    }
+
+    /// The end of the no-frame error: what was tried, and what the user can do.
+    var whyNone: String {
+        switch lastOutcome {
+        case .repainted?:
+            "; the compositor was asked to repaint and still sent no picture: it produces none for this screen cast (KWin 5.27's virtual outputs, for one, never do). Share a window instead (--portal-source window), or restart the desktop's portal backend"
+        case .unavailable(let reason)?:
+            "; compositors that send pictures only when the screen changes need something on it to change (\(reason), so screenpub could not ask for a repaint)"
+        case .failed(let reason)?:
+            "; asking the compositor to repaint failed: \(reason)"
+        case nil:
+            ""
         }
     }
 }

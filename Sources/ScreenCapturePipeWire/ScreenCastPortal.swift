@@ -13,6 +13,9 @@ public enum ScreenCastPortalFailure: Sendable, Hashable {
     case noPortal
     /// The portal runs but no backend offers ScreenCast (e.g. no xdg-desktop-portal-gnome/-kde/-wlr).
     case noScreenCast
+    /// The backend cannot share the kind of source asked for (a window, of a backend that shares only monitors),
+    /// or granted another kind.
+    case sourceUnavailable
     /// The user declined the screen-sharing dialog.
     case cancelled
     /// The portal or its backend failed.
@@ -25,7 +28,7 @@ public enum ScreenCastPortalFailure: Sendable, Hashable {
 
 extension ScreenCastPortalFailure: CaptureFailureKind {
     /// The portal may come back; a user's answer or our own stop stands.
-    public var isTransient: Bool { ![.cancelled, .stopped].contains(self) }
+    public var isTransient: Bool { ![.cancelled, .stopped, .sourceUnavailable].contains(self) }
 }
 
 /// What to ask the portal for.
@@ -66,6 +69,13 @@ public struct ScreenCastPortalRequest: Sendable, Hashable {
         self.mask = mask
     }
 
+    /// Where this request's grant is kept: the token file for a monitor, with `.window` or `.any` after it for the
+    /// other kinds, so that a monitor's grant is never sent when a window is asked for (a portal would restore
+    /// the monitor).
+    public var tokenFile: String? {
+        restoreTokenFile.map { sources == .monitor ? $0 : "\($0).\(sources.rawValue)" }
+    }
+
     /// `$XDG_STATE_HOME/screenpub/portal-restore-token` (`~/.local/state/…` without XDG_STATE_HOME).
     public static func defaultRestoreTokenFile(environment: [String: String]) -> String? {
         let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
@@ -101,8 +111,8 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
     public init(
         _ request: ScreenCastPortalRequest, logger: Logger, shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws(ScreenCastPortalError) {
-        let savedToken = request.restoreTokenFile.flatMap { Self.readToken(at: $0) }
-        if savedToken != nil, let file = request.restoreTokenFile {
+        let savedToken = request.tokenFile.flatMap { Self.readToken(at: $0) }
+        if savedToken != nil, let file = request.tokenFile {
             logger.info("asking the ScreenCast portal with the grant saved in \(file)")
         } else {
             logger.info("asking the ScreenCast portal for a \(request.sources.rawValue) to share (the desktop shows a dialog once; the grant is then remembered)")
@@ -112,7 +122,7 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
             started = try Self.start(request, token: savedToken, shouldStop: shouldStop)
         } catch where savedToken != nil && error.kind == .failed {
             logger.warning("the ScreenCast portal refused the saved grant (\(error.message)); asking for a new one")
-            if let file = request.restoreTokenFile { try? FileManager.default.removeItem(atPath: file) }
+            if let file = request.tokenFile { try? FileManager.default.removeItem(atPath: file) }
             started = try Self.start(request, token: nil, shouldStop: shouldStop)
         }
         guard let started else { throw ScreenCastPortalError(.failed, "the ScreenCast portal gave no session") }
@@ -123,7 +133,15 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
             logger.info("the portal cannot draw the pointer into the frames; screenpub draws it from PipeWire cursor metadata")
         }
         nodeID = CPortalShims_streamNode(started, 0)
-        if let file = request.restoreTokenFile {
+        // Only a monitor where a window was asked for is refused: it shows more than the user chose. (The other
+        // way round is harmless, and xdg-desktop-portal-wlr 0.7 calls its monitors windows: source_type 2.)
+        if request.sources == .window && CPortalShims_streamSourceType(started, 0) == 1 {
+            CPortalShims_close(started)
+            session = nil
+            throw ScreenCastPortalError(
+                .sourceUnavailable, "the ScreenCast portal granted a whole monitor where a window was asked for; nothing of it is shared")
+        }
+        if let file = request.tokenFile {
             if let token = CPortalShims_restoreToken(started) {
                 defer { free(token) }
                 do {
@@ -203,6 +221,10 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
             throw ScreenCastPortalError(
                 .noScreenCast,
                 "the desktop portal offers no ScreenCast (\(detail)); install your desktop's portal backend (xdg-desktop-portal-gnome, -kde or -wlr)")
+        case CPortalShims_SourceUnavailable:
+            throw ScreenCastPortalError(
+                .sourceUnavailable,
+                "\(detail): it cannot share \(request.sources == .window ? "one window" : "what was asked for"); share a monitor (--portal-source monitor) and hide the rest with --mask-region")
         case CPortalShims_Cancelled:
             throw ScreenCastPortalError(.cancelled, "screen sharing was declined in the desktop's dialog")
         case CPortalShims_Stopped:

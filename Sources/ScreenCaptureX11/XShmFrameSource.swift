@@ -40,8 +40,6 @@ public final class XShmFrameSource: FrameSource {
     private var geometryMayHaveChanged = false
     private var cursorShapeChanged = false
     private var windowDestroyed = false
-    /// Damage reported after a grab: to be captured on the next tick.
-    private var damagePending = false
     private let windowMasks: WindowMaskTracker
 
     private let grabNanosecondsCounter = Atomic<UInt64>(0)
@@ -107,8 +105,7 @@ public final class XShmFrameSource: FrameSource {
 
     private func captureTick(first: Bool, consumer: any FrameConsumer) throws {
         try connection.checkAlive()
-        let damaged = drainEvents() || damage == 0 || damagePending
-        damagePending = false
+        let damaged = drainEvents() || damage == 0
         try connection.checkAlive()
         if windowDestroyed {
             throw X11CaptureError(.windowClosed, "the captured window \(hex(drawable)) was closed")
@@ -128,6 +125,8 @@ public final class XShmFrameSource: FrameSource {
         }
         // Moving, appearing or leaving the screen all change what is drawn.
         let pointerMoved = options.drawsCursor && !samePosition(pointer, lastPointer)
+        // Where the covers were: when they move, those areas must come from this tick's picture (below).
+        let coveredBefore = frame.covers.rects
         var coversChanged = updateCovers(force: first || sizeChanged)
         let captureTime = clock.mediaTime(fromTicks: clock.now())
         let wallClock = WallClockTime.now()
@@ -146,16 +145,21 @@ public final class XShmFrameSource: FrameSource {
             frame.changedRects.append(contentsOf: damagedRects.rects)
         }
         damagedRects.removeAll()
-        if damaged || first || sizeChanged {
+        if damaged || first || sizeChanged || (coversChanged && windowMasks.isActive) {
             let started = clock.now()
             let code: Int32
             if windowMasks.isActive {
                 // The covers must be where the matching windows are in the picture itself. Read after the grab,
                 // a window moved in between would be covered where it went and shown where it was; so the
                 // server holds still while its events are read, the windows walked and the picture taken.
+                // What was drawn meanwhile is copied from this picture now: the area a window left is uncovered
+                // in this frame, so what the frame holds there must not be the window.
                 XGrabServer(connection.display)
                 XSync(connection.display, 0)
-                if drainEvents() { damagePending = true }
+                if drainEvents() {
+                    frame.changedRects.append(contentsOf: damagedRects.rects)
+                    damagedRects.removeAll()
+                }
                 if updateCovers(force: false) { coversChanged = true }
                 if damage != 0 { XDamageSubtract(connection.display, damage, 0, 0) }
                 code = grabber.grab(drawable, x: origin.x, y: origin.y)
@@ -169,6 +173,7 @@ public final class XShmFrameSource: FrameSource {
             grabNanosecondsCounter.store(clock.nanoseconds(fromTicks: clock.now() - started), ordering: .relaxed)
             if code != 0 { try grabFailed(code) }
         }
+        if coversChanged { frame.changedRects.append(contentsOf: coveredBefore) }
         if !cursor.drawnRect.isEmpty { frame.changedRects.append(cursor.drawnRect) }
         DamageRegion.coalesce(frame)
         copyChangedRects()

@@ -20,9 +20,10 @@ public final class CapturePipeline: FrameConsumer {
         public var refineAfter: Double?
         /// Stop after this many seconds of capture; nil runs until stopped.
         public var duration: Double?
-        /// Keyframe requests from subscribers (through a relay connection). A request is served on the next
-        /// tick even when the screen is idle, by encoding the unchanged picture as a keyframe.
-        public var keyframeRequests: KeyframeRequestFlag?
+        /// Keyframe and refresh requests (through a relay connection). A keyframe request is served on the next
+        /// tick even when the screen is idle, by encoding the unchanged picture as a keyframe; a refresh by sending
+        /// the unchanged picture as a keepalive, unless a frame goes anyway.
+        public var pictureRequests: PictureRequests?
         /// While set, nothing is encoded or sent (not even keepalives or requested keyframes); the first tick
         /// after it is cleared sends the current picture as a keyframe.
         public var pause: PauseSwitch?
@@ -37,7 +38,7 @@ public final class CapturePipeline: FrameConsumer {
 
         public init(
             metadata: MetadataPolicy = .captureTime, keepaliveInterval: Double? = 5, refineAfter: Double? = 1,
-            duration: Double? = nil, keyframeRequests: KeyframeRequestFlag? = nil, pause: PauseSwitch? = nil,
+            duration: Double? = nil, pictureRequests: PictureRequests? = nil, pause: PauseSwitch? = nil,
             pacing: EncoderPacing? = nil, framesPerSecond: Double? = nil
         ) {
             self.pacing = pacing
@@ -47,7 +48,7 @@ public final class CapturePipeline: FrameConsumer {
             self.metadata = metadata
             self.keepaliveInterval = keepaliveInterval
             self.duration = duration
-            self.keyframeRequests = keyframeRequests
+            self.pictureRequests = pictureRequests
         }
     }
 
@@ -95,7 +96,7 @@ public final class CapturePipeline: FrameConsumer {
             frame.markAllChanged()
         }
         if isHeld(frame) { return }
-        if resumeWithKeyframe || sizeChanged || configuration.keyframeRequests?.take() == true {
+        if resumeWithKeyframe || sizeChanged || configuration.pictureRequests?.takeKeyframe() == true {
             resumeWithKeyframe = false
             encoder.requestKeyframe()
         }
@@ -114,7 +115,7 @@ public final class CapturePipeline: FrameConsumer {
             try encodeChange(frame, sizeChanged: false)
             return
         }
-        if resumeWithKeyframe || configuration.keyframeRequests?.take() == true {
+        if resumeWithKeyframe || configuration.pictureRequests?.takeKeyframe() == true {
             // Someone needs a picture to start from: send the unchanged one as a keyframe. After a pause, what
             // changed meanwhile was never converted.
             if resumeWithKeyframe { frame.markAllChanged() } else { frame.changedRects.removeAll(keepingCapacity: true) }
@@ -131,8 +132,9 @@ public final class CapturePipeline: FrameConsumer {
             try send(frame, refinement: true)
             return
         }
-        guard let interval = configuration.keepaliveInterval, let lastSentTime,
-            (time - lastSentTime).seconds >= interval
+        // A refresh asked for (an HLS part due on an idle screen) is a keepalive sent early.
+        let refreshAsked = configuration.pictureRequests?.takeRefresh() == true
+        guard refreshAsked || configuration.keepaliveInterval.flatMap({ interval in lastSentTime.map { (time - $0).seconds >= interval } }) == true
         else { return }
         statistics.countKeepalive()
         frame.changedRects.removeAll(keepingCapacity: true)  // nothing to convert again
@@ -165,6 +167,8 @@ public final class CapturePipeline: FrameConsumer {
 
     private func send(_ frame: VideoFrame, refinement: Bool = false) throws {
         heldChanges = false
+        // Any frame answers a refresh asked for meanwhile.
+        _ = configuration.pictureRequests?.takeRefresh()
         if let target = configuration.pacing?.targetKbps, target != appliedTargetKbps {
             try encoder.setTargetBitrate(kbps: target)
             appliedTargetKbps = target

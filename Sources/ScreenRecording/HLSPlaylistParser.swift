@@ -1,16 +1,27 @@
-/// What a player needs from HLS playlists (RFC 8216), read from their text: a multivariant playlist's variants,
-/// a media playlist's segments with their dates and the date ranges ahead of them.
+/// What a player needs from HLS playlists (RFC 8216, with RFC 8216bis's LL-HLS parts), read from their text: a
+/// multivariant playlist's variants, a media playlist's segments with their dates, the date ranges ahead of them
+/// and their parts.
 public enum HLSPlaylistParser {
-    public struct Segment: Sendable, Equatable {
-        public var sequence: Int
+    public struct Part: Sendable, Equatable {
         public var uri: String
         public var duration: Double
+        /// A keyframe starts it: a player may start here.
+        public var independent: Bool
+    }
+
+    public struct Segment: Sendable, Equatable {
+        public var sequence: Int
+        /// Nil while it is being written (only its parts are listed so far).
+        public var uri: String?
+        public var duration: Double?
         /// `EXT-X-PROGRAM-DATE-TIME` as written (ISO-8601), when given.
         public var programDateTime: String?
         /// The `EXT-X-DATERANGE` tags listed ahead of it, as attribute name → value (quotes removed).
         public var dateRanges: [[String: String]]
         /// The `EXT-X-MAP` URI in force for it.
         public var initialization: String?
+        /// Its `EXT-X-PART`s, listed for the newest segments by an LL-HLS server.
+        public var parts: [Part] = []
     }
 
     public struct MediaPlaylist: Sendable, Equatable {
@@ -18,6 +29,12 @@ public enum HLSPlaylistParser {
         public var mediaSequence: Int
         public var ended: Bool
         public var segments: [Segment]
+        /// `PART-TARGET` when the server writes parts.
+        public var partTarget: Double?
+        /// The server holds a request until the part it names is out (`CAN-BLOCK-RELOAD=YES`).
+        public var canBlockReload = false
+        /// Segments a delta playlist left out (`EXT-X-SKIP`).
+        public var skipped = 0
     }
 
     /// Whether the text is a multivariant playlist, and the URIs of its variants, in order.
@@ -42,12 +59,25 @@ public enum HLSPlaylistParser {
         var duration: Double?
         var date: String?
         var ranges: [[String: String]] = []
+        var parts: [Part] = []
         var initialization: String?
+        func nextSequence() -> Int { playlist.mediaSequence &+ playlist.skipped &+ playlist.segments.count }
         for line in all {
             if let value = line.value(of: "#EXT-X-TARGETDURATION:") {
                 playlist.targetDuration = Double(value) ?? 0
             } else if let value = line.value(of: "#EXT-X-MEDIA-SEQUENCE:") {
                 playlist.mediaSequence = Int(value) ?? 0
+            } else if let value = line.value(of: "#EXT-X-SKIP:") {
+                playlist.skipped = max(0, attributes(value)["SKIPPED-SEGMENTS"].flatMap { Int($0) } ?? 0)
+            } else if let value = line.value(of: "#EXT-X-SERVER-CONTROL:") {
+                playlist.canBlockReload = attributes(value)["CAN-BLOCK-RELOAD"] == "YES"
+            } else if let value = line.value(of: "#EXT-X-PART-INF:") {
+                playlist.partTarget = attributes(value)["PART-TARGET"].flatMap(Double.init)
+            } else if let value = line.value(of: "#EXT-X-PART:") {
+                let part = attributes(value)
+                if let uri = part["URI"] {
+                    parts.append(Part(uri: uri, duration: part["DURATION"].flatMap(Double.init) ?? 0, independent: part["INDEPENDENT"] == "YES"))
+                }
             } else if line == "#EXT-X-ENDLIST" {
                 playlist.ended = true
             } else if let value = line.value(of: "#EXTINF:") {
@@ -60,10 +90,16 @@ public enum HLSPlaylistParser {
                 initialization = attributes(value)["URI"]
             } else if !line.hasPrefix("#"), let segmentDuration = duration {
                 playlist.segments.append(Segment(
-                    sequence: playlist.mediaSequence + playlist.segments.count, uri: line, duration: segmentDuration,
-                    programDateTime: date, dateRanges: ranges, initialization: initialization))
-                (duration, date, ranges) = (nil, nil, [])
+                    sequence: nextSequence(), uri: line, duration: segmentDuration, programDateTime: date, dateRanges: ranges,
+                    initialization: initialization, parts: parts))
+                (duration, date, ranges, parts) = (nil, nil, [], [])
             }
+        }
+        if !parts.isEmpty || !ranges.isEmpty {
+            // The segment being written: its parts so far, and the date ranges listed after them.
+            playlist.segments.append(Segment(
+                sequence: nextSequence(), uri: nil, duration: nil, programDateTime: date, dateRanges: ranges, initialization: initialization,
+                parts: parts))
         }
         return playlist
     }

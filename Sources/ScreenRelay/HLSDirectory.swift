@@ -5,7 +5,7 @@ import Foundation
 protocol HLSOutput: Sendable {
     /// Where it goes, for messages.
     var destination: String { get }
-    func publish(_ snapshot: HLSPackager.Snapshot, targetDuration: Int, window: Int) throws
+    func publish(_ snapshot: HLSSnapshot, targetDuration: Int, window: Int) throws
 }
 
 /// The files of one publish: what is new (initialization segments not sent yet, the newest segment), the
@@ -14,7 +14,7 @@ struct HLSFiles {
     var uploads: [(name: String, bytes: [UInt8], contentType: String)] = []
     var stale: String?
 
-    init(_ snapshot: HLSPackager.Snapshot, targetDuration: Int, window: Int, sentInitializations: Set<Int>) {
+    init(_ snapshot: HLSSnapshot, targetDuration: Int, window: Int, sentInitializations: Set<Int>) {
         for (index, bytes) in snapshot.initializations.sorted(by: { $0.key < $1.key }) where !sentInitializations.contains(index) {
             uploads.append(("init-\(index).mp4", bytes, "video/mp4"))
         }
@@ -43,7 +43,7 @@ final class HLSDirectory: HLSOutput {
         }
     }
 
-    func publish(_ snapshot: HLSPackager.Snapshot, targetDuration: Int, window: Int) throws {
+    func publish(_ snapshot: HLSSnapshot, targetDuration: Int, window: Int) throws {
         let written = Set(snapshot.initializations.keys.filter { FileManager.default.fileExists(atPath: path("init-\($0).mp4")) })
         let files = HLSFiles(snapshot, targetDuration: targetDuration, window: window, sentInitializations: written)
         for upload in files.uploads { try write(upload.bytes, to: upload.name) }

@@ -12,7 +12,7 @@ enum HLSMarker {
         let reason: String
     }
 
-    static func parse(_ body: Data, now: WallClockTime) throws(Invalid) -> HLSPackager.DateRange {
+    static func parse(_ body: Data, now: WallClockTime) throws(Invalid) -> HLSSnapshot.DateRange {
         guard body.count <= maximumBodySize else { throw Invalid(reason: "a marker is at most \(maximumBodySize) bytes of JSON") }
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
             throw Invalid(reason: "the body must be a JSON object: {\"id\": …, \"class\": …, \"startDate\": …, \"duration\": …, \"attributes\": {…}}")
@@ -22,7 +22,7 @@ enum HLSMarker {
         guard let id = object["id"] as? String, isToken(id) else {
             throw Invalid(reason: "\"id\" is required: 1-64 letters, digits and . _ : -")
         }
-        var range = HLSPackager.DateRange(id: id, className: HLSDateRangeClass.marker, start: now)
+        var range = HLSSnapshot.DateRange(id: id, className: HLSDateRangeClass.marker, start: now)
         if let className = object["class"] {
             guard let className = className as? String, isToken(className) else {
                 throw Invalid(reason: "\"class\" must be 1-64 letters, digits and . _ : -")

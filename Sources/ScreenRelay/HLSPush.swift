@@ -24,7 +24,7 @@ final class HLSPush: HLSOutput {
         failures = logger.map { RateLimitedLog(logger: $0) }
     }
 
-    func publish(_ snapshot: HLSPackager.Snapshot, targetDuration: Int, window: Int) {
+    func publish(_ snapshot: HLSSnapshot, targetDuration: Int, window: Int) {
         let start = state.withLock { state -> Bool in
             let files = HLSFiles(snapshot, targetDuration: targetDuration, window: window, sentInitializations: state.sentInitializations)
             state.sentInitializations.formUnion(snapshot.initializations.keys)

@@ -143,8 +143,10 @@ public struct RelayConfiguration: Sendable {
     /// When set, `/metrics` answers only `Authorization: Bearer <this>`.
     public var metricsToken: String?
     /// HLS (`/hls/{session}/index.m3u8`): segments of about this many seconds, each starting at a keyframe
-    /// the relay asks for; packaging stops ``hlsIdleSeconds`` after the last request.
-    public var hlsSegmentSeconds = 2.0
+    /// (the stream's own past half of it, else one the relay asks for), cut into LL-HLS parts of about
+    /// ``hlsPartSeconds``; packaging stops ``hlsIdleSeconds`` after the last request.
+    public var hlsSegmentSeconds = 6.0
+    public var hlsPartSeconds = 0.5
     public var hlsIdleSeconds = 60.0
     /// Also write every session's HLS to `DIRECTORY/{session}/` (for a web server or CDN), from its first frame.
     public var hlsDirectory: String?

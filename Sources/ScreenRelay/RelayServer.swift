@@ -63,7 +63,7 @@ public final class RelayServer: Service {
             throw RelayError(.badRequest, "an HLS push needs the HTTP client to send it with (RelayConfiguration.hlsPushClient)")
         }
         let hls = HLSPackager.Configuration(
-            segmentSeconds: configuration.hlsSegmentSeconds, idleSeconds: configuration.hlsIdleSeconds,
+            segmentSeconds: configuration.hlsSegmentSeconds, partSeconds: configuration.hlsPartSeconds, idleSeconds: configuration.hlsIdleSeconds,
             directory: configuration.hlsDirectory, pushURL: configuration.hlsPushURL, pushClient: configuration.hlsPushClient,
             logger: logger, sessionMemoryBytes: configuration.hlsSessionMemoryBytes,
             relayMemory: HLSMemoryBudget(limit: 8 * configuration.hlsSessionMemoryBytes), metrics: metrics)

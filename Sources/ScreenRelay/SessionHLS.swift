@@ -14,7 +14,7 @@ struct SessionHLS {
     /// The stream it packages.
     private var streamId: UInt32?
     private var pauses = 0
-    private var markers: [HLSPackager.DateRange] = []
+    private var markers: [HLSSnapshot.DateRange] = []
     /// Written out: packaged from the first frame, whether or not anyone asks.
     private let alwaysOn: HLSPackager.Configuration?
 
@@ -23,17 +23,19 @@ struct SessionHLS {
     /// The date range of a recording, in any timeline that covers it, and its id (what ends it).
     static func recordingRangeId(_ archiveId: String) -> String { "archive-\(archiveId)" }
 
-    static func recordingRange(archiveId: String, name: String, start: WallClockTime) -> HLSPackager.DateRange {
+    static func recordingRange(archiveId: String, name: String, start: WallClockTime) -> HLSSnapshot.DateRange {
         .init(id: recordingRangeId(archiveId), className: HLSDateRangeClass.archive, start: start, attributes: ["X-NAME": HLSPlaylist.quoted(name)])
     }
 
     /// The packager, started if it is not running (a player's first request) with what the timeline holds so far.
     mutating func start(
         _ configuration: HLSPackager.Configuration, label: String, recording: (archiveId: String, name: String)?,
-        requestKeyframe: @escaping @Sendable () -> Void, onIdle: @escaping @Sendable () -> Void
+        requestKeyframe: @escaping @Sendable () -> Void, requestRefresh: @escaping @Sendable () -> Void,
+        onIdle: @escaping @Sendable () -> Void
     ) -> HLSPackager {
         if let packager { return packager }
-        let started = HLSPackager(configuration: configuration, label: label, requestKeyframe: requestKeyframe, onIdle: onIdle)
+        let started = HLSPackager(
+            configuration: configuration, label: label, requestKeyframe: requestKeyframe, requestRefresh: requestRefresh, onIdle: onIdle)
         packager = started
         streamId = nil
         if let recording { started.dateRange(Self.recordingRange(archiveId: recording.archiveId, name: recording.name, start: .now())) }
@@ -49,7 +51,7 @@ struct SessionHLS {
     }
 
     /// A posted marker: a date range in the timeline, now or when HLS starts.
-    mutating func mark(_ range: HLSPackager.DateRange) {
+    mutating func mark(_ range: HLSSnapshot.DateRange) {
         markers.append(range)
         if markers.count > Self.keptMarkers { markers.removeFirst() }
         packager?.dateRange(range)
@@ -65,7 +67,7 @@ struct SessionHLS {
         if header.streamID == streamId { packager.frame(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond) }
     }
 
-    /// The stream HLS asks keyframes of: the one it packages, or the session's first screen stream.
+    /// The stream HLS asks keyframes and refreshes of: the one it packages, or the session's first screen stream.
     func keyframeStream(among streams: [StreamInfo]) -> UInt32? {
         streamId ?? streams.first(where: { $0.properties.videoType == .screen })?.streamId
     }

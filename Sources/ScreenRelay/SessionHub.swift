@@ -145,11 +145,12 @@ actor SessionHub {
         liveHLS.start(
             configuration, label: sessionId, recording: recorder.map { ($0.archiveId, recording.name) },
             requestKeyframe: { [weak self] in Task { await self?.requestHLSKeyframe() } },
+            requestRefresh: { [weak self] in Task { await self?.requestHLSRefresh() } },
             onIdle: { [weak self] in Task { await self?.stopHLS() } })
     }
 
     /// A posted marker: a date range in the HLS timeline, now or when HLS starts.
-    func mark(_ range: HLSPackager.DateRange) { liveHLS.mark(range) }
+    func mark(_ range: HLSSnapshot.DateRange) { liveHLS.mark(range) }
 
     /// Stops packaging (nobody has asked for the playlist for a while).
     func stopHLS() { liveHLS.stop() }
@@ -157,6 +158,11 @@ actor SessionHub {
     private func requestHLSKeyframe() {
         guard let streamId = liveHLS.keyframeStream(among: router.streamInfos) else { return }
         perform(router.requestKeyframe(forStream: streamId, now: Self.now()))
+    }
+
+    private func requestHLSRefresh() {
+        guard let streamId = liveHLS.keyframeStream(among: router.streamInfos) else { return }
+        perform(router.requestRefresh(forStream: streamId))
     }
 
     // MARK: Archive

@@ -2,7 +2,7 @@ import Foundation
 
 /// The browser pages' files (the live viewer: index.html, viewer.js with its modules — wire.js, session.js,
 /// view.js, video-player.js, audio-player.js, connection.js, chat-view.js, stream-list.js, archive-panel.js,
-/// viewer-hls.js — viewer-audio-worklet.js and viewer.css; the archive view: archive.html, archive.js), read once
+/// viewer-hls.js, hls-playlist.js — viewer-audio-worklet.js and viewer.css; the archive view: archive.html, archive.js), read once
 /// at start.
 ///
 /// They ship as a SwiftPM resource directory beside the executable (`screenpub_ScreenRelay.resources/Viewer`)
@@ -28,6 +28,7 @@ struct ViewerAssets: Sendable {
         ("stream-list.js", "text/javascript; charset=utf-8"),
         ("archive-panel.js", "text/javascript; charset=utf-8"),
         ("viewer-hls.js", "text/javascript; charset=utf-8"),
+        ("hls-playlist.js", "text/javascript; charset=utf-8"),
         ("viewer-audio-worklet.js", "text/javascript; charset=utf-8"),
         ("viewer.css", "text/css; charset=utf-8"),
         ("archive.html", "text/html; charset=utf-8"),

@@ -6,10 +6,13 @@ import ScreenTransport
 /// Follows a live HLS stream as a player does and reports its timed metadata in order (the player side of
 /// seed 003): each segment's `EXT-X-PROGRAM-DATE-TIME`, each `EXT-X-DATERANGE` when it starts (and again
 /// when it gets its end), and each frame's ID3 metadata from the `emsg` boxes ahead of its fragment.
-/// Starts three segments from the live edge, as players do; reloads the playlist every half target duration.
+/// From an LL-HLS server it starts at the newest part a keyframe starts and follows part by part with blocking
+/// reloads; from another, three segments from the live edge, reloading the playlist every half target duration.
 public struct HLSFollower: Sendable {
     public enum Event: Sendable, Equatable {
-        case segment(sequence: Int, programDateTime: String?, duration: Double)
+        /// The start of a segment's frames; its duration is nil while it is being written (an LL-HLS server lists
+        /// its parts before it ends).
+        case segment(sequence: Int, programDateTime: String?, duration: Double?)
         /// A date range as listed (attribute → value), when first seen and when its end is first known.
         case dateRange([String: String])
         /// One frame's metadata: its presentation time in seconds on the stream's timeline, the bytes
@@ -36,61 +39,81 @@ public struct HLSFollower: Sendable {
             mediaURL = try resolve(variant, against: url)
             fetched = nil
         }
-        var next: Int?
+        var cursor: HLSPlaylistCursor?
+        var blocking = false
         var announced: [String: Bool] = [:]  // date range id → its end was announced
-        var read = 0
+        var started = 0
+        var lastFrameSeconds = -Double.infinity
         while true {
             let playlistText: String
             if let already = fetched {
                 playlistText = already
                 fetched = nil
+            } else if blocking, let cursor {
+                // Held by the server until the next part is out.
+                playlistText = try await text(mediaURL + (mediaURL.contains("?") ? "&" : "?") + cursor.blockingQuery)
             } else {
                 playlistText = try await text(mediaURL)
             }
             guard let playlist = HLSPlaylistParser.media(playlistText) else {
                 throw RelayClientError(.closed, "\(mediaURL) is not an HLS media playlist")
             }
-            let start = next ?? max(playlist.mediaSequence, playlist.mediaSequence + playlist.segments.count - 3)
-            for segment in playlist.segments where segment.sequence >= start {
-                for range in segment.dateRanges {
-                    let id = range["ID"] ?? ""
-                    let ended = range["END-DATE"] != nil || range["DURATION"] != nil
-                    if announced[id] == nil || (ended && announced[id] == false) {
-                        announced[id] = ended
-                        emit(.dateRange(range))
-                    }
+            let position = cursor ?? HLSPlaylistCursor.start(playlist)
+            let (fetches, next) = position.fetches(in: playlist)
+            var wholeSegmentFetched: Int?
+            for (index, fetch) in fetches.enumerated() where fetch.segment.sequence != wholeSegmentFetched {
+                if fetch.startsSegment || (cursor == nil && index == 0) {
+                    if let segmentLimit, started >= segmentLimit { return }
+                    announce(fetch.segment.dateRanges, &announced, emit)
+                    emit(.segment(sequence: fetch.segment.sequence, programDateTime: fetch.segment.programDateTime, duration: fetch.segment.duration))
+                    started += 1
                 }
-                emit(.segment(sequence: segment.sequence, programDateTime: segment.programDateTime, duration: segment.duration))
-                let bytes = try await data(try resolve(segment.uri, against: mediaURL))
+                var bytes = try await data(try resolve(fetch.uri, against: mediaURL), missingIsNil: true)
+                if bytes == nil, let whole = fetch.segment.uri {
+                    // A reader slower than the stream: the server keeps the parts of the newest segments only, and
+                    // this one's are gone; the whole segment is still there, and holds them.
+                    bytes = try await data(try resolve(whole, against: mediaURL))
+                    wholeSegmentFetched = fetch.segment.sequence
+                }
+                guard let bytes else { throw RelayClientError(.unreachable, "\(fetch.uri) is no longer served and its segment is not closed") }
                 for event in TimedMetadataReader.events(in: bytes) where event.schemeIdentifier == "https://aomedia.org/emsg/ID3" {
-                    guard let frames = TimedMetadataReader.id3Frames(event.message) else { continue }
+                    // A whole segment fetched after some of its parts repeats their frames.
+                    guard event.seconds > lastFrameSeconds, let frames = TimedMetadataReader.id3Frames(event.message) else { continue }
+                    lastFrameSeconds = event.seconds
                     emit(.frame(
                         seconds: event.seconds, metadata: frames.private[ID3MetadataTag.ownerIdentifier] ?? [],
                         text: frames.text[ID3MetadataTag.metadataDescription], captureTime: frames.text[ID3MetadataTag.captureTimeDescription]))
                 }
-                next = segment.sequence + 1
-                read += 1
-                if let segmentLimit, read >= segmentLimit { return }
             }
-            // Ranges whose end appears while their segment is still listed.
-            for range in playlist.segments.flatMap(\.dateRanges) {
-                let id = range["ID"] ?? ""
-                if announced[id] == false, range["END-DATE"] != nil || range["DURATION"] != nil {
-                    announced[id] = true
-                    emit(.dateRange(range))
-                }
-            }
+            cursor = next
+            // Ranges listed ahead of what was reached: those that started meanwhile, and ends that appeared.
+            announce(playlist.segments.filter { $0.sequence <= next.sequence }.flatMap(\.dateRanges), &announced, emit)
             if playlist.ended { return }
-            try await Task.sleep(for: .milliseconds(Int(max(0.25, playlist.targetDuration / 2) * 1000)))
+            blocking = playlist.canBlockReload && playlist.partTarget != nil
+            if !blocking { try await Task.sleep(for: .milliseconds(Int(max(0.25, playlist.targetDuration / 2) * 1000))) }
+        }
+    }
+
+    /// Emits each range not announced yet, and again once its end is first known.
+    private func announce(_ ranges: [[String: String]], _ announced: inout [String: Bool], _ emit: (Event) -> Void) {
+        for range in ranges {
+            let id = range["ID"] ?? ""
+            let ended = range["END-DATE"] != nil || range["DURATION"] != nil
+            if announced[id] == nil || (ended && announced[id] == false) {
+                announced[id] = ended
+                emit(.dateRange(range))
+            }
         }
     }
 
     private func text(_ url: String) async throws -> String {
-        String(decoding: try await data(url), as: UTF8.self)
+        String(decoding: try await data(url) ?? [], as: UTF8.self)
     }
 
-    private func data(_ url: String) async throws -> [UInt8] {
+    /// The body of a 200 answer; nil for a 404 when `missingIsNil`, any other answer an error.
+    private func data(_ url: String, missingIsNil: Bool = false) async throws -> [UInt8]? {
         let response = try await http.send("GET", url)
+        if response.status == 404 && missingIsNil { return nil }
         guard response.status == 200 else {
             let reason = String(decoding: response.body.prefix(300), as: UTF8.self)
             throw RelayClientError(.unreachable, "\(url) answered \(response.status): \(reason)")

@@ -8,7 +8,7 @@ public import ScreenTransport
 /// thread and a network side (``run()``) for an async task.
 ///
 /// The capture thread never waits for the network: frames go into a small queue (``PublishQueue``, bounded in
-/// time). Keyframe requests from the relay reach the encoder through `keyframeRequests`. Sound
+/// time). Keyframe requests from the relay reach the encoder through `pictureRequests`. Sound
 /// (``writeAudio(_:)``, from the audio thread) waits in the same queue's own bound and is sent ahead of video.
 ///
 /// With a relay of protocol 3, the publisher asks for acknowledgements and follows its uplink with an
@@ -21,7 +21,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     private let token: String
     private let logger: Logger
     private let clock = MonotonicClock()
-    public let keyframeRequests: KeyframeRequestFlag
+    public let pictureRequests: PictureRequests
     private let onSignal: @Sendable (Signal) -> Void
     private let state: Locked<State>
     public let reconnection: ReconnectStateMachine.Policy
@@ -77,7 +77,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
 
     public init(
         transport: any RelayTransport, token: String, streamName: String = "screen", framesPerSecond: Double,
-        keyframeRequests: KeyframeRequestFlag = KeyframeRequestFlag(), reconnection: ReconnectStateMachine.Policy = .init(),
+        pictureRequests: PictureRequests = PictureRequests(), reconnection: ReconnectStateMachine.Policy = .init(),
         audio: AudioProperties? = nil, uplink: UplinkController.Configuration? = nil, pacing: EncoderPacing.Voice? = nil,
         logger: Logger, onSignal: @escaping @Sendable (Signal) -> Void = { _ in }
     ) {
@@ -89,7 +89,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         self.streamName = streamName
         self.state = Locked(State(
             pacing: PublisherPacing(uplink: uplink), announcement: StreamAnnouncement(framesPerSecond: framesPerSecond, audio: audio)))
-        self.keyframeRequests = keyframeRequests
+        self.pictureRequests = pictureRequests
         self.logger = logger
     }
 
@@ -159,7 +159,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         let outcome = state.withLock { state -> Result<AsyncStream<Void>.Continuation?, RelayClientError> in
             if let failure = state.failure { return .failure(failure) }
             state.announcement.noteCaptureDelay(delay)
-            if state.queue.push(video: pending) { keyframeRequests.request() }
+            if state.queue.push(video: pending) { pictureRequests.requestKeyframe() }
             updatePacing(state)
             return .success(state.wakeUp)
         }
@@ -218,7 +218,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         state.withLock { state in
             state.wakeUp?.finish()
             state.wakeUp = wakeUp
-            if state.queue.startNewStream() { keyframeRequests.request() }
+            if state.queue.startNewStream() { pictureRequests.requestKeyframe() }
             state.pacing.connectionChanged()
             updatePacing(state)
         }
@@ -262,7 +262,9 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                 state.withLock { $0.connection.streamId = stream.streamId }
                 logger.info("publishing stream \(stream.streamId) (\(stream.properties.width)×\(stream.properties.height), \(stream.properties.codec))")
             case .requestKeyframe:
-                keyframeRequests.request()
+                pictureRequests.requestKeyframe()
+            case .requestRefresh:
+                pictureRequests.requestRefresh()
             case .ack(_, let sequence, let receivedAt):
                 let now = seconds()
                 let changed = state.withLock { state in
@@ -382,7 +384,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         let properties = announcement.properties(codec: frame.codec, width: frame.width, height: frame.height, keyframe: frame.payload)
         // Every frame screenpub codes above layer 0 predicts only from the newest layer-0 frame, and none from it
         // (ScreenCodec's TemporalLayers): a relay may leave out or send each one on its own.
-        try await link.send(.publish(name: streamName, properties: properties, acks: acknowledged, discardableLayers: readsLayers))
+        try await link.send(.publish(name: streamName, properties: properties, acks: acknowledged, discardableLayers: readsLayers, refreshes: true))
         guard let id = await answers.next() else {
             throw RelayClientError(.closed, "the relay closed the connection before accepting the stream")
         }

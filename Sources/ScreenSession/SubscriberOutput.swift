@@ -148,9 +148,10 @@ extension HLSFollower.Event {
         var object: [String: Any]
         switch event {
         case .segment(let sequence, let date, let duration):
-            object = ["event": "segment", "sequence": sequence, "duration": duration]
+            object = ["event": "segment", "sequence": sequence]
+            if let duration { object["duration"] = duration }
             if let date { object["programDateTime"] = date }
-            if !json { return "segment \(sequence)  \(date ?? "(no date)")  \(String(format: "%.3f", duration)) s" }
+            if !json { return "segment \(sequence)  \(date ?? "(no date)")  " + (duration.map { String(format: "%.3f s", $0) } ?? "(being written)") }
         case .dateRange(let attributes):
             object = ["event": "dateRange", "attributes": attributes]
             if !json {
@@ -158,7 +159,11 @@ extension HLSFollower.Event {
                 return "daterange \(attributes["ID"] ?? "?")  \(rest)"
             }
         case .frame(let seconds, let metadata, let text, let captureTime):
-            object = ["event": "frame", "time": seconds, "metadataBase64": Data(metadata).base64EncodedString()]
+            // When it was read: beside its capture time, how far behind the player is.
+            object = [
+                "event": "frame", "time": seconds, "metadataBase64": Data(metadata).base64EncodedString(),
+                "receivedAtMilliseconds": WallClockTime.now().millisecondsSince1970,
+            ]
             if let text { object["metadata"] = text }
             if let captureTime { object["captureTime"] = captureTime }
             if !json {

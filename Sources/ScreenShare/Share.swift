@@ -23,7 +23,7 @@ public final class Share: Sendable {
     let statistics = PipelineStatistics()
     let started = StartupReport()
     let pause = PauseSwitch()
-    let keyframeRequests = KeyframeRequestFlag()
+    let pictureRequests = PictureRequests()
     /// The destinations' say on the encoder's rate and when to hold frames back.
     let pacing = EncoderPacing()
     let control: Locked<ShareControl>
@@ -73,7 +73,7 @@ public final class Share: Sendable {
         }
         audio.withLock { $0 = sound }
         let context = DestinationContext(
-            keyframeRequests: keyframeRequests, pacing: pacing, bitrateKbps: configuration.capture.encoder.bitrateKbps,
+            pictureRequests: pictureRequests, pacing: pacing, bitrateKbps: configuration.capture.encoder.bitrateKbps,
             framesPerSecond: configuration.capture.framesPerSecond,
             videoCodec: configuration.capture.encoder.codec, audio: sound?.properties, audioPreSkip: sound?.preSkip ?? 312,
             options: configuration.destinationOptions, environment: configuration.environment,
@@ -333,7 +333,7 @@ public final class Share: Sendable {
             let pipeline = CapturePipeline(
                 configuration: CapturePipeline.Configuration(
                     metadata: current.metadata, keepaliveInterval: current.keepaliveInterval, duration: current.duration,
-                    keyframeRequests: keyframeRequests, pause: pause, pacing: pacing, framesPerSecond: current.framesPerSecond),
+                    pictureRequests: pictureRequests, pause: pause, pacing: pacing, framesPerSecond: current.framesPerSecond),
                 encoder: makeVideoEncoder(encoder), sinks: outputs, stop: stop, statistics: statistics)
             if isFirst { started.succeed() }
             return .init(source: made.source, pipeline: pipeline, sinks: outputs, framesPerSecond: current.framesPerSecond)

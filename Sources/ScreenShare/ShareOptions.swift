@@ -23,7 +23,7 @@ public struct ShareOptions: ParsableArguments {
     @Option(help: "With --pipewire-node: an inherited file descriptor connected to PipeWire (default: the user's daemon, $XDG_RUNTIME_DIR/pipewire-0).")
     public var pipewireRemote: Int32?
 
-    @Option(help: "What the ScreenCast portal offers to share: monitor, window or any.")
+    @Option(help: "What the ScreenCast portal offers to share: monitor, window or any (a desktop whose portal shares only monitors, such as xdg-desktop-portal-wlr, refuses window).")
     public var portalSource = ShareOptions.defaults.portalSource
 
     @Option(help: "Seconds to wait for the ScreenCast portal, the user's answer to its dialog included, before giving up.")

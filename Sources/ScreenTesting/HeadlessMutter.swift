@@ -53,17 +53,10 @@ public final class HeadlessMutter: Sendable {
         }
         if portal {
             // Services the bus starts get its environment: GNOME's portal backend, drawing on this compositor.
-            let variables = [
+            try await pipewire.updateActivationEnvironment([
                 "XDG_CURRENT_DESKTOP": "GNOME", "WAYLAND_DISPLAY": "wayland-0", "GDK_BACKEND": "wayland",
                 "XDG_DESKTOP_PORTAL_DIR": "/usr/share/xdg-desktop-portal/portals",
-            ]
-            let dictionary = "{" + variables.map { "'\($0.key)': '\($0.value)'" }.joined(separator: ", ") + "}"
-            let updated = try await ChildProcess.run(
-                "/usr/bin/gdbus",
-                ["call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-                 "--method", "org.freedesktop.DBus.UpdateActivationEnvironment", dictionary],
-                environment: environment)
-            guard updated.status == 0 else { throw Failure(description: "gdbus: \(updated.standardError)") }
+            ])
         }
     }
 
@@ -89,16 +82,12 @@ public final class HeadlessMutter: Sendable {
     /// A fullscreen GTK window, left half red and right half blue (``red``, ``blue``); with `clock`, a white
     /// 16×16 block near the top-left corner moves every second. Returns once it was drawn.
     public func showTestWindow(clock: Bool = false) async throws {
-        let window = try ChildProcess(
-            "/usr/bin/python3", [TestFixtures.directory + "/gtk-test-window.py"] + (clock ? ["--clock"] : []), environment: environment)
+        let window = try await GTKTestWindow.show(environment: environment, clock: clock)
         clients.withLock { $0.append(window) }
-        guard try await eventually(20, { window.outputSoFar.contains("shown") || window.hasExited }), !window.hasExited else {
-            throw Failure(description: "the GTK test window did not show: \(window.errorsSoFar.suffix(800))")
-        }
     }
 
-    public static let red: (r: UInt8, g: UInt8, b: UInt8) = (255, 0, 0)
-    public static let blue: (r: UInt8, g: UInt8, b: UInt8) = (0, 0, 255)
+    public static let red = GTKTestWindow.red
+    public static let blue = GTKTestWindow.blue
 
     /// How the pointer reaches a screen cast: mutter's `cursor-mode`.
     public enum CursorMode: Int, Sendable {
@@ -136,45 +125,38 @@ public final class HeadlessMutter: Sendable {
 /// One screen cast of a ``HeadlessMutter`` (`Tests/Fixtures/mutter-screencast.py`): its PipeWire node, and the
 /// virtual pointer and keyboard of the remote-desktop session it belongs to. It ends when released.
 public final class MutterScreenCast: Sendable {
-    private let helper: ChildProcess
-    /// The writing end of the helper's standard input (a FIFO): commands go in, closing it ends the cast.
-    private let commands: Int32
+    private let helper: FixtureCommands
     private let node = Locked<UInt32?>(nil)
-    private let answered = Locked(0)
 
     /// The PipeWire node id of the cast.
     public var nodeID: UInt32 { node.withLock { $0 } ?? 0 }
 
     init(environment: [String: String], cursorMode: HeadlessMutter.CursorMode, directory: String) throws {
-        let fifo = directory + "/cast-\(UUID().uuidString.prefix(8))"
-        guard mkfifo(fifo, 0o600) == 0 else { throw HeadlessMutter.Failure(description: "mkfifo \(fifo): errno \(errno)") }
-        // Opened for reading and writing here first, so the helper's open (for reading) does not wait for a writer.
-        commands = open(fifo, O_RDWR | O_CLOEXEC)
-        guard commands >= 0 else { throw HeadlessMutter.Failure(description: "open \(fifo): errno \(errno)") }
-        helper = try ChildProcess(
+        helper = try FixtureCommands(
             "/usr/bin/python3", [TestFixtures.directory + "/mutter-screencast.py", String(cursorMode.rawValue)],
-            environment: environment, standardInput: fifo)
+            environment: environment, directory: directory)
     }
 
     func waitForNode() async throws {
+        let process = helper.process
         let found = try await eventually(20) {
-            guard let line = self.helper.outputSoFar.split(separator: "\n").first(where: { $0.hasPrefix("node ") }) else {
-                return self.helper.hasExited
+            guard let line = process.outputSoFar.split(separator: "\n").first(where: { $0.hasPrefix("node ") }) else {
+                return process.hasExited
             }
             self.node.withLock { $0 = UInt32(line.dropFirst(5)) }
             return true
         }
         guard found, node.withLock({ $0 }) != nil else {
-            throw HeadlessMutter.Failure(description: "mutter made no screen cast: \(helper.errorsSoFar.suffix(800))")
+            throw HeadlessMutter.Failure(description: "mutter made no screen cast: \(process.errorsSoFar.suffix(800))")
         }
     }
 
     /// Moves the virtual pointer to (x, y) on the monitor.
-    public func movePointer(x: Double, y: Double) async throws { try await send("move \(x) \(y)") }
+    public func movePointer(x: Double, y: Double) async throws { try await helper.send("move \(x) \(y)") }
     /// A left click where the pointer is.
-    public func click() async throws { try await send("click") }
+    public func click() async throws { try await helper.send("click") }
     /// Presses and releases the key with X keysym `keysym` (0xFF0D Return, 0xFF09 Tab, 0x0020 space).
-    public func press(keysym: UInt32) async throws { try await send("key \(keysym)") }
+    public func press(keysym: UInt32) async throws { try await helper.send("key \(keysym)") }
 
     /// Answers GNOME's "Screen Share" dialog with this cast's virtual pointer — the monitor's row, then Share,
     /// where the dialog draws them on a 1280×720 monitor — again every second until `granted` says so (or the
@@ -189,28 +171,5 @@ public final class MutterScreenCast: Sendable {
             try? await Task.sleep(for: .seconds(1))
             return false
         }
-    }
-
-    /// Sends one command and waits for its answer.
-    private func send(_ command: String) async throws {
-        let expected = answered.withLock { count in
-            count += 1
-            return count
-        }
-        let line = Array((command + "\n").utf8)
-        guard line.withUnsafeBytes({ write(commands, $0.baseAddress, $0.count) }) == line.count else {
-            throw HeadlessMutter.Failure(description: "the screen cast helper is gone: \(helper.errorsSoFar.suffix(400))")
-        }
-        let answers = { self.helper.outputSoFar.split(separator: "\n").filter { $0 == "ok" || $0.hasPrefix("error:") } }
-        guard try await eventually(10, { answers().count >= expected || self.helper.hasExited }), answers().count >= expected else {
-            throw HeadlessMutter.Failure(description: "no answer to \"\(command)\": \(helper.errorsSoFar.suffix(400))")
-        }
-        let answer = answers()[expected - 1]
-        if answer.hasPrefix("error:") { throw HeadlessMutter.Failure(description: "\(command): \(answer)") }
-    }
-
-    deinit {
-        close(commands)
-        helper.endInBackground(signal: SIGTERM)
     }
 }

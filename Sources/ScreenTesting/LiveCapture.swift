@@ -19,7 +19,8 @@ public final class LiveCapture: Sendable {
     /// Opens the source on the capture thread and starts it; throws what the source's initializer throws.
     public init(
         options: X11CaptureOptions, framesPerSecond: Double, codec: VideoCodec = .vp9,
-        keepaliveInterval: Double? = nil, refineAfter: Double? = nil, metadata: MetadataPolicy = .captureTime
+        keepaliveInterval: Double? = nil, refineAfter: Double? = nil, metadata: MetadataPolicy = .captureTime,
+        pictureRequests: PictureRequests? = nil
     ) async throws {
         let started = Locked<Result<(Int, Int), any Error>?>(nil)
         let (sink, statistics, stop, outcome) = (sink, statistics, stopSignal, outcome)
@@ -33,7 +34,8 @@ public final class LiveCapture: Sendable {
                 return
             }
             let pipeline = CapturePipeline(
-                configuration: .init(metadata: metadata, keepaliveInterval: keepaliveInterval, refineAfter: refineAfter),
+                configuration: .init(
+                    metadata: metadata, keepaliveInterval: keepaliveInterval, refineAfter: refineAfter, pictureRequests: pictureRequests),
                 encoder: makeVideoEncoder(.init(codec: codec, bitrateKbps: 4000, framesPerSecond: framesPerSecond)),
                 sinks: [sink], stop: stop, statistics: statistics)
             let result = Result { try source.run(framesPerSecond: framesPerSecond, stop: stop, consumer: pipeline) }

@@ -132,6 +132,45 @@ public final class PrivatePipeWire: Sendable {
         producers.withLock { $0.append(close) }
     }
 
+    /// Sets variables in the environment of the services this bus starts from now on (a portal and its backends).
+    public func updateActivationEnvironment(_ variables: [String: String]) async throws {
+        let dictionary = "{" + variables.map { "'\($0.key)': '\($0.value)'" }.joined(separator: ", ") + "}"
+        let updated = try await ChildProcess.run(
+            "/usr/bin/gdbus",
+            ["call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+             "--method", "org.freedesktop.DBus.UpdateActivationEnvironment", dictionary],
+            environment: environment)
+        guard updated.status == 0 else { throw Failure(description: "gdbus UpdateActivationEnvironment: \(updated.standardError)") }
+    }
+
+    /// Starts a desktop's own ScreenCast portal backend and waits until it owns `busName`, then points the portal the
+    /// bus starts at the system's backends for `desktop` on `waylandDisplay`: the portal looks for its backends once,
+    /// when it starts, so the backend must be on the bus first. Throws with `hint` and the backend's last words.
+    func startPortalBackend(
+        _ program: String, _ arguments: [String], environment: [String: String], busName: String, desktop: String,
+        waylandDisplay: String, hint: String = ""
+    ) async throws -> ChildProcess {
+        let backend = try ChildProcess(program, arguments, environment: environment)
+        guard try await eventually(30, { await self.busNameHasOwner(busName) || backend.hasExited }), !backend.hasExited else {
+            backend.endInBackground(signal: SIGKILL)
+            throw HeadlessDesktopFailure(description: "\((program as NSString).lastPathComponent) did not start\(hint): \(backend.errorsSoFar.suffix(800))")
+        }
+        try await updateActivationEnvironment([
+            "XDG_CURRENT_DESKTOP": desktop, "WAYLAND_DISPLAY": waylandDisplay, "XDG_DESKTOP_PORTAL_DIR": "/usr/share/xdg-desktop-portal/portals",
+        ])
+        return backend
+    }
+
+    /// Whether a program owns `name` on this bus.
+    public func busNameHasOwner(_ name: String) async -> Bool {
+        let answer = try? await ChildProcess.run(
+            "/usr/bin/gdbus",
+            ["call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+             "--method", "org.freedesktop.DBus.NameHasOwner", name],
+            environment: environment, timeout: 10)
+        return answer?.standardOutput.contains("true") ?? false
+    }
+
     /// A new connection to this PipeWire: a connected socket (the caller owns it).
     public func connect() throws -> Int32 {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

@@ -13,7 +13,10 @@ public final class RawSocket: @unchecked Sendable {
 
     /// Connects to `host:port` (IPv4), from `source` if given; reads wait at most `timeout` seconds.
     public init(host: String = "127.0.0.1", port: Int, source: String? = nil, timeout: Double = 30) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Kept in a local until connected: a class fully initialized when its init throws is deinitialized, and
+        // deinit's close after the failure path's would close a descriptor number another connection may have
+        // taken meanwhile (a relay in this process crashes on the accepted socket it finds closed).
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var interval = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
@@ -34,6 +37,7 @@ public final class RawSocket: @unchecked Sendable {
             close(descriptor)
             throw Failure(description: "connect \(host):\(port): \(reason)")
         }
+        self.descriptor = descriptor
     }
 
     deinit { close(descriptor) }

@@ -3,8 +3,9 @@ import Foundation
 /// TEST DOUBLE for a desktop's ScreenCast portal backend, on a ``PrivatePipeWire``'s bus: runs
 /// `Tests/Fixtures/screencast-portal-test-backend.py`, which implements `org.freedesktop.impl.portal.ScreenCast`
 /// without a dialog and hands out a given PipeWire node. The portal in front of it is the real
-/// xdg-desktop-portal, started by the bus on the first call; only the desktop-specific part is replaced,
-/// because real backends need a running compositor (and wlroots' a GPU).
+/// xdg-desktop-portal, started by the bus on the first call; only the desktop-specific part is replaced, for
+/// answers no real desktop gives on demand (a decline, a failure, a grant of more than was asked). The real
+/// backends are tested on their own compositors (``HeadlessMutter``, ``HeadlessSway``, ``HeadlessKWin``).
 public final class ScreenCastPortalTestBackend: Sendable {
     public enum Answer: String, Sendable {
         /// As a user who clicks "Share".
@@ -15,6 +16,8 @@ public final class ScreenCastPortalTestBackend: Sendable {
         case fail
         /// Grants when asked afresh, fails when asked with restore data (a saved grant gone stale).
         case failRestored = "fail-restored"
+        /// Grants a whole monitor whatever was asked for: more than a user asking for a window meant to show.
+        case grantMonitor = "grant-monitor"
     }
 
     private let process: ChildProcess

@@ -57,7 +57,7 @@ final class WHIPMediaSession: @unchecked Sendable {
                             guard let pointer else { return }
                             let events = Unmanaged<WHIPSessionEvents>.fromOpaque(pointer).takeUnretainedValue()
                             events.keyframeRequestsReceived.add(1, ordering: .relaxed)
-                            events.flag.request()
+                            events.pictureRequests.requestKeyframe()
                         },
                         { pointer in
                             guard let pointer else { return }
@@ -85,13 +85,13 @@ final class WHIPMediaSession: @unchecked Sendable {
     }
 }
 
-/// What the C callbacks reach: the share's keyframe flag and the count `screenpub status` shows; and the
+/// What the C callbacks reach: the share's picture requests and the count `screenpub status` shows; and the
 /// event a state change signals (a new one armed before each look at the state).
 final class WHIPSessionEvents: Sendable {
-    let flag: KeyframeRequestFlag
+    let pictureRequests: PictureRequests
     let keyframeRequestsReceived = Atomic<Int>(0)
     private let change = Mutex(OneShotEvent())
-    init(flag: KeyframeRequestFlag) { self.flag = flag }
+    init(pictureRequests: PictureRequests) { self.pictureRequests = pictureRequests }
 
     func armChange() -> OneShotEvent {
         change.withLock { event in

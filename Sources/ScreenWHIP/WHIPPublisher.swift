@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// The capture thread's ``write(_:)`` hands a frame to webrtcbin's queue when a session is connected and drops
 /// it otherwise (never waits). ``run()`` keeps a session up, with the relay transport's backoff; the SFU's
-/// keyframe requests (PLI/FIR) reach the encoder through `keyframeRequests`. The receiver's RTCP reports (loss,
+/// keyframe requests (PLI/FIR) reach the encoder through `pictureRequests`. The receiver's RTCP reports (loss,
 /// round trip), read from webrtcbin's statistics once a second, drive an ``UplinkController`` whose target goes to
 /// the encoder through `pacing`; webrtcbin passes no per-packet feedback (transport-cc) up, so frames are not held
 /// back on it, and the rate follows the network at the pace of those reports.
@@ -25,7 +25,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     public let endpoint: String
     let token: String?
     let codec: VideoCodec
-    private let keyframeRequests: KeyframeRequestFlag
+    private let pictureRequests: PictureRequests
     private let reconnection: ReconnectStateMachine.Policy
     let http: RelayHTTPClient
     let logger: Logger
@@ -57,7 +57,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
 
     /// `endpoint`: the WHIP endpoint as `http(s)://…` (the `whip+` prefix removed).
     public init(
-        endpoint: String, token: String?, codec: VideoCodec, keyframeRequests: KeyframeRequestFlag,
+        endpoint: String, token: String?, codec: VideoCodec, pictureRequests: PictureRequests,
         reconnection: ReconnectStateMachine.Policy = .init(), trust: ClientTrust = .system, connectTimeout: Double = 20,
         uplink: UplinkController.Configuration? = nil, pacing: EncoderPacing.Voice? = nil, logger: Logger
     ) {
@@ -68,8 +68,8 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         self.endpoint = endpoint
         self.token = token
         self.codec = codec
-        self.keyframeRequests = keyframeRequests
-        sessionEvents = WHIPSessionEvents(flag: keyframeRequests)
+        self.pictureRequests = pictureRequests
+        sessionEvents = WHIPSessionEvents(pictureRequests: pictureRequests)
         self.reconnection = reconnection
         http = RelayHTTPClient(trust: trust, peer: "the WHIP endpoint")
         self.connectTimeout = connectTimeout
@@ -213,7 +213,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 }
                 logger.info("publishing to \(endpoint) over WHIP (\(codec.rawValue)); resource \(answer.resource ?? "without a Location")")
                 // Receivers start from a keyframe.
-                keyframeRequests.request()
+                pictureRequests.requestKeyframe()
             }
             let wait: Duration
             if wasConnected {

@@ -50,8 +50,9 @@ public enum ControlMessage: Sendable, Hashable {
     /// Announces a stream; the relay answers `published` with its id. With `acks`, the relay acknowledges each
     /// of its video frames as it arrives (``ack(streamId:sequence:receivedAt:)``; protocol 3). With
     /// `discardableLayers`, its frames above temporal layer 0 each predict only from the newest layer-0 frame and
-    /// none predicts from them, so the relay may send or leave out each one on its own (protocol 4).
-    case publish(name: String, properties: StreamProperties, acks: Bool = false, discardableLayers: Bool = false)
+    /// none predicts from them, so the relay may send or leave out each one on its own (protocol 4). With
+    /// `refreshes`, it answers ``requestRefresh(streamId:)`` (protocol 6).
+    case publish(name: String, properties: StreamProperties, acks: Bool = false, discardableLayers: Bool = false, refreshes: Bool = false)
     case unpublish(streamId: UInt32)
     /// Start receiving a stream; `audio` asks for its audio frames too (peers from before audio existed do not
     /// ask, and never get a frame they could not parse); `layers` says the subscriber reads temporal layer ids
@@ -61,6 +62,9 @@ public enum ControlMessage: Sendable, Hashable {
     case unsubscribe(streamId: UInt32)
     /// Subscriber → relay: I need a keyframe. Relay → publisher: send a keyframe now.
     case requestKeyframe(streamId: UInt32)
+    /// Relay → a publisher that said it `refreshes`: send a frame on the next tick, any kind — on an idle screen
+    /// the unchanged picture as a keepalive, a few bytes (an HLS part is due and needs a frame to end on).
+    case requestRefresh(streamId: UInt32)
     /// Both ways: a client sends a signal; the relay delivers it with `from` and `fromData` filled in.
     case signal(Signal)
     /// Publisher → relay (protocol 3): what its uplink controller aims the stream's encoder at and what it measured
@@ -98,8 +102,8 @@ public enum ControlMessage: Sendable, Hashable {
     /// The JSON envelope's version (`"v"`): every protocol version so far only added optional fields to it.
     public static let version = 1
     /// The protocol version this peer speaks (docs/protocol.md): 2 added sound, 3 acknowledgements and layers,
-    /// 4 discardable layers.
-    public static let protocolVersion = 5
+    /// 4 discardable layers, 5 catch-up frames, 6 refresh requests.
+    public static let protocolVersion = 6
     /// The largest control message accepted.
     public static let maximumSize = 64 * 1024
     /// The highest uplink rate a publisher may report (kbit/s: 10 Gbit/s).
@@ -114,6 +118,7 @@ public enum ControlMessage: Sendable, Hashable {
         case .subscribe: "subscribe"
         case .unsubscribe: "unsubscribe"
         case .requestKeyframe: "requestKeyframe"
+        case .requestRefresh: "requestRefresh"
         case .signal: "signal"
         case .streamPropertyChanged: "streamPropertyChanged"
         case .archiveStarted: "archiveStarted"
@@ -166,13 +171,14 @@ public enum ControlMessage: Sendable, Hashable {
                 let body = try decoder.decode(PublishBody.self, from: bytes)
                 return .publish(
                     name: body.name ?? "", properties: try body.properties.checkedBounds(), acks: body.acks ?? false,
-                    discardableLayers: body.discardableLayers ?? false)
+                    discardableLayers: body.discardableLayers ?? false, refreshes: body.refreshes ?? false)
             case "unpublish": return .unpublish(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "subscribe":
                 let body = try decoder.decode(SubscribeBody.self, from: bytes)
                 return .subscribe(streamId: body.streamId, audio: body.audio ?? false, layers: body.layers ?? false, catchUp: body.catchUp ?? false)
             case "unsubscribe": return .unsubscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "requestKeyframe": return .requestKeyframe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
+            case "requestRefresh": return .requestRefresh(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "signal": return .signal(try decoder.decode(Signal.self, from: bytes))
             case "streamPropertyChanged":
                 let body = try decoder.decode(StreamPropertiesBody.self, from: bytes)
@@ -245,7 +251,9 @@ private struct Head: Decodable {
 }
 
 private struct HelloBody: Codable { var token: String; var client: String? }
-private struct PublishBody: Codable { var name: String?; var properties: StreamProperties; var acks: Bool?; var discardableLayers: Bool? }
+private struct PublishBody: Codable {
+    var name: String?; var properties: StreamProperties; var acks: Bool?; var discardableLayers: Bool?; var refreshes: Bool?
+}
 private struct StreamBody: Codable { var streamId: UInt32 }
 private struct SubscribeBody: Codable { var streamId: UInt32; var audio: Bool?; var layers: Bool?; var catchUp: Bool? }
 private struct UplinkBody: Codable { var streamId: UInt32; var targetKbps: Int; var estimatedKbps: Int? }
@@ -286,10 +294,12 @@ private struct Envelope: Encodable {
         try container.encode(message.type, forKey: .type)
         switch message {
         case .hello(let token, let client): try HelloBody(token: token, client: client).encode(to: encoder)
-        case .publish(let name, let properties, let acks, let discardableLayers):
-            try PublishBody(name: name, properties: properties, acks: acks ? true : nil, discardableLayers: discardableLayers ? true : nil)
+        case .publish(let name, let properties, let acks, let discardableLayers, let refreshes):
+            try PublishBody(
+                name: name, properties: properties, acks: acks ? true : nil, discardableLayers: discardableLayers ? true : nil,
+                refreshes: refreshes ? true : nil)
                 .encode(to: encoder)
-        case .unpublish(let id), .unsubscribe(let id), .requestKeyframe(let id), .subscribed(let id):
+        case .unpublish(let id), .unsubscribe(let id), .requestKeyframe(let id), .requestRefresh(let id), .subscribed(let id):
             try StreamBody(streamId: id).encode(to: encoder)
         case .subscribe(let id, let audio, let layers, let catchUp):
             try SubscribeBody(streamId: id, audio: audio ? true : nil, layers: layers ? true : nil, catchUp: catchUp ? true : nil).encode(to: encoder)

@@ -81,8 +81,9 @@ struct ServeCommand: AsyncParsableCommand {
             anyone. Behind a TLS proxy instead, see packaging/examples (nginx, Caddy) and give --public-url.
 
             Limits: what every client may make the relay hold or do has a bound, set by the options below; a few \
-            are fixed: an HLS segment holds at most 16 MiB (the frames past it wait for the next keyframe), a \
-            session's playlist at most 64 date ranges, markers 5 a second per session (20 at once), archive starts \
+            are fixed: an HLS segment holds at most 16 MiB (the frames past it wait for the next keyframe), 500 \
+            LL-HLS requests of a session wait for a part at once (more are answered 503), a session's playlist at \
+            most 64 date ranges, markers 5 a second per session (20 at once), archive starts \
             and stops one every 2 s per session (4 at once), a stream's cached pictures 8 MiB or 2 500 frames, and \
             a joiner's welcome lists connections up to 24 KiB. What each limit does when reached, and the metric \
             that counts it: docs/operations.md.
@@ -227,8 +228,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Serve /metrics to whoever shows `Authorization: Bearer TOKEN`; without it, /metrics is served to this machine only (also $SCREENRELAY_METRICS_TOKEN or metrics-token in the config file, which keep it out of the process list).")
     var metricsToken: String?
 
-    @Option(help: "Target length of HLS segments (/hls/{session}/index.m3u8), in seconds; each starts at a keyframe the relay asks the publisher for, so shorter ones cost more bits.")
-    var hlsSegment: Double = 2
+    @Option(help: "Length of HLS segments (/hls/{session}/index.m3u8), in seconds: each starts at a keyframe, the stream's own when one comes past half of it, else one the relay asks for, which every live viewer of the stream gets too (at 6 s, ten a minute at most).")
+    var hlsSegment: Double = 6
+
+    @Option(help: "Length of LL-HLS parts within segments, in seconds (0.1 to 2, at most half a segment; default 0.5, or half a shorter segment): a part needs no keyframe; LL-HLS players play about two parts behind the frames.")
+    var hlsPart: Double?
 
     @Option(help: "Also write every session's HLS to DIR/<session>/ (index.m3u8, segments), for nginx or a CDN to serve; kept on while streams last.")
     var hlsDir: String?
@@ -289,6 +293,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard hlsSegment >= 0.5 && hlsSegment <= 30 else {
             throw ValidationError("--hls-segment must be between 0.5 and 30 seconds, got \(hlsSegment)")
         }
+        if let hlsPart, !(hlsPart >= 0.1 && hlsPart <= 2 && hlsPart <= hlsSegment / 2) {
+            throw ValidationError("--hls-part must be between 0.1 and 2 seconds and at most half of --hls-segment (\(hlsSegment) s), got \(hlsPart)")
+        }
         if let publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
             throw ValidationError("--public-url must be an http:// or https:// URL, got '\(publicURL)'")
         }
@@ -336,6 +343,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maximumConnectionsPerSession = maxConnectionsPerSession
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment
+        configuration.hlsPartSeconds = hlsPart ?? min(0.5, hlsSegment / 2)
         configuration.hlsPushURL = hlsPush
         var pushClient = RelayHTTPClient(peer: "the HLS origin")
         pushClient.timeoutSeconds = 10

@@ -49,8 +49,7 @@ import Testing
         let (width, height) = (picture.width, picture.height)
         return Look(
             width: width, height: height,
-            windowShown: TestPattern.difference(picture, x: width / 12, y: height * 5 / 6, HeadlessMutter.red) <= 16
-                && TestPattern.difference(picture, x: width * 11 / 12, y: height * 5 / 6, HeadlessMutter.blue) <= 16,
+            windowShown: GTKTestWindow.isShown(in: picture),
             pointerAtStart: pointerPixels(picture, x: 300, y: 200), pointerAtEnd: pointerPixels(picture, x: 900, y: 500))
     }
 
@@ -155,5 +154,13 @@ import Testing
         #expect(looks[..<turned].allSatisfy { $0.width == mutter.width && $0.height == mutter.height })
         #expect(frames[turned].isKeyframe, "the first picture at the new size is a keyframe")
         #expect(looks.last?.windowShown == true, "\(looks.last.map { "\($0)" } ?? "no picture")")
+
+        let restored = outcome.status == 0 && !outcome.standardError.contains("for a monitor to share")
+        try await TestedDesktopsTable.expectRow(
+            "GNOME", packages: [("mutter", "mutter"), ("xdg-desktop-portal-gnome", "xdg-desktop-portal-gnome")],
+            found: [
+                "Grant restored with no dialog": restored ? "yes, after the dialog once" : "no",
+                "A still screen's first picture": looks.first?.windowShown == true ? "yes" : "no",
+            ])
     }
 }

@@ -231,6 +231,17 @@ import Testing
         #expect(((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0, "nothing recorded")
     }
 
+    @Test func aMonitorGrantedWhereAWindowWasAskedIsNeverShared() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(on: pipewire, width: 64, height: 64, color: Self.color)
+        let backend = try await ScreenCastPortalTestBackend(on: pipewire, node: try await producer.nodeID(), answer: .grantMonitor)
+        let (outcome, path) = try await share(["--backend", "pipewire", "--portal-source", "window"], pipewire)
+        #expect(outcome.status == 2, "\(outcome.standardError)\n\(backend.errors)")
+        #expect(outcome.standardError.contains("granted a whole monitor where a window was asked for"), "\(outcome.standardError)")
+        #expect(((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) == 0, "nothing recorded")
+        #expect(!FileManager.default.fileExists(atPath: pipewire.runtimeDirectory + "/state/screenpub/portal-restore-token.window"), "no grant kept")
+    }
+
     @Test func aPortalWithoutScreenCastIsNamed() async throws {
         // xdg-desktop-portal runs, but no backend for this desktop offers ScreenCast.
         let pipewire = try await PrivatePipeWire()

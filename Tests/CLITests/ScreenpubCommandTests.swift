@@ -349,7 +349,7 @@ import Testing
             #expect(contents.standardOutput.contains(" \(path)\n"), "the package holds \(path)")
         }
         let depends = try await ChildProcess.run("/usr/bin/dpkg-deb", ["--field", package, "Depends"]).standardOutput
-        for library in ["libx11-6", "libxext6", "libxdamage1", "libxfixes3", "libxrandr2", "libvpx7", "libyuv0", "libavformat59", "libsqlite3-0", "libpipewire-0.3-0", "libportal1"] {
+        for library in ["libx11-6", "libxext6", "libxdamage1", "libxfixes3", "libxrandr2", "libvpx7", "libyuv0", "libavformat59", "libsqlite3-0", "libpipewire-0.3-0", "libportal1", "libwayland-client0"] {
             #expect(depends.contains(library), "Depends: names \(library): \(depends)")
         }
         #expect(!depends.contains("swift"), "the Swift runtime is linked in: \(depends)")

@@ -70,8 +70,9 @@ def main():
     parser.add_argument("--width", type=int, default=0)
     parser.add_argument("--height", type=int, default=0)
     parser.add_argument(
-        "--answer", choices=["grant", "cancel", "fail", "fail-restored"], default="grant",
-        help="fail-restored: fail a Start whose SelectSources brought restore data, as for a grant gone stale")
+        "--answer", choices=["grant", "cancel", "fail", "fail-restored", "grant-monitor"], default="grant",
+        help="fail-restored: fail a Start whose SelectSources brought restore data, as for a grant gone stale; "
+        "grant-monitor: share a monitor whatever was asked for")
     parser.add_argument("--cursor-modes", type=int, default=3, help="AvailableCursorModes (1 hidden, 2 embedded, 4 metadata)")
     parser.add_argument("--log", required=True, help="file to append one JSON line per call to")
     arguments = parser.parse_args()
@@ -82,6 +83,7 @@ def main():
     # What SelectSources asked for, by session: Start's own options are empty.
     persist_modes = {}
     restored = set()
+    source_types = {}
     log = open(arguments.log, "a", buffering=1)
 
     def record(method, **fields):
@@ -106,6 +108,8 @@ def main():
         response = 0
         if method == "SelectSources":
             persist_modes[session_handle] = options.get("persist_mode", 0)
+            # What is shared: a window when only windows were asked for, else a monitor.
+            source_types[session_handle] = 2 if options.get("types", 1) == 2 and arguments.answer != "grant-monitor" else 1
             if "restore_data" in options:
                 restored.add(session_handle)
         if method == "CreateSession":
@@ -117,7 +121,7 @@ def main():
             elif arguments.answer == "fail" or (arguments.answer == "fail-restored" and session_handle in restored):
                 response = 2
             else:
-                stream_properties = {"source_type": GLib.Variant("u", 1)}
+                stream_properties = {"source_type": GLib.Variant("u", source_types.get(session_handle, 1))}
                 if arguments.width > 0:
                     stream_properties["size"] = GLib.Variant("(ii)", (arguments.width, arguments.height))
                 node = arguments.node

@@ -144,6 +144,26 @@ import Testing
         #expect(frames[2].metadata != frames[0].metadata)
     }
 
+    @Test func aRefreshAskedOfAnIdleScreenIsOneSmallDeltaOnTheNextTick() async throws {
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let requests = PictureRequests()
+        let capture = try await LiveCapture(
+            options: .init(displayName: display.name, drawsCursor: false), framesPerSecond: 20, pictureRequests: requests)
+        #expect(await capture.wait { capture.sink.frames.count == 1 })
+        // Idle, no keepalive interval: nothing more until asked.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(capture.sink.frames.count == 1)
+        requests.requestRefresh()
+        #expect(await capture.wait { capture.sink.frames.count == 2 })
+        try await Task.sleep(for: .milliseconds(300))
+        try await capture.stop()
+        let frames = capture.sink.frames
+        #expect(frames.count == 2, "one refresh for one request")
+        #expect(frames.map(\.isKeyframe) == [true, false])
+        #expect(frames[1].payload.count < 200, "an unchanged picture costs a few bytes: \(frames[1].payload.count)")
+        #expect(capture.statistics.snapshot().keepalives == 1)
+    }
+
     @Test func aResizedWindowKeepsCapturingAtTheNewSizeWithAKeyframe() async throws {
         let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)

@@ -39,7 +39,7 @@ import Testing
         for (buffer, header) in Self.buffers(Array(frames.prefix(11)), streamId: 2, start: MediaTime(value: 90_000, timescale: 1)) {
             packager.frame(buffer, header: header, framesPerSecond: 5)
         }
-        #expect(await packager.waitForFirstSegment(timeout: .seconds(10)))
+        #expect(await packager.waitUntilPlayable(timeout: .seconds(10)))
         let snapshot = try await Self.snapshot(of: packager, segments: 5)
         // Three segments of the first stream, two of the second (its 11th frame opens a third, not yet complete).
         #expect(snapshot.segments.map(\.duration) == [1, 1, 1, 1, 1], "\(snapshot.segments.map(\.duration))")
@@ -51,7 +51,7 @@ import Testing
     }
 
     /// The packager's snapshot once it lists `segments` segments (packaging runs on its own queue), or after 5 s.
-    static func snapshot(of packager: HLSPackager, segments: Int) async throws -> HLSPackager.Snapshot {
+    static func snapshot(of packager: HLSPackager, segments: Int) async throws -> HLSSnapshot {
         var snapshot = packager.snapshot
         for _ in 0..<100 where snapshot.segments.count < segments {
             try await Task.sleep(for: .milliseconds(50))

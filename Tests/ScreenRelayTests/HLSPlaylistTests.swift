@@ -11,14 +11,14 @@ import Testing
 
     static func segment(
         _ sequence: Int, start: Int64, initialization: Int = 0, discontinuity: Bool = false, independent: Bool = true
-    ) -> HLSPackager.Segment {
+    ) -> HLSSnapshot.Segment {
         .init(
             sequence: sequence, duration: 2, programDateTime: at(start), initialization: initialization, discontinuity: discontinuity,
             independent: independent, bytes: [1, 2, 3])
     }
 
     @Test func aWindowWithANewPictureSizeAndDateRanges() {
-        var snapshot = HLSPackager.Snapshot()
+        var snapshot = HLSSnapshot()
         snapshot.segments = [Self.segment(7, start: 0), Self.segment(8, start: 2), Self.segment(9, start: 4, initialization: 1, discontinuity: true)]
         snapshot.discontinuitiesBefore = 2
         snapshot.dateRanges = [
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func whatThePlaylistSaysIsWhatAPlayerReads() throws {
-        var snapshot = HLSPackager.Snapshot()
+        var snapshot = HLSSnapshot()
         snapshot.segments = [Self.segment(7, start: 0), Self.segment(8, start: 2)]
         snapshot.dateRanges = [.init(id: "m", className: "c", start: Self.at(1), attributes: ["X-T": HLSPlaylist.quoted("a, b"), "SCTE35-IN": "0xFC"])]
         let parsed = try #require(HLSPlaylistParser.media(HLSPlaylist.media(snapshot, targetDuration: 3, query: "?token=t")))
@@ -91,6 +91,11 @@ import Testing
         #expect(two.targetDuration == 3 && Double(two.windowSegments) * 2 >= 3 * 3)
         let one = HLSPackager.Configuration(segmentSeconds: 1)
         #expect(one.targetDuration == 2 && Double(one.windowSegments) * 1 >= 3 * 2)
+        // The defaults: 6 s segments, whose keyframe may come two seconds late; a window longer than the delta
+        // playlists' skip boundary (six target durations), so that they leave something out.
+        let defaults = HLSPackager.Configuration()
+        #expect(defaults.segmentSeconds == 6 && defaults.partSeconds == 0.5 && defaults.targetDuration == 8)
+        #expect(defaults.skipBoundary == 48 && defaults.windowSegments == 10 && defaults.partHoldBack == 1.5)
     }
 }
 
@@ -98,7 +103,7 @@ import Testing
 @Suite struct HLSMarkerTests {
     static let now = WallClockTime(millisecondsSince1970: 1_795_400_000_000)
 
-    func parse(_ json: String) throws(HLSMarker.Invalid) -> HLSPackager.DateRange {
+    func parse(_ json: String) throws(HLSMarker.Invalid) -> HLSSnapshot.DateRange {
         try HLSMarker.parse(Data(json.utf8), now: Self.now)
     }
 

@@ -27,14 +27,7 @@ import Testing
             "--control-socket", controlSocket,
         ])
         defer { publisher.endInBackground(signal: SIGTERM) }
-        let painting = Task {
-            var index = 0
-            while !Task.isCancelled {
-                painter.fill(PixelRect(x: (index % 8) * 40, y: 0, width: 40, height: 240), color: index % 2 == 0 ? 0xFFFFFF : 0x2040A0)
-                index += 1
-                try await Task.sleep(for: .milliseconds(150))
-            }
-        }
+        let painting = Self.paintStripes(painter)
         defer { painting.cancel() }
 
         let base = "\(relay.base)/hls/\(session.sessionId)"
@@ -62,10 +55,11 @@ import Testing
             return media.components(separatedBy: "#EXTINF:").count > 3
         }, "\(media)")
         #expect(media.contains("#EXT-X-TARGETDURATION:2") && media.contains("#EXT-X-MAP:URI=\"init-0.mp4?token="), "\(media)")
-        let lines = media.split(separator: "\n").map(String.init)
-        let segmentURIs = lines.filter { $0.hasPrefix("seg-") }
-        let dates = lines.filter { $0.hasPrefix("#EXT-X-PROGRAM-DATE-TIME:") }.map { String($0.dropFirst("#EXT-X-PROGRAM-DATE-TIME:".count)) }
-        let durations = lines.filter { $0.hasPrefix("#EXTINF:") }.compactMap { Double($0.dropFirst(8).dropLast()) }
+        // The closed segments (the one being written, listed by its parts, has a date but no URI yet).
+        let closed = try #require(HLSPlaylistParser.media(media)).segments.filter { $0.uri != nil }
+        let segmentURIs = closed.compactMap(\.uri)
+        let dates = closed.compactMap(\.programDateTime)
+        let durations = closed.compactMap(\.duration)
         #expect(dates.count == segmentURIs.count && durations.count == segmentURIs.count)
         // The timeline is continuous: each segment lasts until the next one's first frame was captured. (How
         // close they come to the 1 s target depends on how soon the publisher answers, on a busy machine.)
@@ -73,8 +67,12 @@ import Testing
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let starts = dates.compactMap { formatter.date(from: $0)?.timeIntervalSince1970 }
+        // Except after a publisher silent past a segment's bound (a starved process on a loaded machine): the
+        // segment was cut there, at the target duration + 0.49 s, and the next starts at the next frame, later.
         for index in 0..<(starts.count - 1) {
-            #expect(abs(starts[index + 1] - starts[index] - durations[index]) < 0.05, "\(dates) \(durations)")
+            let gap = starts[index + 1] - starts[index] - durations[index]
+            let cutAtItsBound = abs(durations[index] - 2.49) < 0.01 && gap > 0
+            #expect(abs(gap) < 0.05 || cutAtItsBound, "\(dates) \(durations)")
         }
 
         // Each segment: the frames' ID3 metadata in emsg boxes; its first frame was captured at its date.
@@ -152,10 +150,11 @@ import Testing
         }, "\(media)")
 
         // What screensub printed meanwhile, in order: dates, ranges as they started and ended, frames.
-        // (Until it has printed the marker and the recording's end.)
+        // (Until it has printed the marker, the recording's end and three segments: it starts at the live edge.)
         #expect(try await eventually(30) {
             let lines = following.outputSoFar.split(separator: "\n")
             return lines.contains { $0.contains("break-1") } && lines.contains { $0.contains("archive-\(archiveId)") && $0.contains("END-DATE") }
+                && lines.count { $0.contains(#""event":"segment""#) } >= 3
         }, "\(following.outputSoFar.suffix(2000))")
         following.signal(SIGTERM)
         let followed = await following.wait(timeout: 10)
@@ -225,5 +224,18 @@ import Testing
             "/usr/bin/ffmpeg", ["-v", "error", "-live_start_index", "0", "-i", "\(base)/index.m3u8?token=\(viewerToken)", "-frames:v", "10", "-f", "null", "-"],
             timeout: 60)
         #expect(decoded.status == 0, "\(decoded.standardError)")
+    }
+
+    /// A changing 320×240 screen: a 40-pixel column painted white or blue every 150 ms, moving across, until
+    /// cancelled.
+    static func paintStripes(_ painter: sending XPainter) -> Task<Void, any Error> {
+        Task {
+            var index = 0
+            while !Task.isCancelled {
+                painter.fill(PixelRect(x: (index % 8) * 40, y: 0, width: 40, height: 240), color: index % 2 == 0 ? 0xFFFFFF : 0x2040A0)
+                index += 1
+                try await Task.sleep(for: .milliseconds(150))
+            }
+        }
     }
 }

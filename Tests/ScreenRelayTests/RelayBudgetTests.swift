@@ -29,7 +29,7 @@ import Testing
         for (buffer, header) in HLSPackagerTests.buffers(frames.prefix(30) + [key] + frames.suffix(9), streamId: 1, start: MediaTime(value: 100, timescale: 1)) {
             packager.frame(buffer, header: header, framesPerSecond: 5)
         }
-        #expect(await packager.waitForFirstSegment(timeout: .seconds(10)))
+        #expect(await packager.waitUntilPlayable(timeout: .seconds(10)))
         // Target duration 2 s, frames every 0.2 s: split at 2 s and 4 s; the keyframe at 6 s starts the fourth.
         let snapshot = try await HLSPackagerTests.snapshot(of: packager, segments: 3)
         #expect(snapshot.segments.map(\.duration) == [2, 2, 2], "\(snapshot.segments.map(\.duration))")
@@ -44,7 +44,7 @@ import Testing
 
     @Test func hlsMemoryStaysWithinTheSessionsAndTheRelaysBudgets() async throws {
         let relay = HLSMemoryBudget(limit: 200_000)
-        var configuration = HLSPackager.Configuration(segmentSeconds: 0.5)
+        var configuration = HLSPackager.Configuration(segmentSeconds: 0.5, partSeconds: 0.25)
         configuration.sessionMemoryBytes = 150_000
         configuration.relayMemory = relay
         let packager = HLSPackager(configuration: configuration, label: "memory-\(UUID().uuidString.prefix(6))", requestKeyframe: {}, onIdle: {})
@@ -53,10 +53,10 @@ import Testing
         for (buffer, header) in HLSPackagerTests.buffers(frames, streamId: 1, start: MediaTime(value: 100, timescale: 1)) {
             packager.frame(buffer, header: header, framesPerSecond: 5)
         }
-        #expect(await packager.waitForFirstSegment(timeout: .seconds(10)))
+        #expect(await packager.waitUntilPlayable(timeout: .seconds(10)))
         try await Task.sleep(for: .milliseconds(500))
         let snapshot = packager.snapshot
-        let held = (snapshot.segments + snapshot.retired).reduce(0) { $0 + $1.bytes.count }
+        let held = snapshot.bytes
         #expect(held <= 150_000 && held > 0, "\(held) bytes held")
         #expect(relay.bytesInUse == held)
         packager.stop()

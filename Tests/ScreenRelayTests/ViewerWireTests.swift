@@ -42,10 +42,10 @@ struct ViewerWireTests {
         defer { try? FileManager.default.removeItem(at: fixture) }
         var environment = ProcessInfo.processInfo.environment
         environment["SCREENPUB_WIRE_FIXTURE"] = fixture.path
-        let tests = ["wire.test.mjs", "session.test.mjs", "parts.test.mjs"].map { Self.repository.appendingPathComponent("Tests/Viewer/\($0)").path }
+        let tests = ["wire.test.mjs", "session.test.mjs", "parts.test.mjs", "hls.test.mjs"].map { Self.repository.appendingPathComponent("Tests/Viewer/\($0)").path }
         let outcome = try await ChildProcess.run(node, ["--test"] + tests, environment: environment)
         #expect(outcome.status == 0, "\(outcome.standardOutput)\(outcome.standardError)")
         // Every case ran (the fixture's included: none skipped).
-        #expect(outcome.standardOutput.contains("# pass 25") && outcome.standardOutput.contains("# skipped 0"), "\(outcome.standardOutput)")
+        #expect(outcome.standardOutput.contains("# pass 29") && outcome.standardOutput.contains("# skipped 0"), "\(outcome.standardOutput)")
     }
 }

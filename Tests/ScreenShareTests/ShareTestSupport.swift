@@ -121,3 +121,10 @@ final class Counter: Sendable {
     func increment() -> Int { value.add(1, ordering: .relaxed).newValue }
     var count: Int { value.load(ordering: .relaxed) }
 }
+
+/// A viewer's renderer that only counts the pictures it is given to show.
+final class ShownPictures: VideoRenderer, Sendable {
+    private let shown = Counter()
+    func render(_ frame: VideoFrame) throws { _ = shown.increment() }
+    var count: Int { shown.count }
+}

@@ -100,10 +100,16 @@ import Testing
             let token = try #require(URLComponents(string: viewerURL)?.queryItems?.first { $0.name == "token" }?.value)
             #expect(try await eventually(10) { running.share.status.connected == true && running.share.status.streamId != nil })
 
-            // A viewer on the relay's WebSocket sees the pattern, decoded.
+            // A viewer on the relay's WebSocket sees the pattern, decoded. It joins a running stream: what it gets
+            // first may be several cached frames to decode and not show (catch-up), so it watches until a picture
+            // is shown rather than for a number of frames.
             let subscriber = StreamSubscriber(transport: WebSocketTransport(url: try #require(status.relay)), token: token, logger: Logger(label: "test.viewer"))
-            let summary = try await subscriber.run(frameLimit: 3, makeDecoder: { try makeVideoDecoder(for: $0) })
-            #expect(summary.framesReceived == 3 && summary.framesRendered >= 1)
+            let shown = ShownPictures()
+            let watching = Task { try await subscriber.run(makeDecoder: { try makeVideoDecoder(for: $0) }, makeRenderer: { _ in shown }) }
+            let sawAPicture = try await eventually(20) { shown.count >= 1 }
+            watching.cancel()
+            let summary = try await watching.value
+            #expect(sawAPicture && summary.framesRendered >= 1 && summary.framesReceived >= summary.catchUpFrames + 1)
             #expect(summary.stream?.properties.videoType == .screen)
             #expect(try await eventually(10) { running.share.status.viewers == 0 })
 

@@ -12,6 +12,7 @@ import Testing
         .hello(token: "eyJ.abc.def", client: "screenpub/0.1.0"),
         .publish(name: "screen", properties: properties), .publish(name: "screen", properties: properties, acks: true),
         .publish(name: "screen", properties: properties, acks: true, discardableLayers: true),
+        .publish(name: "screen", properties: properties, refreshes: true), .requestRefresh(streamId: 3),
         .subscribe(streamId: 3, audio: true, layers: true), .ack(streamId: 3, sequence: 1 << 40, receivedAt: 12_345.678),
         .subscriptionChanged(streamId: 3, highestLayer: 1, layers: 3, waitingForKeyframe: false),
         .uplink(streamId: 3, targetKbps: 900, estimatedKbps: 1000), .uplink(streamId: 3, targetKbps: 1500, estimatedKbps: nil),
@@ -35,7 +36,7 @@ import Testing
     @Test func hasVideoIsOnUnlessSaidOtherwise() throws {
         // A peer that does not know pausing sends no hasVideo: its stream has video.
         let text = #"{"v":1,"type":"publish","name":"s","properties":{"videoType":"screen","codec":"vp8","width":4,"height":2,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":0}}"#
-        guard case .publish(_, let properties, let acks, let discardableLayers) = try ControlMessage.parse(text) else {
+        guard case .publish(_, let properties, let acks, let discardableLayers, _) = try ControlMessage.parse(text) else {
             Issue.record("not a publish message")
             return
         }
@@ -64,7 +65,7 @@ import Testing
         }
         #expect(version == 2)
         #expect(ControlMessage.welcome(connectionId: "c", sessionId: "s", role: .publisher, streams: [], connections: []).encoded()
-            .contains(#""protocol":5"#))
+            .contains(#""protocol":6"#))
         #expect(ControlMessage.subscribe(streamId: 1).encoded() == #"{"streamId":1,"type":"subscribe","v":1}"#)
         // Protocol 5: a subscriber that reads the catch-up flag says so; one that does not is never sent it.
         let catchUp = ControlMessage.subscribe(streamId: 1, layers: true, catchUp: true)

@@ -17,6 +17,7 @@ enum CPortalShims_Failure {
     CPortalShims_Failed = 5,        // the portal or its backend failed
     CPortalShims_TimedOut = 6,      // no answer within the timeout
     CPortalShims_Stopped = 7,       // shouldStop said so while waiting
+    CPortalShims_SourceUnavailable = 8,  // the backend cannot share the kind of source asked for
 };
 
 typedef struct {
@@ -40,6 +41,8 @@ uint32_t CPortalShims_cursorMode(const CPortalShims_Session *session);
 uint32_t CPortalShims_streamCount(const CPortalShims_Session *session);
 /// The PipeWire node of stream `index` (UINT32_MAX when there is no such stream).
 uint32_t CPortalShims_streamNode(const CPortalShims_Session *session, uint32_t index);
+/// What stream `index` shows (XdpOutputType: 1 monitor, 2 window, 4 virtual), or 0 when the portal did not say.
+uint32_t CPortalShims_streamSourceType(const CPortalShims_Session *session, uint32_t index);
 /// The token to pass next time so that the user is not asked again (malloc'd; NULL when none was given).
 char *CPortalShims_restoreToken(const CPortalShims_Session *session);
 /// A new connection to the PipeWire daemon that serves the session's nodes: a file descriptor, or -1.

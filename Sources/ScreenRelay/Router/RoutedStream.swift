@@ -22,12 +22,15 @@ struct RoutedStream<Frame> {
     let acknowledges: Bool
     /// The publisher's frames above layer 0 are discardable one by one (`publish` with `discardableLayers`).
     let discardableLayers: Bool
+    /// The publisher answers `requestRefresh` (protocol 6).
+    let refreshes: Bool
 
-    init(info: StreamInfo, limits: RouterLimits, acknowledges: Bool, discardableLayers: Bool) {
+    init(info: StreamInfo, limits: RouterLimits, acknowledges: Bool, discardableLayers: Bool, refreshes: Bool = false) {
         self.info = info
         self.limits = limits
         self.acknowledges = acknowledges
         self.discardableLayers = discardableLayers
+        self.refreshes = refreshes
         cache = PictureCache(maximumBytes: limits.maximumCachedBytes)
         keyframes = KeyframeThrottle(limits: limits)
         admission = FrameAdmission(limits: limits)

@@ -9,7 +9,7 @@ extension StreamRouter {
             return [.close(connectionId, .badState, "say hello first")]
         }
         switch message {
-        case .publish(let name, let properties, let acks, let discardableLayers):
+        case .publish(let name, let properties, let acks, let discardableLayers, let refreshes):
             guard connection.role.mayPublish else {
                 return [.sendControl(.error(code: .forbidden, message: "a \(connection.role.rawValue) token cannot publish"), to: connectionId)]
             }
@@ -32,7 +32,7 @@ extension StreamRouter {
             }
             let info = StreamInfo(streamId: nextStreamId, connectionId: connectionId, name: name, properties: properties)
             nextStreamId &+= 1
-            streams[info.streamId] = RoutedStream(info: info, limits: limits, acknowledges: acks, discardableLayers: discardableLayers)
+            streams[info.streamId] = RoutedStream(info: info, limits: limits, acknowledges: acks, discardableLayers: discardableLayers, refreshes: refreshes)
             var actions: [Action] = [.sendControl(.published(info), to: connectionId)]
             for other in connectionOrder where other != connectionId {
                 actions.append(.sendControl(.streamCreated(info), to: other))
@@ -93,7 +93,7 @@ extension StreamRouter {
         case .hello:
             return [.sendControl(.error(code: .badState, message: "hello was already accepted"), to: connectionId)]
         case .welcome, .published, .subscribed, .streamCreated, .streamDestroyed, .connectionCreated,
-            .connectionDestroyed, .error, .archiveStarted, .archiveStopped, .ack, .subscriptionChanged:
+            .connectionDestroyed, .error, .archiveStarted, .archiveStopped, .ack, .subscriptionChanged, .requestRefresh:
             return [.close(connectionId, .unknownMessage, "\(message.type) is sent by the relay, not to it")]
         }
     }
@@ -117,6 +117,13 @@ extension StreamRouter {
     /// Asks the publisher of one stream for a keyframe for the relay itself (an HLS segment is due).
     public mutating func requestKeyframe(forStream streamId: UInt32, now: Double) -> [Action] {
         streams[streamId]?.requestKeyframe(now: now, cause: .relay, counters: &counters) ?? []
+    }
+
+    /// Asks the publisher of one stream for a frame, any kind, for the relay itself (an HLS part is due on an idle
+    /// screen): nothing for a publisher that did not say it answers (`publish` without `refreshes`).
+    public func requestRefresh(forStream streamId: UInt32) -> [Action] {
+        guard let stream = streams[streamId], stream.refreshes else { return [] }
+        return [.sendControl(.requestRefresh(streamId: streamId), to: stream.info.connectionId)]
     }
 
     private mutating func subscribe(_ connectionId: String, to streamId: UInt32, audio: Bool, layers: Bool, catchUp: Bool, now: Double) -> [Action] {

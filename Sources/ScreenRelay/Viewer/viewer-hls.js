@@ -1,101 +1,17 @@
 // screenpub viewer, HLS mode (/view/SESSION?token=…&hls=1): plays the relay's HLS of the session through
 // Media Source Extensions and shows each frame's ID3 metadata and the session's date ranges (pauses,
-// recordings, markers) in sync with the picture. docs/protocol.md, "HLS", describes what it reads.
+// recordings, markers) in sync with the picture. docs/protocol.md, "HLS", describes what it reads. With an
+// LL-HLS server (the relay) it follows parts: it starts at the newest part a keyframe starts, asks for the
+// playlist with a blocking reload for the part after the last it has, and plays close behind the newest frame.
 import { page, setStatus, showProblem } from './view.js';
-import { describeMetadata } from './wire.js';
+import { blockingURL, hlsAttributes, nextFetches, parseMediaPlaylist, segmentCues, startingPoint } from './hls-playlist.js';
 
-const ID3_SCHEME = 'https://aomedia.org/emsg/ID3';
-const METADATA_OWNER = 'screenpub.metadata';
-const CAPTURE_TIME = 'screenpub.capture-time';
-const LIVE_EDGE_SEGMENTS = 3;
-
-/// The attribute list of a playlist tag (NAME=value,NAME="quoted, text"), quotes removed.
-function hlsAttributes(list) {
-  const result = {};
-  const pattern = /([A-Z0-9-]+)=("[^"]*"|[^,]*)/g;
-  let match;
-  while ((match = pattern.exec(list)) !== null) result[match[1]] = match[2].replace(/^"|"$/g, '');
-  return result;
-}
-
-/// A media playlist's segments, each with its date, the init segment in force and the date ranges ahead of it.
-function parseMediaPlaylist(text) {
-  const playlist = { targetDuration: 2, mediaSequence: 0, segments: [] };
-  let pending = { dateRanges: [] };
-  let map = null;
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line.startsWith('#EXT-X-TARGETDURATION:')) playlist.targetDuration = Number(line.slice(22));
-    else if (line.startsWith('#EXT-X-MEDIA-SEQUENCE:')) playlist.mediaSequence = Number(line.slice(22));
-    else if (line.startsWith('#EXT-X-MAP:')) map = hlsAttributes(line.slice(11)).URI;
-    else if (line.startsWith('#EXT-X-PROGRAM-DATE-TIME:')) pending.programDateTime = line.slice(25);
-    else if (line.startsWith('#EXT-X-DATERANGE:')) pending.dateRanges.push(hlsAttributes(line.slice(17)));
-    else if (line.startsWith('#EXTINF:')) pending.duration = parseFloat(line.slice(8));
-    else if (line && !line.startsWith('#')) {
-      playlist.segments.push({ ...pending, uri: line, map, sequence: playlist.mediaSequence + playlist.segments.length });
-      pending = { dateRanges: [] };
-    }
-  }
-  return playlist;
-}
-
-/// The ID3 frames we read (PRIV by owner, TXXX by description) of one tag; null if it is not ID3v2.3/2.4.
-function parseID3(bytes) {
-  if (bytes.length < 10 || bytes[0] !== 0x49 || bytes[1] !== 0x44 || bytes[2] !== 0x33) return null;
-  const synchsafe = (o) => (bytes[o] << 21) | (bytes[o + 1] << 14) | (bytes[o + 2] << 7) | bytes[o + 3];
-  const version = bytes[3];
-  const end = Math.min(bytes.length, 10 + synchsafe(6));
-  const result = { priv: {}, txxx: {} };
-  const text = new TextDecoder();
-  let offset = 10;
-  while (offset + 10 <= end) {
-    const id = String.fromCharCode(...bytes.subarray(offset, offset + 4));
-    const size = version === 4 ? synchsafe(offset + 4) : new DataView(bytes.buffer, bytes.byteOffset).getUint32(offset + 4);
-    const body = bytes.subarray(offset + 10, offset + 10 + size);
-    if (id === 'PRIV') {
-      const zero = body.indexOf(0);
-      if (zero >= 0) result.priv[text.decode(body.subarray(0, zero))] = body.subarray(zero + 1);
-    } else if (id === 'TXXX' && (body[0] === 3 || body[0] === 0)) {
-      const zero = body.indexOf(0, 1);
-      if (zero >= 0) result.txxx[text.decode(body.subarray(1, zero))] = text.decode(body.subarray(zero + 1)).replace(/\0$/, '');
-    } else if (!/^[A-Z0-9]{4}$/.test(id)) break;
-    offset += 10 + size;
-  }
-  return result;
-}
-
-/// The frames' metadata in a CMAF segment: every top-level version-1 `emsg` box with an ID3 message.
-function segmentCues(bytes) {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const text = new TextDecoder();
-  const cues = [];
-  let offset = 0;
-  while (offset + 8 <= bytes.length) {
-    const size = view.getUint32(offset);
-    const type = String.fromCharCode(...bytes.subarray(offset + 4, offset + 8));
-    if (size < 8 || offset + size > bytes.length) break;
-    if (type === 'emsg' && bytes[offset + 8] === 1) {
-      const timescale = view.getUint32(offset + 12);
-      const time = Number(view.getBigUint64(offset + 16));
-      let cursor = offset + 32;
-      const schemeEnd = bytes.indexOf(0, cursor);
-      const scheme = text.decode(bytes.subarray(cursor, schemeEnd));
-      cursor = bytes.indexOf(0, schemeEnd + 1) + 1;
-      if (scheme === ID3_SCHEME && timescale > 0) {
-        const id3 = parseID3(bytes.subarray(cursor, offset + size));
-        if (id3) {
-          cues.push({
-            time: time / timescale,
-            metadata: id3.priv[METADATA_OWNER] ? describeMetadata(id3.priv[METADATA_OWNER]) : '(none)',
-            captureTime: id3.txxx[CAPTURE_TIME] || null,
-          });
-        }
-      }
-    }
-    offset += size;
-  }
-  return cues;
-}
+/// How far behind the newest frame it holds the player plays: room for the next part to come (a part is about
+/// half a second; it comes when its last frame's successor does).
+const LIVE_MARGIN_SECONDS = 0.6;
+/// Further behind than this (it started playing from the part it joined at, a stall, a tab in the background),
+/// it jumps back to the live edge: past the margin and a part's worth of jitter.
+const BEHIND_SECONDS = 1.6;
 
 /// Plays the session's HLS in a <video> with MSE and keeps `screenViewer` up to date for the page and for checks.
 export class HLSPlayer {
@@ -108,7 +24,8 @@ export class HLSPlayer {
     this.cues = [];
     this.dateRanges = new Map();
     this.appendedMap = null;
-    this.next = null;
+    /// The next part or segment to fetch (`{ sequence, part }`); null until the first playlist.
+    this.cursor = null;
     this.queue = Promise.resolve();
   }
 
@@ -138,39 +55,59 @@ export class HLSPlayer {
     };
     this.video.requestVideoFrameCallback(onFrame);
     setStatus(this.state, 'Watching over HLS');
+    let blocking = false;
     for (;;) {
       try {
-        await this.poll();
+        blocking = await this.poll(blocking);
       } catch (error) {
+        blocking = false;
         setStatus(this.state, `HLS: ${error.message}; trying again`);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        continue;
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.max(250, (this.targetDuration || 2) * 500)));
+      // A server that holds the request until the next part needs no pause; another one is asked twice a segment.
+      if (!blocking) await new Promise((resolve) => setTimeout(resolve, Math.max(250, (this.targetDuration || 2) * 500)));
     }
   }
 
-  async poll() {
-    const playlist = parseMediaPlaylist(await this.fetchText(this.mediaURL));
+  /// Reads the playlist (held until the next part with a blocking reload) and appends what is new; whether the
+  /// server holds requests.
+  async poll(blocking) {
+    const url = blocking && this.cursor ? blockingURL(this.mediaURL, this.cursor) : this.mediaURL;
+    const playlist = parseMediaPlaylist(await this.fetchText(url));
     this.targetDuration = playlist.targetDuration;
-    const first = this.next ?? Math.max(playlist.mediaSequence, playlist.mediaSequence + playlist.segments.length - LIVE_EDGE_SEGMENTS);
-    for (const segment of playlist.segments) {
-      for (const range of segment.dateRanges) this.noteDateRange(range);
-      if (segment.sequence < first) continue;
-      if (segment.map && segment.map !== this.appendedMap) {
-        await this.append(await this.fetchBytes(new URL(segment.map, this.mediaURL).href));
-        this.appendedMap = segment.map;
+    for (const segment of playlist.segments) for (const range of segment.dateRanges) this.noteDateRange(range);
+    if (!this.cursor) this.cursor = startingPoint(playlist);
+    const { fetches, cursor } = nextFetches(playlist, this.cursor);
+    for (const fetched of fetches) {
+      if (fetched.map && fetched.map !== this.appendedMap) {
+        await this.append(await this.fetchBytes(new URL(fetched.map, this.mediaURL).href));
+        this.appendedMap = fetched.map;
       }
-      const bytes = await this.fetchBytes(new URL(segment.uri, this.mediaURL).href);
+      const bytes = await this.fetchBytes(new URL(fetched.uri, this.mediaURL).href);
       this.cues.push(...segmentCues(bytes));
       if (this.cues.length > 2000) this.cues.splice(0, this.cues.length - 2000);
       await this.append(bytes);
-      this.next = segment.sequence + 1;
       this.state.segments = (this.state.segments || 0) + 1;
-      if (this.video.paused) {
-        const ranges = this.video.buffered;
-        if (ranges.length && this.video.currentTime < ranges.start(0)) this.video.currentTime = ranges.start(0);
-        this.video.play().catch(() => {});
-      }
     }
+    this.cursor = cursor;
+    if (fetches.length) this.keepLive(playlist.partTarget !== null);
+    return playlist.canBlockReload && playlist.partTarget !== null;
+  }
+
+  /// Plays from the buffer's start at first; with parts, close behind the newest frame, jumping there when it
+  /// falls further behind.
+  keepLive(withParts) {
+    const ranges = this.video.buffered;
+    if (!ranges.length) return;
+    const end = ranges.end(ranges.length - 1);
+    const behind = end - this.video.currentTime;
+    if (withParts && (this.video.paused || behind > BEHIND_SECONDS)) {
+      this.video.currentTime = Math.max(ranges.start(ranges.length - 1), end - LIVE_MARGIN_SECONDS);
+    } else if (this.video.paused && this.video.currentTime < ranges.start(0)) {
+      this.video.currentTime = ranges.start(0);
+    }
+    if (this.video.paused) this.video.play().catch(() => {});
   }
 
   noteDateRange(range) {

@@ -39,7 +39,7 @@ public struct RelayDestination: StreamDestination {
     public init(transport: any RelayTransport, token: String, session: SessionCredentials?, context: DestinationContext) {
         self.session = session
         publisher = RelayPublisher(
-            transport: transport, token: token, framesPerSecond: context.framesPerSecond, keyframeRequests: context.keyframeRequests,
+            transport: transport, token: token, framesPerSecond: context.framesPerSecond, pictureRequests: context.pictureRequests,
             reconnection: context.options.reconnect ? .init() : .never, audio: context.audio,
             uplink: UplinkController.Configuration(maximumKbps: context.bitrateKbps), pacing: context.pacing.addVoice(),
             logger: context.logger,

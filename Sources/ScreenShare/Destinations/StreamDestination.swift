@@ -110,7 +110,7 @@ public struct DestinationStatus: Codable, Sendable, Equatable {
 /// encoder for a keyframe through it), its settings and its log.
 public struct DestinationContext: Sendable {
     /// Set by a destination whose receivers need a picture to start from; the encoder serves it next tick.
-    public var keyframeRequests: KeyframeRequestFlag
+    public var pictureRequests: PictureRequests
     /// Where a destination that follows its network tells the encoder its rate and when to hold frames back
     /// (a voice of its own).
     public var pacing: EncoderPacing
@@ -133,13 +133,13 @@ public struct DestinationContext: Sendable {
     public var logger: Logger
 
     public init(
-        keyframeRequests: KeyframeRequestFlag, pacing: EncoderPacing = EncoderPacing(), bitrateKbps: Int = 1000,
+        pictureRequests: PictureRequests, pacing: EncoderPacing = EncoderPacing(), bitrateKbps: Int = 1000,
         framesPerSecond: Double, videoCodec: VideoCodec? = nil, audio: AudioProperties? = nil,
         audioPreSkip: Int = 312,
         options: DestinationOptions = DestinationOptions(),
         environment: [String: String] = [:], onSignal: @escaping @Sendable (Signal) -> Void = { _ in }, logger: Logger
     ) {
-        self.keyframeRequests = keyframeRequests
+        self.pictureRequests = pictureRequests
         self.pacing = pacing
         self.bitrateKbps = bitrateKbps
         self.framesPerSecond = framesPerSecond

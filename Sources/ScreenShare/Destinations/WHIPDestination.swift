@@ -20,7 +20,7 @@ public struct WHIPDestination: StreamDestination {
         }
         return WHIPDestination(
             publisher: WHIPPublisher(
-                endpoint: endpoint, token: context.options.whipToken, codec: codec, keyframeRequests: context.keyframeRequests,
+                endpoint: endpoint, token: context.options.whipToken, codec: codec, pictureRequests: context.pictureRequests,
                 reconnection: context.options.reconnect ? .init() : .never, trust: context.options.trust,
                 uplink: UplinkController.Configuration(maximumKbps: context.bitrateKbps), pacing: context.pacing.addVoice(),
                 logger: context.logger))

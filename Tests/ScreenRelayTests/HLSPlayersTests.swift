@@ -1,0 +1,95 @@
+import Foundation
+import ScreenMedia
+import ScreenTesting
+import ScreenTransportClient
+import Testing
+
+/// Players that are not ours play the relay's LL-HLS playlist as the plain HLS it also is: GStreamer's hlsdemux2
+/// (Debian's 1.22, which knows no LL-HLS: it asks for playlists and whole segments, never a part) and ffmpeg, each
+/// on a fresh session's HLS, with the picture they decode checked by colour.
+@Suite(.watchdog()) struct HLSPlayersTests {
+    static let magenta = (r: 200, g: 40, b: 160)
+    /// The picture is checked at (80, 200): away from the pointer (in the middle of the screen) and the moving square.
+
+    /// A relay at its default segment lengths, and screenpub sharing a display painted magenta; the playlist URL.
+    static func share() async throws -> (url: String, relay: RunningRelay, publisher: ChildProcess, display: VirtualDisplay, painting: Task<Void, any Error>) {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let painter = try XPainter(displayName: display.name)
+        let color = XPainter.pixel(red: UInt8(magenta.r), green: UInt8(magenta.g), blue: UInt8(magenta.b))
+        // A window (what the root shows can be cleared by the server) with a square that moves: a changing screen
+        // that stays magenta below its top row. The task holds the painter, whose connection the window lives as long as.
+        let window = painter.createWindow(PixelRect(x: 0, y: 0, width: 320, height: 240), color: color)
+        let painting = Task {
+            var index = 0
+            while !Task.isCancelled {
+                painter.fill(window: window, PixelRect(x: 0, y: 0, width: 320, height: 20), color: color)
+                painter.fill(window: window, PixelRect(x: (index % 16) * 20, y: 0, width: 20, height: 20), color: 0xFFFFFF)
+                index += 1
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        let publisher = try ChildProcess(ChildProcess.productsDirectory + "/screenpub", [
+            "--display", display.name, "--server", relay.base, "--token", session.token, "--fps", "5", "--control-socket", "",
+        ])
+        try await relay.waitForConnections(1, timeout: .seconds(60))
+        return ("\(relay.base)/hls/\(session.sessionId)/index.m3u8?token=\(viewerToken)", relay, publisher, display, painting)
+    }
+
+    static func isMagenta(_ pixel: [Int]) -> Bool {
+        pixel.count == 3 && abs(pixel[0] - magenta.r) < 30 && abs(pixel[1] - magenta.g) < 30 && abs(pixel[2] - magenta.b) < 30
+    }
+
+    @Test func gstreamersHLSDemux2PlaysItFromWholeSegments() async throws {
+        let (url, relay, publisher, display, painting) = try await Self.share()
+        defer { publisher.endInBackground(signal: SIGTERM) }
+        defer { painting.cancel() }
+        defer { withExtendedLifetime((relay, display)) {} }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hlsdemux2-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // HLS started by a first request (souphttpsrc gives up on an answer after 15 s, which the first two segments
+        // of a cold start can take on a machine running every test at once); its playlist still starts with them.
+        #expect(try await RelayHTTPClient().send("GET", url).status == 200)
+        // Ten pictures as RGB, decoded by GStreamer from the relay's URL (uridecodebin3 picks hlsdemux2).
+        let played = try await ChildProcess.run(
+            "/usr/bin/gst-launch-1.0",
+            ["-q", "uridecodebin3", "uri=\(url)", "!", "videoconvert", "!", "video/x-raw,format=RGB,width=320,height=240", "!",
+             "identity", "eos-after=10", "!", "filesink", "location=\(directory)/frames.rgb"],
+            environment: ProcessInfo.processInfo.environment.merging(["GST_DEBUG": "adaptivedemux2:5", "GST_DEBUG_NO_COLOR": "1"]) { $1 },
+            timeout: 90)
+        // What it said went wrong, without its debug log.
+        let lines = played.standardError.split(separator: "\n")
+        let problems = lines.filter { $0.contains("ERROR") || $0.contains("WARN") }.suffix(20)
+        #expect(played.status == 0, "\((problems.isEmpty ? lines.suffix(20) : problems).joined(separator: "\n")) \(played.standardOutput.suffix(500))")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/frames.rgb"))
+        #expect(bytes.count >= 9 * 320 * 240 * 3 && bytes.count % (320 * 240 * 3) == 0, "\(bytes.count) bytes")
+        let probe = bytes.count - 320 * 240 * 3 + (200 * 320 + 80) * 3
+        let pixel = bytes.count > probe + 2 ? bytes[probe..<(probe + 3)].map(Int.init) : []
+        let frameBytes = 320 * 240 * 3
+        let probes = stride(from: 0, to: bytes.count, by: frameBytes).map { start in bytes[(start + (200 * 320 + 80) * 3)...].prefix(3).map(Int.init) }
+        #expect(Self.isMagenta(pixel), "the last picture at (80, 200): \(pixel); each: \(probes)")
+        // What it asked for: playlists without LL-HLS's query, and whole segments.
+        let fetched = played.standardError.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "Downloading fragment uri: ") ?? line.range(of: "Fetching URI ") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != " " && $0 != "?" })
+        }
+        #expect(fetched.contains { $0.hasSuffix("/stream.m3u8") } && fetched.contains { $0.contains("/seg-") }, "\(fetched)")
+        #expect(!fetched.contains { $0.contains("/part-") || $0.contains("_HLS_") }, "\(fetched)")
+    }
+
+    @Test func ffmpegPlaysItFromAColdStart() async throws {
+        let (url, relay, publisher, display, painting) = try await Self.share()
+        defer { publisher.endInBackground(signal: SIGTERM) }
+        defer { painting.cancel() }
+        defer { withExtendedLifetime((relay, display)) {} }
+        let picture = try await FFmpegPicture.last(of: url, width: 320, height: 240, frames: 10)
+        let pixel = picture.withUnsafeBytes { bytes in
+            let offset = 200 * picture.bytesPerRow + 80 * 4
+            return [Int(bytes[offset + 2]), Int(bytes[offset + 1]), Int(bytes[offset])]  // BGRA
+        }
+        #expect(Self.isMagenta(pixel), "\(pixel)")
+    }
+}
