@@ -34,7 +34,11 @@ import Testing
             try await Task.sleep(for: .milliseconds(200))
             state = try await browser.evaluate(expression)
         } while !(state.map { $0.framesDecoded > 0 && $0.lastMetadata == metadata } ?? false) && Date() < deadline
-        return try #require(state, "the viewer's script never ran")
+        guard let state else {
+            let report = await browser.loadReport()
+            return try #require(state, "the viewer's script never ran: \(report)")
+        }
+        return state
     }
 
     @Test

@@ -45,17 +45,21 @@ import Testing
             """
     }
 
-    /// Polls the viewer until `condition` holds (or `timeout` s pass) and returns the last state.
+    /// Polls the viewer until `condition` holds (or `timeout` s pass) and returns the last state. The time starts
+    /// once the page's script runs: on a loaded machine fetching and running its modules may take a while itself
+    /// (up to a minute is waited for that).
     func waitForViewer(_ browser: HeadlessBrowser, timeout: Double = 30, until condition: (ViewerState) -> Bool) async throws -> ViewerState {
-        let deadline = Date().addingTimeInterval(timeout)
+        let scriptDeadline = Date().addingTimeInterval(60)
         var state: ViewerState? = try await browser.evaluate(Self.stateExpression)
-        while state.map(condition) != true, Date() < deadline {
+        while state == nil, Date() < scriptDeadline {
             try await Task.sleep(for: .milliseconds(100))
             state = try await browser.evaluate(Self.stateExpression)
         }
-        guard let state else {
-            let page: String = try await browser.evaluate("location.href + ': ' + document.documentElement.outerHTML.slice(0, 600)")
-            throw TestFailure("the viewer script never ran: \(page)")
+        guard var state else { throw TestFailure("the viewer script did not run within 60 s: \(await browser.loadReport())") }
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition(state), Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            state = try await browser.evaluate(Self.stateExpression) ?? state
         }
         return state
     }
