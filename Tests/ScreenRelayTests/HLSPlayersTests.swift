@@ -53,24 +53,35 @@ import Testing
         // HLS started by a first request (souphttpsrc gives up on an answer after 15 s, which the first two segments
         // of a cold start can take on a machine running every test at once); its playlist still starts with them.
         #expect(try await RelayHTTPClient().send("GET", url).status == 200)
-        // Ten pictures as RGB, decoded by GStreamer from the relay's URL (uridecodebin3 picks hlsdemux2).
-        let played = try await ChildProcess.run(
+        // Pictures as RGB, decoded by GStreamer from the relay's URL (uridecodebin3 picks hlsdemux2), until ten
+        // have come; then it is killed. Not stopped by an EOS (`identity eos-after=10`): in GStreamer 1.22 an EOS
+        // that reaches decodebin3 while av1dec is decoding now and then makes av1dec fail "Failed to decode frame"
+        // (6 of 150 runs on a loaded machine, from a static copy of the segments, which decode cleanly through
+        // qtdemux and av1dec from a file; 0 of 300 runs stopped this way).
+        let framesPath = "\(directory)/frames.rgb"
+        let frameBytes = 320 * 240 * 3
+        let player = try ChildProcess(
             "/usr/bin/gst-launch-1.0",
             ["-q", "uridecodebin3", "uri=\(url)", "!", "videoconvert", "!", "video/x-raw,format=RGB,width=320,height=240", "!",
-             "identity", "eos-after=10", "!", "filesink", "location=\(directory)/frames.rgb"],
-            environment: ProcessInfo.processInfo.environment.merging(["GST_DEBUG": "adaptivedemux2:5", "GST_DEBUG_NO_COLOR": "1"]) { $1 },
-            timeout: 90)
+             "filesink", "buffer-mode=unbuffered", "location=\(framesPath)"],
+            environment: ProcessInfo.processInfo.environment.merging(["GST_DEBUG": "adaptivedemux2:5", "GST_DEBUG_NO_COLOR": "1"]) { $1 })
+        func framesWritten() -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: framesPath))?[.size] as? Int ?? 0) / frameBytes
+        }
+        let deadline = Date().addingTimeInterval(90)
+        while framesWritten() < 10, !player.hasExited, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let endedByItself = player.hasExited
+        player.signal(SIGKILL)
+        let played = await player.wait(timeout: 10)
         // What it said went wrong, without its debug log.
         let lines = played.standardError.split(separator: "\n")
         let problems = lines.filter { $0.contains("ERROR") || $0.contains("WARN") }.suffix(20)
-        #expect(played.status == 0, "\((problems.isEmpty ? lines.suffix(20) : problems).joined(separator: "\n")) \(played.standardOutput.suffix(500))")
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/frames.rgb"))
-        #expect(bytes.count >= 9 * 320 * 240 * 3 && bytes.count % (320 * 240 * 3) == 0, "\(bytes.count) bytes")
-        let probe = bytes.count - 320 * 240 * 3 + (200 * 320 + 80) * 3
-        let pixel = bytes.count > probe + 2 ? bytes[probe..<(probe + 3)].map(Int.init) : []
-        let frameBytes = 320 * 240 * 3
-        let probes = stride(from: 0, to: bytes.count, by: frameBytes).map { start in bytes[(start + (200 * 320 + 80) * 3)...].prefix(3).map(Int.init) }
-        #expect(Self.isMagenta(pixel), "the last picture at (80, 200): \(pixel); each: \(probes)")
+        #expect(!endedByItself && !lines.contains { $0.hasPrefix("ERROR:") } && framesWritten() >= 10,
+            "\(framesWritten()) pictures; \((problems.isEmpty ? lines.suffix(20) : problems).joined(separator: "\n")) \(played.standardOutput.suffix(500))")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: framesPath))
+        let frames = bytes.count / frameBytes
+        let probes = (0..<frames).map { frame in bytes[(frame * frameBytes + (200 * 320 + 80) * 3)...].prefix(3).map(Int.init) }
+        #expect(probes.last.map(Self.isMagenta) == true, "the last picture at (80, 200): \(String(describing: probes.last)); each: \(probes)")
         // What it asked for: playlists without LL-HLS's query, and whole segments.
         let fetched = played.standardError.split(separator: "\n").compactMap { line -> String? in
             guard let range = line.range(of: "Downloading fragment uri: ") ?? line.range(of: "Fetching URI ") else { return nil }
