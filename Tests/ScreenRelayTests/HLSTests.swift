@@ -204,11 +204,14 @@ import Testing
                metadataText: document.getElementById('metadata').textContent, eventsText: document.getElementById('events').textContent })
             """
         var watched: HLSViewerState?
-        #expect(try await eventually(40) {
+        let played = try await eventually(40) {
             watched = try? await browser.evaluate(expression)
             return (watched?.framesDecoded ?? 0) > 3 && watched?.lastMetadata != nil && watched?.problem == nil
                 && watched?.dateRanges?.contains { $0["ID"] == "break-1" } == true
-        }, "\(String(describing: watched))")
+        }
+        // A page whose script never ran: what it fetched, to tell a failed fetch from a slow machine.
+        let page = watched == nil ? await browser.loadReport() : ""
+        #expect(played, "\(String(describing: watched)) \(page)")
         #expect(watched?.mode == "hls" && watched?.width == 320)
         #expect(watched?.lastMetadata?.hasPrefix("20") == true && watched?.metadataText == watched?.lastMetadata, "the capture time shown: \(String(describing: watched))")
         #expect((watched?.lastLatencyMs ?? -1) > 0, "capture → display over HLS is seconds, and positive")
