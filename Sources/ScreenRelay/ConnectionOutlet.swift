@@ -4,19 +4,42 @@ import ScreenWire
 
 /// What a connection's writer task sends, in order.
 enum Outgoing: Sendable {
-    case frame(ByteBuffer, streamId: UInt32)
+    /// A video frame; `flags`: the flags byte this subscriber gets in place of the frame's own (its layer cleared,
+    /// its catch-up bit set), written over the shared buffer as it goes out, so that no subscriber costs a copy.
+    case frame(ByteBuffer, streamId: UInt32, flags: MediaFrameHeader.Flags? = nil)
     /// Goes ahead of queued video frames: sound is never held back by pictures.
     case audio(ByteBuffer, streamId: UInt32)
     case control(String)
     case close(WireErrorCode, String)
+
+    /// What it counts in its connection's budget: its bytes and the queue's entry for it.
+    var queuedBytes: Int {
+        let overhead = 64
+        switch self {
+        case .frame(let buffer, _, _), .audio(let buffer, _): return buffer.readableBytes + overhead
+        case .control(let text): return text.utf8.count + overhead
+        case .close(_, let reason): return reason.utf8.count + overhead
+        }
+    }
+
+    /// The stream a media item belongs to (nil: control and close).
+    var mediaStreamId: UInt32? {
+        switch self {
+        case .frame(_, let streamId, _), .audio(_, let streamId): streamId
+        case .control, .close: nil
+        }
+    }
 }
 
 /// A connection's outgoing queue: what the session sends it, in order, drained by its writer task.
 ///
-/// Media frames are bounded by the router (a few per subscriber, then drop to the next keyframe). Control
-/// messages — signals, announcements — are bounded here, in count and bytes: a connection that stops reading
-/// while it or others keep sending it signals is closed (``overflowed``) instead of growing the relay's
-/// memory, and what it had queued is dropped.
+/// Everything queued counts in bytes when it is queued and stops counting when it is written or dropped: media,
+/// control messages and the close, against the connection's own budget (``Limits/bytes``) and the relay's ceiling
+/// (``QueuedBytesBudget``). Control messages are also bounded in count and bytes of their own. A connection past
+/// any of them is closed (``overflowed``) with the reason, and what it had queued is dropped: it does not read
+/// what it is sent. The router bounds each subscription's media well under the budget (a few seconds, then it
+/// thins and skips), so an honest slow viewer is thinned, not closed. When a subscription ends, what was queued for
+/// it and not yet written goes (``discardMedia(of:)``): re-subscribing never stacks a second copy of anything.
 ///
 /// Audio frames wait in a queue of their own and are sent before any queued video frame (a 200 KB keyframe
 /// ahead of them would hold the sound back by its transfer time); control messages keep their order relative
@@ -26,11 +49,18 @@ enum Outgoing: Sendable {
 /// growing with the number of messages that ever passed through it (+2.5 MB a minute at 450 frames/s out,
 /// found by Benchmarks/soak.sh), although it held a handful at a time.
 final class ConnectionOutlet: Sendable {
-    /// The bounds of one connection's queued control messages (`RelayConfiguration.maximumQueuedControlMessages`
-    /// and `maximumQueuedControlBytes`).
+    /// The bounds of one connection's queue: everything in it, in bytes (`RelayConfiguration.maximumQueuedBytes`),
+    /// and its control messages in count and bytes (`maximumQueuedControlMessages`, `maximumQueuedControlBytes`).
     struct Limits: Sendable {
         var messages: Int
+        var controlBytes: Int
         var bytes: Int
+
+        init(messages: Int, controlBytes: Int, bytes: Int = RelayConfiguration.defaultMaximumQueuedBytes) {
+            self.messages = messages
+            self.controlBytes = controlBytes
+            self.bytes = bytes
+        }
     }
 
     fileprivate struct State {
@@ -40,18 +70,24 @@ final class ConnectionOutlet: Sendable {
         var waiting: CheckedContinuation<Outgoing?, Never>?
         var finished = false
         var messages = 0
+        var controlBytes = 0
+        /// Everything queued, as ``Outgoing/queuedBytes`` counts it.
         var bytes = 0
         var overflowed = false
         var onOverflow: (@Sendable (String) -> Void)?
     }
 
     private let limits: Limits
+    private let relay: QueuedBytesBudget
+    private let metrics: RelayMetrics?
     private let state = Mutex(State())
     /// What the kernel knows of the connection's socket, and its pacing (nil: no socket, in process).
     let link: LinkControl?
 
-    init(limits: Limits, link: LinkControl? = nil) {
+    init(limits: Limits, relay: QueuedBytesBudget = QueuedBytesBudget(), metrics: RelayMetrics? = nil, link: LinkControl? = nil) {
         self.limits = limits
+        self.relay = relay
+        self.metrics = metrics
         self.link = link
     }
 
@@ -64,15 +100,7 @@ final class ConnectionOutlet: Sendable {
     /// The session gives up on this connection (it took none of its queued media for too long): what is queued
     /// is dropped and the connection closed, as when its queue overflows.
     func evict(reason: String) {
-        let (action, writer) = state.withLock { state -> ((@Sendable (String) -> Void)?, CheckedContinuation<Outgoing?, Never>?) in
-            guard !state.overflowed else { return (nil, nil) }
-            state.overflowed = true
-            state.finished = true
-            state.queue.removeAll()
-            state.audio.removeAll()
-            defer { (state.onOverflow, state.waiting) = (nil, nil) }
-            return (state.onOverflow, state.waiting)
-        }
+        let (action, writer) = state.withLock { state in overflow(&state) }
         writer?.resume(returning: nil)
         action?(reason)
     }
@@ -80,20 +108,32 @@ final class ConnectionOutlet: Sendable {
     /// True once the bounds were passed: the writer drops what is left and the connection closes.
     var overflowed: Bool { state.withLock { $0.overflowed } }
 
+    /// Bytes queued now (everything, as the budget counts them).
+    var queuedBytes: Int { state.withLock { $0.bytes } }
+
     func yield(_ item: Outgoing) {
-        let size = Self.controlSize(item)
-        enum Outcome { case queued, handed(CheckedContinuation<Outgoing?, Never>), overflowed((@Sendable (String) -> Void)?, CheckedContinuation<Outgoing?, Never>?), dropped }
+        let size = item.queuedBytes
+        let isControl = if case .control = item { true } else { false }
+        enum Outcome { case queued, handed(CheckedContinuation<Outgoing?, Never>), overflowed((@Sendable (String) -> Void)?, CheckedContinuation<Outgoing?, Never>?, String), dropped }
         let outcome: Outcome = state.withLock { state in
             if state.overflowed || state.finished { return .dropped }
-            state.messages += size == nil ? 0 : 1
-            state.bytes += size ?? 0
-            if state.messages > limits.messages || state.bytes > limits.bytes {
-                state.overflowed = true
-                state.finished = true
-                state.queue.removeAll()
-                state.audio.removeAll()
-                defer { (state.onOverflow, state.waiting) = (nil, nil) }
-                return .overflowed(state.onOverflow, state.waiting)
+            let refusal: (RelayMetrics.Limit, String)? =
+                isControl && (state.messages + 1 > limits.messages || state.controlBytes + size > limits.controlBytes)
+                ? (.queuedControl, "it does not read what it is sent (more than \(limits.messages) control messages or \(limits.controlBytes) bytes of them queued)")
+                : state.bytes + size > limits.bytes
+                ? (.queuedBytes, "it does not read what it is sent (more than \(limits.bytes) bytes queued)")
+                : !relay.take(size, holding: state.bytes)
+                ? (.relayQueuedBytes, "the relay's queues are full (\(relay.ceiling) bytes) and it holds more than its share of them")
+                : nil
+            if let (limit, reason) = refusal {
+                metrics?.refused(limit)
+                let (action, writer) = overflow(&state)
+                return .overflowed(action, writer, reason)
+            }
+            state.bytes += size
+            if isControl {
+                state.messages += 1
+                state.controlBytes += size
             }
             if let waiting = state.waiting {
                 state.waiting = nil
@@ -105,9 +145,9 @@ final class ConnectionOutlet: Sendable {
         switch outcome {
         case .queued, .dropped: break
         case .handed(let writer): writer.resume(returning: item)
-        case .overflowed(let action, let writer):
+        case .overflowed(let action, let writer, let reason):
             writer?.resume(returning: nil)
-            action?("it does not read what it is sent (more than \(limits.messages) messages or \(limits.bytes) bytes queued)")
+            action?(reason)
         }
     }
 
@@ -134,10 +174,40 @@ final class ConnectionOutlet: Sendable {
 
     /// The writer has sent `item` (or dropped it): it no longer counts.
     func sent(_ item: Outgoing) {
-        guard let size = Self.controlSize(item) else { return }
+        let size = item.queuedBytes
+        let isControl = if case .control = item { true } else { false }
         state.withLock { state in
-            state.messages -= 1
+            // Dropped all at once when the connection overflowed: nothing left to give back.
+            guard !state.overflowed else { return }
             state.bytes -= size
+            if isControl {
+                state.messages -= 1
+                state.controlBytes -= size
+            }
+            relay.release(size, remaining: state.bytes)
+        }
+    }
+
+    /// A subscription of this connection ended: its media queued and not yet written goes, and stops counting.
+    /// Returns how many video frames went (their deliveries will never be reported).
+    @discardableResult
+    func discardMedia(of streamId: UInt32) -> Int {
+        state.withLock { state in
+            var frames = 0
+            var freed = 0
+            func keep(_ item: Outgoing) -> Bool {
+                guard item.mediaStreamId == streamId else { return true }
+                if case .frame = item { frames += 1 }
+                freed += item.queuedBytes
+                return false
+            }
+            state.queue.removeAll { !keep($0) }
+            state.audio.removeAll { !keep($0) }
+            if freed > 0, !state.overflowed {
+                state.bytes -= freed
+                relay.release(freed, remaining: state.bytes)
+            }
+            return frames
         }
     }
 
@@ -150,9 +220,18 @@ final class ConnectionOutlet: Sendable {
         }?.resume(returning: nil)
     }
 
-    /// Bytes a control message holds queued; nil for media (bounded by the router) and closes.
-    private static func controlSize(_ item: Outgoing) -> Int? {
-        if case .control(let text) = item { text.utf8.count } else { nil }
+    /// Marks the connection overflowed and drops its queue (giving its bytes back to the relay); returns whom to
+    /// tell. Nothing the second time.
+    private func overflow(_ state: inout State) -> ((@Sendable (String) -> Void)?, CheckedContinuation<Outgoing?, Never>?) {
+        guard !state.overflowed else { return (nil, nil) }
+        state.overflowed = true
+        state.finished = true
+        state.queue.removeAll()
+        state.audio.removeAll()
+        relay.release(state.bytes, remaining: 0)
+        (state.bytes, state.messages, state.controlBytes) = (0, 0, 0)
+        defer { (state.onOverflow, state.waiting) = (nil, nil) }
+        return (state.onOverflow, state.waiting)
     }
 }
 

@@ -30,6 +30,17 @@ struct FIFO<Element> {
         return storage[head]
     }
 
+    /// Removes the items `shouldRemove` picks, keeping the others in order.
+    mutating func removeAll(where shouldRemove: (Element) -> Bool) {
+        var kept: [Element?] = []
+        kept.reserveCapacity(count)
+        for index in head..<storage.count {
+            if let element = storage[index], !shouldRemove(element) { kept.append(element) }
+        }
+        storage = kept
+        head = 0
+    }
+
     mutating func removeAll() {
         storage.removeAll()
         head = 0

@@ -35,6 +35,16 @@ public struct RelayConfiguration: Sendable {
     /// or past ``maximumQueuedControlBytes``, it is closed: it does not read what it is sent.
     public var maximumQueuedControlMessages = 1024
     public var maximumQueuedControlBytes = 4 << 20
+    /// Everything one connection may have waiting to be written (media, control messages, its close), in bytes:
+    /// past it, it is closed, as one that does not read. 16 MiB: four subscriptions' media at the router's bound
+    /// (``RouterLimits/maximumQueuedBytes``, where a subscription is thinned and skipped long before), and its
+    /// control messages.
+    public var maximumQueuedBytes = RelayConfiguration.defaultMaximumQueuedBytes
+    public static let defaultMaximumQueuedBytes = 16 << 20
+    /// What all connections together may have queued, counted as ``maximumQueuedBytes`` counts it (a frame queued
+    /// for many subscribers counts once for each): past it, a connection holding more than its share is closed
+    /// (``QueuedBytesBudget``).
+    public var maximumRelayQueuedBytes = QueuedBytesBudget.defaultCeiling
     /// Media one subscriber may have queued, in milliseconds at its measured drain rate: past
     /// ``subscriberThinMilliseconds`` it gets fewer temporal layers; a layer-0 frame past
     /// ``subscriberQueueMilliseconds`` makes it skip to a keyframe, which it makes the publisher send at most once
@@ -92,8 +102,13 @@ public struct RelayConfiguration: Sendable {
     /// (loopback, where a reverse proxy connects from, has no per-address cap).
     public var maximumConnections = 10_000
     public var maximumConnectionsPerAddress = 64
-    /// Seconds a new connection has to send its first request's head (TLS handshake included).
+    /// Seconds a request's head has to arrive whole: the first from the connection's start (TLS handshake
+    /// included), a later one on a kept-alive connection from its first byte. Slower ones are closed.
     public var requestHeadTimeoutSeconds = 10.0
+    /// Bytes of a request line (past them: 414) and of a request's header fields together (past them: 431), as
+    /// nginx's `large_client_header_buffers 4 8k`; the relay holds no more of an unfinished head.
+    public var maximumRequestLineBytes = 8 << 10
+    public var maximumRequestHeaderBytes = 32 << 10
     /// Seconds an HTTP connection may sit between requests; a WebSocket is pinged every half of it and
     /// closed when a ping goes unanswered.
     public var idleTimeoutSeconds = 60.0
@@ -148,6 +163,11 @@ public struct RelayConfiguration: Sendable {
     public var hlsSegmentSeconds = 6.0
     public var hlsPartSeconds = 0.5
     public var hlsIdleSeconds = 60.0
+    /// LL-HLS requests one client (a token from one address) may have waiting for a part at once, of the 500 a
+    /// session lets wait: one more is answered 503 with `Retry-After` at once. A player needs one or two (its
+    /// blocking playlist reload and the hinted part). Behind a reverse proxy every client has the proxy's address,
+    /// so viewers sharing a token through it share this too.
+    public var hlsWaitingRequestsPerClient = 4
     /// Also write every session's HLS to `DIRECTORY/{session}/` (for a web server or CDN), from its first frame.
     public var hlsDirectory: String?
     /// Also send every session's HLS to this HTTP origin (`PUT`/`DELETE` under `URL/{session}/`).
@@ -167,6 +187,10 @@ public struct RelayConfiguration: Sendable {
         self.dataDirectory = dataDirectory
         self.archiveGraceSeconds = archiveGraceSeconds
     }
+
+    /// The defaults of every setting (its secret empty): what a command's options start from, so that each default
+    /// is written once, here.
+    public static var defaults: RelayConfiguration { RelayConfiguration(secret: "") }
 
     /// `$XDG_STATE_HOME/NAME`, else `~/.local/state/NAME` (the XDG base directory rules), in `environment`
     /// (default: this process's).

@@ -69,6 +69,8 @@ public final class RelayMetrics: Sendable {
         case totalConnections = "connections"
         case connectionsPerAddress = "connections_per_address"
         case requestHeadTimeout = "request_head_timeout"
+        case requestLineSize = "request_line_size"
+        case requestHeadSize = "request_head_size"
         case idleTimeout = "idle_timeout"
         case messageSize = "message_size"
         case messageDeadline = "message_deadline"
@@ -86,12 +88,17 @@ public final class RelayMetrics: Sendable {
         case archiveQuota = "archive_quota"
         case hlsSegmentSize = "hls_segment"
         case hlsMemory = "hls_memory"
+        case hlsWaiting = "hls_waiting"
+        case hlsWaitingPerClient = "hls_waiting_per_client"
         case streamsPerSession = "streams_per_session"
         case streamsPerToken = "streams_per_token"
         case connectionsPerToken = "connections_per_token"
         case connectionsPerSession = "connections_per_session"
         case frameRate = "frame_rate"
         case tlsHandshake = "tls_handshake"
+        case queuedControl = "queued_control"
+        case queuedBytes = "queued_bytes"
+        case relayQueuedBytes = "relay_queued_bytes"
     }
 
     public enum Name: String, CaseIterable, Sendable {
@@ -114,6 +121,7 @@ public final class RelayMetrics: Sendable {
         case framesThinned = "screenrelay_frames_thinned_total"
         case framesFittedIn = "screenrelay_frames_fitted_in_total"
         case subscribersEvicted = "screenrelay_subscribers_evicted_total"
+        case queuedBytes = "screenrelay_queued_bytes"
 
         var help: String {
             switch self {
@@ -135,11 +143,12 @@ public final class RelayMetrics: Sendable {
             case .framesThinned: "Video frames of a higher temporal layer not sent to a subscriber whose link could not carry them (it got the lower layers)."
             case .framesFittedIn: "Video frames above a thinned subscriber's temporal layers sent to it all the same, because its link had room for them before the next layer-0 frame."
             case .subscribersEvicted: "Subscribers closed because they took none of their queued media for the stall limit."
-            case .overflowCloses: "Connections closed because they let their queue of control messages overflow (they do not read)."
+            case .overflowCloses: "Connections closed because they let their queue overflow (they do not read): its control messages, its bytes, or their share of the relay's."
+            case .queuedBytes: "Bytes queued to all connections, as their budgets count them (a frame queued for many subscribers counts once for each)."
             }
         }
 
-        var isGauge: Bool { self == .sessions || self == .connections || self == .streams }
+        var isGauge: Bool { self == .sessions || self == .connections || self == .streams || self == .queuedBytes }
     }
 
     /// The Prometheus text exposition.

@@ -45,6 +45,12 @@ extension RelayServer {
                     case .binary(let buffer): try await outbound.writeBinaryMessage(buffer)
                     }
                 },
+                writeFrame: { buffer, flags in
+                    // One message in pieces: the few bytes up to the flags copied, the rest the shared buffer's own.
+                    try await outbound.withBinaryMessageWriter { writer in
+                        for piece in buffer.framePieces(flags: flags, pieceSize: WebSocketLimits.maximumFrameSize) { try await writer(piece) }
+                    }
+                },
                 close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
                 drop: { channel.close(promise: nil) },
                 joinedAs: { role in if role.mayPublish { binaryLimit.withLock { $0 = Self.maximumMessageSize } } },
@@ -59,14 +65,17 @@ extension RelayServer {
     /// backpressure. Returns when the connection has ended.
     func serveConnection(
         inbound: RelayInbound, write: @escaping @Sendable (RelayMessage) async throws -> Void,
+        writeFrame: (@Sendable (ByteBuffer, MediaFrameHeader.Flags) async throws -> Void)? = nil,
         close: @escaping @Sendable (WireErrorCode, String) async throws -> Void,
         drop: @escaping @Sendable () -> Void = {}, joinedAs: @escaping @Sendable (Role) -> Void = { _ in },
         link: LinkControl? = nil, logger connectionLogger: Logger
     ) async {
         let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
         let outlet = ConnectionOutlet(
-            limits: .init(messages: configuration.maximumQueuedControlMessages, bytes: configuration.maximumQueuedControlBytes),
-            link: link)
+            limits: .init(
+                messages: configuration.maximumQueuedControlMessages, controlBytes: configuration.maximumQueuedControlBytes,
+                bytes: configuration.maximumQueuedBytes),
+            relay: queuedBytes, metrics: metrics, link: link)
         let machine = Locked(RelayConnection(now: Date().timeIntervalSince1970, helloTimeout: Self.helloTimeout))
         let joined = Locked<SessionHub?>(nil)
         // The writer: everything this client is sent, in order, with backpressure from the transport. It drains
@@ -77,8 +86,12 @@ extension RelayServer {
                 while let item = await outlet.next() {
                     defer { outlet.sent(item) }
                     switch item {
-                    case .frame(let buffer, let streamId):
-                        try await write(.binary(buffer))
+                    case .frame(let buffer, let streamId, let flags):
+                        if let flags, let writeFrame {
+                            try await writeFrame(buffer, flags)
+                        } else {
+                            try await write(.binary(flags.map { buffer.replacingFrameFlags($0) } ?? buffer))
+                        }
                         await joined.value?.delivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
                     case .audio(let buffer, let streamId):
                         try await write(.binary(buffer))

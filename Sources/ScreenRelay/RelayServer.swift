@@ -23,6 +23,8 @@ public final class RelayServer: Service {
     let tokens: TokenAuthority
     let viewer = ViewerAssets()
     let archives: ArchiveManager?
+    /// What all connections have queued, and its ceiling (``RelayConfiguration/maximumRelayQueuedBytes``).
+    let queuedBytes: QueuedBytesBudget
     /// Rates of the API calls that make the relay work for a client (markers, archive starts and stops).
     let requestRates = RequestRateLimiter()
     /// Sessions and archives across restarts; nil without a data directory.
@@ -59,6 +61,7 @@ public final class RelayServer: Service {
         self.logger = logger
         let metrics = RelayMetrics()
         self.metrics = metrics
+        queuedBytes = QueuedBytesBudget(ceiling: configuration.maximumRelayQueuedBytes)
         if configuration.hlsPushURL != nil, configuration.hlsPushClient == nil {
             throw RelayError(.badRequest, "an HLS push needs the HTTP client to send it with (RelayConfiguration.hlsPushClient)")
         }
@@ -229,8 +232,8 @@ public final class RelayServer: Service {
         await archives?.stopAll()
     }
 
-    /// HTTP/1.1 with the WebSocket upgrade, behind the connection gate, TLS when configured, and the
-    /// request-head deadline (``RelayChildChannel``).
+    /// HTTP/1.1 with the WebSocket upgrade, behind the connection gate, TLS when configured, and the guard of
+    /// request heads' deadline and size (``RelayChildChannel``).
     private func serverBuilder(webSocketRouter: Router<RelayRequestContext>) -> HTTPServerBuilder {
         let total = ConnectionGate.affordableConnections(configuration.maximumConnections)
         if total < configuration.maximumConnections {
@@ -238,19 +241,21 @@ public final class RelayServer: Service {
         }
         let gate = ConnectionGate(limits: .init(total: total, perAddress: configuration.maximumConnectionsPerAddress))
         let idle = Duration.milliseconds(Int(configuration.idleTimeoutSeconds * 1000))
+        let headLimits = RequestHeadGuard.Limits(
+            timeout: .milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000)),
+            size: .init(requestLine: configuration.maximumRequestLineBytes, headerFields: configuration.maximumRequestHeaderBytes))
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(idleTimeout: .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))),
+            http1: .init(
+                idleTimeout: .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000)), httpDecoderConfiguration: headLimits.decoderConfiguration),
             ws: .init(
                 maxFrameSize: WebSocketLimits.maximumFrameSize, autoPing: .enabled(timePeriod: idle / 2), closeTimeout: .seconds(10),
                 validateUTF8: true))
         let webSocketResponder = webSocketRouter.buildResponder()
-        let headTimeout = TimeAmount.milliseconds(Int64(configuration.requestHeadTimeoutSeconds * 1000))
-        let refusalLog = RateLimitedLog(logger: logger)
-        let handshakeLog = RateLimitedLog(logger: logger)
+        let logs = RelayChildChannel.Logs(logger: logger)
         return HTTPServerBuilder { [tlsContext, metrics] responder in
             RelayChildChannel(
                 base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
-                gate: gate, tls: tlsContext, requestHeadTimeout: headTimeout, metrics: metrics, refusalLog: refusalLog, handshakeLog: handshakeLog)
+                gate: gate, tls: tlsContext, headLimits: headLimits, metrics: metrics, logs: logs)
         }
     }
 }

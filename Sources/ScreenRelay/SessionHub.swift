@@ -24,8 +24,6 @@ actor SessionHub {
     private var ticks = 0
     /// Its subscribers' sockets: sampled for the router, paced as it says.
     private var links = SubscriberLinks()
-    /// Frames copied with their layer bits cleared, for subscribers from before protocol 3.
-    private var layerCleared = LayerClearedCopy()
     private var reportedStreams = 0
     /// The recording in progress, if any, and its end once the session has had no stream for a grace period.
     private var recording: SessionRecording
@@ -272,11 +270,15 @@ actor SessionHub {
         for action in actions {
             switch action {
             case .sendFrame(let buffer, let connectionId, let streamId, let clearingLayer, let catchUp):
-                // A catch-up frame is copied with its flag set (only a catch-up's frames are, never the live ones).
-                let sent = catchUp
-                    ? buffer.rewritingFrameFlags { (clearingLayer ? $0.withoutLayer : $0).union(.catchUp) }
-                    : clearingLayer ? layerCleared.copy(of: buffer) : buffer
-                outlets[connectionId]?.yield(.frame(sent, streamId: streamId))
+                // A frame whose flags this subscriber gets otherwise (its layer cleared, its catch-up bit set) goes with
+                // the flags it is to have, written over the shared buffer as it goes out: never a copy.
+                var flags: MediaFrameHeader.Flags?
+                if catchUp || clearingLayer, let own = buffer.frameFlags {
+                    flags = (clearingLayer ? own.withoutLayer : own).union(catchUp ? .catchUp : [])
+                }
+                outlets[connectionId]?.yield(.frame(buffer, streamId: streamId, flags: flags))
+            case .discardQueued(let connectionId, let streamId):
+                outlets[connectionId]?.discardMedia(of: streamId)
             case .evict(let connectionId, let reason):
                 outlets[connectionId]?.evict(reason: reason)
             case .sendAudio(let buffer, let connectionId, let streamId):

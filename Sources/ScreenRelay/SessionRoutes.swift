@@ -40,6 +40,7 @@ extension RelayServer {
                 metrics.refused(.metricsToken)
                 throw HTTPError(.unauthorized, message: "/metrics is served to this machine only; give the relay --metrics-token to scrape it from elsewhere")
             }
+            metrics.set(.queuedBytes, queuedBytes.queuedBytes)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))

@@ -82,7 +82,8 @@ struct ServeCommand: AsyncParsableCommand {
 
             Limits: what every client may make the relay hold or do has a bound, set by the options below; a few \
             are fixed: an HLS segment holds at most 16 MiB (the frames past it wait for the next keyframe), 500 \
-            LL-HLS requests of a session wait for a part at once (more are answered 503), a session's playlist at \
+            LL-HLS requests of a session wait for a part at once (more are answered 503; one client's share is \
+            --hls-waiting-per-client), a session's playlist at \
             most 64 date ranges, markers 5 a second per session (20 at once), archive starts \
             and stops one every 2 s per session (4 at once), a stream's cached pictures 8 MiB or 2 500 frames, and \
             a joiner's welcome lists connections up to 24 KiB. What each limit does when reached, and the metric \
@@ -141,8 +142,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds an HTTP connection may sit idle between requests; WebSockets are pinged every half of it and closed when a ping goes unanswered.")
     var idleTimeout: Double = 60
 
-    @Option(help: "Seconds a new connection has to send its first request's head (TLS handshake included); slower ones are closed.")
+    @Option(help: "Seconds a request's head has to arrive whole: the first from the connection's start (TLS handshake included), a later one on a kept-alive connection from its first byte; slower ones are closed.")
     var requestTimeout: Double = 10
+
+    @Option(help: "Largest request line (bytes); longer ones are answered 414 and closed.")
+    var maxRequestLine = 8 << 10
+
+    @Option(help: "Largest request header fields, all together (bytes); larger ones are answered 431 and closed.")
+    var maxRequestHeaders = 32 << 10
 
     @Option(help: "Seconds a WebSocket message sent in fragments may take to arrive whole; slower ones close the connection (1008).")
     var messageDeadline: Double = 30
@@ -150,11 +157,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Largest message (bytes) before hello, and from viewers and moderators (they send only control messages); larger ones close the connection (1009).")
     var maxControlMessage = 64 << 10
 
-    @Option(help: "Control messages and bytes that may wait to be written to one connection; past either it is closed (it does not read).")
-    var maxQueuedMessages = 1024
+    @Option(help: "Control messages and bytes of them that may wait to be written to one connection; past either it is closed (it does not read).")
+    var maxQueuedMessages = RelayConfiguration.defaults.maximumQueuedControlMessages
 
     @Option(help: "See --max-queued-messages.")
-    var maxQueuedBytes = 4 << 20
+    var maxQueuedControlBytes = RelayConfiguration.defaults.maximumQueuedControlBytes
+
+    @Option(help: "Bytes of everything (media, control messages) that may wait to be written to one connection; past it, it is closed (it does not read). A viewer's media is thinned and skipped by the router well before (4 MiB a subscription).")
+    var maxQueuedBytes = RelayConfiguration.defaults.maximumQueuedBytes
+
+    @Option(help: "Bytes all connections together may have queued (a frame queued for many viewers counts once for each); past it, a connection holding more than its share is closed.")
+    var maxRelayQueuedBytes = RelayConfiguration.defaults.maximumRelayQueuedBytes
 
     @Option(help: "Milliseconds of media (at its measured rate) a viewer may have queued before it is sent fewer temporal layers: a lower frame rate that its link carries.")
     var subscriberThin: Double = RouterLimits().thinAboveMilliseconds
@@ -234,6 +247,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Length of LL-HLS parts within segments, in seconds (0.1 to 2, at most half a segment; default 0.5, or half a shorter segment): a part needs no keyframe; LL-HLS players play about two parts behind the frames.")
     var hlsPart: Double?
 
+    @Option(help: "LL-HLS requests (blocking playlist reloads, hinted parts) one client — a token from one address — may have waiting at once, of the 500 a session lets wait; one more is answered 503 with Retry-After. A player needs one or two. Behind a reverse proxy all its clients have its address: raise it there.")
+    var hlsWaitingPerClient = RelayConfiguration(secret: "").hlsWaitingRequestsPerClient
+
     @Option(help: "Also write every session's HLS to DIR/<session>/ (index.m3u8, segments), for nginx or a CDN to serve; kept on while streams last.")
     var hlsDir: String?
 
@@ -268,7 +284,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxConnections > 0, maxConnectionsPerAddress > 0, maxSessions > 0 else {
             throw ValidationError("--max-connections, --max-connections-per-address and --max-sessions must be positive")
         }
-        guard requestTimeout > 0, messageDeadline > 0, maxControlMessage >= 1024, maxQueuedMessages > 0, maxQueuedBytes >= 65536,
+        guard requestTimeout > 0, messageDeadline > 0, maxControlMessage >= 1024, maxQueuedMessages > 0, maxQueuedControlBytes >= 65536,
+            maxQueuedBytes >= maxQueuedControlBytes, maxRelayQueuedBytes >= maxQueuedBytes,
             signalsPerSecond > 0, signalBurst >= 1, maxStreamsPerConnection > 0, maxStreamName > 0, subscriberThin > 0,
             subscriberQueue >= subscriberThin, subscriberFitIn >= 0, subscriberKeyframeInterval > 0, subscriberStall > 0,
             subscriberKeyframeCeiling >= 0, subscriberKeyframeRequests > 0, sessionSignalsPerSecond > 0,
@@ -276,7 +293,7 @@ struct ServeCommand: AsyncParsableCommand {
             maxFramesPerSecond >= 1, maxFramesPerSecond <= 10_000, (1...65_536).contains(hlsSessionMemory)
         else {
             throw ValidationError(
-                "the limits must be positive (--max-streams-per-session at most 32, --max-frames-per-second at most 10000, --max-control-message at least 1024, --max-queued-bytes at least 65536, --subscriber-queue at least --subscriber-thin, --subscriber-fit-in 0 or more)")
+                "the limits must be positive (--max-streams-per-session at most 32, --max-frames-per-second at most 10000, --max-control-message at least 1024, --max-queued-control-bytes at least 65536, --max-queued-bytes at least that, --max-relay-queued-bytes at least --max-queued-bytes, --subscriber-queue at least --subscriber-thin, --subscriber-fit-in 0 or more)")
         }
         guard archiveMaxSize > 0, archiveSessionQuota > 0, archiveQuota > 0, archiveFreeSpace >= 0,
             [archiveMaxSize, archiveSessionQuota, archiveQuota, archiveFreeSpace].allSatisfy({ $0 <= 1 << 30 })
@@ -286,6 +303,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard shutdownGrace >= 0, shutdownGrace <= 3600 else { throw ValidationError("--shutdown-grace must be 0 to 3600 seconds") }
         guard emptySessionExpiry > 0, idleTimeout >= 2 else {
             throw ValidationError("--empty-session-expiry must be positive and --idle-timeout at least 2 seconds")
+        }
+        guard (256...(1 << 20)).contains(maxRequestLine), (1024...(1 << 20)).contains(maxRequestHeaders) else {
+            throw ValidationError("--max-request-line must be 256 to 1048576 bytes and --max-request-headers 1024 to 1048576")
+        }
+        guard (1...500).contains(hlsWaitingPerClient) else {
+            throw ValidationError("--hls-waiting-per-client must be 1 to 500, got \(hlsWaitingPerClient)")
         }
         if let hlsPush, !(hlsPush.hasPrefix("http://") || hlsPush.hasPrefix("https://")) {
             throw ValidationError("--hls-push must be an http:// or https:// URL, got '\(hlsPush)'")
@@ -327,8 +350,10 @@ struct ServeCommand: AsyncParsableCommand {
         (configuration.maximumSessions, configuration.emptySessionExpirySeconds) = (maxSessions, emptySessionExpiry)
         configuration.idleTimeoutSeconds = idleTimeout
         (configuration.requestHeadTimeoutSeconds, configuration.messageDeadlineSeconds) = (requestTimeout, messageDeadline)
+        (configuration.maximumRequestLineBytes, configuration.maximumRequestHeaderBytes) = (maxRequestLine, maxRequestHeaders)
         configuration.maximumControlMessageSize = maxControlMessage
-        (configuration.maximumQueuedControlMessages, configuration.maximumQueuedControlBytes) = (maxQueuedMessages, maxQueuedBytes)
+        (configuration.maximumQueuedControlMessages, configuration.maximumQueuedControlBytes) = (maxQueuedMessages, maxQueuedControlBytes)
+        (configuration.maximumQueuedBytes, configuration.maximumRelayQueuedBytes) = (maxQueuedBytes, maxRelayQueuedBytes)
         (configuration.signalsPerSecond, configuration.signalBurst) = (signalsPerSecond, signalBurst)
         configuration.sessionSignalsPerSecond = sessionSignalsPerSecond
         (configuration.subscriberThinMilliseconds, configuration.subscriberQueueMilliseconds) = (subscriberThin, subscriberQueue)
@@ -344,6 +369,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment
         configuration.hlsPartSeconds = hlsPart ?? min(0.5, hlsSegment / 2)
+        configuration.hlsWaitingRequestsPerClient = hlsWaitingPerClient
         configuration.hlsPushURL = hlsPush
         var pushClient = RelayHTTPClient(peer: "the HLS origin")
         pushClient.timeoutSeconds = 10

@@ -11,6 +11,8 @@ extension StreamRouter {
         case sendControl(ControlMessage, to: String)
         /// Close a connection after sending it an error.
         case close(String, WireErrorCode, String)
+        /// A subscription ended: what was queued for it and not yet written goes (its deliveries are not reported).
+        case discardQueued(String, streamId: UInt32)
         /// Drop a connection now, with what is queued for it: it does not read (``Limits/stallSeconds``).
         case evict(String, reason: String)
     }

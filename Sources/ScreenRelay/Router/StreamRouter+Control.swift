@@ -53,8 +53,9 @@ extension StreamRouter {
         case .subscribe(let streamId, let audio, let layers, let catchUp):
             return subscribe(connectionId, to: streamId, audio: audio, layers: layers, catchUp: catchUp, now: now)
         case .unsubscribe(let streamId):
+            guard streams[streamId]?.subscribers.contains(connectionId) == true else { return [] }
             streams[streamId]?.subscribers.remove(connectionId)
-            return []
+            return [.discardQueued(connectionId, streamId: streamId)]
         case .requestKeyframe(let streamId):
             guard let position = streams[streamId]?.subscribers.position(of: connectionId),
                 let decision = streams[streamId]?.subscribers.values[position].requests.asked(now: now)
