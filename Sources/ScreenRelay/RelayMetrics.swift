@@ -71,6 +71,8 @@ public final class RelayMetrics: Sendable {
         case requestHeadTimeout = "request_head_timeout"
         case requestLineSize = "request_line_size"
         case requestHeadSize = "request_head_size"
+        case requestLineSize = "request_line_size"
+        case requestHeadSize = "request_head_size"
         case idleTimeout = "idle_timeout"
         case messageSize = "message_size"
         case messageDeadline = "message_deadline"

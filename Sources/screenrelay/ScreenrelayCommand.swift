@@ -307,6 +307,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (256...(1 << 20)).contains(maxRequestLine), (1024...(1 << 20)).contains(maxRequestHeaders) else {
             throw ValidationError("--max-request-line must be 256 to 1048576 bytes and --max-request-headers 1024 to 1048576")
         }
+        guard (256...(1 << 20)).contains(maxRequestLine), (1024...(1 << 20)).contains(maxRequestHeaders) else {
+            throw ValidationError("--max-request-line must be 256 to 1048576 bytes and --max-request-headers 1024 to 1048576")
+        }
         guard (1...500).contains(hlsWaitingPerClient) else {
             throw ValidationError("--hls-waiting-per-client must be 1 to 500, got \(hlsWaitingPerClient)")
         }
@@ -350,6 +353,7 @@ struct ServeCommand: AsyncParsableCommand {
         (configuration.maximumSessions, configuration.emptySessionExpirySeconds) = (maxSessions, emptySessionExpiry)
         configuration.idleTimeoutSeconds = idleTimeout
         (configuration.requestHeadTimeoutSeconds, configuration.messageDeadlineSeconds) = (requestTimeout, messageDeadline)
+        (configuration.maximumRequestLineBytes, configuration.maximumRequestHeaderBytes) = (maxRequestLine, maxRequestHeaders)
         (configuration.maximumRequestLineBytes, configuration.maximumRequestHeaderBytes) = (maxRequestLine, maxRequestHeaders)
         configuration.maximumControlMessageSize = maxControlMessage
         (configuration.maximumQueuedControlMessages, configuration.maximumQueuedControlBytes) = (maxQueuedMessages, maxQueuedControlBytes)
