@@ -311,7 +311,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
-        .testTarget(name: "ScreenSessionTests", dependencies: ["ScreenSession", "ScreenTransport"], swiftSettings: strictSwift),
+        .testTarget(name: "ScreenSessionTests", dependencies: ["ScreenSession", "ScreenTransport", "ScreenWire"], swiftSettings: strictSwift),
         .testTarget(name: "ScreenWireTests", dependencies: ["ScreenMedia", "ScreenWire"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenCodecTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenPipeline", "ScreenTesting"],

@@ -24,9 +24,14 @@ final class ConnectionGate: Sendable {
     }
 
     /// Takes a place for a connection from `address`; nil when admitted (give it back with ``release(_:)``).
-    func admit(_ address: SocketAddress?) -> Refusal? {
-        let key = Self.key(address)
-        return state.withLock { state in
+    func admit(_ address: SocketAddress?) -> Refusal? { admit(client: Self.key(address)) }
+
+    func release(_ address: SocketAddress?) { release(client: Self.key(address)) }
+
+    /// Takes a place for a connection from the client at `key` (an address; nil: one without a per-address cap);
+    /// nil when admitted (give it back with ``release(client:)``).
+    func admit(client key: String?) -> Refusal? {
+        state.withLock { state in
             guard state.total < limits.total else { return .total }
             if let key {
                 let count = state.byAddress[key, default: 0]
@@ -38,8 +43,7 @@ final class ConnectionGate: Sendable {
         }
     }
 
-    func release(_ address: SocketAddress?) {
-        let key = Self.key(address)
+    func release(client key: String?) {
         state.withLock { state in
             state.total -= 1
             if let key {

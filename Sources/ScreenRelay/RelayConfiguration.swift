@@ -145,6 +145,21 @@ public struct RelayConfiguration: Sendable {
         get { routerLimits.tokenShares.streamsPerToken }
         set { routerLimits.tokenShares.streamsPerToken = newValue }
     }
+    /// Connections one viewer token may hold in a session (``TokenShares/Limits/viewerConnectionsPerToken``: size
+    /// it for the audience one link is handed to), and the seats of a session kept for publisher and moderator
+    /// tokens (``TokenShares/Limits/reservedSeats``).
+    public var maximumViewerConnectionsPerToken: Int {
+        get { routerLimits.tokenShares.viewerConnectionsPerToken }
+        set { routerLimits.tokenShares.viewerConnectionsPerToken = newValue }
+    }
+    public var reservedSeats: Int {
+        get { routerLimits.tokenShares.reservedSeats }
+        set { routerLimits.tokenShares.reservedSeats = newValue }
+    }
+    /// Addresses of reverse proxies whose `Forwarded` / `X-Forwarded-For` the relay believes: a WebSocket that
+    /// comes through one counts, for ``maximumConnectionsPerAddress``, as from the client it names
+    /// (``ForwardedClient``). Empty: none is believed.
+    public var trustedProxies: [String] = []
     public var maximumConnectionsPerSession: Int {
         get { routerLimits.tokenShares.connectionsPerSession }
         set { routerLimits.tokenShares.connectionsPerSession = newValue }

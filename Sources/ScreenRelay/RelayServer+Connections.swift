@@ -12,8 +12,23 @@ import ScreenWire
 extension RelayServer {
 
     func addWebSocketRoute(_ router: Router<RelayRequestContext>) {
+        let trusted = Set(configuration.trustedProxies)
         router.ws(RouterPath(RelayEndpoint.webSocketPath)) { [self, metrics, configuration] inbound, outbound, context in
             let channel = context.requestContext.channel
+            // Behind a trusted proxy, the per-address cap counts the client it forwards.
+            let peer = channel.remoteAddress?.ipAddress
+            let client = trusted.contains(peer ?? "")
+                ? ForwardedClient.address(
+                    peer: peer, forwarded: context.request.headers[.init("Forwarded")!],
+                    xForwardedFor: context.request.headers[.init("X-Forwarded-For")!], trusted: trusted)
+                : nil
+            if client != nil, forwardedClients.admit(client: client) != nil {
+                metrics.refused(.connectionsPerAddress)
+                try? await outbound.close(
+                    .unknown(1013), reason: "\(configuration.maximumConnectionsPerAddress) connections are open from your address; try again later")
+                return
+            }
+            defer { if client != nil { forwardedClients.release(client: client) } }
             Self.keepBuffersSmall(channel)
             let deadline = configuration.messageDeadlineSeconds
             var reader = WebSocketMessageReader(
@@ -209,6 +224,7 @@ extension RelayServer {
         case .invalidToken, .tokenExpired, .wrongSession, .forbidden: .policyViolation
         case .malformed, .unsupportedVersion, .unknownMessage, .metadataTooLarge, .badState, .notFound, .invalidSignal: .protocolError
         case .tooSlow, .rateLimited: .policyViolation
+        case .full: .unknown(1013)  // "Try Again Later" (RFC 6455 registry)
         case .internalError: .unexpectedServerError
         }
     }

@@ -23,6 +23,9 @@ public final class RelayServer: Service {
     let tokens: TokenAuthority
     let viewer = ViewerAssets()
     let archives: ArchiveManager?
+    /// WebSockets by the client address a trusted proxy forwarded, under the per-address cap (the proxy's own
+    /// connections are not capped by address: a loopback or trusted peer carries everyone).
+    let forwardedClients: ConnectionGate
     /// What all connections have queued, and its ceiling (``RelayConfiguration/maximumRelayQueuedBytes``).
     let queuedBytes: QueuedBytesBudget
     /// Rates of the API calls that make the relay work for a client (markers, archive starts and stops).
@@ -62,6 +65,7 @@ public final class RelayServer: Service {
         let metrics = RelayMetrics()
         self.metrics = metrics
         queuedBytes = QueuedBytesBudget(ceiling: configuration.maximumRelayQueuedBytes)
+        forwardedClients = ConnectionGate(limits: .init(total: .max, perAddress: configuration.maximumConnectionsPerAddress))
         if configuration.hlsPushURL != nil, configuration.hlsPushClient == nil {
             throw RelayError(.badRequest, "an HLS push needs the HTTP client to send it with (RelayConfiguration.hlsPushClient)")
         }

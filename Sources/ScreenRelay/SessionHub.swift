@@ -76,7 +76,7 @@ actor SessionHub {
         outlets[connection.connectionId] = outlet
         emptySince = nil
         metrics.add(.connections)
-        perform(router.connect(connection, token: token))
+        perform(router.connect(connection, token: token, now: Self.now()))
         // A late joiner learns that the session is being recorded, as the others did.
         if let recorder {
             outlet.yield(.control(ControlMessage.archiveStarted(archiveId: recorder.archiveId, name: recording.name).encoded()))

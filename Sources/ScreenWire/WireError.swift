@@ -32,6 +32,9 @@ public enum WireErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     /// A client that went on sending a request far over its allowance (keyframe requests): closed. It may
     /// reconnect.
     case rateLimited
+    /// The session (or the token's share of it) holds all the connections it may: the client may try again later,
+    /// with a backoff.
+    case full
     /// The server failed; the client may retry.
     case internalError
 }

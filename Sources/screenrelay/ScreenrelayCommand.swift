@@ -223,11 +223,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Streams the connections of one token publish at once, together: one token cannot keep the others of its session from publishing.")
     var maxStreamsPerToken = RouterLimits().tokenShares.streamsPerToken
 
-    @Option(help: "Connections one publisher or moderator token may hold in a session at once (viewer tokens, links handed to an audience, are bounded by --max-connections-per-session and --max-connections-per-address). A token's connections together also send at most --signals-per-second signals and twice --max-frames-per-second frames.")
-    var maxConnectionsPerToken = RouterLimits().tokenShares.connectionsPerToken
+    @Option(help: "Connections one publisher or moderator token may hold in a session at once. A token's connections together also send at most --signals-per-second signals and twice --max-frames-per-second frames.")
+    var maxConnectionsPerToken = RelayConfiguration.defaults.maximumConnectionsPerToken
 
-    @Option(help: "Connections one session holds at once.")
-    var maxConnectionsPerSession = RouterLimits().tokenShares.connectionsPerSession
+    @Option(help: "Connections one viewer token may hold in a session at once: a viewer link may be shared, so size it for the audience one link is handed to (one connection a viewer, two briefly while it reconnects), or hand each group a token of its own.")
+    var maxViewerConnectionsPerToken = RelayConfiguration.defaults.maximumViewerConnectionsPerToken
+
+    @Option(help: "Connections one session holds at once, all roles together.")
+    var maxConnectionsPerSession = RelayConfiguration.defaults.maximumConnectionsPerSession
+
+    @Option(help: "Of --max-connections-per-session, the seats only publisher and moderator tokens may take: however many viewers come, the presenter can reconnect and a moderator join.")
+    var reservedSeats = RelayConfiguration.defaults.reservedSeats
+
+    @Option(help: "The address of a reverse proxy whose Forwarded / X-Forwarded-For headers are believed (repeat for more): WebSockets through it count, for --max-connections-per-address, as from the client it names.")
+    var trustProxy: [String] = []
 
     @Option(help: "Video frames one stream may send per second (twice as many at once); audio frames: 200 a second. Past it frames are refused.")
     var maxFramesPerSecond: Double = RouterLimits().maximumFramesPerSecond
@@ -290,6 +299,7 @@ struct ServeCommand: AsyncParsableCommand {
             subscriberQueue >= subscriberThin, subscriberFitIn >= 0, subscriberKeyframeInterval > 0, subscriberStall > 0,
             subscriberKeyframeCeiling >= 0, subscriberKeyframeRequests > 0, sessionSignalsPerSecond > 0,
             (1...32).contains(maxStreamsPerSession), maxStreamsPerToken > 0, maxConnectionsPerToken > 0, maxConnectionsPerSession > 0,
+            maxViewerConnectionsPerToken > 0, (0..<maxConnectionsPerSession).contains(reservedSeats),
             maxFramesPerSecond >= 1, maxFramesPerSecond <= 10_000, (1...65_536).contains(hlsSessionMemory)
         else {
             throw ValidationError(
@@ -303,9 +313,6 @@ struct ServeCommand: AsyncParsableCommand {
         guard shutdownGrace >= 0, shutdownGrace <= 3600 else { throw ValidationError("--shutdown-grace must be 0 to 3600 seconds") }
         guard emptySessionExpiry > 0, idleTimeout >= 2 else {
             throw ValidationError("--empty-session-expiry must be positive and --idle-timeout at least 2 seconds")
-        }
-        guard (256...(1 << 20)).contains(maxRequestLine), (1024...(1 << 20)).contains(maxRequestHeaders) else {
-            throw ValidationError("--max-request-line must be 256 to 1048576 bytes and --max-request-headers 1024 to 1048576")
         }
         guard (256...(1 << 20)).contains(maxRequestLine), (1024...(1 << 20)).contains(maxRequestHeaders) else {
             throw ValidationError("--max-request-line must be 256 to 1048576 bytes and --max-request-headers 1024 to 1048576")
@@ -354,7 +361,6 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleTimeoutSeconds = idleTimeout
         (configuration.requestHeadTimeoutSeconds, configuration.messageDeadlineSeconds) = (requestTimeout, messageDeadline)
         (configuration.maximumRequestLineBytes, configuration.maximumRequestHeaderBytes) = (maxRequestLine, maxRequestHeaders)
-        (configuration.maximumRequestLineBytes, configuration.maximumRequestHeaderBytes) = (maxRequestLine, maxRequestHeaders)
         configuration.maximumControlMessageSize = maxControlMessage
         (configuration.maximumQueuedControlMessages, configuration.maximumQueuedControlBytes) = (maxQueuedMessages, maxQueuedControlBytes)
         (configuration.maximumQueuedBytes, configuration.maximumRelayQueuedBytes) = (maxQueuedBytes, maxRelayQueuedBytes)
@@ -370,6 +376,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.hlsSessionMemoryBytes = hlsSessionMemory << 20
         (configuration.maximumStreamsPerToken, configuration.maximumConnectionsPerToken) = (maxStreamsPerToken, maxConnectionsPerToken)
         configuration.maximumConnectionsPerSession = maxConnectionsPerSession
+        (configuration.maximumViewerConnectionsPerToken, configuration.reservedSeats) = (maxViewerConnectionsPerToken, reservedSeats)
+        configuration.trustedProxies = trustProxy
         configuration.metricsToken = metricsToken.flatMap { $0.isEmpty ? nil : $0 }
         configuration.hlsSegmentSeconds = hlsSegment
         configuration.hlsPartSeconds = hlsPart ?? min(0.5, hlsSegment / 2)

@@ -6,7 +6,8 @@ import Testing
 @testable import ScreenRelay
 
 /// One token's connections share what one token may do: however many connections it opens, it cannot take a
-/// session's streams, chat or frame rate from the others, and a viewer link handed to an audience is not capped.
+/// session's streams, chat, frame rate, seats or subscriptions from the others; a viewer link handed to an audience
+/// has a cap of its own, sized for an audience.
 @Suite struct TokenSharesTests {
     typealias Router = StreamRouter<String>
     static let properties = StreamProperties(codec: .vp9, width: 64, height: 48, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 0)
@@ -19,7 +20,7 @@ import Testing
         var router = Router(sessionId: "s")
         let publishers = (0..<10).map { router.connect(ConnectionInfo(connectionId: "p\($0)", role: .publisher, data: ""), token: "publisher") }
         #expect(publishers.map(Self.welcomed) == Array(repeating: true, count: 8) + [false, false])
-        guard case .close("p8", .forbidden, let sentence)? = publishers[8].first else {
+        guard case .close("p8", .full, let sentence)? = publishers[8].first else {
             Issue.record("\(publishers[8])")
             return
         }
@@ -28,19 +29,78 @@ import Testing
         // One leaves: the token may connect again.
         _ = router.disconnect("p0")
         #expect(Self.welcomed(router.connect(ConnectionInfo(connectionId: "p10", role: .publisher, data: ""), token: "publisher")))
-        // A viewer link: 500 people watch with it.
-        let viewers = (0..<500).map { router.connect(ConnectionInfo(connectionId: "v\($0)", role: .subscriber, data: ""), token: "link") }
-        #expect(viewers.allSatisfy(Self.welcomed))
+        // A viewer link: 500 people watch with it, joining 20 a second; the 501st is refused, to try again later.
+        let viewers = (0..<501).map {
+            router.connect(ConnectionInfo(connectionId: "v\($0)", role: .subscriber, data: ""), token: "link", now: Double($0) / 20)
+        }
+        #expect(viewers.dropLast().allSatisfy(Self.welcomed))
+        guard case .close("v500", .full, let refusal)? = viewers.last?.first else {
+            Issue.record("\(viewers.last ?? [])")
+            return
+        }
+        #expect(refusal.contains("500 connections"), "\(refusal)")
     }
 
-    @Test func aSessionsConnectionsAreCapped() {
+    @Test func viewersCannotTakeTheSeatsKeptForPresentersAndModerators() {
         var limits = Router.Limits()
         limits.tokenShares.connectionsPerSession = 20
+        limits.tokenShares.reservedSeats = 5
         var router = Router(sessionId: "s", limits: limits)
         let joined = (0..<25).map { router.connect(ConnectionInfo(connectionId: "v\($0)", role: .subscriber, data: ""), token: "v\($0)") }
-        #expect(joined.count(where: Self.welcomed) == 20)
-        #expect(router.counters.refused[.connectionsPerSession] == 5)
+        #expect(joined.count(where: Self.welcomed) == 15)
+        #expect(router.counters.refused[.connectionsPerSession] == 10)
+        guard case .close("v15", .full, let sentence)? = joined[15].first else {
+            Issue.record("\(joined[15])")
+            return
+        }
+        #expect(sentence.contains("15 viewers"), "\(sentence)")
+        // The presenter (reconnecting) and a moderator still get in, up to the session's 20.
+        let kept = (0..<6).map { router.connect(ConnectionInfo(connectionId: "m\($0)", role: $0 == 0 ? .publisher : .moderator, data: ""), token: "m\($0)") }
+        #expect(kept.map(Self.welcomed) == Array(repeating: true, count: 5) + [false])
         #expect(router.connectionInfos.count == 20)
+    }
+
+    @Test func oneTokensConnectionsJoinAtARateAndChurningThemBuysNoMore() {
+        var router = Router(sessionId: "s")
+        // A burst of 100 at once, then 20 a second; leaving gives nothing back.
+        var welcomed = 0
+        for index in 0..<300 {
+            let actions = router.connect(ConnectionInfo(connectionId: "c\(index)", role: .subscriber, data: ""), token: "link", now: 1)
+            if Self.welcomed(actions) { welcomed += 1 }
+            _ = router.disconnect("c\(index)")
+        }
+        #expect(welcomed == 100)
+        #expect(router.counters.refused[.joinRate] == 200)
+        // A second later, 20 more.
+        let later = (0..<30).map { router.connect(ConnectionInfo(connectionId: "d\($0)", role: .subscriber, data: ""), token: "link", now: 2) }
+        #expect(later.count(where: Self.welcomed) == 20)
+        // Another token is not held back.
+        #expect(Self.welcomed(router.connect(ConnectionInfo(connectionId: "other", role: .subscriber, data: ""), token: "other", now: 2)))
+    }
+
+    @Test func subscriptionAndStreamChurnIsRefusedPastItsAllowanceWithoutReachingTheOthers() {
+        var router = Router(sessionId: "s")
+        _ = router.connect(ConnectionInfo(connectionId: "p", role: .publisher, data: ""), token: "publisher")
+        _ = router.handle(.publish(name: "screen", properties: Self.properties), from: "p", now: 0)
+        for index in 0..<20 { _ = router.connect(ConnectionInfo(connectionId: "v\(index)", role: .subscriber, data: ""), token: "link") }
+        // One viewer cycles its subscription 200 times in a second: 10 changes go (5 cycles); then each subscribe is
+        // refused, and the unsubscribe after it has nothing to end.
+        var refused = 0
+        for cycle in 0..<200 {
+            let message: ControlMessage = cycle % 2 == 0 ? .subscribe(streamId: 1, catchUp: true) : .unsubscribe(streamId: 1)
+            for case .sendControl(.error(.rateLimited, _), "v0") in router.handle(message, from: "v0", now: 1) { refused += 1 }
+        }
+        #expect(refused == 95)
+        #expect(router.counters.refused[.subscriptionRate] == 95)
+        // The publisher changes its stream's properties 100 times in a second: 10 reach each member.
+        var announced = 0
+        for _ in 0..<100 {
+            announced += router.handle(.streamPropertyChanged(streamId: 1, properties: Self.properties), from: "p", now: 1).count {
+                if case .sendControl(.streamPropertyChanged, "v1") = $0 { true } else { false }
+            }
+        }
+        #expect(announced == 10)
+        #expect(router.counters.refused[.streamChangeRate] == 90)
     }
 
     @Test func oneTokenCannotTakeASessionsStreams() {

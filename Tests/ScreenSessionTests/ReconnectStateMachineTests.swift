@@ -1,5 +1,6 @@
 import ScreenSession
 import ScreenTransport
+import ScreenWire
 import Testing
 
 /// Reconnection decided with made-up times: no clock, no sockets.
@@ -43,6 +44,17 @@ import Testing
         #expect(machine.ended(with: nil, streamFinished: false, at: 0, jitter: 0) == .finish)
         // A transient failure is retried; a refusal the relay would repeat is not.
         #expect(machine.ended(with: RelayClientError(.refused(.internalError), "oops"), streamFinished: false, at: 0, jitter: 0) != .fail)
+    }
+
+    /// A session full of viewers, or a publisher token whose old connections the relay has not yet seen die, is
+    /// refused for capacity: the publisher tries again with the backoff, as for a lost connection, instead of
+    /// leaving the session without its stream.
+    @Test func aRefusalForCapacityOrRateIsRetriedWithTheBackoff() {
+        var machine = ReconnectStateMachine(policy: .init())
+        for (attempt, code) in [WireErrorCode.full, .rateLimited, .full].enumerated() {
+            let refused = RelayClientError(.refused(code), "this session holds 2000 connections, the most it may; try again later")
+            #expect(machine.ended(with: refused, streamFinished: false, at: 0, jitter: 0) == .connectAfter(seconds: 0.25 * Double(1 << attempt), attempt: attempt + 1))
+        }
     }
 
     @Test func withoutReconnectionAnyFailureIsFinal() {

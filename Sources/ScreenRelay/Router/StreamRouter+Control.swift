@@ -8,6 +8,12 @@ extension StreamRouter {
         guard let connection = connections[connectionId] else {
             return [.close(connectionId, .badState, "say hello first")]
         }
+        if let kind = rateKind(of: message, from: connectionId),
+            let refusal = rates.admit(kind, connectionId: connectionId, token: shares.token(of: connectionId), now: now)
+        {
+            counters.refused[kind.limit, default: 0] += 1
+            return [.sendControl(.error(code: .rateLimited, message: refusal), to: connectionId)]
+        }
         switch message {
         case .publish(let name, let properties, let acks, let discardableLayers, let refreshes):
             guard connection.role.mayPublish else {
@@ -96,6 +102,17 @@ extension StreamRouter {
         case .welcome, .published, .subscribed, .streamCreated, .streamDestroyed, .connectionCreated,
             .connectionDestroyed, .error, .archiveStarted, .archiveStopped, .ack, .subscriptionChanged, .requestRefresh:
             return [.close(connectionId, .unknownMessage, "\(message.type) is sent by the relay, not to it")]
+        }
+    }
+
+    /// The allowance a message spends, if any: a subscription that changes (a repeated `subscribe`, or an
+    /// `unsubscribe` of nothing, does nothing and spends nothing), any change of a stream (it is announced).
+    private func rateKind(of message: ControlMessage, from connectionId: String) -> ControlRates.Kind? {
+        switch message {
+        case .subscribe(let streamId, _, _, _): streams[streamId]?.subscribers.contains(connectionId) == false ? .subscription : nil
+        case .unsubscribe(let streamId): streams[streamId]?.subscribers.contains(connectionId) == true ? .subscription : nil
+        case .publish, .unpublish, .streamPropertyChanged: .streamChange
+        default: nil
         }
     }
 

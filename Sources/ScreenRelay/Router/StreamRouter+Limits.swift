@@ -63,6 +63,9 @@ public struct RouterLimits: Sendable {
     public var maximumAudioFramesPerSecond: Double
     /// What one token's connections may do together, and the session's connections (``TokenShares``).
     public var tokenShares = TokenShares.Limits()
+    /// How often one connection, and one token's connections together, may change their subscriptions and streams
+    /// and join (``ControlRates``).
+    var controlRates = ControlRates.Limits()
 
     public init(
         thinAboveMilliseconds: Double = 300, thinStepSeconds: Double = 0.5, raiseBelowMilliseconds: Double = 100,

@@ -47,6 +47,8 @@ public struct StreamRouter<Frame> {
     /// Order of joining, so announcements list connections the same way every time.
     var connectionOrder: [String] = []
     var signals: SignalGate
+    /// How often each connection and token may change subscriptions and streams, and join.
+    var rates: ControlRates
     /// Each token's share of the session: its connections, streams, signals and frames together.
     var shares: TokenShares
     var streams: [UInt32: RoutedStream<Frame>] = [:]
@@ -60,6 +62,7 @@ public struct StreamRouter<Frame> {
         self.limits = limits
         self.publishersMaySignal = publishersMaySignal
         signals = SignalGate(limits: limits)
+        rates = ControlRates(limits: limits.controlRates)
         shares = TokenShares(limits: limits.tokenShares)
     }
 
@@ -120,13 +123,17 @@ public struct StreamRouter<Frame> {
 
     /// A client said hello with a valid token (`token`: its id; nil, a token of its own): welcome it and tell the
     /// others, or close it when its token or the session holds all the connections they may.
-    public mutating func connect(_ connection: ConnectionInfo, token: String? = nil) -> [Action] {
+    public mutating func connect(_ connection: ConnectionInfo, token: String? = nil, now: Double = 0) -> [Action] {
+        if let token, let refusal = rates.admit(.join, connectionId: connection.connectionId, token: token, now: now) {
+            counters.refused[.joinRate, default: 0] += 1
+            return [.close(connection.connectionId, .rateLimited, refusal)]
+        }
         if let refusal = shares.join(connection.connectionId, token: token ?? connection.connectionId, role: connection.role) {
             switch refusal {
             case .connectionsPerToken: counters.refused[.connectionsPerToken, default: 0] += 1
-            case .connectionsPerSession: counters.refused[.connectionsPerSession, default: 0] += 1
+            case .connectionsPerSession, .viewerSeats: counters.refused[.connectionsPerSession, default: 0] += 1
             }
-            return [.close(connection.connectionId, .forbidden, refusal.sentence)]
+            return [.close(connection.connectionId, .full, refusal.sentence)]
         }
         var actions: [Action] = [
             .sendControl(
@@ -148,6 +155,7 @@ public struct StreamRouter<Frame> {
         guard connections.removeValue(forKey: connectionId) != nil else { return [] }
         connectionOrder.removeAll { $0 == connectionId }
         signals.forget(connectionId)
+        rates.forget(connectionId)
         var actions: [Action] = []
         for streamId in streams.keys.sorted() {
             if streams[streamId]?.info.connectionId == connectionId {

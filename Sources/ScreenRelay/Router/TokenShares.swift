@@ -6,11 +6,18 @@ import ScreenWire
 public struct TokenShares: Sendable {
     public struct Limits: Sendable, Equatable {
         /// Connections one publisher or moderator token may hold in a session at once (screenpub holds one, two
-        /// while a reconnection overlaps a connection the relay has not yet seen die). Viewer tokens are links
-        /// handed to an audience: their connections are bounded by the session's and each address's caps.
+        /// while a reconnection overlaps a connection the relay has not yet seen die).
         public var connectionsPerToken = 8
+        /// Connections one viewer token may hold in a session at once. A viewer token is a link handed to an
+        /// audience and may be shared, so this is sized for one: the people it is handed to (each viewer page holds
+        /// one connection), with room for reconnections (two at once, briefly). 500 by default: a link shared with
+        /// a large audience needs more (`--max-viewer-connections-per-token`), or a token of its own per group.
+        public var viewerConnectionsPerToken = 500
         /// Connections a session holds at once, all roles together.
         public var connectionsPerSession = 2_000
+        /// Of ``connectionsPerSession``, those that only publisher and moderator tokens may take: however many
+        /// viewers come, the presenter can always reconnect and a moderator join.
+        public var reservedSeats = 32
         /// Streams the connections of one token publish at once: a quarter of a session's 32, so that one token
         /// cannot keep the others from publishing.
         public var streamsPerToken = 8
@@ -26,12 +33,15 @@ public struct TokenShares: Sendable {
     }
 
     enum Refusal: Equatable {
-        case connectionsPerToken(Int), connectionsPerSession(Int)
+        case connectionsPerToken(Int), connectionsPerSession(Int), viewerSeats(Int)
 
         var sentence: String {
             switch self {
-            case .connectionsPerToken(let limit): "this token already has \(limit) connections in the session, the most one may: close one first"
-            case .connectionsPerSession(let limit): "this session holds \(limit) connections, the most it may"
+            case .connectionsPerToken(let limit):
+                "this token already has \(limit) connections in the session, the most one may; try again once one has closed"
+            case .connectionsPerSession(let limit): "this session holds \(limit) connections, the most it may; try again later"
+            case .viewerSeats(let limit):
+                "this session holds \(limit) viewers, the most it lets in (its other seats are kept for its presenters and moderators); try again later"
             }
         }
     }
@@ -49,9 +59,15 @@ public struct TokenShares: Sendable {
 
     /// A connection of `token` joins: nil when it may, else why not (then it is not counted).
     mutating func join(_ connectionId: String, token: String, role: Role) -> Refusal? {
-        guard tokenOf.count < limits.connectionsPerSession else { return .connectionsPerSession(limits.connectionsPerSession) }
         let count = connectionCounts[token, default: 0]
-        if role != .subscriber, count >= limits.connectionsPerToken { return .connectionsPerToken(limits.connectionsPerToken) }
+        if role == .subscriber {
+            let seats = max(0, limits.connectionsPerSession - limits.reservedSeats)
+            guard tokenOf.count < seats else { return .viewerSeats(seats) }
+            guard count < limits.viewerConnectionsPerToken else { return .connectionsPerToken(limits.viewerConnectionsPerToken) }
+        } else {
+            guard tokenOf.count < limits.connectionsPerSession else { return .connectionsPerSession(limits.connectionsPerSession) }
+            guard count < limits.connectionsPerToken else { return .connectionsPerToken(limits.connectionsPerToken) }
+        }
         tokenOf[connectionId] = token
         connectionCounts[token] = count + 1
         return nil
