@@ -16,8 +16,9 @@ import NIOHTTP1
 /// - A head the decoder cannot read, before Hummingbird has the connection (which answers later ones itself), is
 ///   answered 400 and the connection closes.
 ///
-/// A refused connection's output is closed after its answer and what it still sends is read and dropped for
-/// ``Limits/linger`` (as nginx's lingering close), so that the answer is not lost to a reset; then it is cut.
+/// A refused connection's output is closed after its answer, and what it still sends is read and dropped until it
+/// closes, sends nothing for ``Limits/lingerIdle`` or has been read for ``Limits/lingerMost`` (nginx's lingering
+/// close: 5 s and 30 s there), so that the answer is not lost to a reset; then it is cut.
 /// The ``Observer`` behind the decoder says when the decoder has made a request of a head, when a request has
 /// ended and when its answer has been written.
 final class RequestHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
@@ -29,8 +30,10 @@ final class RequestHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
         /// Time for one head to arrive whole.
         var timeout: TimeAmount
         var size: RequestHeadScanner.Limits
-        /// How long a refused connection is read, and dropped, after its answer before it is cut.
-        var linger: TimeAmount = .seconds(2)
+        /// How long a refused connection is read, and dropped, after its answer: until it sends nothing for the
+        /// first, and at most the second.
+        var lingerIdle: TimeAmount = .seconds(2)
+        var lingerMost: TimeAmount = .seconds(10)
 
         /// The HTTP decoder's own limits, set above these so that these are met first (the decoder counts names
         /// and values only; it also allows at most 1 000 header fields, past which the head is answered 431 too).
@@ -41,8 +44,9 @@ final class RequestHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private enum State {
-        /// A head is arriving: counted and timed.
-        case head(RequestHeadScanner)
+        /// A head is arriving: counted and timed, and held here (its bytes so far, from the second read on) until
+        /// it ends.
+        case head(RequestHeadScanner, held: ByteBuffer?)
         /// Its empty line has come: still timed, until the decoder has made a request of it.
         case decoding
         /// Its body and its answer: not this guard's.
@@ -62,8 +66,10 @@ final class RequestHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
     /// Heads refused for their size, said at most once a minute.
     let log: RateLimitedLog
     private var state: State
-    /// The head's deadline, or the end of a refused connection's lingering.
+    /// The head's deadline, or the end of a refused connection's lingering; and the end of its lingering when it
+    /// sends nothing more.
     private var timer: Scheduled<Void>?
+    private var lingerIdle: Scheduled<Void>?
     private var context: ChannelHandlerContext?
     /// Whether Hummingbird serves the connection's requests (its first was no WebSocket upgrade): from then on it
     /// answers a request the decoder cannot read itself.
@@ -75,7 +81,7 @@ final class RequestHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
         self.limits = limits
         self.metrics = metrics
         self.log = log
-        state = .head(RequestHeadScanner(limits: limits.size))
+        state = .head(RequestHeadScanner(limits: limits.size), held: nil)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -86,32 +92,64 @@ final class RequestHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        lingerIdle?.cancel()
+        lingerIdle = nil
         self.context = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch state {
         case .refused:
+            lingerIdle?.cancel()
+            lingerIdle = Self.close(context, in: limits.lingerIdle)
             return
         case .between:
-            state = .head(RequestHeadScanner(limits: limits.size))
+            state = .head(RequestHeadScanner(limits: limits.size), held: nil)
             startDeadline(context)
         case .head, .decoding, .request:
             break
         }
-        if case .head(var scanner) = state {
-            switch unwrapInboundIn(data).withUnsafeReadableBytes({ scanner.scan($0) }) {
-            case .unfinished:
-                state = .head(scanner)
-            case .ended:
-                state = .decoding
-            case .tooLong(let part):
-                refuse(context, part == .requestLine ? .requestLine : .headerFields)
-                return
-            }
+        guard case .head(var scanner, var held) = state else {
+            context.fireChannelRead(data)
+            return
         }
-        // Last: the decoder may call back (``headDecoded()``, ``requestEnded()``) before this returns.
-        context.fireChannelRead(data)
+        // The held bytes' only reference is `held` while they grow (not copied on write).
+        state = .decoding
+        let buffer = unwrapInboundIn(data)
+        switch buffer.withUnsafeReadableBytes({ scanner.scan($0) }) {
+        case .unfinished:
+            Self.hold(buffer, in: &held)
+            state = .head(scanner, held: held)
+        case .ended:
+            state = .decoding
+            // Last: the decoder may call back (``headDecoded()``, ``requestEnded()``) before this returns.
+            if var held {
+                held.writeImmutableBuffer(buffer)
+                context.fireChannelRead(wrapInboundOut(held))
+            } else {
+                context.fireChannelRead(data)
+            }
+        case .tooLong(let part):
+            refuse(context, part == .requestLine ? .requestLine : .headerFields)
+        }
+    }
+
+    /// Adds the bytes of an unfinished head to those held, in room that grows by half at most: what a connection
+    /// holds is its head's bytes, within the limits, and not the room of the buffers they were read into (up to
+    /// 64 KiB each), nor what HTTP's decoder would make of them before the head is whole.
+    private static func hold(_ buffer: ByteBuffer, in held: inout ByteBuffer?) {
+        guard var bytes = held else {
+            var copy = ByteBufferAllocator().buffer(capacity: buffer.readableBytes)
+            copy.writeImmutableBuffer(buffer)
+            held = copy
+            return
+        }
+        held = nil
+        if bytes.writableBytes < buffer.readableBytes {
+            bytes.reserveCapacity(max(bytes.writerIndex + buffer.readableBytes, bytes.capacity + bytes.capacity / 2))
+        }
+        bytes.writeImmutableBuffer(buffer)
+        held = bytes
     }
 
     private func startDeadline(_ context: ChannelHandlerContext) {
@@ -155,10 +193,6 @@ final class RequestHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
         return true
     }
 
-    var isRefused: Bool {
-        if case .refused = state { true } else { false }
-    }
-
     // MARK: Refusing
 
     private func refuse(_ context: ChannelHandlerContext, _ refusal: Refusal) {
@@ -175,17 +209,23 @@ final class RequestHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
         case .malformed:
             metrics.add(.protocolErrors)
         }
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: limits.linger) { loopBound.value.close(promise: nil) }
+        timer = Self.close(context, in: limits.lingerMost)
+        lingerIdle = Self.close(context, in: limits.lingerIdle)
         // Mid-answer (a client that sends its next request before the last is answered) nothing can be said in
         // order: closed at once.
         guard unanswered == 0 else {
             context.close(promise: nil)
             return
         }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(Self.response(refusal, limits: limits.size))).whenSuccess {
             loopBound.value.close(mode: .output, promise: nil)
         }
+    }
+
+    private static func close(_ context: ChannelHandlerContext, in delay: TimeAmount) -> Scheduled<Void> {
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        return context.eventLoop.scheduleTask(in: delay) { loopBound.value.close(promise: nil) }
     }
 
     /// The whole answer to a refused head: its status, a sentence, and the close.

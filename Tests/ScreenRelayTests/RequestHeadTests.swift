@@ -188,6 +188,16 @@ import Testing
         #expect(relay.server.metrics.value(.requestHeadTimeout) >= 1)
     }
 
+    @Test func aWebSocketIsTimedByItsPingsNotAsAHead() async throws {
+        let relay = try await RunningRelay { $0.requestHeadTimeoutSeconds = 1 }
+        let socket = try RawSocket(port: relay.port)
+        #expect(await socket.upgradeToWebSocket().hasPrefix("HTTP/1.1 101"))
+        // Past the head's deadline, and within hello's (10 s): still open.
+        let closed = await socket.isClosedByPeer(within: 3)
+        #expect(!closed)
+        #expect(relay.server.metrics.value(.requestHeadTimeout) == 0)
+    }
+
     // MARK: The same behind TLS
 
     private func tlsRelay(headTimeout: Double = 600) async throws -> RunningRelay {
