@@ -1,6 +1,7 @@
 // libFuzzer target for a whole relay session, not one parser: each input is read as a script of what clients
 // do — connect with a role, publish and change stream properties with arbitrary numbers, send video and audio
-// frames with arbitrary capture times, sizes, layers and flags, subscribe, ask for keyframes, take frames off,
+// frames with arbitrary capture times, sizes, layers and flags, subscribe (with catch-up) and unsubscribe, ask for
+// keyframes, take frames off,
 // report link measures, let time pass, leave — played into the session's router (compiled in with it by
 // Benchmarks/fuzz.sh) as the relay plays them. Every number goes through the same wire parsing as on the relay
 // (the bounds of ControlMessage.parse, MediaMessage.parse), and every frame the router admits gets the time arithmetic of the
@@ -73,7 +74,7 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             connections.append(id)
             check(router.connect(
                 ConnectionInfo(connectionId: id, role: role, data: String(repeating: "\u{1}", count: Int(script.byte() % 16) * 4)),
-                token: "t\(script.byte() % 4)"))
+                token: "t\(script.byte() % 4)", now: now))
         case 1, 2:
             // What ControlMessage.parse does with a publish or streamPropertyChanged: the bounds, then the session.
             let audio = script.byte() % 3 == 0
@@ -115,7 +116,13 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             guard case .audio(let parsed, _)? = try? MediaMessage.parse(header.encoded()) else { continue }
             check(router.receiveAudio(steps, header: parsed, from: connection(&script), now: now).actions)
         case 7:
-            check(router.handle(.subscribe(streamId: UInt32(script.byte() % 4), audio: script.byte() % 2 == 0, layers: script.byte() % 2 == 0, catchUp: script.byte() % 2 == 0), from: connection(&script), now: now))
+            // Subscribing (with or without catch-up: the cached group queued again) and unsubscribing, at any pace:
+            // what was queued for a subscription goes when it ends, and the churn meets its allowance.
+            let streamId = UInt32(script.byte() % 4)
+            let message: ControlMessage = script.byte() % 3 == 0
+                ? .unsubscribe(streamId: streamId)
+                : .subscribe(streamId: streamId, audio: script.byte() % 2 == 0, layers: script.byte() % 2 == 0, catchUp: script.byte() % 2 == 0)
+            check(router.handle(message, from: connection(&script), now: now))
         case 8:
             check(router.handle(.requestKeyframe(streamId: UInt32(script.byte() % 4)), from: connection(&script), now: now))
         case 9:

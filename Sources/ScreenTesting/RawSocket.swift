@@ -118,14 +118,15 @@ public final class RawSocket: @unchecked Sendable {
 
     // MARK: WebSocket
 
-    /// Sends a WebSocket upgrade for `path` and reads the response head; returns its status line.
-    public func upgradeToWebSocket(path: String = "/ws", host: String = "127.0.0.1") async -> String {
-        await blocking { self.upgradeNow(path: path, host: host) }
+    /// Sends a WebSocket upgrade for `path` (with `headers`, each line ending in CRLF) and reads the response head;
+    /// returns its status line.
+    public func upgradeToWebSocket(path: String = "/ws", host: String = "127.0.0.1", headers: String = "") async -> String {
+        await blocking { self.upgradeNow(path: path, host: host, headers: headers) }
     }
 
-    private func upgradeNow(path: String, host: String) -> String {
+    private func upgradeNow(path: String, host: String, headers: String) -> String {
         let request = "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\(headers)\r\n"
         guard sendNow(Array(request.utf8)) else { return "" }
         var head: [UInt8] = []
         while !head.ends(with: [13, 10, 13, 10]) {
