@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import ScreenWire
 
 /// HLS of a session's screen stream (docs/protocol.md): `index.m3u8` (multivariant), `stream.m3u8` (media, with
@@ -13,11 +14,13 @@ extension RelayServer {
         router.get("/hls/{session}/{file}") { [self] request, context -> Response in
             let sessionId = try context.parameters.require("session")
             let file = try context.parameters.require("file")
-            let query = try await authorizeHLS(request, sessionId: sessionId)
+            // Authorised before anything else: a request without a valid token never takes a waiting place.
+            let (query, token) = try await authorizeHLS(request, sessionId: sessionId)
             guard let hub = await registry.hub(sessionId) else {
                 throw HTTPError(.notFound, message: "there is no session \(sessionId)")
             }
-            return try await hlsResponse(file: file, hub: hub, query: query, request: request)
+            let client = hlsClient(token: token, request: request, channel: context.channel)
+            return try await hlsResponse(file: file, hub: hub, query: query, request: request, client: client, channel: context.channel)
         }
         // A timed marker (an ad break, a chapter) for the session's HLS timeline: the secret or a moderator token.
         router.post("/session/{id}/marker") { [self] request, context -> Response in
@@ -56,7 +59,9 @@ extension RelayServer {
         }
     }
 
-    private func hlsResponse(file: String, hub: SessionHub, query: String, request: Request) async throws -> Response {
+    private func hlsResponse(
+        file: String, hub: SessionHub, query: String, request: Request, client: HLSWaitingRequests.Client, channel: any Channel
+    ) async throws -> Response {
         switch file {
         case "index.m3u8", "stream.m3u8":
             let packager = await hub.startHLS(hlsConfiguration)
@@ -75,7 +80,7 @@ extension RelayServer {
                 if let reason = HLSDeliveryDirectives.tooFarAhead(position, of: packager.snapshot) {
                     throw HTTPError(.badRequest, message: "bad LL-HLS request: \(reason)")
                 }
-                try Self.check(await packager.wait(for: position), packager: packager)
+                try check(await waitForPart(position, packager: packager, client: client, channel: channel), packager: packager, client: client, session: hub.sessionId)
             } else {
                 // A player's first request waits for the first two segments rather than failing.
                 let wait = Duration.milliseconds(Int((packager.configuration.segmentSeconds * 3 + 10) * 1000))
@@ -109,7 +114,7 @@ extension RelayServer {
                 let position = HLSSnapshot.Position(segment: segment, part: index)
                 if !snapshot.holds(position), HLSDeliveryDirectives.tooFarAhead(position, of: snapshot) == nil {
                     // A part named by EXT-X-PRELOAD-HINT: answered as soon as it is out.
-                    try Self.check(await packager.wait(for: position), packager: packager)
+                    try check(await waitForPart(position, packager: packager, client: client, channel: channel), packager: packager, client: client, session: hub.sessionId)
                     snapshot = packager.snapshot
                 }
                 if let part = snapshot.part(segment: segment, index: index) {
@@ -120,25 +125,61 @@ extension RelayServer {
         }
     }
 
-    /// A wait that did not end with what it waited for, as the HTTP answer a player expects (503: try again).
-    private static func check(_ outcome: HLSWaitingRequests.Outcome, packager: HLSPackager) throws {
+    /// Waits for `position` (a blocking reload, a hinted part) in one of the session's places, at most
+    /// ``RelayConfiguration/hlsWaitingRequestsPerClient`` of them `client`'s; given back as soon as the client
+    /// closes its connection.
+    private func waitForPart(
+        _ position: HLSSnapshot.Position, packager: HLSPackager, client: HLSWaitingRequests.Client, channel: any Channel
+    ) async -> HLSWaitingRequests.Outcome {
+        let (waiting, timeout, clientLimit) = (packager.waiting, packager.configuration.blockingWait, configuration.hlsWaitingRequestsPerClient)
+        let outcome = await Self.whileConnected(channel) {
+            await waiting.wait(for: position, client: client, clientLimit: clientLimit, timeout: timeout) { position in
+                packager.snapshot.holds(position)
+            }
+        }
+        // Nobody reads an answer: the socket goes now rather than after one is written to it.
+        if outcome == .gone { channel.close(promise: nil) }
+        return outcome
+    }
+
+    /// A wait that did not end with what it waited for, as the HTTP answer a player expects (503: try again; a
+    /// refusal says after how long). A refusal is counted, and said in the log at most once a minute a session.
+    private func check(_ outcome: HLSWaitingRequests.Outcome, packager: HLSPackager, client: HLSWaitingRequests.Client, session label: String) throws {
         switch outcome {
         case .ready: return
         case .timedOut:
             throw HTTPError(.serviceUnavailable, message: "nothing new in \(packager.configuration.blockingWait): the stream has stopped sending; try again")
         case .tooMany:
+            let total = packager.configuration.maximumWaitingRequests
+            metrics.refused(.hlsWaiting)
+            if let refused = packager.waiting.refusalToLog() {
+                logger.warning("refusing LL-HLS requests of session \(label): \(total) wait already, the most a session lets wait (\(refused) refused since this was last said; said at most once a minute)")
+            }
             throw HTTPError(
-                .serviceUnavailable,
-                message: "\(packager.configuration.maximumWaitingRequests) players already wait on this session's HLS, the most it lets wait; try again")
+                .serviceUnavailable, headers: [.retryAfter: "1"],
+                message: "\(total) players already wait on this session's HLS, the most it lets wait; try again")
+        case .tooManyFromClient:
+            let share = configuration.hlsWaitingRequestsPerClient
+            metrics.refused(.hlsWaitingPerClient)
+            if let refused = packager.waiting.refusalToLog() {
+                logger.warning("refusing LL-HLS requests of session \(label) from \(client.address): \(share) of that token's requests from there wait already, the most one client may (--hls-waiting-per-client; \(refused) refused since this was last said; said at most once a minute)")
+            }
+            throw HTTPError(
+                .serviceUnavailable, headers: [.retryAfter: "1"],
+                message: "\(share) of your requests already wait on this session's HLS, the most one client may; try again when one is answered")
         case .stopped:
             throw HTTPError(.serviceUnavailable, message: "HLS of this session stopped; request index.m3u8 again")
+        case .gone:
+            // Nobody reads the answer; the place is free already.
+            throw HTTPError(.serviceUnavailable, message: "the client closed its connection")
         }
     }
 
-    /// Checks the caller may watch `sessionId`; the query to append to URIs (the token, when it came that way).
-    private func authorizeHLS(_ request: Request, sessionId: String) async throws -> String {
+    /// Checks the caller may watch `sessionId`; the query to append to URIs (the token, when it came that way),
+    /// and the token it showed (what its waiting requests are counted by; the relay secret as one name for it).
+    private func authorizeHLS(_ request: Request, sessionId: String) async throws -> (query: String, token: String) {
         let header = bearer(request)
-        if let header, constantTimeEqual(header, configuration.secret) { return "" }
+        if let header, constantTimeEqual(header, configuration.secret) { return ("", "the relay secret") }
         let fromQuery = request.uri.queryParameters["token"].map(String.init)
         guard let presented = header ?? fromQuery, !presented.isEmpty else {
             throw HTTPError(.unauthorized, message: "HLS needs a token of the session: ?token=… or Authorization: Bearer …")
@@ -148,8 +189,8 @@ extension RelayServer {
         } catch {
             throw HTTPError(.unauthorized, message: "\(error.kind.rawValue): \(error.message)")
         }
-        guard header == nil, let fromQuery else { return "" }
-        return "?token=" + (fromQuery.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(["&", "+", "="])) ?? fromQuery)
+        guard header == nil, let fromQuery else { return ("", presented) }
+        return ("?token=" + (fromQuery.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(["&", "+", "="])) ?? fromQuery), presented)
     }
 
     private static func hlsBody(_ bytes: [UInt8], type: String, cache: String) -> Response {

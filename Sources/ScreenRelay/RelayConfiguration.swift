@@ -180,8 +180,9 @@ public struct RelayConfiguration: Sendable {
     public var hlsIdleSeconds = 60.0
     /// LL-HLS requests one client (a token from one address) may have waiting for a part at once, of the 500 a
     /// session lets wait: one more is answered 503 with `Retry-After` at once. A player needs one or two (its
-    /// blocking playlist reload and the hinted part). Behind a reverse proxy every client has the proxy's address,
-    /// so viewers sharing a token through it share this too.
+    /// blocking playlist reload and the hinted part). Behind a reverse proxy named in ``trustedProxies`` the address
+    /// is the client's it forwards; behind another, every client has the proxy's, and viewers sharing a token
+    /// through it share this too.
     public var hlsWaitingRequestsPerClient = 4
     /// Also write every session's HLS to `DIRECTORY/{session}/` (for a web server or CDN), from its first frame.
     public var hlsDirectory: String?

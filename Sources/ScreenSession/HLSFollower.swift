@@ -22,6 +22,13 @@ public struct HLSFollower: Sendable {
 
     public let url: String
     private let http: RelayHTTPClient
+    /// How long a request is tried again when the server answers 503 or 429 (busy: too many requests wait, or
+    /// nothing came in time) or cannot be reached, counted from its first failure: as players do, after the
+    /// server's `Retry-After` when it gives one, else backing off from half a second to five. Past it the error is
+    /// thrown. Zero: never tried again.
+    public var retryFor: Duration = .seconds(30)
+    /// Told in one line why a request is tried again, and when.
+    public var onRetry: (@Sendable (String) -> Void)?
 
     public init(url: String, trust: ClientTrust = .system) {
         self.url = url
@@ -110,15 +117,48 @@ public struct HLSFollower: Sendable {
         String(decoding: try await data(url) ?? [], as: UTF8.self)
     }
 
-    /// The body of a 200 answer; nil for a 404 when `missingIsNil`, any other answer an error.
+    /// The body of a 200 answer; nil for a 404 when `missingIsNil`, any other answer an error. A 503, a 429 or no
+    /// answer is tried again for ``retryFor``.
     private func data(_ url: String, missingIsNil: Bool = false) async throws -> [UInt8]? {
-        let response = try await http.send("GET", url)
-        if response.status == 404 && missingIsNil { return nil }
-        guard response.status == 200 else {
-            let reason = String(decoding: response.body.prefix(300), as: UTF8.self)
-            throw RelayClientError(.unreachable, "\(url) answered \(response.status): \(reason)")
+        let failing = ContinuousClock.now
+        var backoff = Duration.milliseconds(500)
+        // The URL as said in a message: without its query, which may carry a token.
+        let shown = String(url.prefix { $0 != "?" })
+        while true {
+            var reason = ""
+            var delay = backoff
+            var answered: RelayHTTPClient.Response?
+            do {
+                answered = try await http.send("GET", url)
+            } catch {
+                if Task.isCancelled { throw CancellationError() }
+                reason = error.message.replacingOccurrences(of: url, with: shown)
+            }
+            if let answer = answered {
+                if answer.status == 404 && missingIsNil { return nil }
+                if answer.status == 200 { return Array(answer.body) }
+                let body = String(decoding: answer.body.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard answer.status == 503 || answer.status == 429 else {
+                    throw RelayClientError(.unreachable, "\(shown) answered \(answer.status): \(body)")
+                }
+                reason = "\(shown) answered \(answer.status) (\(body))"
+                if let seconds = answer.header("Retry-After").flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }), seconds >= 0 {
+                    delay = .seconds(min(seconds, 60))
+                }
+            }
+            let spent = ContinuousClock.now - failing
+            guard spent + delay <= retryFor else {
+                throw RelayClientError(.unreachable, "\(reason); still failing after \(Int((spent / .seconds(1)).rounded())) s")
+            }
+            onRetry?("\(reason); trying again in \(Self.seconds(delay)) s")
+            try await Task.sleep(for: delay)
+            backoff = min(backoff * 2, .seconds(5))
         }
-        return Array(response.body)
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let value = duration / .seconds(1)
+        return value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
     }
 
     private func resolve(_ reference: String, against base: String) throws -> String {

@@ -256,8 +256,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Length of LL-HLS parts within segments, in seconds (0.1 to 2, at most half a segment; default 0.5, or half a shorter segment): a part needs no keyframe; LL-HLS players play about two parts behind the frames.")
     var hlsPart: Double?
 
-    @Option(help: "LL-HLS requests (blocking playlist reloads, hinted parts) one client — a token from one address — may have waiting at once, of the 500 a session lets wait; one more is answered 503 with Retry-After. A player needs one or two. Behind a reverse proxy all its clients have its address: raise it there.")
-    var hlsWaitingPerClient = RelayConfiguration(secret: "").hlsWaitingRequestsPerClient
+    @Option(help: "LL-HLS requests (blocking playlist reloads, hinted parts) one client — a token from one address — may have waiting at once, of the 500 a session lets wait; one more is answered 503 with Retry-After. A player needs one or two. Behind a reverse proxy, give it with --trust-proxy so that each client it forwards has its own share.")
+    var hlsWaitingPerClient = RelayConfiguration.defaults.hlsWaitingRequestsPerClient
 
     @Option(help: "Also write every session's HLS to DIR/<session>/ (index.m3u8, segments), for nginx or a CDN to serve; kept on while streams last.")
     var hlsDir: String?

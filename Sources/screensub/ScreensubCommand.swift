@@ -178,7 +178,10 @@ struct ScreensubCommand: AsyncParsableCommand {
     private func followHLS(_ url: String) async throws {
         let (asJSON, frames) = (json, printMetadata)
         do {
-            try await HLSFollower(url: url, trust: ClientTrust(caFile: caFile)).run(segments: segments) { event in
+            var follower = HLSFollower(url: url, trust: ClientTrust(caFile: caFile))
+            // A busy or briefly unreachable server is tried again for a while (30 s), as players do; each time in a line.
+            follower.onRetry = { line in FileHandle.standardError.write(Data("screensub: \(line)\n".utf8)) }
+            try await follower.run(segments: segments) { event in
                 // Segments and date ranges always; each frame's metadata with --print-metadata.
                 if case .frame = event, !frames { return }
                 emit(event.line(json: asJSON))
