@@ -1,6 +1,6 @@
 import Foundation
 import ScreenMedia
-import ScreenRelay
+@testable import ScreenRelay
 import ScreenSession
 import ScreenTransport
 import ScreenWire
@@ -20,6 +20,8 @@ import Testing
         _ = router.connect(ConnectionInfo(connectionId: "p", role: .publisher, data: "screen of Ada"))
         _ = router.connect(ConnectionInfo(connectionId: "a", role: .subscriber, data: "name=Bo"))
         _ = router.connect(ConnectionInfo(connectionId: "b", role: .subscriber, data: ""))
+        // Their arrivals told, so that what follows is only the signals.
+        _ = router.flushMembership(now: 0)
         return router
     }
 

@@ -1,5 +1,5 @@
 import ScreenMedia
-import ScreenRelay
+@testable import ScreenRelay
 import ScreenWire
 import ScreenTesting
 import Testing
@@ -34,6 +34,8 @@ import Testing
         for subscriber in subscribers {
             _ = router.connect(ConnectionInfo(connectionId: subscriber, role: .subscriber, data: ""))
         }
+        // Their arrivals told, so that what follows is only what the test does.
+        _ = router.flushMembership(now: 0)
         return router
     }
 
@@ -49,10 +51,37 @@ import Testing
             .welcome(connectionId: "v", sessionId: "s", role: .subscriber, streams: [stream],
                      connections: [ConnectionInfo(connectionId: "p", role: .publisher, data: "name=Ada")])
         ])
-        #expect(controls(second, to: "p") == [.connectionCreated(ConnectionInfo(connectionId: "v", role: .subscriber, data: ""))])
+        // Arrivals and departures are told on the next tick (once a second at most).
+        #expect(controls(second, to: "p").isEmpty)
+        #expect(controls(router.tick(now: 1), to: "p") == [.connectionCreated(ConnectionInfo(connectionId: "v", role: .subscriber, data: ""))])
         let gone = router.disconnect("p")
-        #expect(controls(gone, to: "v") == [.streamDestroyed(streamId: 1, reason: "disconnected"), .connectionDestroyed(connectionId: "p")])
+        #expect(controls(gone, to: "v") == [.streamDestroyed(streamId: 1, reason: "disconnected")])
+        #expect(controls(router.tick(now: 2), to: "v") == [.connectionDestroyed(connectionId: "p")])
         #expect(router.streamInfos.isEmpty)
+    }
+
+    /// Connections that come and go within a second cost the members nothing; each member is told only what it does
+    /// not know (a joiner's welcome lists who was there), and at most once a second.
+    @Test func joinsAndLeavesAreToldOnceASecondAndChurnCancelsOut() {
+        var router = Router(sessionId: "s")
+        _ = router.connect(ConnectionInfo(connectionId: "m", role: .moderator, data: ""))
+        _ = router.tick(now: 0)
+        // 100 connections join and leave between two ticks: the moderator hears nothing of them.
+        for index in 0..<100 {
+            _ = router.connect(ConnectionInfo(connectionId: "c\(index)", role: .subscriber, data: ""))
+            _ = router.disconnect("c\(index)")
+        }
+        // "a" joins, then "b" (whose welcome lists "a"), then "a" leaves, all within the second.
+        _ = router.connect(ConnectionInfo(connectionId: "a", role: .subscriber, data: ""))
+        _ = router.connect(ConnectionInfo(connectionId: "b", role: .subscriber, data: ""))
+        _ = router.disconnect("a")
+        #expect(router.tick(now: 0.5).isEmpty, "told before the second was over")
+        let told = router.tick(now: 1.1)
+        #expect(controls(told, to: "m") == [.connectionCreated(ConnectionInfo(connectionId: "b", role: .subscriber, data: ""))])
+        #expect(controls(told, to: "b") == [.connectionDestroyed(connectionId: "a")])
+        // Once announced, a departure is told to those who were told of the arrival.
+        _ = router.disconnect("b")
+        #expect(controls(router.tick(now: 2.2), to: "m") == [.connectionDestroyed(connectionId: "b")])
     }
 
     @Test func aRepeatedSubscribeIsANoOpAndReplaysNothing() {

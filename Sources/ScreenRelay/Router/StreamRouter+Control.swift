@@ -39,7 +39,8 @@ extension StreamRouter {
             let info = StreamInfo(streamId: nextStreamId, connectionId: connectionId, name: name, properties: properties)
             nextStreamId &+= 1
             streams[info.streamId] = RoutedStream(info: info, limits: limits, acknowledges: acks, discardableLayers: discardableLayers, refreshes: refreshes)
-            var actions: [Action] = [.sendControl(.published(info), to: connectionId)]
+            // Who joined is told before the stream it publishes.
+            var actions: [Action] = flushMembership(now: now) + [.sendControl(.published(info), to: connectionId)]
             for other in connectionOrder where other != connectionId {
                 actions.append(.sendControl(.streamCreated(info), to: other))
             }
@@ -90,7 +91,8 @@ extension StreamRouter {
             }
             signal.from = connectionId
             signal.fromData = connection.data
-            return deliver(signal, replyingTo: connectionId)
+            // Who joined is told before what they say.
+            return flushMembership(now: now) + deliver(signal, replyingTo: connectionId)
         case .uplink(let streamId, _, _):
             // What the relay's metrics show (the session hub keeps it); only the stream's publisher may say it.
             guard streams[streamId]?.info.connectionId == connectionId else {

@@ -89,6 +89,12 @@ extension StreamRouter {
         }
     }
 
+    /// Tells the members who joined and left since the last time (``MembershipAnnouncements``).
+    mutating func flushMembership(now: Double) -> [Action] {
+        guard !membership.isEmpty else { return [] }
+        return membership.flush(members: connectionOrder, now: now).map { .sendControl($0.0, to: $0.to) }
+    }
+
     /// The rate a subscriber's socket is to be paced at, in bytes a second, or nil for none: a subscriber thinned
     /// below the stream's top layer, or waiting to be restarted, whose link the kernel has measured, is paced at
     /// ``pacingHeadroom`` times that measure (its largest over its subscriptions). A thin link's bottleneck then
@@ -109,6 +115,7 @@ extension StreamRouter {
     /// periodically (every ~100 ms).
     public mutating func tick(now: Double) -> [Action] {
         var actions: [Action] = []
+        if membership.lastFlush.map({ now - $0 >= Self.announcementSeconds }) ?? true { actions += flushMembership(now: now) }
         for streamId in streams.keys.sorted() {
             actions += streams[streamId]?.tick(now: now, counters: &counters) ?? []
         }

@@ -49,10 +49,15 @@ public struct StreamRouter<Frame> {
     var signals: SignalGate
     /// How often each connection and token may change subscriptions and streams, and join.
     var rates: ControlRates
+    /// Joins and leaves not yet told to the members (``announcementSeconds``).
+    var membership = MembershipAnnouncements()
     /// Each token's share of the session: its connections, streams, signals and frames together.
     var shares: TokenShares
     var streams: [UInt32: RoutedStream<Frame>] = [:]
     var nextStreamId: UInt32 = 1
+
+    /// Joins and leaves are told to the members at most this often, those that cancel out within it not at all.
+    static var announcementSeconds: Double { 1 }
 
     /// A thinned subscriber's socket is paced this much over the kernel's measure of its link (``pacingRate(for:)``).
     static var pacingHeadroom: Double { 1.25 }
@@ -121,8 +126,8 @@ public struct StreamRouter<Frame> {
 
     // MARK: Connections
 
-    /// A client said hello with a valid token (`token`: its id; nil, a token of its own): welcome it and tell the
-    /// others, or close it when its token or the session holds all the connections they may.
+    /// A client said hello with a valid token (`token`: its id; nil, a token of its own): welcome it (the others are
+    /// told on a later ``tick(now:)``, ``MembershipAnnouncements``), or close it when its token or the session holds all the connections they may.
     public mutating func connect(_ connection: ConnectionInfo, token: String? = nil, now: Double = 0) -> [Action] {
         if let token, let refusal = rates.admit(.join, connectionId: connection.connectionId, token: token, now: now) {
             counters.refused[.joinRate, default: 0] += 1
@@ -142,15 +147,14 @@ public struct StreamRouter<Frame> {
                     streams: streamInfos, connections: welcomeConnections),
                 to: connection.connectionId)
         ]
-        for other in connectionOrder {
-            actions.append(.sendControl(.connectionCreated(connection), to: other))
-        }
+        membership.joined(connection)
         connections[connection.connectionId] = connection
         connectionOrder.append(connection.connectionId)
         return actions
     }
 
-    /// A client left (closed, failed or was closed): its streams end and everyone is told.
+    /// A client left (closed, failed or was closed): its streams end, and everyone is told (its departure on a later
+    /// ``tick(now:)``).
     public mutating func disconnect(_ connectionId: String) -> [Action] {
         guard connections.removeValue(forKey: connectionId) != nil else { return [] }
         connectionOrder.removeAll { $0 == connectionId }
@@ -165,9 +169,7 @@ public struct StreamRouter<Frame> {
             }
         }
         shares.leave(connectionId)
-        for other in connectionOrder {
-            actions.append(.sendControl(.connectionDestroyed(connectionId: connectionId), to: other))
-        }
+        membership.left(connectionId)
         return actions
     }
 }
