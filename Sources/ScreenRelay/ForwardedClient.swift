@@ -1,3 +1,5 @@
+import Foundation
+
 /// The address of the client behind a reverse proxy the relay trusts: the per-address caps then count the client,
 /// not the proxy (through which every remote viewer comes). Only a proxy named in `--trust-proxy` is believed: from
 /// anyone else, `X-Forwarded-For` and `Forwarded` are a client's own words and are ignored.
@@ -40,5 +42,15 @@ enum ForwardedClient {
 extension Substring {
     fileprivate func trimmingWhitespace() -> String {
         String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+    }
+}
+
+extension RelayConfiguration {
+    /// Whether `text` is an IPv4 or IPv6 address as a proxy's peer address is compared (`--trust-proxy`): the
+    /// address itself, no name, port or prefix length.
+    public static func isProxyAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 }

@@ -290,6 +290,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, got \(port)") }
         guard archiveGrace >= 0 else { throw ValidationError("--archive-grace must not be negative") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together: the certificate and its private key") }
+        if let address = trustProxy.first(where: { !RelayConfiguration.isProxyAddress($0) }) {
+            throw ValidationError("--trust-proxy takes the proxy's IP address as the relay sees it (e.g. 127.0.0.1), got '\(address)'")
+        }
         guard maxConnections > 0, maxConnectionsPerAddress > 0, maxSessions > 0 else {
             throw ValidationError("--max-connections, --max-connections-per-address and --max-sessions must be positive")
         }

@@ -22,6 +22,11 @@ import Testing
         #expect(ForwardedClient.address(peer: "127.0.0.1", forwarded: nil, xForwardedFor: " 2001:db8::2 ", trusted: proxies) == "2001:db8::2")
     }
 
+    @Test func onlyAnAddressNamesATrustedProxy() {
+        #expect(["127.0.0.1", "10.0.0.5", "::1", "2001:db8::1"].allSatisfy(RelayConfiguration.isProxyAddress))
+        #expect(!["localhost", "10.0.0.0/8", "127.0.0.1:80", "", "proxy.example.org"].contains(where: RelayConfiguration.isProxyAddress))
+    }
+
     @Test func aTrustedProxyThatNamesNoClientCountsAsNone() {
         #expect(ForwardedClient.address(peer: "127.0.0.1", forwarded: nil, xForwardedFor: nil, trusted: proxies) == nil)
         #expect(ForwardedClient.address(peer: "127.0.0.1", forwarded: nil, xForwardedFor: "10.0.0.5, ,", trusted: proxies) == nil)
