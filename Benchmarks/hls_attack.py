@@ -17,6 +17,8 @@ Usage: Benchmarks/hls_attack.py [path/to/screenrelay] [seconds per attack, defau
        (default binary: the release build, .build/release/screenrelay)
 """
 import json, os, re, socket, struct, subprocess, sys, tempfile, threading, time, urllib.request
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wsclient import WebSocket  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".build", "release", "screenrelay")
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 30.0
@@ -69,62 +71,6 @@ def raw_get(port, path, source=None, timeout=40.0):
     head, _, body = data.partition(b"\r\n\r\n")
     match = re.match(rb"HTTP/1\.1 (\d{3})", head)
     return (int(match.group(1)) if match else 0), head.decode(errors="replace"), body
-
-
-class WebSocket:
-    """A minimal client: masked frames out, whole messages in (text as str, binary as bytes)."""
-
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
-        self.buffer = b""
-        while b"\r\n\r\n" not in self.buffer:
-            self.buffer += self.sock.recv(4096)
-        self.buffer = self.buffer.split(b"\r\n\r\n", 1)[1]
-        self.lock = threading.Lock()
-
-    def send(self, data, opcode=None):
-        payload = data.encode() if isinstance(data, str) else data
-        opcode = opcode or (1 if isinstance(data, str) else 2)
-        n = len(payload)
-        head = bytes([0x80 | opcode])
-        head += bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n) if n < 65536 else bytes([0x80 | 127]) + struct.pack(">Q", n)
-        with self.lock:
-            self.sock.sendall(head + b"\0\0\0\0" + payload)
-
-    def _read(self, n):
-        while len(self.buffer) < n:
-            data = self.sock.recv(65536)
-            if not data:
-                raise EOFError
-            self.buffer += data
-        out, self.buffer = self.buffer[:n], self.buffer[n:]
-        return out
-
-    def receive(self):
-        message, first = b"", None
-        while True:
-            b0, b1 = self._read(2)
-            n = b1 & 0x7F
-            if n == 126:
-                n = struct.unpack(">H", self._read(2))[0]
-            elif n == 127:
-                n = struct.unpack(">Q", self._read(8))[0]
-            data = self._read(n)
-            opcode = b0 & 0x0F
-            if opcode == 9:
-                self.send(data, opcode=10)
-                continue
-            if opcode == 8:
-                raise EOFError
-            first = first if opcode == 0 else opcode
-            message += data
-            if b0 & 0x80:
-                return message.decode() if first == 1 else message
-
-    def control(self, message):
-        self.send(json.dumps(dict(v=1, **message)))
 
 
 PROPERTIES = {"videoType": "screen", "codec": "vp9", "width": 1280, "height": 720, "estimatedFramesPerSecond": 5,
