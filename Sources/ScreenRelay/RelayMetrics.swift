@@ -72,6 +72,7 @@ public final class RelayMetrics: Sendable {
         case requestLineSize = "request_line_size"
         case requestHeadSize = "request_head_size"
         case idleTimeout = "idle_timeout"
+        case writeStall = "write_stall"
         case messageSize = "message_size"
         case messageDeadline = "message_deadline"
         case sessionCap = "sessions"

@@ -1,0 +1,57 @@
+import Foundation
+import ScreenMedia
+@testable import ScreenRelay
+import ScreenSession
+import ScreenTesting
+import ScreenWire
+import Testing
+
+/// A connection that takes nothing of what the relay writes to it for the idle timeout is closed, whatever it is
+/// (an HLS reader that never reads its segment, a WebSocket whose router bound is further off): what it had pending
+/// is freed, and the others go on.
+@Suite(.watchdog()) struct WriteStallTests {
+    @Test func aConnectionThatTakesNothingForTheIdleTimeoutIsClosed() async throws {
+        // The router would wait ten minutes for this subscriber; the idle timeout, two seconds.
+        let relay = try await RunningRelay {
+            $0.idleTimeoutSeconds = 2
+            $0.subscriberStallSeconds = 600
+            $0.subscriberQueueMilliseconds = 600_000
+        }
+        let session = try await relay.createSession()
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let payload = [UInt8](repeating: 0x5A, count: 64 << 10)
+        // The publisher reads what it is sent, as publishers do (pings are answered as they are read).
+        let published = Locked<(link: RelayLink, stream: StreamInfo)?>(nil)
+        let publishing = Task {
+            try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
+                _ = try await events.nextControl()
+                let stream = try await link.publishTestStream(events)
+                published.withLock { $0 = (link, stream) }
+                while try await events.next() != nil {}
+            }
+        }
+        defer { publishing.cancel() }
+        guard try await eventually(30, { published.value != nil }), let (publisher, stream) = published.value else {
+            throw TestFailure("the stream was not published")
+        }
+        // The deaf viewer: hello and subscribe over a raw socket, then it never reads again.
+        let deaf = try RawSocket(port: relay.port, timeout: 10)
+        #expect(await deaf.upgradeToWebSocket().contains("101"))
+        for message: ControlMessage in [.hello(token: viewerToken, client: "deaf"), .subscribe(streamId: stream.streamId)] {
+            _ = await deaf.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(message.encoded().utf8)))
+        }
+        try await relay.waitForConnections(2)
+        var sequence: UInt64 = 0
+        while relay.server.metrics.value(.writeStall) == 0, sequence < 600 {
+            let header = MediaFrameHeader(
+                streamID: stream.streamId, sequence: sequence, flags: sequence == 0 ? [.keyframe] : [], codec: .vp9, width: 320,
+                height: 240, captureTime: MediaTime(value: Int64(sequence), timescale: 10), wallClockMilliseconds: 0,
+                metadata: .empty, payloadLength: payload.count)
+            try await publisher.send(header, payload: payload)
+            sequence += 1
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(relay.server.metrics.value(.writeStall) == 1, "the viewer that reads nothing was not closed")
+        #expect(try await eventually(10) { relay.server.metrics.value(.connections) == 1 }, "it is still in its session")
+    }
+}
