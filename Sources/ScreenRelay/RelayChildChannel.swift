@@ -48,8 +48,12 @@ struct RelayChildChannel: ServerChildChannel {
     let gate: ConnectionGate
     let tls: ServerTLSContext?
     let headLimits: RequestHeadGuard.Limits
+    /// How long a connection may take none of what is written to it (the idle timeout, ``WriteStallTimeout``).
+    let writeStallTimeout: TimeAmount
     let metrics: RelayMetrics
     let logs: Logs
+    /// Every accepted connection's channel, weakly, to see that it goes once closed.
+    let census: ChannelCensus
 
     struct Refused: Error {}
 
@@ -58,6 +62,7 @@ struct RelayChildChannel: ServerChildChannel {
         guard channel.eventLoop.inEventLoop else {
             return channel.eventLoop.flatSubmit { self.setup(channel: channel, logger: logger) }
         }
+        census.add(channel)
         let address = channel.remoteAddress
         if let refusal = gate.admit(address) {
             metrics.refused(refusal == .total ? .totalConnections : .connectionsPerAddress)
@@ -76,6 +81,7 @@ struct RelayChildChannel: ServerChildChannel {
                 try channel.pipeline.syncOperations.addHandler(TLSHandshakeFailure(metrics: metrics, log: logs.handshakes))
             }
             try channel.pipeline.syncOperations.addHandler(headGuard)
+            try channel.pipeline.syncOperations.addHandler(WriteStallTimeout(timeout: writeStallTimeout, metrics: metrics))
         }.flatMap {
             base.setup(channel: channel, logger: logger)
         }.assumeIsolated().flatMapThrowing { value in

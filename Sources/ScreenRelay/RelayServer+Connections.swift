@@ -14,6 +14,9 @@ extension RelayServer {
     func addWebSocketRoute(_ router: Router<RelayRequestContext>) {
         let trusted = Set(configuration.trustedProxies)
         router.ws(RouterPath(RelayEndpoint.webSocketPath)) { [self, metrics, configuration] inbound, outbound, context in
+            // The upgrade has read the handler: the box that holds it and a copy of the context goes now, not
+            // only when the channel closes (a cycle of hummingbird-websocket's, RelayRequestContext).
+            context.requestContext.releaseWebSocketHandler()
             let channel = context.requestContext.channel
             // Behind a trusted proxy, the per-address cap counts the client it forwards.
             let peer = channel.remoteAddress?.ipAddress
@@ -142,8 +145,14 @@ extension RelayServer {
                 timer.deadline = deadline
                 timer.task = deadline.map { deadline in
                     Task {
-                        let wait = max(0, min(deadline - Date().timeIntervalSince1970, TokenAuthority.maximumLifetime))
-                        try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1))
+                        // In slices of at most a minute: a sleep cancelled when its connection ends keeps its timer
+                        // in the runtime until the time it was for (Swift 6.3 on Linux), and a token's expiry may be
+                        // 30 days away: a few hundred bytes for each connection that said hello, for that long.
+                        while !Task.isCancelled {
+                            let wait = deadline - Date().timeIntervalSince1970
+                            guard wait > 0 else { break }
+                            try? await Task.sleep(for: .milliseconds(Int(min(wait, Self.longestTimerSleep) * 1000) + 1))
+                        }
                         if !Task.isCancelled { await perform(machine.withLock { $0.tick(now: Date().timeIntervalSince1970) }) }
                     }
                 }
@@ -209,6 +218,8 @@ extension RelayServer {
     }
 
     static let unsentSocketBytes = 8 << 10
+    /// The longest a connection's timer sleeps at once (seconds), so that a cancelled sleep's timer is soon gone.
+    static let longestTimerSleep: Double = 60
     static let channelWaterMarks = ChannelOptions.Types.WriteBufferWaterMark(low: 8 << 10, high: 16 << 10)
 
     /// The verdict on a hello's token (whether its session still exists is seen when joining it).

@@ -30,6 +30,8 @@ public final class RelayServer: Service {
     let queuedBytes: QueuedBytesBudget
     /// Rates of the API calls that make the relay work for a client (markers, archive starts and stops).
     let requestRates = RequestRateLimiter()
+    /// The channels of the connections accepted that still exist (closed ones must go: ``ChannelCensus``).
+    let channelCensus = ChannelCensus()
     /// Sessions and archives across restarts; nil without a data directory.
     let store: RelayStore?
     /// The certificate new connections get; nil: plain HTTP.
@@ -254,12 +256,14 @@ public final class RelayServer: Service {
             ws: .init(
                 maxFrameSize: WebSocketLimits.maximumFrameSize, autoPing: .enabled(timePeriod: idle / 2), closeTimeout: .seconds(10),
                 validateUTF8: true))
-        let webSocketResponder = webSocketRouter.buildResponder()
+        let webSocketResponder = WebSocketUpgradeResponder(base: webSocketRouter.buildResponder())
         let logs = RelayChildChannel.Logs(logger: logger)
-        return HTTPServerBuilder { [tlsContext, metrics] responder in
+        let writeStallTimeout = TimeAmount.milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))
+        return HTTPServerBuilder { [tlsContext, metrics, channelCensus] responder in
             RelayChildChannel(
                 base: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
-                gate: gate, tls: tlsContext, headLimits: headLimits, metrics: metrics, logs: logs)
+                gate: gate, tls: tlsContext, headLimits: headLimits,
+                writeStallTimeout: writeStallTimeout, metrics: metrics, logs: logs, census: channelCensus)
         }
     }
 }
