@@ -119,7 +119,9 @@ import Testing
         }
         sampling.cancel()
         #expect(outcomes.count == 2000)
-        #expect(outcomes.contains(.gone) && outcomes.contains(.tooManyFromClient), "\(Dictionary(grouping: outcomes, by: { $0 }).mapValues(\.count))")
+        // Which cancellations land while their request waits is up to the scheduler (aCancelledWaitGivesItsPlaceBackAtOnce
+        // checks that path on its own); the shares must have been met, and every count must come back to zero.
+        #expect(outcomes.contains(.tooManyFromClient), "\(Dictionary(grouping: outcomes, by: { $0 }).mapValues(\.count))")
         #expect(overShare.value == 0, "a client held more than its share, or the session more than its total")
         #expect(waiting.count == 0 && waiting.clients == 0 && clients.allSatisfy { waiting.count(of: $0) == 0 })
     }
