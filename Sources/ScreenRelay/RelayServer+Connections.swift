@@ -130,7 +130,8 @@ extension RelayServer {
         /// The client does not read what it is sent: its writer and connection go now, with what was queued.
         @Sendable func dropUnreadClient(_ reason: String) {
             metrics.add(.overflowCloses)
-            connectionLogger.info("closing \(connectionId): \(reason)")
+            // One line a minute with the count: a token's connections that never read could otherwise write a line each.
+            unreadClientsLog.log("closing a client that does not read (\(connectionId)): \(reason)")
             writer.cancel()
             drop()
         }

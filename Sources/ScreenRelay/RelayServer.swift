@@ -28,6 +28,8 @@ public final class RelayServer: Service {
     let forwardedClients: ConnectionGate
     /// What all connections have queued, and its ceiling (``RelayConfiguration/maximumRelayQueuedBytes``).
     let queuedBytes: QueuedBytesBudget
+    /// Connections closed because they do not read, said once a minute with the number of the others.
+    let unreadClientsLog: RateLimitedLog
     /// Rates of the API calls that make the relay work for a client (markers, archive starts and stops).
     let requestRates = RequestRateLimiter()
     /// The channels of the connections accepted that still exist (closed ones must go: ``ChannelCensus``).
@@ -67,6 +69,7 @@ public final class RelayServer: Service {
         let metrics = RelayMetrics()
         self.metrics = metrics
         queuedBytes = QueuedBytesBudget(ceiling: configuration.maximumRelayQueuedBytes)
+        unreadClientsLog = RateLimitedLog(logger: logger)
         forwardedClients = ConnectionGate(limits: .init(total: .max, perAddress: configuration.maximumConnectionsPerAddress))
         if configuration.hlsPushURL != nil, configuration.hlsPushClient == nil {
             throw RelayError(.badRequest, "an HLS push needs the HTTP client to send it with (RelayConfiguration.hlsPushClient)")

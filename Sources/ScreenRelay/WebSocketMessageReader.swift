@@ -7,7 +7,8 @@ import ScreenWire
 
 /// Reads whole messages from a client's WebSocket under the relay's limits: a text message (every control
 /// message) and, until a publisher has said hello, a binary one may be at most the control-message size; a
-/// message split into fragments must arrive whole within the deadline; text must be UTF-8. A message that
+/// message split into fragments must arrive whole within the deadline, in at most a fragment a KiB of its limit
+/// (and 16 more); text must be UTF-8. A message that
 /// breaks one ends the connection with the WebSocket close code for it (1009, 1008, 1007) and is counted.
 struct WebSocketMessageReader {
     struct Limits {
@@ -53,10 +54,19 @@ struct WebSocketMessageReader {
             let timer = channel.eventLoop.scheduleTask(in: limits.deadline, onDeadline)
             defer { timer.cancel() }
             var finished = false
+            var fragments = 1
+            let maximumFragments = Self.maximumFragments(limit: limit)
             while !finished {
                 guard let frame = try await frames.next() else { return nil }
                 guard frame.opcode == .continuation else {
                     throw Violation(code: .protocolError, reason: "a new message began before the last one ended", limit: nil)
+                }
+                // Empty or tiny fragments cost the relay a step each and bring nothing: a message comes in at most as
+                // many fragments as its limit holds kilobytes (and a few more).
+                fragments += 1
+                guard fragments <= maximumFragments else {
+                    throw Violation(
+                        code: .policyViolation, reason: "a message in more than \(maximumFragments) fragments", limit: .messageSize)
                 }
                 try check(data.readableBytes + frame.data.readableBytes, limit: limit, isText: isText)
                 var fragment = frame.data
@@ -70,6 +80,10 @@ struct WebSocketMessageReader {
         }
         return .text(text)
     }
+
+    /// Fragments a message of at most `limit` bytes may come in: one a KiB, and 16 more (screenpub and screensub
+    /// send 64 KiB fragments, browsers none).
+    static func maximumFragments(limit: Int) -> Int { 16 + limit / 1024 }
 
     private func check(_ size: Int, limit: Int, isText: Bool) throws {
         guard size > limit else { return }

@@ -1,6 +1,6 @@
 import Foundation
 import ScreenMedia
-import ScreenRelay
+@testable import ScreenRelay
 import ScreenSession
 import ScreenTesting
 import ScreenTransport
@@ -40,6 +40,20 @@ import Testing
         #expect(await fragments.receiveCloseCode() == 1009)
         #expect(relay.server.metrics.value(.messageSize) >= 1)
         #expect(try await relay.get("/healthz").0 == 200)
+    }
+
+    /// Empty continuation frames, as fast as a client can send them, would cost the relay a step each forever (both
+    /// cores with a dozen connections): a message comes in at most a fragment a KiB of its limit, and 16 more.
+    @Test func aMessageOfEmptyFragmentsIsClosedAtItsFragmentBound() async throws {
+        let relay = try await RunningRelay()
+        let socket = try RawSocket(port: relay.port)
+        #expect(await socket.upgradeToWebSocket().contains("101"))
+        await socket.send(RawSocket.webSocketFrame(opcode: 1, fin: false, payload: Array("{".utf8)))
+        let empty = RawSocket.webSocketFrame(opcode: 0, fin: false, payload: [])
+        _ = await socket.send(Array([[UInt8]](repeating: empty, count: 200).joined()))
+        let code = await socket.receiveCloseCode()
+        #expect(code == 1008)
+        #expect(WebSocketMessageReader.maximumFragments(limit: 64 << 10) == 80)
     }
 
     @Test func aViewerCannotSendMegabytes() async throws {
