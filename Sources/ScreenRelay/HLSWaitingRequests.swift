@@ -40,6 +40,9 @@ final class HLSWaitingRequests: Sendable {
     private struct State {
         var waiters: [UInt64: Waiter] = [:]
         var byClient: [Client: Int] = [:]
+        /// By token alone, whatever the address: one viewer link from many addresses (a botnet, an IPv6 prefix) holds
+        /// at most half of the session's places (``tokenLimit``).
+        var byToken: [String: Int] = [:]
         var nextId: UInt64 = 0
         var stopped = false
         /// Waits ended by their task's cancellation, their places given back (``gone``).
@@ -52,6 +55,7 @@ final class HLSWaitingRequests: Sendable {
             nextId &+= 1
             waiters[nextId] = waiter
             byClient[waiter.client, default: 0] += 1
+            byToken[waiter.client.token, default: 0] += 1
             return nextId
         }
 
@@ -60,6 +64,8 @@ final class HLSWaitingRequests: Sendable {
             let left = byClient[waiter.client, default: 0] - 1
             // Never below zero: a client with none waiting is not listed.
             byClient[waiter.client] = left > 0 ? left : nil
+            let tokenLeft = byToken[waiter.client.token, default: 0] - 1
+            byToken[waiter.client.token] = tokenLeft > 0 ? tokenLeft : nil
             return waiter
         }
     }
@@ -68,6 +74,9 @@ final class HLSWaitingRequests: Sendable {
     private let state = Mutex(State())
 
     init(limit: Int) { self.limit = max(0, limit) }
+
+    /// The places one token's clients may hold together, from however many addresses: half the session's.
+    var tokenLimit: Int { max(1, limit / 2) }
 
     var count: Int { state.withLock { $0.waiters.count } }
 
@@ -98,6 +107,7 @@ final class HLSWaitingRequests: Sendable {
                     // A cancellation before this point finds no waiter to remove: it is seen here instead.
                     if Task.isCancelled { return .gone }
                     if state.byClient[client, default: 0] >= max(1, clientLimit) { return .tooManyFromClient }
+                    if client != .anyone, state.byToken[client.token, default: 0] >= tokenLimit { return .tooManyFromClient }
                     if state.waiters.count >= limit { return .tooMany }
                     let added = state.add(Waiter(client: client, position: position, deadline: .now + timeout, continuation: continuation))
                     id.withLock { $0 = added }
@@ -139,6 +149,7 @@ final class HLSWaitingRequests: Sendable {
             defer {
                 state.waiters = [:]
                 state.byClient = [:]
+                state.byToken = [:]
             }
             return Array(state.waiters.values)
         }

@@ -29,25 +29,34 @@ import Testing
         Task { await waiting.wait(for: position, client: client, clientLimit: clientLimit, timeout: .seconds(60), isOut: notOut) }
     }
 
-    @Test func aClientHasItsShareWithinTheSessionsTotal() async throws {
-        let waiting = HLSWaitingRequests(limit: 5)
+    @Test func aClientHasItsShareWithinItsTokensHalfAndTheSessionsTotal() async throws {
+        let waiting = HLSWaitingRequests(limit: 6)
+        #expect(waiting.tokenLimit == 3)
         let attacker = Client(token: "viewer", address: "192.0.2.1")
         let sameLinkElsewhere = Client(token: "viewer", address: "192.0.2.2")
         let otherToken = Client(token: "other", address: "192.0.2.1")
+        let third = Client(token: "third", address: "192.0.2.9")
+        @Sendable func refused(_ client: Client) async -> HLSWaitingRequests.Outcome {
+            await waiting.wait(for: Self.far, client: client, clientLimit: 2, timeout: .seconds(60), isOut: Self.notOut)
+        }
         let held = [Self.waiter(waiting, attacker), Self.waiter(waiting, attacker)]
         #expect(await Self.eventually { waiting.count(of: attacker) == 2 })
-        // One more of the same client is refused at once; the same token from another address, and another token
-        // from the same address, are other clients.
-        #expect(await waiting.wait(for: Self.far, client: attacker, clientLimit: 2, timeout: .seconds(60), isOut: Self.notOut) == .tooManyFromClient)
-        let others = [Self.waiter(waiting, sameLinkElsewhere), Self.waiter(waiting, sameLinkElsewhere), Self.waiter(waiting, otherToken)]
-        #expect(await Self.eventually { waiting.count == 5 })
-        #expect(waiting.count(of: sameLinkElsewhere) == 2 && waiting.count(of: otherToken) == 1 && waiting.clients == 3)
+        // One more of the same client is refused at once; the same token from another address is another client, but
+        // the token's clients together hold at most half the session's places.
+        #expect(await refused(attacker) == .tooManyFromClient)
+        let elsewhere = Self.waiter(waiting, sameLinkElsewhere)
+        #expect(await Self.eventually { waiting.count == 3 })
+        #expect(await refused(sameLinkElsewhere) == .tooManyFromClient)
+        // Another token, from the same address, has its own share.
+        let others = [Self.waiter(waiting, otherToken), Self.waiter(waiting, otherToken), Self.waiter(waiting, third)]
+        #expect(await Self.eventually { waiting.count == 6 })
+        #expect(waiting.count(of: sameLinkElsewhere) == 1 && waiting.count(of: otherToken) == 2 && waiting.clients == 4)
         // The session is full: a client within its share is refused for the total.
-        #expect(await waiting.wait(for: Self.far, client: otherToken, clientLimit: 2, timeout: .seconds(60), isOut: Self.notOut) == .tooMany)
+        #expect(await refused(Client(token: "fourth", address: "192.0.2.10")) == .tooMany)
         // A part that is out is answered at once, taking no place.
         #expect(await waiting.wait(for: Self.far, client: attacker, clientLimit: 2, timeout: .seconds(60)) { _ in true } == .ready)
         waiting.stop()
-        for task in held + others { #expect(await task.value == .stopped) }
+        for task in held + [elsewhere] + others { #expect(await task.value == .stopped) }
         #expect(waiting.count == 0 && waiting.clients == 0)
     }
 
