@@ -41,7 +41,7 @@ extension RelayServer {
                     deadline: .milliseconds(Int64(deadline * 1000)))
             ) {
                 metrics.refused(.messageDeadline)
-                Self.drop(after: Self.closeGrace) { channel.close(promise: nil) }
+                Self.drop(after: Self.closeGrace) { [weak channel] in channel?.close(promise: nil) }
                 Task { try? await outbound.close(.policyViolation, reason: "a message took longer than \(Int(deadline)) s to arrive") }
             }
             let binaryLimit = reader.binaryLimit
@@ -51,7 +51,7 @@ extension RelayServer {
                         return try await reader.next()
                     } catch let violation as WebSocketMessageReader.Violation {
                         if let limit = violation.limit { metrics.refused(limit) } else { metrics.add(.protocolErrors) }
-                        Self.drop(after: Self.closeGrace) { channel.close(promise: nil) }
+                        Self.drop(after: Self.closeGrace) { [weak channel] in channel?.close(promise: nil) }
                         try? await outbound.close(violation.code, reason: violation.reason)
                         return nil
                     }
@@ -70,7 +70,9 @@ extension RelayServer {
                     }
                 },
                 close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
-                drop: { channel.close(promise: nil) },
+                // Weakly: the hard close after a close's grace must not keep a connection the client already ended
+                // (and its buffers) for those seconds; thousands of refused hellos a second would add up.
+                drop: { [weak channel] in channel?.close(promise: nil) },
                 joinedAs: { role in if role.mayPublish { binaryLimit.withLock { $0 = Self.maximumMessageSize } } },
                 link: .socket(channel),
                 logger: context.logger)

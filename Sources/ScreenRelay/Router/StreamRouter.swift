@@ -140,7 +140,7 @@ public struct StreamRouter<Frame> {
             }
             return [.close(connection.connectionId, .full, refusal.sentence)]
         }
-        var actions: [Action] = [
+        let actions: [Action] = [
             .sendControl(
                 .welcome(
                     connectionId: connection.connectionId, sessionId: sessionId, role: connection.role,
