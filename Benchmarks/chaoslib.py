@@ -16,6 +16,8 @@ port = 29000 + os.getpid() % 1000
 env = dict(os.environ, SCREENRELAY_SECRET=SECRET, XDG_STATE_HOME=work + "/state", XDG_CONFIG_HOME=work + "/config")
 relay = subprocess.Popen([BIN, "--port", str(port), "--data-dir", work + "/data", "--shutdown-grace", "5"], env=env, stderr=open(work + "/relay.log", "w"))
 BASE = f"http://127.0.0.1:{port}"
+# Whatever ends the run (an attack's exception included), the relay does not outlive it.
+__import__("atexit").register(lambda: relay.poll() is None and relay.kill())
 
 
 def rss_mb():
