@@ -133,12 +133,7 @@ def property_spam(session_id, publisher_token, viewer_token, stream):
     threading.Thread(target=read_slowly, daemon=True).start()
     spammer = WebSocket()
     spammer.control({"type": "hello", "token": publisher_token})
-    spammer.control({"type": "publish", "name": "spam", "properties": PROPERTIES})
-    own = None
-    while own is None:
-        message = spammer.receive()
-        if isinstance(message, str) and '"published"' in message:
-            own = json.loads(message)["stream"]["streamId"]
+    own = wsclient.publish(spammer, "spam", PROPERTIES)
     def drain():
         # The publisher token's own answers (errors, refusals), read so that its connection is not closed for them.
         try:

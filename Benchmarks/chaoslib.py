@@ -55,52 +55,15 @@ def session():
     return made["sessionId"], made["token"], json.loads(minted)["token"]
 
 
-def frame(stream, sequence, key, time_ns, payload):
-    header = struct.pack(">2sBBBBBBIHHQqiqI", b"SP", 1, 48, 1 if key else 0, 2, 0, 0, stream, 1280, 720, sequence, time_ns,
-                         1_000_000_000, int(time.time() * 1000), len(payload))
-    return header + payload
+frame = wsclient.frame
+PROPERTIES = wsclient.properties(2)
 
 
-PROPERTIES = {"videoType": "screen", "codec": "vp9", "width": 1280, "height": 720, "estimatedFramesPerSecond": 2,
-              "estimatedCaptureDelayMilliseconds": 1}
-
-
-class Publisher(threading.Thread):
+class Publisher(wsclient.Publisher):
     """Two frames a second (2 KB), a 60 KB keyframe whenever the relay asks for one, as screenpub answers."""
 
     def __init__(self, token, delta=2000, keyframe=60000):
-        super().__init__(daemon=True)
-        self.ws = WebSocket()
-        self.ws.control({"type": "hello", "token": token})
-        self.ws.receive()
-        self.ws.control({"type": "publish", "name": "screen", "properties": PROPERTIES})
-        while True:
-            message = json.loads(self.ws.receive())
-            if message["type"] == "published":
-                self.stream = message["stream"]["streamId"]
-                break
-        self.keyframe_due, self.running, self.sizes = True, True, (delta, keyframe)
-        threading.Thread(target=self.listen, daemon=True).start()
-
-    def listen(self):
-        try:
-            while self.running:
-                message = self.ws.receive()
-                if isinstance(message, str) and '"requestKeyframe"' in message:
-                    self.keyframe_due = True
-        except Exception:
-            pass
-
-    def run(self):
-        sequence = 0
-        while self.running:
-            key, self.keyframe_due = self.keyframe_due, False
-            try:
-                self.ws.send(frame(self.stream, sequence, key, time.monotonic_ns(), bytes(self.sizes[1] if key else self.sizes[0])))
-            except Exception:
-                return
-            sequence += 1
-            time.sleep(0.5)
+        super().__init__(port, token, fps=2, delta=delta, keyframe=keyframe)
 
 
 class Viewer(threading.Thread):

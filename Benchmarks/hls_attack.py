@@ -16,9 +16,9 @@ read) is printed.
 Usage: Benchmarks/hls_attack.py [path/to/screenrelay] [seconds per attack, default 30]
        (default binary: the release build, .build/release/screenrelay)
 """
-import json, os, re, socket, struct, subprocess, sys, tempfile, threading, time, urllib.request
+import json, os, re, socket, subprocess, sys, tempfile, threading, time, urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wsclient import WebSocket  # noqa: E402
+import wsclient  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".build", "release", "screenrelay")
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 30.0
@@ -73,49 +73,9 @@ def raw_get(port, path, source=None, timeout=40.0):
     return (int(match.group(1)) if match else 0), head.decode(errors="replace"), body
 
 
-PROPERTIES = {"videoType": "screen", "codec": "vp9", "width": 1280, "height": 720, "estimatedFramesPerSecond": 5,
-              "estimatedCaptureDelayMilliseconds": 1}
-
-
-class Publisher(threading.Thread):
+def Publisher(port, token):
     """Five frames a second (2 KB; a 30 KB keyframe every 2 s and whenever the relay asks), as a share sends them."""
-
-    def __init__(self, port, token):
-        super().__init__(daemon=True)
-        self.ws = WebSocket(port)
-        self.ws.control({"type": "hello", "token": token})
-        self.ws.receive()
-        self.ws.control({"type": "publish", "name": "screen", "properties": PROPERTIES})
-        while True:
-            message = json.loads(self.ws.receive())
-            if message["type"] == "published":
-                self.stream = message["stream"]["streamId"]
-                break
-        self.keyframe_due, self.running = True, True
-        threading.Thread(target=self.listen, daemon=True).start()
-
-    def listen(self):
-        try:
-            while self.running:
-                message = self.ws.receive()
-                if isinstance(message, str) and '"requestKeyframe"' in message:
-                    self.keyframe_due = True
-        except Exception:
-            pass
-
-    def run(self):
-        sequence = 0
-        while self.running:
-            key = self.keyframe_due or sequence % 10 == 0
-            self.keyframe_due = False
-            header = struct.pack(">2sBBBBBBIHHQqiqI", b"SP", 1, 48, 1 if key else 0, 2, 0, 0, self.stream, 1280, 720, sequence,
-                                 time.monotonic_ns(), 1_000_000_000, int(time.time() * 1000), 30000 if key else 2000)
-            try:
-                self.ws.send(header + bytes(30000 if key else 2000))
-            except Exception:
-                return
-            sequence += 1
-            time.sleep(0.2)
+    return wsclient.Publisher(port, token, fps=5, delta=2000, keyframe=30000, keyframe_every=10)
 
 
 def live_segment(playlist):

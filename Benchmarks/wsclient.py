@@ -1,7 +1,7 @@
-"""A minimal WebSocket client for the benchmarks' attack scripts: masked frames out (in fragments of at most 64 KiB,
+"""A minimal WebSocket client for the benchmarks' attack scripts, and a synthetic publisher over it: masked frames out (in fragments of at most 64 KiB,
 as the relay's protocol asks), whole messages in (text as str, binary as bytes), pings answered. Stdlib only.
 """
-import json, socket, struct, threading
+import json, socket, struct, threading, time
 
 
 class WebSocket:
@@ -73,3 +73,60 @@ class WebSocket:
 
     def control(self, message):
         self.send(json.dumps(dict(v=1, **message)))
+
+
+def frame(stream, sequence, key, time_ns, payload):
+    """A video frame message as protocol.md lays it out (VP9, 1280×720, no metadata)."""
+    header = struct.pack(">2sBBBBBBIHHQqiqI", b"SP", 1, 48, 1 if key else 0, 2, 0, 0, stream, 1280, 720, sequence, time_ns,
+                         1_000_000_000, int(time.time() * 1000), len(payload))
+    return header + payload
+
+
+def properties(fps):
+    return {"videoType": "screen", "codec": "vp9", "width": 1280, "height": 720, "estimatedFramesPerSecond": fps,
+            "estimatedCaptureDelayMilliseconds": 1}
+
+
+def publish(ws, name="screen", stream_properties=None):
+    """Publishes a stream on `ws` (said hello) and returns its id once the relay has answered `published`."""
+    ws.control({"type": "publish", "name": name, "properties": stream_properties or properties(2)})
+    while True:
+        message = ws.receive()
+        if isinstance(message, str) and json.loads(message)["type"] == "published":
+            return json.loads(message)["stream"]["streamId"]
+
+
+class Publisher(threading.Thread):
+    """`fps` frames a second of `delta` bytes, and a keyframe of `keyframe` bytes whenever the relay asks for one (as
+    screenpub answers) and, with `keyframe_every`, every that many frames."""
+
+    def __init__(self, port, token, fps=2, delta=2000, keyframe=60000, keyframe_every=None):
+        super().__init__(daemon=True)
+        self.ws = WebSocket(port)
+        self.ws.control({"type": "hello", "token": token})
+        self.ws.receive()
+        self.stream = publish(self.ws, stream_properties=properties(fps))
+        self.fps, self.keyframe_every, self.sizes = fps, keyframe_every, (delta, keyframe)
+        self.keyframe_due, self.running = True, True
+        threading.Thread(target=self.listen, daemon=True).start()
+
+    def listen(self):
+        try:
+            while self.running:
+                message = self.ws.receive()
+                if isinstance(message, str) and '"requestKeyframe"' in message:
+                    self.keyframe_due = True
+        except Exception:
+            pass
+
+    def run(self):
+        sequence = 0
+        while self.running:
+            key = self.keyframe_due or (self.keyframe_every is not None and sequence % self.keyframe_every == 0)
+            self.keyframe_due = False
+            try:
+                self.ws.send(frame(self.stream, sequence, key, time.monotonic_ns(), bytes(self.sizes[1] if key else self.sizes[0])))
+            except Exception:
+                return
+            sequence += 1
+            time.sleep(1 / self.fps)
