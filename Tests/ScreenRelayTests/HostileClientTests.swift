@@ -105,20 +105,8 @@ import Testing
                 payloadLength: payload.count)
         }
         let healthy = Locked(0)
-        // The publisher reads what it is sent, as publishers do (pings are answered as they are read).
-        let published = Locked<(link: RelayLink, stream: StreamInfo)?>(nil)
-        let publishing = Task {
-            try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
-                _ = try await events.nextControl()
-                let stream = try await link.publishTestStream(events)
-                published.withLock { $0 = (link, stream) }
-                while try await events.next() != nil {}
-            }
-        }
+        let (publisher, stream, publishing) = try await relay.readingPublisher(token: session.token)
         defer { publishing.cancel() }
-        guard try await eventually(30, { published.value != nil }), let (publisher, stream) = published.value else {
-            throw TestFailure("the stream was not published")
-        }
         let outcome = try await {
             let reader = Task {
                 try await RelayClient.connect(url: relay.webSocketURL, token: subscriberToken, logger: quietLogger) { link, events in

@@ -133,6 +133,27 @@ enum TestMedia {
     }
 }
 
+extension RunningRelay {
+    /// A publisher of a test stream that keeps reading what it is sent, as publishers do (pings are answered as they
+    /// are read): its link and stream once published, and the task to cancel when done.
+    func readingPublisher(token: String) async throws -> (link: RelayLink, stream: StreamInfo, task: Task<Void, any Error>) {
+        let published = Locked<(link: RelayLink, stream: StreamInfo)?>(nil)
+        let task = Task {
+            try await RelayClient.connect(url: webSocketURL, token: token, logger: quietLogger) { link, events in
+                _ = try await events.nextControl()
+                let stream = try await link.publishTestStream(events)
+                published.withLock { $0 = (link, stream) }
+                while try await events.next() != nil {}
+            }
+        }
+        guard try await eventually(30, { published.value != nil }), let (link, stream) = published.value else {
+            task.cancel()
+            throw TestFailure("the stream was not published")
+        }
+        return (link, stream, task)
+    }
+}
+
 extension RelayLink {
     /// Publishes a stream with the test properties and returns it once the relay has answered `published`.
     func publishTestStream(_ events: RelayEvents) async throws -> StreamInfo {

@@ -11,29 +11,18 @@ import Testing
 /// is freed, and the others go on.
 @Suite(.watchdog()) struct WriteStallTests {
     @Test func aConnectionThatTakesNothingForTheIdleTimeoutIsClosed() async throws {
-        // The router would wait ten minutes for this subscriber; the idle timeout, two seconds.
+        // The router would wait ten minutes for this subscriber; the idle timeout, five seconds (pings every 2.5 s: a
+        // publisher on a loaded machine answers them in time).
         let relay = try await RunningRelay {
-            $0.idleTimeoutSeconds = 2
+            $0.idleTimeoutSeconds = 5
             $0.subscriberStallSeconds = 600
             $0.subscriberQueueMilliseconds = 600_000
         }
         let session = try await relay.createSession()
         let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
         let payload = [UInt8](repeating: 0x5A, count: 64 << 10)
-        // The publisher reads what it is sent, as publishers do (pings are answered as they are read).
-        let published = Locked<(link: RelayLink, stream: StreamInfo)?>(nil)
-        let publishing = Task {
-            try await RelayClient.connect(url: relay.webSocketURL, token: session.token, logger: quietLogger) { link, events in
-                _ = try await events.nextControl()
-                let stream = try await link.publishTestStream(events)
-                published.withLock { $0 = (link, stream) }
-                while try await events.next() != nil {}
-            }
-        }
+        let (publisher, stream, publishing) = try await relay.readingPublisher(token: session.token)
         defer { publishing.cancel() }
-        guard try await eventually(30, { published.value != nil }), let (publisher, stream) = published.value else {
-            throw TestFailure("the stream was not published")
-        }
         // The deaf viewer: hello and subscribe over a raw socket, then it never reads again.
         let deaf = try RawSocket(port: relay.port, timeout: 10)
         #expect(await deaf.upgradeToWebSocket().contains("101"))
