@@ -275,7 +275,7 @@ let package = Package(
             ],
             path: "Benchmarks/relaybench",
             swiftSettings: strictSwift),
-        .testTarget(name: "ScreenWHIPTests", dependencies: ["ScreenWHIP"], swiftSettings: strictSwift),
+        .testTarget(name: "ScreenWHIPTests", dependencies: ["ScreenWHIP", "ScreenMedia", "ScreenTransportClient"], swiftSettings: strictSwift),
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenPipelineTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenPipeline", "ScreenTesting"],

@@ -256,10 +256,12 @@ public final class PipeWireAudioSource: PipeWireStreamHandler {
         }
         let latency = Double(now - min(now, end)) / 1e6
         captureLatencyMilliseconds = captureLatencyMilliseconds.map { 0.95 * $0 + 0.05 * latency } ?? latency
+        // The first `count` places hold the buffers just taken (none is nil).
+        let buffers = taken[..<count].lazy.compactMap { $0 }
         var remaining: UInt64 = 0
-        for index in 0..<count { remaining += UInt64(samples(in: taken[index]!).count / channels) }
-        for index in 0..<count {
-            let samples = samples(in: taken[index]!)
+        for buffer in buffers { remaining += UInt64(samples(in: buffer).count / channels) }
+        for buffer in buffers {
+            let samples = samples(in: buffer)
             let first = end - min(end, remaining * 1_000_000_000 / UInt64(Self.sampleRate))
             remaining -= UInt64(samples.count / channels)
             guard !samples.isEmpty else { continue }

@@ -203,6 +203,7 @@ public final class ScreenCastPortalSession: @unchecked Sendable {
                 var shimRequest = CPortalShims_Request(
                     sourceTypes: sourceTypes, cursorMode: cursorMode, restoreToken: token == nil ? nil : tokenPointer,
                     timeoutSeconds: request.timeout,
+                    // The context is `query`, given below and alive until the call returns: never nil.
                     shouldStop: { context in Unmanaged<StopQuery>.fromOpaque(context!).takeUnretainedValue().shouldStop() },
                     shouldStopContext: Unmanaged.passUnretained(query).toOpaque())
                 return CPortalShims_start(&shimRequest, &failure, &message)

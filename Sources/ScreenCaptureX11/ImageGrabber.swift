@@ -55,14 +55,14 @@ final class ImageGrabber {
         plainImage = XGetImage(
             connection.display, drawable, Int32(x), Int32(y), UInt32(width), UInt32(height), ~0, ZPixmap)
         let code = CX11Shims_takeXError()
-        if plainImage == nil { return max(code, 1) }
-        if (try? Self.checkFormat(plainImage!)) == nil { return 255 }
+        guard let plainImage else { return max(code, 1) }
+        if (try? Self.checkFormat(plainImage)) == nil { return 255 }
         return 0
     }
 
     /// Lends the last grabbed pixels (BGRX, 32 bits per pixel) and their row stride.
     func withPixels<Result>(_ body: (UnsafeRawPointer, Int) -> Result) -> Result? {
-        let image = sharedImage.map { CX11Shims_shmImageXImage($0)! } ?? plainImage
+        let image = sharedImage.flatMap { CX11Shims_shmImageXImage($0) } ?? plainImage
         guard let image, let data = image.pointee.data else { return nil }
         return body(UnsafeRawPointer(data), Int(image.pointee.bytes_per_line))
     }

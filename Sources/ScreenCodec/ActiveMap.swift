@@ -91,6 +91,7 @@ struct ActiveMap {
 
     /// Lends the map computed by the last ``update(changed:)`` (rows × columns bytes, 1 = code this block).
     mutating func withMap<Result>(_ body: (UnsafeMutablePointer<UInt8>) -> Result) -> Result {
+        // The map has a byte for every block of a picture of at least one block, so it is never empty.
         sent.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
     }
 }

@@ -81,6 +81,7 @@ public final class OpusAudioEncoder: AudioEncoder {
         guard samples.count == Self.frameSamples * configuration.channels, let base = samples.baseAddress else {
             throw CodecError(.unsupportedConfiguration, "an Opus frame is \(Self.frameSamples) samples per channel, got \(samples.count / configuration.channels)")
         }
+        // `packet` and `pcm` are allocated at their full size once, so their buffers have a base address.
         let written = packet.withUnsafeMutableBufferPointer { output in
             opus_encode_float(encoder, base, Int32(Self.frameSamples), output.baseAddress!, Int32(output.count))
         }
@@ -125,6 +126,7 @@ public final class OpusAudioDecoder {
     public func decode<Result>(
         _ packet: UnsafeRawBufferPointer?, fromNextPacket: Bool = false, _ body: (UnsafeBufferPointer<Float>) throws -> Result
     ) throws -> Result {
+        // `pcm` is allocated at its full size once, so its buffer has a base address.
         let frames = pcm.withUnsafeMutableBufferPointer { output in
             opus_decode_float(
                 decoder, packet?.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(packet?.count ?? 0), output.baseAddress!,

@@ -49,6 +49,7 @@ public struct CursorOverlay: Sendable {
         if keepingPixelsBelow {
             let rowBytes = visible.width * 4
             if pixelsBelow.count < rowBytes * visible.height { pixelsBelow = Array(repeating: 0, count: rowBytes * visible.height) }
+            // Neither buffer is empty here: the visible rectangle is not, and the kept pixels were sized to it.
             frame.withUnsafeMutableBytes { raw in
                 pixelsBelow.withUnsafeMutableBytes { kept in
                     for row in 0..<visible.height {
@@ -88,6 +89,7 @@ public struct CursorOverlay: Sendable {
         let rowBytes = drawnRect.width * 4
         let stride = frame.bytesPerRow
         let rect = drawnRect
+        // Neither buffer is empty: pixels were kept below a drawn, non-empty rectangle.
         frame.withUnsafeMutableBytes { raw in
             pixelsBelow.withUnsafeBytes { kept in
                 for row in 0..<rect.height {

@@ -1,5 +1,3 @@
-import Glibc
-
 /// How a covered area looks in the stream.
 public enum CoverStyle: String, Sendable, Hashable, CaseIterable {
     /// A flat dark grey with a light striped badge in its middle, so viewers see that something is hidden.
@@ -36,35 +34,6 @@ public struct PrivacyMask: Sendable, Hashable {
     }
 }
 
-/// A shell-style glob (`*`, `?`, `[…]`), matched ignoring case against the whole text.
-public struct WindowPattern: Sendable, Hashable, CustomStringConvertible {
-    public let text: String
-    private let folded: String
-
-    /// Refuses an empty pattern, one that could never match (an unclosed `[`), and one that matches everything
-    /// (which would hide the whole screen: use a region for that).
-    public init(_ text: String) throws(PrivacyMaskError) {
-        let trimmed = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
-        guard !trimmed.isEmpty else { throw PrivacyMaskError("a window pattern is empty") }
-        guard trimmed.contains(where: { $0 != "*" }) else {
-            throw PrivacyMaskError("window pattern \"\(text)\" would match every window; use --mask-region to hide an area")
-        }
-        var depth = 0
-        for character in trimmed {
-            if character == "[" { depth += 1 } else if character == "]" { depth = max(0, depth - 1) }
-        }
-        guard depth == 0 else { throw PrivacyMaskError("window pattern \"\(text)\" has a \"[\" that is not closed") }
-        self.text = trimmed
-        folded = trimmed.lowercased()
-    }
-
-    public func matches(_ candidate: String) -> Bool {
-        fnmatch(folded, candidate.lowercased(), 0) == 0
-    }
-
-    public var description: String { text }
-}
-
 public struct PrivacyMaskError: Error, CustomStringConvertible, Sendable {
     public let description: String
     public init(_ description: String) { self.description = description }
@@ -83,27 +52,3 @@ extension PixelRect {
     }
 }
 
-/// The covered areas of one frame and how they look; the encoders paint them over the picture they read,
-/// which is the only copy of the pixels that leaves the process.
-public struct FrameCovers: Sendable, Equatable {
-    /// Areas of the frame, inside its bounds. Capacity is kept between frames.
-    public var rects: [PixelRect] = []
-    public var style: CoverStyle = .solid
-    /// How many of ``rects`` are windows (`--mask-window` matches) rather than regions.
-    public var windowCount = 0
-
-    public init() { rects.reserveCapacity(16) }
-
-    public var isEmpty: Bool { rects.isEmpty }
-
-    /// Sets the covers to the parts of `areas` inside `bounds`, `windows` of them windows. Returns whether they
-    /// changed; unchanged covers are left as they are (the encoder keeps a copy of the previous ones, and
-    /// writing equal ones would copy them anew).
-    public mutating func set(_ areas: [PixelRect], windows: Int = 0, within bounds: PixelRect) -> Bool {
-        let clipped = areas.map { $0.intersection(bounds) }.filter { !$0.isEmpty }
-        guard clipped != rects || windows != windowCount else { return false }
-        rects = clipped
-        windowCount = windows
-        return true
-    }
-}

@@ -5,41 +5,6 @@ public enum VideoType: String, Sendable, Hashable, Codable {
     case camera
 }
 
-public enum VideoCodec: String, Sendable, Hashable, Codable, CaseIterable {
-    case vp8
-    case vp9
-    /// AV1, 8-bit, Main profile (4:2:0) or High (4:4:4), as libaom's realtime encoder produces it (payloads are
-    /// temporal units in the low-overhead bitstream format; keyframes carry the sequence header, see
-    /// ``AV1SequenceHeader``).
-    case av1
-}
-
-public enum AudioCodec: String, Sendable, Hashable, Codable, CaseIterable {
-    case opus
-
-    /// The WebCodecs codec string.
-    public var webCodecsName: String { rawValue }
-}
-
-/// A stream's sound, announced with its properties: absent for a stream without audio.
-public struct AudioProperties: Sendable, Hashable, Codable {
-    public var codec: AudioCodec
-    /// Samples per second (Opus: always 48 000).
-    public var sampleRate: Int
-    /// 1 or 2.
-    public var channels: Int
-    /// Time from a sound reaching the capture stream to its encoded frame in hand, in milliseconds, smoothed
-    /// (the audio counterpart of ``StreamProperties/estimatedCaptureDelayMilliseconds``).
-    public var estimatedCaptureDelayMilliseconds: Double
-
-    public init(codec: AudioCodec = .opus, sampleRate: Int = 48_000, channels: Int, estimatedCaptureDelayMilliseconds: Double = 0) {
-        self.codec = codec
-        self.sampleRate = sampleRate
-        self.channels = channels
-        self.estimatedCaptureDelayMilliseconds = estimatedCaptureDelayMilliseconds
-    }
-}
-
 /// The properties announced when a stream is published.
 public struct StreamProperties: Sendable, Hashable, Codable {
     public var videoType: VideoType
@@ -116,19 +81,3 @@ extension StreamProperties {
     }
 }
 
-extension VideoCodec {
-    /// The lowest VP9 level (10: 1.0 … 62: 6.2; VP8 in MP4 reuses the table) whose maximum luma picture size and
-    /// sample rate a stream of this size and frame rate fits.
-    public static func vpxLevel(width: Int, height: Int, framesPerSecond: Double) -> Int {
-        let picture = width * height
-        let rate = Double(picture) * max(framesPerSecond, 1)
-        // (level, maximum luma picture size, maximum luma sample rate) from the VP9 levels table.
-        let levels: [(Int, Int, Double)] = [
-            (10, 36_864, 829_440), (11, 73_728, 2_764_800), (20, 122_880, 4_608_000), (21, 245_760, 9_216_000),
-            (30, 552_960, 20_736_000), (31, 983_040, 36_864_000), (40, 2_228_224, 83_558_400), (41, 2_228_224, 160_432_128),
-            (50, 8_912_896, 311_951_360), (51, 8_912_896, 588_251_136), (52, 8_912_896, 1_176_502_272),
-            (60, 35_651_584, 1_176_502_272), (61, 35_651_584, 2_353_004_544), (62, 35_651_584, 4_706_009_088),
-        ]
-        return levels.first { picture <= $0.1 && rate <= $0.2 }?.0 ?? 62
-    }
-}

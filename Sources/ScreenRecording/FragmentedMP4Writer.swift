@@ -35,7 +35,7 @@ public final class FragmentedMP4Writer {
         guard let video = avformat_new_stream(context, nil) else {
             throw RecordingError(.cannotOpen, "cannot add a video track to the MP4 muxer")
         }
-        let parameters = video.pointee.codecpar!
+        let parameters = video.pointee.codecpar!  // avformat_new_stream allocates a stream's parameters with it
         try describeVideoTrack(parameters, format: format ?? CodedVideoFormat(codec: codec), width: width, height: height)
         video.pointee.time_base = AVRational(num: 1, den: Self.timescale)
         video.pointee.avg_frame_rate = av_d2q(framesPerSecond, 1000)

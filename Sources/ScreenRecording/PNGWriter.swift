@@ -20,8 +20,10 @@ public final class PNGWriter {
         guard let context, let picture, let packet else { throw RecordingError(.writeFailed, "the PNG encoder is not open") }
         guard av_frame_make_writable(picture) >= 0 else { throw RecordingError(.writeFailed, "cannot write the PNG picture buffer") }
         // BGRA → RGB, row by row.
+        // An allocated frame made writable has its first plane.
         let destination = picture.pointee.data.0!
         let destinationStride = Int(picture.pointee.linesize.0)
+        // A frame's pixel buffer is never empty (at least 1×1), so it has a base address.
         frame.withUnsafeBytes { (pixels: UnsafeRawBufferPointer) in
             for y in 0..<frame.height {
                 let source = pixels.baseAddress!.advanced(by: y * frame.bytesPerRow).assumingMemoryBound(to: UInt8.self)

@@ -67,7 +67,7 @@ public final class WebMReader {
         videoStream = video
         videoTimeBase = stream.pointee.time_base
         metadataStream = cues
-        metadataTimeBase = cues >= 0 ? context.pointee.streams[Int(cues)]!.pointee.time_base : AVRational(num: 1, den: 1000)
+        metadataTimeBase = (cues >= 0 ? context.pointee.streams[Int(cues)]?.pointee.time_base : nil) ?? AVRational(num: 1, den: 1000)
         hasMetadataTrack = cues >= 0
         func tag(_ name: String) -> String? {
             av_dict_get(context.pointee.metadata, name, nil, 0).flatMap { $0.pointee.value.map { String(cString: $0) } }

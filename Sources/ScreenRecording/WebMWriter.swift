@@ -111,7 +111,7 @@ public final class WebMWriter {
                 avformat_free_context(context)
                 throw RecordingError(.cannotOpen, "cannot add an audio stream to \(path)")
             }
-            let parameters = sound.pointee.codecpar!
+            let parameters = sound.pointee.codecpar!  // avformat_new_stream allocates a stream's parameters with it
             parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
             parameters.pointee.codec_id = AV_CODEC_ID_OPUS
             parameters.pointee.sample_rate = Int32(audio.sampleRate)
@@ -119,7 +119,11 @@ public final class WebMWriter {
             parameters.pointee.initial_padding = Int32(audioPreSkip)
             // Matroska's Opus CodecPrivate is the OpusHead of RFC 7845: channels, pre-skip, input rate.
             let head = Self.opusHead(channels: audio.channels, preSkip: audioPreSkip, sampleRate: audio.sampleRate)
-            let extradata = av_mallocz(head.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
+            guard let allocated = av_mallocz(head.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+                avformat_free_context(context)
+                throw RecordingError(.cannotOpen, "cannot allocate the audio track's header for \(path)")
+            }
+            let extradata = allocated.assumingMemoryBound(to: UInt8.self)
             extradata.update(from: head, count: head.count)
             parameters.pointee.extradata = extradata
             parameters.pointee.extradata_size = Int32(head.count)

@@ -53,7 +53,8 @@ public enum ControlSocket {
                 try await Task.sleep(for: timeout)
                 throw ServiceError(.controlSocket, "no answer on \(path) within \(timeout)")
             }
-            let reply = try await group.next()!
+            // Both tasks were added: the first to end answers, or throws (the timeout always throws).
+            guard let reply = try await group.next() else { throw ServiceError(.controlSocket, "no answer on \(path)") }
             group.cancelAll()
             return reply
         }
@@ -116,7 +117,7 @@ public struct ControlServer: Service {
         self.logger = logger
         self.handle = handle
         // A directory we cannot create the socket in fails here, before any capture or recording starts.
-        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         if access(directory.isEmpty ? "/" : directory, W_OK | X_OK) != 0 {
             throw ServiceError(.controlSocket, "cannot create the control socket \(path): \(String(cString: strerror(errno))) (\(directory))")
         }

@@ -265,7 +265,8 @@ private struct OptionTable {
             case "flag":
                 let positive = longNames.first { !$0.hasPrefix("no-") }
                 let negative = longNames.first { $0.hasPrefix("no-") }
-                let key = positive ?? String(negative!.dropFirst(3))
+                // Every name here is long, so a flag without a positive name has a `no-` one.
+                guard let key = positive ?? negative.map({ String($0.dropFirst(3)) }) else { continue }
                 // An inverted flag may be described as two arguments (`--cursor`, `--no-cursor`): keep both names.
                 if case .flag(let on, let off)? = byKey[key]?.kind {
                     byKey[key] = Option(kind: .flag(on: positive ?? on, off: negative ?? off))

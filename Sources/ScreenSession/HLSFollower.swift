@@ -41,8 +41,9 @@ public struct HLSFollower: Sendable {
     public func run(segments segmentLimit: Int? = nil, emit: (Event) -> Void) async throws {
         var mediaURL = url
         // The URL may name the multivariant playlist (its first variant is followed) or the media playlist.
-        var fetched: String? = try await text(url)
-        if let variant = HLSPlaylistParser.variants(fetched!).first {
+        let first = try await text(url)
+        var fetched: String? = first
+        if let variant = HLSPlaylistParser.variants(first).first {
             mediaURL = try resolve(variant, against: url)
             fetched = nil
         }

@@ -64,7 +64,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         var queue = PublishQueue<PendingFrame, PendingAudio>(
             maximumVideoSeconds: RelayPublisher.queueSeconds, audioLimit: RelayPublisher.audioQueueLimit)
         var pacing: PublisherPacing
-        var announcement: StreamAnnouncement
+        var announced: AnnouncedProperties
         /// The relay of the current connection takes temporal layer ids in the media header (protocol 3).
         var relayReadsLayers = false
         var connection = ConnectionStatus()
@@ -88,7 +88,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         self.token = token
         self.streamName = streamName
         self.state = Locked(State(
-            pacing: PublisherPacing(uplink: uplink), announcement: StreamAnnouncement(framesPerSecond: framesPerSecond, audio: audio)))
+            pacing: PublisherPacing(uplink: uplink), announced: AnnouncedProperties(framesPerSecond: framesPerSecond, audio: audio)))
         self.pictureRequests = pictureRequests
         self.logger = logger
     }
@@ -139,9 +139,9 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         changeProperties { $0.setFramesPerSecond(framesPerSecond) }
     }
 
-    private func changeProperties(_ change: (inout StreamAnnouncement) -> Void) {
+    private func changeProperties(_ change: (inout AnnouncedProperties) -> Void) {
         let wakeUp = state.withLock { state in
-            change(&state.announcement)
+            change(&state.announced)
             return state.wakeUp
         }
         wakeUp?.yield()
@@ -158,7 +158,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         let delay = Double(now - frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value) / 1_000_000
         let outcome = state.withLock { state -> Result<AsyncStream<Void>.Continuation?, RelayClientError> in
             if let failure = state.failure { return .failure(failure) }
-            state.announcement.noteCaptureDelay(delay)
+            state.announced.noteCaptureDelay(delay)
             if state.queue.push(video: pending) { pictureRequests.requestKeyframe() }
             updatePacing(state)
             return .success(state.wakeUp)
@@ -174,8 +174,8 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         let now = clock.mediaTime(fromTicks: clock.now()).converted(to: MediaTime.nanosecondTimescale).value
         let delay = Double(now - frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value) / 1_000_000
         let wakeUp = state.withLock { state -> AsyncStream<Void>.Continuation? in
-            guard state.failure == nil, !state.finished, state.announcement.audio != nil else { return nil }
-            state.announcement.noteCaptureDelay(delay, audio: true)
+            guard state.failure == nil, !state.finished, state.announced.audio != nil else { return nil }
+            state.announced.noteCaptureDelay(delay, audio: true)
             state.queue.push(audio: pending)
             return state.wakeUp
         }
@@ -327,11 +327,11 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     /// Tells the relay of a pause, mute or new frame rate since the stream was announced.
     private func announceChanges(_ sender: inout StreamSender) async throws {
         guard let stream = sender.published else { return }
-        let announcement = state.value.announcement
-        guard announcement.revision != stream.revision else { return }
-        let properties = announcement.updated(stream.properties)
+        let announced = state.value.announced
+        guard announced.revision != stream.revision else { return }
+        let properties = announced.updated(stream.properties)
         try await sender.link.send(.streamPropertyChanged(streamId: stream.id, properties: properties))
-        sender.published = (stream.id, properties, announcement.revision)
+        sender.published = (stream.id, properties, announced.revision)
     }
 
     private func sendAudio(_ sender: inout StreamSender) async throws {
@@ -380,14 +380,14 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     private func publish(
         _ frame: PendingFrame, link: RelayLink, answers: inout AsyncStream<UInt32>.Iterator
     ) async throws -> (id: UInt32, properties: StreamProperties, revision: Int) {
-        let (announcement, acknowledged, readsLayers) = state.withLock { ($0.announcement, $0.pacing.measures, $0.relayReadsLayers) }
-        let properties = announcement.properties(codec: frame.codec, width: frame.width, height: frame.height, keyframe: frame.payload)
+        let (announced, acknowledged, readsLayers) = state.withLock { ($0.announced, $0.pacing.measures, $0.relayReadsLayers) }
+        let properties = announced.properties(codec: frame.codec, width: frame.width, height: frame.height, keyframe: frame.payload)
         // Every frame screenpub codes above layer 0 predicts only from the newest layer-0 frame, and none from it
         // (ScreenCodec's TemporalLayers): a relay may leave out or send each one on its own.
         try await link.send(.publish(name: streamName, properties: properties, acks: acknowledged, discardableLayers: readsLayers, refreshes: true))
         guard let id = await answers.next() else {
             throw RelayClientError(.closed, "the relay closed the connection before accepting the stream")
         }
-        return (id, properties, announcement.revision)
+        return (id, properties, announced.revision)
     }
 }

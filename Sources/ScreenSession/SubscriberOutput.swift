@@ -155,7 +155,7 @@ extension HLSFollower.Event {
         case .dateRange(let attributes):
             object = ["event": "dateRange", "attributes": attributes]
             if !json {
-                let rest = attributes.keys.sorted().filter { $0 != "ID" }.map { "\($0)=\(attributes[$0]!)" }.joined(separator: " ")
+                let rest = attributes.sorted { $0.key < $1.key }.filter { $0.key != "ID" }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
                 return "daterange \(attributes["ID"] ?? "?")  \(rest)"
             }
         case .frame(let seconds, let metadata, let text, let captureTime):

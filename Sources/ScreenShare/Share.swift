@@ -221,7 +221,8 @@ public final class Share: Sendable {
         }
         status.bitrateKbps = current.encoder.bitrateKbps
         // The network's say on the rate: the most cautious destination that adapts (the encoder follows it).
-        if let adaptive = all.filter({ $0.targetKbps != nil }).min(by: { $0.targetKbps! < $1.targetKbps! }), let target = adaptive.targetKbps {
+        let adaptive = all.compactMap { destination in destination.targetKbps.map { (target: $0, destination: destination) } }
+        if let (target, adaptive) = adaptive.min(by: { $0.target < $1.target }) {
             status.targetKbps = target
             status.rateReason = adaptive.rateReason.map { reason in adaptive.uplinkKbps.map { "\(reason); uplink measured at \($0) kbit/s" } ?? reason }
         }

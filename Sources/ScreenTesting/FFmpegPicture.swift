@@ -21,6 +21,7 @@ public enum FFmpegPicture {
             throw Failure(description: "ffmpeg decoded \(bytes.count) bytes of \(input) (status \(decoded.status)): \(decoded.standardError)")
         }
         let frame = VideoFrame(width: width, height: height)
+        // Both buffers hold at least `size` bytes (checked above), so both have a base address.
         frame.withUnsafeMutableBytes { pixels in
             bytes.suffix(size).withUnsafeBytes { source in
                 for row in 0..<height {

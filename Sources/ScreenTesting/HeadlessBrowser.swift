@@ -45,13 +45,15 @@ public final class HeadlessBrowser: Sendable {
         ] + arguments + [url])
         // Chromium writes the port it picked and its browser endpoint to DevToolsActivePort in the profile.
         let deadline = Date().addingTimeInterval(timeout)
-        var endpoint: (port: String, path: String)?
-        while endpoint == nil {
+        let endpoint: (port: String, path: String)
+        while true {
             if let contents = try? String(contentsOfFile: "\(profileDirectory)/DevToolsActivePort", encoding: .utf8) {
                 let lines = contents.split(separator: "\n").map(String.init)
-                if lines.count >= 2 { endpoint = (lines[0], lines[1]) }
+                if lines.count >= 2 {
+                    endpoint = (lines[0], lines[1])
+                    break
+                }
             }
-            if endpoint != nil { break }
             if Date() > deadline {
                 let outcome = await process.wait(timeout: 1)
                 try? FileManager.default.removeItem(atPath: profileDirectory)
@@ -59,12 +61,12 @@ public final class HeadlessBrowser: Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        let base = "ws://127.0.0.1:\(endpoint!.port)"
+        let base = "ws://127.0.0.1:\(endpoint.port)"
         // (DevTools' HTTP endpoints send headers FoundationNetworking rejects, so the page is found over the
         // browser's WebSocket.)
         var page: String?
         while page == nil, Date() < deadline {
-            let targets = try await Self.call(base + endpoint!.path, method: "Target.getTargets")["targetInfos"] as? [[String: Any]] ?? []
+            let targets = try await Self.call(base + endpoint.path, method: "Target.getTargets")["targetInfos"] as? [[String: Any]] ?? []
             page = targets.first { $0["type"] as? String == "page" }?["targetId"] as? String
             if page == nil { try await Task.sleep(for: .milliseconds(50)) }
         }

@@ -44,13 +44,16 @@ public final class LiveCapture: Sendable {
         }
         thread.start()
         // Awaited, not waited for on a semaphore: this is a concurrency-pool thread.
-        while started.withLock({ $0 }) == nil {
+        while true {
+            if let opened = started.withLock({ $0 }) {
+                initialSize = try opened.get()
+                break
+            }
             do { try await Task.sleep(for: .milliseconds(5)) } catch {
                 stop.stop()  // cancelled: the capture thread ends once its source opened
                 throw error
             }
         }
-        initialSize = try started.withLock { $0! }.get()
     }
 
     /// Waits until `condition` holds, checking every 20 ms; false on timeout or when capture ended.

@@ -69,6 +69,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         self.stream = stream
         var events = pw_stream_events()
         events.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        // `data` is the listener's or timer's context, `self` (given below): never nil.
         events.param_changed = { data, id, param in
             Unmanaged<PipeWireTestProducer>.fromOpaque(data!).takeUnretainedValue().paramChanged(id, param)
         }
@@ -171,7 +172,7 @@ public final class PipeWireTestProducer: @unchecked Sendable {
         guard CPipeWireShims_parseVideoFormat(param, &format, &negotiatedWidth, &negotiatedHeight) == 0 else { return }
         self.negotiatedWidth = negotiatedWidth
         podBuffer.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
+            let base = buffer.baseAddress!  // the pod buffer is allocated at its full size once
             let third = UInt32(buffer.count / 3)
             var params: [UnsafePointer<spa_pod>?] = [
                 CPipeWireShims_buffers(base, third, negotiatedWidth * 4, negotiatedHeight),

@@ -53,6 +53,7 @@ public final class PipeWireTestTone: @unchecked Sendable {
         self.stream = stream
         var events = pw_stream_events()
         events.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        // `data` is the listener's context, `self` (given below): never nil.
         events.process = { data in
             Unmanaged<PipeWireTestTone>.fromOpaque(data!).takeUnretainedValue().produce()
         }

@@ -44,9 +44,17 @@ public final class SoundAndPictures: Sendable {
         public func write(_ frame: EncodedFrame) throws {}
         public func finish() throws {}
 
+        /// The decoder for `channels`, made anew when the channel count changes.
+        private func decoder(channels: Int) throws -> OpusAudioDecoder {
+            if let decoder, decoder.channels == channels { return decoder }
+            let made = try OpusAudioDecoder(channels: channels)
+            decoder = made
+            return made
+        }
+
         public func writeAudio(_ frame: EncodedAudioFrame) throws {
-            if decoder?.channels != frame.channels { decoder = try OpusAudioDecoder(channels: frame.channels) }
-            let samples = try decoder!.decode(frame.payload) { Array($0) }
+            let opus = try decoder(channels: frame.channels)
+            let samples = try opus.decode(frame.payload) { Array($0) }
             let sound = Sound(
                 captureTime: frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value, arrived: now,
                 bytes: frame.payload.count, silence: frame.isSilence, channels: frame.channels, samples: samples)

@@ -105,8 +105,9 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
     private static func name(of test: Test, _ testCase: Test.Case?) -> String {
         guard let testCase, testCase.isParameterized else { return "\(test.id)" }
         let number = caseNumbers.withLock { numbers in
-            numbers["\(test.id)", default: 0] += 1
-            return numbers["\(test.id)"]!
+            let number = numbers["\(test.id)", default: 0] + 1
+            numbers["\(test.id)"] = number
+            return number
         }
         return "\(test.id) case \(number)"
     }

@@ -198,6 +198,7 @@ public final class XPainter {
         }
         frame.resize(width: rect.width, height: rect.height)
         let sourceStride = Int(image.pointee.bytes_per_line)
+        // The frame was just sized to the (non-empty) rectangle, so its buffer has a base address.
         frame.withUnsafeMutableBytes { pixels in
             for row in 0..<rect.height {
                 (pixels.baseAddress! + row * frame.bytesPerRow).copyMemory(

@@ -1,19 +1,15 @@
 import CWHIPShims
 import Foundation
-import Logging
 import ScreenMedia
-import ScreenSession
-import ScreenTransport
-import ScreenTransportClient
-import ScreenWire
 import Synchronization
 
 /// A started webrtcbin session, owned once: stopped (and the reference its keyframe callback holds released)
-/// by ``stop()`` or, at the latest, when the last reference goes.
+/// by ``stop()`` or, at the latest, when the last reference goes. The only holder of the C session: the rest of
+/// WHIP speaks to it through these methods, in Swift types.
 final class WHIPMediaSession: @unchecked Sendable {
     // @unchecked: the C session takes pushes (under the publisher's `mediaLock`) and state queries from any
     // thread (GStreamer locks inside); `stopped` is only touched under `lock`.
-    let pointer: OpaquePointer
+    private let pointer: OpaquePointer
     /// What its C callbacks reach.
     let events: WHIPSessionEvents
     private let context: Unmanaged<WHIPSessionEvents>
@@ -38,6 +34,52 @@ final class WHIPMediaSession: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// The SDP offer, its candidates gathered (WHIP here sends no trickle).
+    func offer() -> String { String(cString: CWHIP_offer(pointer)) }
+
+    /// Hands the endpoint's answer to webrtcbin; throws webrtcbin's reason when it cannot use it.
+    func setAnswer(_ sdp: String) throws(WHIPError) {
+        var error = [CChar](repeating: 0, count: 512)
+        guard CWHIP_set_answer(pointer, sdp, &error, error.count) == 0 else {
+            throw WHIPError(.unusableAnswer, String(nullTerminated: error))
+        }
+    }
+
+    /// Hands one encoded frame to webrtcbin's queue; whether it took it.
+    func push(_ frame: EncodedFrame) -> Bool {
+        CWHIP_push(pointer, frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), frame.payload.count, frame.isKeyframe ? 1 : 0) == 0
+    }
+
+    /// The peer connection's state now (a pipeline error reads as failed, with its text).
+    func peerState() -> WHIPConnectionWatch.PeerState {
+        var error = [CChar](repeating: 0, count: 512)
+        let state = Int(CWHIP_state(pointer, &error, error.count))
+        switch state {
+        case Int(CWHIP_STATE_CONNECTED): return .connected
+        case Int(CWHIP_STATE_DISCONNECTED): return .disconnected
+        case Int(CWHIP_STATE_CLOSED): return .closed
+        case Int(CWHIP_STATE_FAILED): return .failed(detail: String(nullTerminated: error))
+        case Int(CWHIP_STATE_CONNECTING): return .connecting
+        default: return .new
+        }
+    }
+
+    /// Seconds since the SFU last sent RTCP; nil before the first.
+    func secondsSinceRTCP() -> Double? {
+        let seconds = CWHIP_seconds_since_rtcp(pointer)
+        return seconds >= 0 ? seconds : nil
+    }
+
+    /// What the receiver's last RTCP report said, through webrtcbin's statistics (waits for them); nil before it
+    /// has reported.
+    func receiverReport() -> WHIPReceiverReport? {
+        var report = CWHIPReceiverReport()
+        guard CWHIP_receiver_report(pointer, &report) == 0 else { return nil }
+        return WHIPReceiverReport(
+            fractionLost: report.fraction_lost, roundTripMilliseconds: report.round_trip_seconds >= 0 ? report.round_trip_seconds * 1000 : nil,
+            bytesSent: report.bytes_sent)
+    }
 
     /// Starts webrtcbin's media for `codec` with `iceServers`; its callbacks reach `events`.
     static func start(codec: VideoCodec, iceServers: [String], events: WHIPSessionEvents) async throws -> WHIPMediaSession {
@@ -83,6 +125,16 @@ final class WHIPMediaSession: @unchecked Sendable {
             throw error
         }
     }
+}
+
+/// What a WebRTC receiver's RTCP reports say, as the uplink controller takes them.
+struct WHIPReceiverReport: Sendable, Equatable {
+    /// Of the packets since its previous report, the share lost (0–1).
+    var fractionLost: Double
+    /// Round trip from our sender report to its receiver report; nil when unknown.
+    var roundTripMilliseconds: Double?
+    /// RTP bytes sent so far.
+    var bytesSent: UInt64
 }
 
 /// What the C callbacks reach: the share's picture requests and the count `screenpub status` shows; and the

@@ -1,4 +1,3 @@
-import CWHIPShims
 import Foundation
 public import Logging
 public import ScreenMedia
@@ -32,9 +31,6 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     private let finishedEvent = OneShotEvent()
     /// What the sessions' C callbacks reach (one session at a time).
     private let sessionEvents: WHIPSessionEvents
-    /// Seconds without RTCP from the SFU (it sends receiver reports about every second) after which the session
-    /// counts as lost.
-    static let rtcpSilenceLimit = 10.0
     /// Seconds a new session has to reach "connected" before it counts as failed.
     private let connectTimeout: Double
 
@@ -106,9 +102,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         mediaLock.lock()
         defer { mediaLock.unlock() }
         guard let session = state.withLock({ $0.connected ? $0.session : nil }) else { return }
-        let pushed = CWHIP_push(
-            session.pointer, frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), frame.payload.count, frame.isKeyframe ? 1 : 0)
-        if pushed == 0 { state.withLock { $0.framesSent += 1 } }
+        if session.push(frame) { state.withLock { $0.framesSent += 1 } }
     }
 
     public func finish() throws {
@@ -169,7 +163,7 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
 
     /// Negotiates `session` with the endpoint and watches it until the share ends (returns) or it is lost (throws).
     private func media(_ session: WHIPMediaSession, resource: Locked<String?>) async throws {
-        let offer = String(cString: CWHIP_offer(session.pointer))
+        let offer = session.offer()
         logger.debug("WHIP offer:\n\(offer)")
         let answer = try await post(offer)
         logger.debug("WHIP answer:\n\(answer.sdp)")
@@ -184,61 +178,43 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
             if !known { logger.info("the WHIP endpoint names ICE servers \(answer.iceServers.map(WHIPLink.redacted).joined(separator: ", ")); used from the next session") }
         }
         try Self.checkAnswer(answer.sdp, codec: codec, endpoint: endpoint)
-        var error = [CChar](repeating: 0, count: 512)
-        guard CWHIP_set_answer(session.pointer, answer.sdp, &error, error.count) == 0 else {
-            throw WHIPError(.unusableAnswer, "the WHIP endpoint at \(endpoint) answered with SDP webrtcbin cannot use: \(String(nullTerminated: error))")
+        do {
+            try session.setAnswer(answer.sdp)
+        } catch {
+            throw WHIPError(.unusableAnswer, "the WHIP endpoint at \(endpoint) answered with SDP webrtcbin cannot use: \(error.message)")
         }
         state.withLock { $0.session = session }
         // Connected within the time limit, then watched until it drops or the share ends: woken by webrtcbin's state
-        // changes (and errors), by the share finishing, or at the next deadline (connecting, RTCP silence).
-        let deadline = ContinuousClock.now + .milliseconds(Int(connectTimeout * 1000))
-        var wasConnected = false, heardRTCP = false
-        var connectedAt = ContinuousClock.now
+        // changes (and errors), by the share finishing, or when the watch looks again (connecting, RTCP silence).
+        let clock = ContinuousClock()
+        let start = clock.now
+        func now() -> Double { (clock.now - start) / .seconds(1) }
+        var watch = WHIPConnectionWatch(endpoint: endpoint, now: now(), connectTimeout: connectTimeout)
         while true {
             // Armed before the state is read: a change from here on wakes the wait below.
             let changed = session.events.armChange()
             if state.withLock({ $0.finished }) { return }
-            let current = Int(CWHIP_state(session.pointer, &error, error.count))
-            if current == Int(CWHIP_STATE_FAILED) {
-                let detail = String(nullTerminated: error)
-                throw WHIPError(.connection, "the WebRTC connection to \(endpoint) failed\(detail.isEmpty ? "" : ": \(detail)") (ICE or DTLS)")
-            }
-            if current == Int(CWHIP_STATE_CONNECTED), !wasConnected {
-                wasConnected = true
-                connectedAt = .now
-                state.withLock { state in
-                    state.connected = true
-                    state.everConnected = true
-                    state.lastProblem = nil
-                }
-                logger.info("publishing to \(endpoint) over WHIP (\(codec.rawValue)); resource \(answer.resource ?? "without a Location")")
-                // Receivers start from a keyframe.
-                pictureRequests.requestKeyframe()
-            }
-            let wait: Duration
-            if wasConnected {
-                if current == Int(CWHIP_STATE_DISCONNECTED) || current == Int(CWHIP_STATE_CLOSED) {
-                    throw WHIPError(.connection, "the WebRTC connection to \(endpoint) was lost")
-                }
-                // An SFU that went away without a word (killed, unplugged) stops its receiver reports long before
-                // ICE notices. A WebRTC receiver must report (RFC 3550, RFC 8888): none at all counts from the
-                // moment of connecting.
-                let sinceReport = CWHIP_seconds_since_rtcp(session.pointer)
-                if sinceReport >= 0, !heardRTCP {
-                    heardRTCP = true
+            var wait = Duration.seconds(WHIPConnectionWatch.reportInterval)
+            for action in watch.observe(session.peerState(), secondsSinceRTCP: session.secondsSinceRTCP(), now: now()) {
+                switch action {
+                case .connected:
+                    state.withLock { state in
+                        state.connected = true
+                        state.everConnected = true
+                        state.lastProblem = nil
+                    }
+                    logger.info("publishing to \(endpoint) over WHIP (\(codec.rawValue)); resource \(answer.resource ?? "without a Location")")
+                    // Receivers start from a keyframe.
+                    pictureRequests.requestKeyframe()
+                case .heardFirstReport:
                     logger.debug("the SFU's first RTCP arrived; it is watched for silence")
+                case .followReceiverReports:
+                    followReceiverReports(session)
+                case .wait(let seconds):
+                    wait = .milliseconds(Int(seconds * 1000))
+                case .lose(let message):
+                    throw WHIPError(.connection, message)
                 }
-                let silence = sinceReport >= 0 ? sinceReport : (ContinuousClock.now - connectedAt) / .seconds(1)
-                if silence > Self.rtcpSilenceLimit {
-                    throw WHIPError(.connection, "\(endpoint) has sent no RTCP for \(Int(silence)) s: the SFU is gone")
-                }
-                wait = min(.seconds(1), .milliseconds(Int((Self.rtcpSilenceLimit - silence) * 1000) + 50))
-                followReceiverReports(session)
-            } else {
-                guard ContinuousClock.now <= deadline else {
-                    throw WHIPError(.connection, "no WebRTC connection to \(endpoint) within \(Int(connectTimeout)) s (the SFU's candidates cannot be reached)")
-                }
-                wait = deadline - ContinuousClock.now + .milliseconds(50)
             }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await changed.wait(upTo: wait) }
@@ -252,14 +228,11 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     /// Feeds the receiver's latest report (through webrtcbin's statistics) to the uplink controller and its target
     /// to the encoder.
     private func followReceiverReports(_ session: WHIPMediaSession) {
-        guard state.withLock({ $0.uplink != nil }) else { return }
-        var report = CWHIPReceiverReport()
-        guard CWHIP_receiver_report(session.pointer, &report) == 0 else { return }
+        guard state.withLock({ $0.uplink != nil }), let report = session.receiverReport() else { return }
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
         let target = state.withLock { state -> Int? in
             let changed = state.uplink?.receiverReport(
-                fractionLost: report.fraction_lost, roundTripMilliseconds: report.round_trip_seconds >= 0 ? report.round_trip_seconds * 1000 : nil,
-                bytesSent: report.bytes_sent, now: now) ?? false
+                fractionLost: report.fractionLost, roundTripMilliseconds: report.roundTripMilliseconds, bytesSent: report.bytesSent, now: now) ?? false
             if changed, let uplink = state.uplink { logger.debug("WHIP: target \(uplink.targetKbps) kbit/s (\(uplink.reason.description))") }
             return state.uplink?.targetKbps
         }

@@ -1,18 +1,14 @@
-import CWHIPShims
 import Foundation
 import Logging
 import ScreenMedia
-import ScreenSession
 import ScreenTransport
 import ScreenTransportClient
-import ScreenWire
-import Synchronization
 
 /// WHIP's HTTP side: the offer posted and its answer checked, ICE servers from the endpoint's `Link` headers.
 extension WHIPPublisher {
-    /// `POST`s the offer; follows up to 3 redirects (307/308 keep the method). Returns the answer and the
-    /// resource URL (absolute).
-    func post(_ offer: String) async throws -> (sdp: String, resource: String?, iceServers: [String]) {
+    /// `POST`s the offer; follows up to 3 redirects (307/308 keep the method). Returns the answer, its resource
+    /// URL absolute.
+    func post(_ offer: String) async throws -> WHIPAnswer {
         var url = endpoint
         for _ in 0..<4 {
             let response: RelayHTTPClient.Response
@@ -21,24 +17,12 @@ extension WHIPPublisher {
             } catch {
                 throw WHIPError(.unreachable, error.message)
             }
-            switch response.status {
-            case 201:
-                let sdp = String(decoding: response.body, as: UTF8.self)
-                let resource = response.header("Location").flatMap { URL(string: $0, relativeTo: URL(string: url))?.absoluteString }
-                if resource == nil { logger.warning("the WHIP endpoint at \(url) gave no Location: the session cannot be ended with DELETE") }
-                return (sdp, resource, response.headers("Link").flatMap(WHIPLink.iceServers(in:)))
-            case 301, 302, 303, 307, 308:
-                guard let location = response.header("Location"), let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString else {
-                    throw WHIPError(.unreachable, "the WHIP endpoint at \(url) redirected (HTTP \(response.status)) without a Location")
-                }
+            switch try WHIPAnswer.reading(response, postedTo: url) {
+            case .answered(let answer):
+                if answer.resource == nil { logger.warning("the WHIP endpoint at \(url) gave no Location: the session cannot be ended with DELETE") }
+                return answer
+            case .redirected(let next):
                 url = next
-            case 401, 403:
-                throw WHIPError(
-                    .refusedToken,
-                    "the WHIP endpoint at \(url) refused the token (HTTP \(response.status)): give the one the SFU expects with --whip-token")
-            default:
-                let said = String(decoding: response.body.prefix(200), as: UTF8.self).escapingControlCharacters
-                throw WHIPError(.unreachable, "the WHIP endpoint at \(url) answered HTTP \(response.status)\(said.isEmpty ? "" : ": \(said)")")
             }
         }
         throw WHIPError(.unreachable, "the WHIP endpoint at \(endpoint) redirected more than 3 times")
@@ -74,37 +58,3 @@ extension WHIPPublisher {
         }
     }
 }
-
-/// `Link` header values of kind `rel="ice-server"` (RFC 9725 §4.6), as webrtcbin takes ICE servers.
-enum WHIPLink {
-    /// A server for the log: its credentials left out.
-    static func redacted(_ server: String) -> String {
-        guard let at = server.lastIndex(of: "@"), let scheme = server.range(of: "://") else { return server }
-        return String(server[..<scheme.upperBound]) + "…@" + String(server[server.index(after: at)...])
-    }
-
-    static func iceServers(in header: String) -> [String] {
-        header.split(separator: ",").compactMap { entry -> String? in
-            let parts = entry.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let target = parts.first, target.hasPrefix("<"), target.hasSuffix(">") else { return nil }
-            var parameters: [String: String] = [:]
-            for parameter in parts.dropFirst() {
-                let pair = parameter.split(separator: "=", maxSplits: 1).map(String.init)
-                guard pair.count == 2 else { continue }
-                parameters[pair[0].lowercased()] = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            }
-            guard parameters["rel"] == "ice-server" else { return nil }
-            let uri = String(target.dropFirst().dropLast())
-            let address = uri.split(separator: ":", maxSplits: 1).last.map { String($0.split(separator: "?").first ?? "") } ?? ""
-            if uri.hasPrefix("stun:") { return "stun://\(address)" }
-            if uri.hasPrefix("turn:") || uri.hasPrefix("turns:") {
-                let scheme = uri.hasPrefix("turns:") ? "turns" : "turn"
-                let user = parameters["username"]?.percentEncodedComponent ?? ""
-                let password = parameters["credential"]?.percentEncodedComponent ?? ""
-                return "\(scheme)://\(user):\(password)@\(address)"
-            }
-            return nil
-        }
-    }
-}
-

@@ -186,6 +186,7 @@ struct ByteWriter {
 
     mutating func put(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        // The caller sized the buffer for the whole header (``MediaFrameHeader/encode(into:)``), so it is not empty.
         (buffer.baseAddress! + offset).copyMemory(from: base, byteCount: bytes.count)
         offset += bytes.count
     }

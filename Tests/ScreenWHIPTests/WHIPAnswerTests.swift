@@ -24,4 +24,27 @@ struct WHIPAnswerTests {
             }
         }
     }
+
+    @Test func linkEntriesThatNameNoICEServerAreLeftOut() {
+        // Another relation, no angle brackets, an unknown scheme, a parameter without a value.
+        let header = #"<stun:a.example.net>; rel="other", stun:b.example.net; rel="ice-server", <https://c.example.net>; rel="ice-server", <stun:d.example.net:19302>; rel=ice-server; novalue"#
+        #expect(WHIPLink.iceServers(in: header) == ["stun://d.example.net:19302"])
+        #expect(WHIPLink.iceServers(in: "").isEmpty)
+        // A TURN server without credentials is still named, with empty ones.
+        #expect(WHIPLink.iceServers(in: #"<turn:t.example.net:3478>; rel="ice-server""#) == ["turn://:@t.example.net:3478"])
+        // Nothing to hide: the server as it is.
+        #expect(WHIPLink.redacted("stun://stun.example.net:3478") == "stun://stun.example.net:3478")
+    }
+
+    @Test func theVideoSectionIsFoundAmongOthersAndItsCodecMatchedIgnoringCase() throws {
+        let answer = "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=rtpmap:111 opus/48000/2\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=rtpmap:96 vp8/90000\r\n"
+        try WHIPPublisher.checkAnswer(answer, codec: .vp8, endpoint: "https://sfu")
+        // VP8 named in the audio section only does not count, and the refusal suggests the other codec.
+        let misplaced = "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 96\r\na=rtpmap:96 VP8/90000\r\nm=video 9 UDP/TLS/RTP/SAVPF 97\r\na=rtpmap:97 H264/90000\r\n"
+        #expect {
+            try WHIPPublisher.checkAnswer(misplaced, codec: .vp8, endpoint: "https://sfu")
+        } throws: { error in
+            "\(error)".contains("answered without VP8 video") && "\(error)".contains("--codec vp9")
+        }
+    }
 }

@@ -35,24 +35,24 @@ import Testing
     }
 }
 
-@Suite struct StreamAnnouncementTests {
+@Suite struct AnnouncedPropertiesTests {
     @Test func eachChangeCountsARevisionAndShowsInTheProperties() {
-        var announcement = StreamAnnouncement(framesPerSecond: 5, audio: nil)
-        let first = announcement.properties(codec: .vp9, width: 640, height: 480, keyframe: [])
+        var announced = AnnouncedProperties(framesPerSecond: 5, audio: nil)
+        let first = announced.properties(codec: .vp9, width: 640, height: 480, keyframe: [])
         #expect(first.hasVideo && first.hasAudio && first.estimatedFramesPerSecond == 5)
-        #expect(announcement.revision == 0)
-        announcement.setVideoEnabled(false)
-        announcement.setFramesPerSecond(10)
-        #expect(announcement.revision == 2)
-        let now = announcement.updated(first)
+        #expect(announced.revision == 0)
+        announced.setVideoEnabled(false)
+        announced.setFramesPerSecond(10)
+        #expect(announced.revision == 2)
+        let now = announced.updated(first)
         #expect(!now.hasVideo && !now.hasAudio && now.estimatedFramesPerSecond == 10 && now.width == 640)
     }
 
     @Test func captureDelaysAreSmoothedAndNotANumberIsNone() {
-        var announcement = StreamAnnouncement(framesPerSecond: 5, audio: nil)
-        announcement.noteCaptureDelay(20)
-        announcement.noteCaptureDelay(.nan)
-        announcement.noteCaptureDelay(30)
-        #expect(announcement.properties(codec: .vp9, width: 8, height: 8, keyframe: []).estimatedCaptureDelayMilliseconds == 21)
+        var announced = AnnouncedProperties(framesPerSecond: 5, audio: nil)
+        announced.noteCaptureDelay(20)
+        announced.noteCaptureDelay(.nan)
+        announced.noteCaptureDelay(30)
+        #expect(announced.properties(codec: .vp9, width: 8, height: 8, keyframe: []).estimatedCaptureDelayMilliseconds == 21)
     }
 }

@@ -3,7 +3,7 @@ import ScreenMedia
 /// What a relay publisher's stream says of itself (`publish`, then `streamPropertyChanged`): its sound, whether
 /// video and sound are on (pause, mute), its frame rate, and its capture delays as measured. Each change counts a
 /// revision, so that the sender announces again after it. Pure.
-struct StreamAnnouncement: Sendable {
+struct AnnouncedProperties: Sendable {
     /// The stream's sound as announced (nil: none).
     let audio: AudioProperties?
     /// False while the share is paused (the stream's `hasVideo`); false while muted.

@@ -1,0 +1,46 @@
+/// What the rate control aims at: CBR at a target, within quantizer bounds, with a buffer model in milliseconds
+/// of the target rate (how far the library lets the sent bytes run ahead of the target, and how early it reacts).
+public struct RateControl: Sendable, Hashable {
+    public var targetKbps: Int
+    public var minQuantizer = 4
+    public var maxQuantizer = 52
+    public var bufferInitialMilliseconds = 500
+    public var bufferOptimalMilliseconds = 600
+    public var bufferMilliseconds = 1000
+    /// Whether the target follows the network (``RealtimeEncoder/setTargetBitrate(kbps:)``).
+    public var followsLink = false
+
+    public init(targetKbps: Int) { self.targetKbps = max(Self.lowestKbps, targetKbps) }
+
+    /// The coarsest quantizer of libaom and libvpx (0–63).
+    public static let coarsestQuantizer = 63
+
+    /// This rate control set up for a target that follows the link (``RealtimeEncoder/setTargetBitrate(kbps:)``).
+    func followingTheLink() -> RateControl {
+        var following = self
+        following.followsLink = true
+        following.maxQuantizer = Self.coarsestQuantizer
+        following.bufferMilliseconds = Self.linkFollowingBufferMilliseconds
+        following.bufferOptimalMilliseconds = Self.linkFollowingBufferMilliseconds
+        following.bufferInitialMilliseconds = Self.linkFollowingBufferMilliseconds
+        return following
+    }
+
+    /// Below this the libraries' rate control no longer holds a screen's keyframes near the target.
+    public static let lowestKbps = 50
+
+    /// The rate-control buffer while the target follows the network (``RealtimeEncoder/setTargetBitrate(kbps:)``).
+    public static let linkFollowingBufferMilliseconds = 400
+    /// The largest frame other than a keyframe while the target follows the network, in milliseconds of the
+    /// target: below the buffer, since the libraries overshoot a page change's budget (until the quantizer floor
+    /// catches up), and since whatever is on its way when a link narrows is carried at the narrow rate (400 ms
+    /// let 75–136 KB frames into a link that fell from 2 Mbit/s to 500 kbit/s, and TCP stalled on the losses).
+    public static let linkFollowingFrameMilliseconds = 300
+
+    /// How far the quantizer (of 0–63) goes for a frame half as large, about (libaom and libvpx, text).
+    static let quantizerStepsPerHalving = 6
+
+    /// The highest quantizer a refinement may use: text that was coded at whatever the bit rate allowed while it
+    /// changed is coded again at least this finely once it stands still.
+    static let refinementMaxQuantizer = 12
+}
