@@ -5,63 +5,6 @@ import Foundation
 public import Logging
 public import ScreenMedia
 
-/// Why PipeWire capture could not start or had to stop.
-public typealias PipeWireCaptureError = ScreenError<PipeWireCaptureFailure>
-
-public enum PipeWireCaptureFailure: Sendable, Hashable {
-    /// No PipeWire daemon answers (no socket, or the given file descriptor is not a PipeWire connection).
-    case noDaemon
-    /// The stream failed: no such node, the node went away, or PipeWire reported an error.
-    case streamFailed
-    /// The node offers no format we can read (we take BGRx, BGRA, RGBx and RGBA in memory; not DMA-BUF).
-    case unsupportedFormat
-    /// Connected, but no frame came within the timeout.
-    case noFrames
-    /// Window masks were asked for: a PipeWire stream names no windows, so they could not be applied.
-    case windowMasksUnsupported
-}
-
-extension PipeWireCaptureFailure: CaptureFailureKind {
-    /// A daemon or node that is gone may come back (a restarted PipeWire, a new screen cast); a mask that cannot
-    /// be applied never will.
-    public var isTransient: Bool { self != .windowMasksUnsupported }
-}
-
-/// Where the PipeWire daemon is.
-public enum PipeWireRemote: Sendable, Hashable {
-    /// `$PIPEWIRE_REMOTE`, else `pipewire-0` in `$PIPEWIRE_RUNTIME_DIR` / `$XDG_RUNTIME_DIR`.
-    case `default`
-    /// A connected socket, e.g. from the ScreenCast portal's `OpenPipeWireRemote` (the source takes it over).
-    case fileDescriptor(Int32)
-}
-
-public struct PipeWireCaptureOptions: Sendable, Hashable {
-    public var remote: PipeWireRemote
-    /// The node to capture (a portal stream's node id, or one from `pw-cli ls Node`).
-    public var nodeID: UInt32
-    /// Seconds to wait for the first frame before giving up with ``PipeWireCaptureFailure/noFrames``.
-    public var firstFrameTimeout: Double
-    /// Draw the pointer when the node sends it as cursor metadata (portal cursor mode "metadata"); a
-    /// pointer the compositor embeds is in the pixels anyway.
-    public var drawsCursor: Bool
-    /// The node is to send the pointer as cursor metadata (the portal said so): its absence is warned about.
-    public var expectsCursorMetadata: Bool
-    /// Its regions are covered in every frame (a screen cast names no windows: window patterns do not apply).
-    public var mask: PrivacyMask
-
-    public init(
-        remote: PipeWireRemote = .default, nodeID: UInt32, firstFrameTimeout: Double = 5, drawsCursor: Bool = true,
-        expectsCursorMetadata: Bool = false, mask: PrivacyMask = PrivacyMask()
-    ) {
-        self.remote = remote
-        self.nodeID = nodeID
-        self.firstFrameTimeout = firstFrameTimeout
-        self.drawsCursor = drawsCursor
-        self.expectsCursorMetadata = expectsCursorMetadata
-        self.mask = mask
-    }
-}
-
 /// Captures a PipeWire video node (a Wayland compositor's screen cast, via the portal) into BGRA frames.
 ///
 /// The PipeWire loop is iterated by the thread that calls ``run(framesPerSecond:stop:consumer:)`` — the

@@ -1,46 +1,6 @@
 import Foundation
 public import ScreenMedia
 
-/// A participant's role, carried in its token.
-public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
-    /// May publish streams and subscribe.
-    case publisher
-    /// May subscribe only.
-    case subscriber
-    /// May do everything, including archiving and forcing disconnects.
-    case moderator
-
-    public var mayPublish: Bool { self != .subscriber }
-}
-
-/// A published stream as announced to the session.
-public struct StreamInfo: Sendable, Hashable, Codable {
-    public var streamId: UInt32
-    public var connectionId: String
-    public var name: String
-    public var properties: StreamProperties
-
-    public init(streamId: UInt32, connectionId: String, name: String, properties: StreamProperties) {
-        self.streamId = streamId
-        self.connectionId = connectionId
-        self.name = name
-        self.properties = properties
-    }
-}
-
-/// A client connected to the session, with the connection data of its token.
-public struct ConnectionInfo: Sendable, Hashable, Codable {
-    public var connectionId: String
-    public var role: Role
-    public var data: String
-
-    public init(connectionId: String, role: Role, data: String) {
-        self.connectionId = connectionId
-        self.role = role
-        self.data = data
-    }
-}
-
 /// A JSON control message, sent in a WebSocket text frame as `{"v":1,"type":"…",…fields}`.
 /// Every message and field is specified in docs/protocol.md.
 public enum ControlMessage: Sendable, Hashable {
@@ -231,15 +191,6 @@ public enum ControlMessage: Sendable, Hashable {
         } catch {
             throw WireError(.malformed, "\(String(head.type.prefix(64)).escapingControlCharacters) message has missing or invalid fields")
         }
-    }
-}
-
-extension StreamInfo {
-    /// The stream if its properties are within bounds (``StreamProperties/checkedBounds()``).
-    func checkedBounds() throws(WireError) -> StreamInfo {
-        var checked = self
-        checked.properties = try properties.checkedBounds()
-        return checked
     }
 }
 
