@@ -1,4 +1,4 @@
-public import ScreenMedia
+import ScreenMedia
 import Synchronization
 
 /// Counters of the audio pipeline, readable from any thread.

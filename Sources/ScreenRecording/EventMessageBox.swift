@@ -1,5 +1,3 @@
-public import ScreenMedia
-
 /// A version-1 `emsg` box (ISO/IEC 23009-1 §5.10.3.3, as CMAF carries it ahead of a fragment): its message
 /// shown at `presentationTime` (in `timescale` units, on the track's timeline) for `duration`.
 /// With ``id3Scheme`` the message is an ID3 tag (AOM "Carriage of ID3 Timed Metadata in CMAF").

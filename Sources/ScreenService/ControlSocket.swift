@@ -1,8 +1,6 @@
 public import Foundation
-public import Logging
 import NIOCore
 import NIOPosix
-public import ServiceLifecycle
 
 /// The control socket of a running service: a Unix socket in `$XDG_RUNTIME_DIR`, mode 0600, so only the same
 /// user reaches it. One request per connection: the client writes one JSON line `{"command":"…"}`, the service

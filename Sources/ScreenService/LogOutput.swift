@@ -1,6 +1,4 @@
-import Foundation
-public import Logging
-import Synchronization
+import Logging
 
 /// How the commands write their logs to standard error: readable lines (what journald shows as they are;
 /// never coloured) or one JSON object per line for log collectors.

@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 public import ScreenMedia
 public import ScreenTransport
 import ScreenWire

@@ -1,4 +1,4 @@
-public import ScreenWire
+import ScreenWire
 
 /// What the relay sends a subscriber of a stream that codes temporal layers (`subscriptionChanged`): every layer,
 /// fewer when the subscriber's link cannot carry them all, or nothing until the next keyframe.

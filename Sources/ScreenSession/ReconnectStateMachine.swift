@@ -1,6 +1,6 @@
 public import Logging
 public import ScreenMedia
-public import ScreenTransport
+import ScreenTransport
 import ScreenWire
 
 /// When a publisher connects again after losing its relay, as a pure state machine: it is told what happened

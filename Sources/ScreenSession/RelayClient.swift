@@ -1,7 +1,7 @@
 public import Logging
-public import NIOCore
+import NIOCore
 import ScreenMedia
-public import ScreenWire
+import ScreenWire
 public import ScreenTransport
 import ScreenTransportClient
 

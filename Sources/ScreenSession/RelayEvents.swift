@@ -1,8 +1,8 @@
-public import Logging
+import Logging
 public import NIOCore
 import ScreenMedia
 public import ScreenWire
-public import ScreenTransport
+import ScreenTransport
 import ScreenTransportClient
 
 /// What arrives from the relay.

@@ -1,8 +1,8 @@
-public import Logging
-public import NIOCore
+import Logging
+import NIOCore
 import ScreenMedia
 public import ScreenWire
-public import ScreenTransport
+import ScreenTransport
 import ScreenTransportClient
 
 /// The sending side of a relay connection, in protocol terms.

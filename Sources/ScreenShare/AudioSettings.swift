@@ -1,9 +1,9 @@
 import Foundation
 public import ScreenCapturePipeWire
-public import ScreenCaptureX11
-public import ScreenCodec
-public import ScreenMedia
-public import ScreenPipeline
+import ScreenCaptureX11
+import ScreenCodec
+import ScreenMedia
+import ScreenPipeline
 
 /// The share's sound: what is captured, at what Opus bit rate, and whether the share goes on without it
 /// when it cannot be captured.

@@ -1,8 +1,8 @@
 import Foundation
-public import ScreenCapturePipeWire
-public import ScreenCaptureX11
+import ScreenCapturePipeWire
+import ScreenCaptureX11
 public import ScreenCodec
-public import ScreenMedia
+import ScreenMedia
 public import ScreenPipeline
 
 /// The capture side's settings: source, encoder, metadata, timing.

@@ -1,9 +1,9 @@
 import Foundation
 public import ScreenCapturePipeWire
 public import ScreenCaptureX11
-public import ScreenCodec
+import ScreenCodec
 public import ScreenMedia
-public import ScreenPipeline
+import ScreenPipeline
 
 /// Where frames come from.
 public enum CaptureSource: Sendable, Equatable {

@@ -1,9 +1,9 @@
 import Foundation
-public import ScreenCapturePipeWire
-public import ScreenCaptureX11
-public import ScreenCodec
+import ScreenCapturePipeWire
+import ScreenCaptureX11
+import ScreenCodec
 public import ScreenMedia
-public import ScreenPipeline
+import ScreenPipeline
 import ScreenTransport
 import ScreenTransportClient
 public import ScreenRelay

@@ -1,5 +1,5 @@
 import Foundation
-public import ScreenMedia
+import ScreenMedia
 
 /// Draws a ``TextScene`` on an X display from a thread of its own (an X connection belongs to one thread): the
 /// whole scene first, then a change every `interval` seconds, until ``stop()``.

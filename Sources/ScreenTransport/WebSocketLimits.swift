@@ -1,3 +1,6 @@
+import ScreenMedia
+import ScreenWire
+
 /// Sizes both ends of a relay WebSocket keep to.
 public enum WebSocketLimits {
     /// The largest WebSocket frame: a longer message is sent in fragments of this size, so that a relay can

@@ -216,9 +216,10 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                     throw WHIPError(.connection, message)
                 }
             }
+            let lookAgain = wait
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await changed.wait(upTo: wait) }
-                group.addTask { await self.finishedEvent.wait(upTo: wait) }
+                group.addTask { await changed.wait(upTo: lookAgain) }
+                group.addTask { await self.finishedEvent.wait(upTo: lookAgain) }
                 await group.next()
                 group.cancelAll()
             }

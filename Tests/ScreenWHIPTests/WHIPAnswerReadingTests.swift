@@ -1,5 +1,5 @@
 import Foundation
-import ScreenTransportClient
+@testable import ScreenTransportClient
 import Testing
 
 @testable import ScreenWHIP

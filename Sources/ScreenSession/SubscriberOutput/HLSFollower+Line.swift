@@ -1,6 +1,6 @@
 import Foundation
-public import ScreenMedia
-public import ScreenRecording
+import ScreenMedia
+import ScreenRecording
 
 // What screensub shows and writes of a stream lives in this folder, as a library tested without the command:
 // decoded pictures as PNGs, live frames and recorded frames as lines or JSON, and here, HLS events.

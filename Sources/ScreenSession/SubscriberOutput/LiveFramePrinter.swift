@@ -1,6 +1,6 @@
 import Foundation
 public import ScreenMedia
-public import ScreenRecording
+import ScreenRecording
 
 /// Prints each live frame as it arrives: index, key/delta, bytes, size, latency, capture time, metadata; and
 /// each audio frame, marked as such (bytes, channels, length, silence, latency, capture time).

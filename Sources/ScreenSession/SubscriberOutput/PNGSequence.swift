@@ -1,6 +1,6 @@
 import Foundation
 public import ScreenMedia
-public import ScreenRecording
+import ScreenRecording
 
 /// Every decoded picture as DIR/frame-NNNNNN.png.
 public final class PNGSequence: VideoRenderer {

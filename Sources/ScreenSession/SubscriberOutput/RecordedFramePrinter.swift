@@ -1,5 +1,5 @@
 import Foundation
-public import ScreenMedia
+import ScreenMedia
 public import ScreenRecording
 
 /// How screensub prints a recording's frames.

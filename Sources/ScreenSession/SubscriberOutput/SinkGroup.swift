@@ -1,6 +1,6 @@
 import Foundation
 public import ScreenMedia
-public import ScreenRecording
+import ScreenRecording
 
 /// Several sinks fed the same frames, in order; audio frames go to those that take them.
 public final class SinkGroup: EncodedFrameSink, EncodedAudioSink {
