@@ -62,6 +62,7 @@ public struct CursorOverlay: Sendable {
         }
         pixels.withUnsafeBufferPointer { cursor in
             frame.withUnsafeMutableBytes { raw in
+                // The frame holds the (non-empty) visible rectangle, so its buffer has a base address.
                 let base = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
                 for row in visible.y..<visible.maxY {
                     let cursorRow = (row - target.y) * width
