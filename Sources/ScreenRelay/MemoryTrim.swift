@@ -6,8 +6,8 @@ import Foundation
 enum MemoryTrim {
     private typealias Trim = @convention(c) (Int) -> Int32
 
-    // A C function pointer: immutable once looked up, safe to call from any thread.
-    nonisolated(unsafe) private static let trim: Trim? = dlsym(nil, "malloc_trim")  // nil: RTLD_DEFAULT, the process's own symbols
+    // A C function pointer (Sendable): immutable once looked up, safe to call from any thread.
+    private static let trim: Trim? = dlsym(nil, "malloc_trim")  // nil: RTLD_DEFAULT, the process's own symbols
         .map { unsafeBitCast($0, to: Trim.self) }
 
     static func returnFreedMemory() { _ = trim?(0) }
