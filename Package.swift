@@ -311,8 +311,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift),
-        .testTarget(name: "ScreenSessionTests", dependencies: ["ScreenSession", "ScreenTransport", "ScreenWire"], swiftSettings: strictSwift),
-        .testTarget(name: "ScreenWireTests", dependencies: ["ScreenMedia", "ScreenWire"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenTransportClientTests",
+            dependencies: [
+                "ScreenTransportClient", "ScreenTransport", "ScreenWire", "ScreenTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift),
+        .testTarget(name: "ScreenSessionTests", dependencies: ["ScreenSession", "ScreenTransport", "ScreenWire", "ScreenTesting"], swiftSettings: strictSwift),
+        // ScreenTesting: the random tests' seeded generator.
+        .testTarget(name: "ScreenWireTests", dependencies: ["ScreenMedia", "ScreenWire", "ScreenTesting"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenCodecTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenPipeline", "ScreenTesting"],
             swiftSettings: strictSwift),

@@ -1,4 +1,4 @@
-/// Why one of the tests' headless desktops (``HeadlessSway``, ``HeadlessKWin``) did not come up.
+/// Why one of the tests' headless desktops (``HeadlessMutter``, ``HeadlessSway``, ``HeadlessKWin``) did not come up.
 public struct HeadlessDesktopFailure: Error, CustomStringConvertible {
     public let description: String
     /// Not installed, or it cannot start on this machine: its tests can only be skipped, saying why.

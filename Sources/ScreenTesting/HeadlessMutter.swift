@@ -12,11 +12,7 @@ public final class HeadlessMutter: Sendable {
     private let compositor: ChildProcess
     private let clients = Locked<[ChildProcess]>([])
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
-        /// mutter is not installed or did not come up: tests of it can only be skipped here.
-        public var mutterCannotStart = false
-    }
+    public typealias Failure = HeadlessDesktopFailure
 
     /// The environment of a Wayland client of this compositor (and of this session's bus and PipeWire).
     public var environment: [String: String] {
@@ -33,7 +29,7 @@ public final class HeadlessMutter: Sendable {
     public init(width: Int = 1280, height: Int = 720, portal: Bool = false) async throws {
         guard access("/usr/bin/mutter", X_OK) == 0 else {
             throw Failure(
-                description: "mutter is not installed (apt-get install mutter xdg-desktop-portal-gnome gir1.2-gtk-3.0)", mutterCannotStart: true)
+                description: "mutter is not installed (apt-get install mutter xdg-desktop-portal-gnome gir1.2-gtk-3.0)", cannotStart: true)
         }
         self.width = width
         self.height = height
@@ -49,7 +45,7 @@ public final class HeadlessMutter: Sendable {
             !compositor.hasExited
         else {
             compositor.signal(SIGKILL)
-            throw Failure(description: "mutter did not start: \(compositor.errorsSoFar.suffix(800))", mutterCannotStart: true)
+            throw Failure(description: "mutter did not start: \(compositor.errorsSoFar.suffix(800))", cannotStart: true)
         }
         if portal {
             // Services the bus starts get its environment: GNOME's portal backend, drawing on this compositor.

@@ -26,7 +26,7 @@ public final class MutterScreenCast: Sendable {
             return true
         }
         guard found, node.withLock({ $0 }) != nil else {
-            throw HeadlessMutter.Failure(description: "mutter made no screen cast: \(process.errorsSoFar.suffix(800))")
+            throw HeadlessDesktopFailure(description: "mutter made no screen cast: \(process.errorsSoFar.suffix(800))")
         }
     }
 

@@ -14,12 +14,7 @@ import Testing
 
     /// A headless mutter with the test window, or the test is skipped, saying why, where mutter cannot start.
     func compositor(window: Bool = true, clock: Bool = false, portal: Bool = false) async throws -> HeadlessMutter {
-        let mutter: HeadlessMutter
-        do {
-            mutter = try await HeadlessMutter(portal: portal)
-        } catch let failure as HeadlessMutter.Failure where failure.mutterCannotStart {
-            try Test.cancel("mutter cannot start here: \(failure.description)")
-        }
+        let mutter = try await HeadlessDesktopFailure.startedOrSkipped("mutter") { try await HeadlessMutter(portal: portal) }
         if window { try await mutter.showTestWindow(clock: clock) }
         return mutter
     }

@@ -315,12 +315,7 @@ extension ReadmeShareTests {
     /// On GNOME's mutter, headless: the portal's real dialog answered with the virtual pointer (as in
     /// MutterShareTests), then a screen cast's node given directly.
     @Test func wayland() async throws {
-        let mutter: HeadlessMutter
-        do {
-            mutter = try await HeadlessMutter(portal: true)
-        } catch let failure as HeadlessMutter.Failure where failure.mutterCannotStart {
-            try Test.cancel("mutter cannot start here: \(failure.description)")
-        }
+        let mutter = try await HeadlessDesktopFailure.startedOrSkipped("mutter") { try await HeadlessMutter(portal: true) }
         defer { mutter.stop() }
         let shell = try ReadmeShell(.wayland)
         shell.environment.merge(mutter.environment.filter { !["PATH", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"].contains($0.key) }) { $1 }

@@ -10,12 +10,7 @@ import Testing
         let sway = try await HeadlessDesktopFailure.startedOrSkipped("sway") { try await HeadlessSway() }
         #expect(CompositorRepaint.request(displayName: sway.socket, timeout: 2) == .repainted)
 
-        let mutter: HeadlessMutter
-        do {
-            mutter = try await HeadlessMutter()
-        } catch let failure as HeadlessMutter.Failure where failure.mutterCannotStart {
-            try Test.cancel("mutter cannot start here: \(failure.description)")
-        }
+        let mutter = try await HeadlessDesktopFailure.startedOrSkipped("mutter") { try await HeadlessMutter() }
         let outcome = CompositorRepaint.request(displayName: mutter.pipewire.runtimeDirectory + "/wayland-0", timeout: 2)
         #expect(outcome == .unavailable("the Wayland compositor offers no wlr-layer-shell"), "\(outcome)")
     }

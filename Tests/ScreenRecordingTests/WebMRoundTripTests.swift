@@ -109,7 +109,7 @@ import Testing
     }
 
     @Test func aWriteToAFullDiskIsAClearError() throws {
-        guard FileManager.default.fileExists(atPath: "/dev/full") else { return }
+        guard FileManager.default.fileExists(atPath: "/dev/full") else { try Test.cancel("this system has no /dev/full to write to") }
         #expect(throws: RecordingError.self) {
             _ = try record(path: "/dev/full", codec: .vp9, count: 3) { _ in .empty }
         }
