@@ -54,7 +54,7 @@ public struct ClientTrust: Sendable, Equatable {
                 ?? "the relay's certificate is not signed by an authority this machine trusts (for a private CA, pass --ca-file)"
         }
         if (error as? IOError)?.errnoCode == ECONNREFUSED || described.contains("Connection refused") { return "nothing listens there (connection refused)" }
-        if described.contains("connectTimeout") || described.contains("ConnectTimeout") { return "the connection timed out" }
+        if described.contains("connectTimeout") || described.contains("ConnectTimeout") || described.contains("Connect timeout") { return "the connection timed out" }
         if let ssl = error as? NIOSSLError {
             switch ssl {
             case .handshakeFailed: return "the TLS handshake failed (is it an https:// relay?)"

@@ -71,7 +71,7 @@ public struct RelayHTTPClient: Sendable {
     ) async throws(RelayClientError) -> Response {
         let json = body?.data
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = components.host, !host.isEmpty
+            let host = components.host.map(Self.unbracketed), !host.isEmpty
         else {
             throw RelayClientError(.unreachable, "\(url) is not an http:// or https:// URL")
         }
@@ -185,6 +185,10 @@ public struct RelayHTTPClient: Sendable {
     }
 
     private static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+    /// Foundation on Linux gives an IPv6 literal's host with its brackets (`[::1]`), which a lookup would take for a name.
+    private static func unbracketed(_ host: String) -> String {
+        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    }
 }
 
 extension RelayHTTPClient: HTTPUploader {
