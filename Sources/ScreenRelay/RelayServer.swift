@@ -7,12 +7,13 @@ import NIOCore
 import NIOWebSocket
 public import ScreenTransport
 public import ServiceLifecycle
-import ScreenWire
+public import ScreenWire
 public import ScreenMedia
 
 /// screenrelay: the session server. HTTP API for sessions and tokens, one WebSocket per client at `/ws`, the
 /// fan-out of every session's streams, `/healthz` and `/metrics`. A ServiceLifecycle service: graceful shutdown
-/// stops accepting, closes connections and returns.
+/// stops accepting, closes connections and returns. It makes the parts every request shares and builds its router
+/// from the route groups (``RelayRoutes``), each given only what it uses.
 public final class RelayServer: Service {
     public let configuration: RelayConfiguration
     public let metrics: RelayMetrics
@@ -23,13 +24,10 @@ public final class RelayServer: Service {
     let tokens: TokenAuthority
     let viewer = ViewerAssets()
     let archives: ArchiveManager?
-    /// WebSockets by the client address a trusted proxy forwarded, under the per-address cap (the proxy's own
-    /// connections are not capped by address: a loopback or trusted peer carries everyone).
+    /// The per-address cap of the WebSockets a trusted proxy forwards (``WebSocketRoutes``).
     let forwardedClients: ConnectionGate
     /// What all connections have queued, and its ceiling (``RelayConfiguration/maximumRelayQueuedBytes``).
     let queuedBytes: QueuedBytesBudget
-    /// Connections closed because they do not read, said once a minute with the number of the others.
-    let unreadClientsLog: RateLimitedLog
     /// Rates of the API calls that make the relay work for a client (markers, archive starts and stops).
     let requestRates = RequestRateLimiter()
     /// The channels of the connections accepted that still exist (closed ones must go: ``ChannelCensus``).
@@ -38,29 +36,14 @@ public final class RelayServer: Service {
     let store: RelayStore?
     /// The certificate new connections get; nil: plain HTTP.
     private let tlsContext: ServerTLSContext?
-    private let listening = Locked<(port: Int?, failure: String?, waiters: [CheckedContinuation<Int, any Error>])>((nil, nil, []))
-
-    /// Largest WebSocket message accepted from a publisher: a media frame's header, metadata and maximum payload.
-    static let maximumMessageSize = WebSocketLimits.maximumMessageSize
-    /// Seconds a new WebSocket has to send `hello`.
-    static let helloTimeout: Double = 10
-    /// How long a client the relay closes has to answer the close before its connection is cut.
-    static let closeGrace = Duration.seconds(10)
-
-    /// Spends one of `session`'s calls of `kind`, or refuses the request with 429 and says how long to wait.
-    func takeRequestAllowance(_ kind: RequestRateLimiter.Kind, session: String) throws {
-        guard requestRates.allow(kind, session: session) else {
-            metrics.refused(kind.limit)
-            throw HTTPError(.tooManyRequests, headers: [.retryAfter: String(Int((1 / kind.rate).rounded(.up)))], message: kind.refusal)
-        }
-    }
-
-    /// Runs `drop` after `grace` (it closes a connection that may already be gone: closing twice is harmless).
-    static func drop(after grace: Duration, _ drop: @escaping @Sendable () -> Void) {
-        Task {
-            try? await Task.sleep(for: grace)
-            drop()
-        }
+    private let listeningPort = ListeningPort()
+    /// Makes sessions and mints their tokens (the API and ``openSession(connectionData:title:)``).
+    private let sessions: SessionIssuer
+    /// Serves each client, over `/ws` or in process.
+    private let connections: ConnectionDriver
+    /// The URLs the relay gives out.
+    private var links: RelayLinks {
+        RelayLinks(publicURL: configuration.publicURL, host: configuration.host, scheme: tlsContext == nil ? "http" : "https", port: listeningPort)
     }
 
     public init(configuration: RelayConfiguration, logger: Logger) async throws {
@@ -69,7 +52,6 @@ public final class RelayServer: Service {
         let metrics = RelayMetrics()
         self.metrics = metrics
         queuedBytes = QueuedBytesBudget(ceiling: configuration.maximumRelayQueuedBytes)
-        unreadClientsLog = RateLimitedLog(logger: logger)
         forwardedClients = ConnectionGate(limits: .init(total: .max, perAddress: configuration.maximumConnectionsPerAddress))
         if configuration.hlsPushURL != nil, configuration.hlsPushClient == nil {
             throw RelayError(.badRequest, "an HLS push needs the HTTP client to send it with (RelayConfiguration.hlsPushClient)")
@@ -117,6 +99,15 @@ public final class RelayServer: Service {
                     "listening on \(configuration.host) but this machine has no network address to put in links: they name 127.0.0.1, which works only here; give --public-url with the address others use")
             }
         }
+        sessions = SessionIssuer(
+            registry: registry, tokens: tokens, store: store, metrics: metrics, logger: logger, maximumSessions: configuration.maximumSessions,
+            emptySessionExpirySeconds: configuration.emptySessionExpirySeconds)
+        connections = ConnectionDriver(
+            registry: registry, tokens: tokens, metrics: metrics,
+            outletLimits: .init(
+                messages: configuration.maximumQueuedControlMessages, controlBytes: configuration.maximumQueuedControlBytes,
+                bytes: configuration.maximumQueuedBytes),
+            queuedBytes: queuedBytes, unreadClientsLog: RateLimitedLog(logger: logger))
         if viewer.directory == nil {
             logger.warning("the browser viewer's files were not found (looked in \(viewer.searched.joined(separator: ", "))); /view will answer 500")
         }
@@ -124,15 +115,7 @@ public final class RelayServer: Service {
 
     /// The port the relay listens on, once it does; throws ``RelayError`` (`.cannotListen`) if it never will.
     public func waitUntilListening() async throws -> Int {
-        try await withCheckedThrowingContinuation { continuation in
-            let known = listening.withLock { state -> Result<Int, RelayError>? in
-                if let port = state.port { return .success(port) }
-                if let failure = state.failure { return .failure(RelayError(.cannotListen, failure)) }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let known { continuation.resume(with: known) }
-        }
+        try await listeningPort.wait()
     }
 
     /// Reads the TLS certificate and key again (SIGHUP): connections from now on get the renewed certificate,
@@ -151,29 +134,30 @@ public final class RelayServer: Service {
     /// on — but never a wildcard address, which no client can connect to: then this machine's address on
     /// the network (see ``ReachableAddress``).
     public func baseURL(port: Int) -> String {
-        if let publicURL = configuration.publicURL { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
-        let host = ReachableAddress.replacingWildcard(configuration.host)
-        return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        links.base(port: port)
     }
 
-    /// The base URL for links in an answer to a request: the public URL, else the `Host` the client used
-    /// (the name it reached us by works for it and for whoever it shares the link with), with the scheme a
-    /// TLS proxy in front says it was reached by (`X-Forwarded-Proto`).
-    func baseURL(for request: Request, port: Int) -> String {
-        if configuration.publicURL == nil, let host = request.head.authority, ReachableAddress.isValidHost(host) {
-            let forwarded = request.headers[.init("X-Forwarded-Proto")!]?.lowercased()
-            return "\(forwarded == "https" || forwarded == "http" ? forwarded! : scheme)://\(host)"
-        }
-        return baseURL(port: port)
+    /// Creates a session (what `POST /session` does, for an embedding process that holds the relay itself).
+    public func createSession(connectionData: String = "", title: String = "") async throws -> SessionCredentials {
+        try await credentials(for: openSession(connectionData: connectionData, title: title))
     }
 
-    var scheme: String { tlsContext == nil ? "http" : "https" }
+    /// Makes a session and mints its publisher and viewer tokens, without waiting for the relay to listen.
+    public func openSession(connectionData: String = "", title: String = "") async throws -> OpenedSession {
+        try await sessions.open(connectionData: connectionData, title: title)
+    }
+
+    /// The session's credentials with the URLs clients use, once the relay listens (throws ``RelayError``
+    /// if it never will).
+    public func credentials(for session: OpenedSession, base: String? = nil) async throws -> SessionCredentials {
+        try await links.credentials(for: session, base: base)
+    }
 
     /// A transport to this relay inside the same process: the same protocol and session logic as `/ws`,
     /// without a socket (screenpub's embedded relay publishes through it).
     public var inProcessTransport: InProcessTransport {
-        InProcessTransport(endpoint: "the relay in this process") { [self] inbound, write, close, logger in
-            await serveConnection(inbound: inbound, write: write, close: close, logger: logger)
+        InProcessTransport(endpoint: "the relay in this process") { [connections] inbound, write, close, logger in
+            await connections.serve(inbound: inbound, write: write, close: close, logger: logger)
         }
     }
 
@@ -185,10 +169,7 @@ public final class RelayServer: Service {
                 machineNames: ReachableAddress.machineNames()),
             metrics: metrics))
         router.add(middleware: RequestBodyFirst())
-        addHTTPRoutes(router)
-        addArchiveRoutes(router)
-        addHLSRoutes(router)
-        addWebSocketRoute(router)
+        for routes in routeGroups() { routes.addRoutes(to: router) }
         let app = Application(
             router: router,
             server: serverBuilder(webSocketRouter: router),
@@ -198,15 +179,10 @@ public final class RelayServer: Service {
                     registry: registry, emptySessionExpiry: .milliseconds(Int(configuration.emptySessionExpirySeconds * 1000)), store: store,
                     logger: logger)
             ],
-            onServerRunning: { [listening, logger] channel in
+            onServerRunning: { [listeningPort, logger] channel in
                 let port = channel.localAddress?.port ?? 0
                 logger.info("screenrelay listening on port \(port)")
-                let waiters = listening.withLock { state in
-                    state.port = port
-                    defer { state.waiters = [] }
-                    return state.waiters
-                }
-                for waiter in waiters { waiter.resume(returning: port) }
+                listeningPort.opened(port)
             },
             logger: logger)
         do {
@@ -227,13 +203,7 @@ public final class RelayServer: Service {
             }
         } catch {
             // Whoever waits for the port learns that it will not come.
-            let failure = RelayError(.cannotListen, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
-            let waiters = listening.withLock { state in
-                if state.port == nil { state.failure = failure.message }
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume(throwing: failure) }
+            listeningPort.failed(RelayError(.cannotListen, "cannot listen on \(configuration.host):\(configuration.port): \(error)"))
             await archives?.stopAll()
             throw error
         }
@@ -241,10 +211,29 @@ public final class RelayServer: Service {
         await archives?.stopAll()
     }
 
+    /// The HTTP API's route groups, each with what it uses.
+    private func routeGroups() -> [any RelayRoutes] {
+        let secret = RelaySecretCheck(secret: configuration.secret)
+        let trustedProxies = Set(configuration.trustedProxies)
+        return [
+            MonitoringRoutes(metrics: metrics, metricsToken: configuration.metricsToken, queuedBytes: queuedBytes),
+            ViewerRoutes(viewer: viewer),
+            SessionRoutes(secret: secret, tokens: tokens, registry: registry, sessions: sessions, links: links),
+            ArchiveRoutes(secret: secret, tokens: tokens, archives: archives, requestRates: requestRates, metrics: metrics),
+            HLSRoutes(
+                secret: secret, tokens: tokens, registry: registry, hlsConfiguration: hlsConfiguration,
+                waitingRequestsPerClient: configuration.hlsWaitingRequestsPerClient, trustedProxies: trustedProxies,
+                requestRates: requestRates, metrics: metrics, logger: logger),
+            WebSocketRoutes(
+                connections: connections, forwardedClients: forwardedClients, trustedProxies: trustedProxies, metrics: metrics,
+                messageDeadlineSeconds: configuration.messageDeadlineSeconds, maximumControlMessageSize: configuration.maximumControlMessageSize),
+        ]
+    }
+
     /// HTTP/1.1 with the WebSocket upgrade, behind the connection gate, TLS when configured, and the guard of
     /// request heads' deadline and size (``RelayChildChannel``).
     private func serverBuilder(webSocketRouter: Router<RelayRequestContext>) -> HTTPServerBuilder {
-        let total = ConnectionGate.affordableConnections(configuration.maximumConnections)
+        let total = DescriptorLimit.affordableConnections(configuration.maximumConnections)
         if total < configuration.maximumConnections {
             logger.notice("at most \(total) connections at once: the descriptor limit allows no more (max-connections is \(configuration.maximumConnections))")
         }

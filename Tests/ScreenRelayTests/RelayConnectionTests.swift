@@ -90,7 +90,7 @@ struct RelayConnectionTests {
         var connection = RelayConnection(now: 0, helloTimeout: 10)
         _ = connection.received(Self.hello)
         _ = connection.tokenVerdict(.success(Self.grant(.subscriber, expiresAt: 600)))
-        let refused = Self.refusal(connection.tokenVerdict(.failure(RelayServer.sessionGone)))
+        let refused = Self.refusal(connection.tokenVerdict(.failure(ConnectionDriver.sessionGone)))
         #expect(refused?.0 == .wrongSession && connection.isClosing)
     }
 

@@ -67,9 +67,9 @@ import Testing
     }
 
     @Test func downloadNamesSurviveQuotesAndAnyAlphabet() {
-        #expect(RelayServer.attachment(filename: "plain-0.webm") == "attachment; filename=\"plain-0.webm\"; filename*=UTF-8''plain-0.webm")
-        #expect(RelayServer.attachment(filename: "a\"b\\c\r\nd-0.webm") == "attachment; filename=\"a_b_c__d-0.webm\"; filename*=UTF-8''a%22b%5Cc%0D%0Ad-0.webm")
-        #expect(RelayServer.attachment(filename: "réunion-0.webm") == "attachment; filename=\"r_union-0.webm\"; filename*=UTF-8''r%C3%A9union-0.webm")
+        #expect(ArchiveRoutes.attachment(filename: "plain-0.webm") == "attachment; filename=\"plain-0.webm\"; filename*=UTF-8''plain-0.webm")
+        #expect(ArchiveRoutes.attachment(filename: "a\"b\\c\r\nd-0.webm") == "attachment; filename=\"a_b_c__d-0.webm\"; filename*=UTF-8''a%22b%5Cc%0D%0Ad-0.webm")
+        #expect(ArchiveRoutes.attachment(filename: "réunion-0.webm") == "attachment; filename=\"r_union-0.webm\"; filename*=UTF-8''r%C3%A9union-0.webm")
     }
 
     @Test(arguments: TransportKind.allCases)

@@ -50,7 +50,7 @@ final class ClientGoneWatch: ChannelInboundHandler, RemovableChannelHandler {
 
 private let watchNames = Atomic<UInt64>(0)
 
-extension RelayServer {
+extension ClientGoneWatch {
     /// Runs `operation` (a wait that takes one of the session's places) in a task of its own, cancelled as soon
     /// as the client of `channel` goes away (closes or resets its connection, or shuts its sending side), or when
     /// this task is cancelled; its result either way.
@@ -75,19 +75,5 @@ extension RelayServer {
         let result = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
         channel.pipeline.removeHandler(name: name, promise: nil)
         return result
-    }
-
-    /// The client a waiting LL-HLS request is counted against: the token it showed and its address — the
-    /// connection's peer, or, when the peer is a proxy named by `--trust-proxy`, the client that proxy forwards
-    /// (``ForwardedClient``). An untrusted peer's `X-Forwarded-For` is its own words, and ignored.
-    func hlsClient(token: String, request: Request, channel: any Channel) -> HLSWaitingRequests.Client {
-        let peer = channel.remoteAddress?.ipAddress
-        let trusted = Set(configuration.trustedProxies)
-        let forwarded = trusted.contains(peer ?? "")
-            ? ForwardedClient.address(
-                peer: peer, forwarded: request.headers[.init("Forwarded")!], xForwardedFor: request.headers[.init("X-Forwarded-For")!],
-                trusted: trusted)
-            : nil
-        return .init(token: token, address: forwarded ?? peer ?? "?")
     }
 }

@@ -1,6 +1,4 @@
 import Foundation
-import HummingbirdCore
-import Logging
 import NIOCore
 import NIOSSL
 import ScreenMedia
@@ -84,31 +82,5 @@ extension NIOSSLCertificate {
     /// The end of the certificate's validity.
     var notValidAfterDate: Date? {
         Date(timeIntervalSince1970: TimeInterval(notValidAfter))
-    }
-}
-
-/// A server connection that speaks TLS before its base protocol, with the context current when it was accepted.
-struct ReloadableTLSChannel<BaseChannel: ServerChildChannel>: ServerChildChannel {
-    typealias Value = BaseChannel.Value
-    let base: BaseChannel
-    let tls: ServerTLSContext
-
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
-        }.flatMap {
-            base.setup(channel: channel, logger: logger)
-        }
-    }
-
-    func handle(value: Value, logger: Logger) async {
-        await base.handle(value: value, logger: logger)
-    }
-}
-
-extension ServerChildChannel {
-    /// This connection behind TLS (``ReloadableTLSChannel``).
-    func withTLS(_ tls: ServerTLSContext) -> any ServerChildChannel {
-        ReloadableTLSChannel(base: self, tls: tls)
     }
 }

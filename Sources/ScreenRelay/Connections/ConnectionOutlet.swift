@@ -100,9 +100,7 @@ final class ConnectionOutlet: Sendable {
     /// The session gives up on this connection (it took none of its queued media for too long): what is queued
     /// is dropped and the connection closed, as when its queue overflows.
     func evict(reason: String) {
-        let (action, writer) = state.withLock { state in overflow(&state) }
-        writer?.resume(returning: nil)
-        action?(reason)
+        state.withLock { state in overflow(&state) }.deliver(reason: reason)
     }
 
     /// True once the bounds were passed: the writer drops what is left and the connection closes.
@@ -114,7 +112,7 @@ final class ConnectionOutlet: Sendable {
     func yield(_ item: Outgoing) {
         let size = item.queuedBytes
         let isControl = if case .control = item { true } else { false }
-        enum Outcome { case queued, handed(CheckedContinuation<Outgoing?, Never>), overflowed((@Sendable (String) -> Void)?, CheckedContinuation<Outgoing?, Never>?, String), dropped }
+        enum Outcome { case queued, handed(CheckedContinuation<Outgoing?, Never>), overflowed(OverflowNotice, reason: String), dropped }
         let outcome: Outcome = state.withLock { state in
             if state.overflowed || state.finished { return .dropped }
             let refusal: (RelayMetrics.Limit, String)? =
@@ -127,27 +125,21 @@ final class ConnectionOutlet: Sendable {
                 : nil
             if let (limit, reason) = refusal {
                 metrics?.refused(limit)
-                let (action, writer) = overflow(&state)
-                return .overflowed(action, writer, reason)
+                return .overflowed(overflow(&state), reason: reason)
             }
             state.bytes += size
             if isControl {
                 state.messages += 1
                 state.controlBytes += size
             }
-            if let waiting = state.waiting {
-                state.waiting = nil
-                return .handed(waiting)
-            }
+            if let waiting = state.takeWaitingWriter() { return .handed(waiting) }
             if case .audio = item { state.audio.append(item) } else { state.queue.append(item) }
             return .queued
         }
         switch outcome {
         case .queued, .dropped: break
         case .handed(let writer): writer.resume(returning: item)
-        case .overflowed(let action, let writer, let reason):
-            writer?.resume(returning: nil)
-            action?(reason)
+        case .overflowed(let notice, let reason): notice.deliver(reason: reason)
         }
     }
 
@@ -165,10 +157,7 @@ final class ConnectionOutlet: Sendable {
                 if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
-            state.withLock { state -> CheckedContinuation<Outgoing?, Never>? in
-                defer { state.waiting = nil }
-                return state.waiting
-            }?.resume(returning: nil)
+            state.withLock { $0.takeWaitingWriter() }?.resume(returning: nil)
         }
     }
 
@@ -213,29 +202,46 @@ final class ConnectionOutlet: Sendable {
 
     /// No more items: the writer drains what is queued and then gets nil.
     func finish() {
-        state.withLock { state -> CheckedContinuation<Outgoing?, Never>? in
+        state.withLock { state in
             state.finished = true
-            defer { state.waiting = nil }
-            return state.waiting
+            return state.takeWaitingWriter()
         }?.resume(returning: nil)
     }
 
+    /// Whom an overflow tells, once the lock is released: the waiting writer (it gets nil and ends) and the
+    /// connection's ``onOverflow(_:)`` action (it closes the connection).
+    fileprivate struct OverflowNotice {
+        var action: (@Sendable (String) -> Void)?
+        var writer: CheckedContinuation<Outgoing?, Never>?
+
+        func deliver(reason: String) {
+            writer?.resume(returning: nil)
+            action?(reason)
+        }
+    }
+
     /// Marks the connection overflowed and drops its queue (giving its bytes back to the relay); returns whom to
-    /// tell. Nothing the second time.
-    private func overflow(_ state: inout State) -> ((@Sendable (String) -> Void)?, CheckedContinuation<Outgoing?, Never>?) {
-        guard !state.overflowed else { return (nil, nil) }
+    /// tell. Nobody the second time.
+    private func overflow(_ state: inout State) -> OverflowNotice {
+        guard !state.overflowed else { return OverflowNotice() }
         state.overflowed = true
         state.finished = true
         state.queue.removeAll()
         state.audio.removeAll()
         relay.release(state.bytes, remaining: 0)
         (state.bytes, state.messages, state.controlBytes) = (0, 0, 0)
-        defer { (state.onOverflow, state.waiting) = (nil, nil) }
-        return (state.onOverflow, state.waiting)
+        defer { state.onOverflow = nil }
+        return OverflowNotice(action: state.onOverflow, writer: state.takeWaitingWriter())
     }
 }
 
 extension ConnectionOutlet.State {
+    /// The writer waiting for the next item, if one waits; it no longer waits here.
+    fileprivate mutating func takeWaitingWriter() -> CheckedContinuation<Outgoing?, Never>? {
+        defer { waiting = nil }
+        return waiting
+    }
+
     /// Audio first, unless a control message or close is next in the main queue (it keeps its place before
     /// the frames queued after it).
     fileprivate mutating func popNext() -> Outgoing? {

@@ -5,7 +5,7 @@ import ScreenWire
 
 /// One client's connection to the relay, as a pure state machine in the shape of ``StreamRouter``: it is told
 /// what happened (a message, the token's verdict, the time, an overflowing outlet) and answers what to do. No
-/// clock, no sockets, no session: the server's driver (``RelayServer/serveConnection``) carries the actions
+/// clock, no sockets, no session: the server's driver (``ConnectionDriver``) carries the actions
 /// out, and tests drive it with made-up times (seconds since 1970).
 ///
 /// States: waiting for `hello` (until a deadline), verifying its token, joined (until the token expires, for

@@ -135,7 +135,7 @@ enum HLSPlaylist {
     static func dateRangeTag(_ range: HLSSnapshot.DateRange) -> String {
         var attributes = ["ID=\"\(range.id)\"", "CLASS=\"\(range.className)\"", "START-DATE=\"\(range.start.iso8601)\""]
         if let end = range.end { attributes.append("END-DATE=\"\(end.iso8601)\"") }
-        attributes += range.attributes.keys.sorted().map { "\($0)=\(range.attributes[$0]!)" }
+        attributes += range.attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         return "#EXT-X-DATERANGE:" + attributes.joined(separator: ",")
     }
 

@@ -3,7 +3,7 @@ import Synchronization
 /// Players' requests that wait for a part or segment not out yet — an LL-HLS blocking playlist reload
 /// (`_HLS_msn`, `_HLS_part`) or a part named by `EXT-X-PRELOAD-HINT` — each resumed when the packager publishes
 /// what it waits for, at its deadline (the packager's timer calls ``expire(now:)``), when HLS stops, or when its
-/// task is cancelled (the route cancels it when the client closes its connection: ``RelayServer/whileConnected``).
+/// task is cancelled (the route cancels it when the client closes its connection: ``ClientGoneWatch/whileConnected(_:_:)``).
 ///
 /// At most ``limit`` wait at once in a session (each holds a connection), and at most the caller's `clientLimit`
 /// of one ``Client`` (a token from one address): one more is turned away at once, so neither a crowd of players

@@ -10,7 +10,14 @@ import ScreenWire
 /// The archive API (docs/protocol.md, README): guarded by the relay secret or a moderator token of the
 /// archive's session, given as `Authorization: Bearer …` or, for pages and players that cannot set headers,
 /// as `?token=`.
-extension RelayServer {
+struct ArchiveRoutes: RelayRoutes {
+    let secret: RelaySecretCheck
+    let tokens: TokenAuthority
+    /// Nil without a data directory: then every call says so.
+    let archives: ArchiveManager?
+    let requestRates: RequestRateLimiter
+    let metrics: RelayMetrics
+
     /// Who is calling: the server side (the secret) or a moderator of one session.
     enum ArchiveCaller {
         case server
@@ -24,12 +31,11 @@ extension RelayServer {
         }
     }
 
-    func archiveCaller(_ request: Request) async throws -> ArchiveCaller {
+    private func archiveCaller(_ request: Request) async throws -> ArchiveCaller {
         // The secret only ever as `Authorization: Bearer` (a URL ends up in logs and histories); a moderator
         // token may also come as `?token=` (the archive page's video element cannot set headers).
-        let header = bearer(request)
-        if let header, constantTimeEqual(header, configuration.secret) { return .server }
-        let presented = header ?? request.uri.queryParameters["token"].map(String.init) ?? ""
+        if secret.isPresented(in: request) { return .server }
+        let presented = request.bearerToken ?? request.queryToken ?? ""
         guard !presented.isEmpty else {
             throw HTTPError(.unauthorized, message: "archives need the relay secret or a moderator token: Authorization: Bearer <secret or token>")
         }
@@ -60,15 +66,6 @@ extension RelayServer {
         return archive
     }
 
-    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(
-            status: status, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
-    }
-
     /// `Content-Disposition: attachment` for any name (RFC 6266): a plain-ASCII `filename` with quotes,
     /// backslashes and what is not printable ASCII replaced, and the exact name as `filename*` (RFC 8187).
     static func attachment(filename: String) -> String {
@@ -89,8 +86,8 @@ extension RelayServer {
         }
     }
 
-    func addArchiveRoutes(_ router: Router<RelayRequestContext>) {
-        router.post("/archive") { [self] request, context -> Response in
+    func addRoutes(to router: Router<RelayRequestContext>) {
+        router.post("/archive") { request, context -> Response in
             let caller = try await archiveCaller(request)
             let body: ArchiveStartRequest
             do {
@@ -99,51 +96,51 @@ extension RelayServer {
                 throw HTTPError(.badRequest, message: "the body must be JSON: {\"sessionId\": …, \"name\": … (optional)}")
             }
             guard caller.mayAccess(body.sessionId) else { throw HTTPError(.forbidden, message: "the token is for another session") }
-            try takeRequestAllowance(.archive, session: body.sessionId)
+            try requestRates.spend(.archive, session: body.sessionId, metrics: metrics)
             do {
-                return try Self.json(try await manager().start(sessionId: body.sessionId, name: body.name))
+                return try .json(try await manager().start(sessionId: body.sessionId, name: body.name))
             } catch {
                 throw Self.translate(error)
             }
         }
-        router.post("/archive/{id}/stop") { [self] request, context -> Response in
+        router.post("/archive/{id}/stop") { request, context -> Response in
             let archive = try await archive(try context.parameters.require("id"), for: try await archiveCaller(request))
-            try takeRequestAllowance(.archive, session: archive.sessionId)
+            try requestRates.spend(.archive, session: archive.sessionId, metrics: metrics)
             do {
-                return try Self.json(try await manager().stop(archive.id, reason: "stopped through the API"))
+                return try .json(try await manager().stop(archive.id, reason: "stopped through the API"))
             } catch {
                 throw Self.translate(error)
             }
         }
-        router.get("/archive") { [self] request, _ -> Response in
+        router.get("/archive") { request, _ -> Response in
             let caller = try await archiveCaller(request)
             var sessionId = request.uri.queryParameters["sessionId"].map(String.init)
             if case .moderator(let own) = caller {
                 guard sessionId == nil || sessionId == own else { throw HTTPError(.forbidden, message: "the token is for another session") }
                 sessionId = own
             }
-            return try Self.json(["items": try await manager().list(sessionId: sessionId)])
+            return try .json(["items": try await manager().list(sessionId: sessionId)])
         }
-        router.get("/archive/{id}") { [self] request, context -> Response in
-            try Self.json(try await archive(try context.parameters.require("id"), for: try await archiveCaller(request)))
+        router.get("/archive/{id}") { request, context -> Response in
+            try .json(try await archive(try context.parameters.require("id"), for: try await archiveCaller(request)))
         }
-        router.delete("/archive/{id}") { [self] request, context -> Response in
+        router.delete("/archive/{id}") { request, context -> Response in
             let archive = try await archive(try context.parameters.require("id"), for: try await archiveCaller(request))
             let archives = try manager()
             if archive.status == .started { _ = try? await archives.stop(archive.id, reason: "deleted") }
             try archives.store.delete(archive.id)
             return Response(status: .noContent)
         }
-        router.get("/archive/{id}/download") { [self] request, context -> Response in
+        router.get("/archive/{id}/download") { request, context -> Response in
             let archive = try await archive(try context.parameters.require("id"), for: try await archiveCaller(request))
             return try await download(archive, request: request, context: context)
         }
-        router.get("/archive/{id}/metadata") { [self] request, context -> Response in
+        router.get("/archive/{id}/metadata") { request, context -> Response in
             let archive = try await archive(try context.parameters.require("id"), for: try await archiveCaller(request))
             guard let file = try manager().store.files(of: archive.id).first else {
                 throw HTTPError(.notFound, message: "archive \(archive.id) has no recorded frames")
             }
-            return try Self.json(try Self.metadataCues(of: file.path))
+            return try .json(try Self.metadataCues(of: file.path))
         }
     }
 

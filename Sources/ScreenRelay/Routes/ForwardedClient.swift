@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 
 /// The address of the client behind a reverse proxy the relay trusts: the per-address caps then count the client,
 /// not the proxy (through which every remote viewer comes). Only a proxy named in `--trust-proxy` is believed: from
@@ -15,6 +16,13 @@ enum ForwardedClient {
             return address
         }
         return nil
+    }
+
+    /// The client a trusted proxy forwarded `request` for: nil when the peer is not a proxy named by
+    /// `--trust-proxy` (its own address is the client's) or when the proxy names no client.
+    static func behindProxy(_ request: Request, peer: String?, trusted: Set<String>) -> String? {
+        guard let peer, trusted.contains(peer) else { return nil }
+        return address(peer: peer, forwarded: request.headers[.forwarded], xForwardedFor: request.headers[.xForwardedFor], trusted: trusted)
     }
 
     /// The `for=` addresses of a `Forwarded` header (RFC 7239), in order.

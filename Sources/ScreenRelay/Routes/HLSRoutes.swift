@@ -2,32 +2,45 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Logging
 import ScreenWire
 
 /// HLS of a session's screen stream (docs/protocol.md): `index.m3u8` (multivariant), `stream.m3u8` (media, with
 /// LL-HLS parts, blocking reload and delta updates), `init-N.mp4`, `seg-N.m4s` and `part-N.P.m4s`, for any token
 /// of the session (or the relay secret), given as `Authorization: Bearer …` or `?token=` (which the playlists
 /// then carry into every URI they name). Packaging starts with the first request for a playlist, which waits for
-/// the first two segments, and stops a while after the last request.
-extension RelayServer {
-    func addHLSRoutes(_ router: Router<RelayRequestContext>) {
-        router.get("/hls/{session}/{file}") { [self] request, context -> Response in
+/// the first two segments, and stops a while after the last request. Also the session's timed markers, which its
+/// HLS timeline carries.
+struct HLSRoutes: RelayRoutes {
+    let secret: RelaySecretCheck
+    let tokens: TokenAuthority
+    let registry: SessionRegistry
+    /// How a session's HLS is packaged when a player starts it.
+    let hlsConfiguration: HLSPackager.Configuration
+    /// `--hls-waiting-per-client`.
+    let waitingRequestsPerClient: Int
+    /// `--trust-proxy`: the peers whose forwarded client a waiting request is counted against.
+    let trustedProxies: Set<String>
+    let requestRates: RequestRateLimiter
+    let metrics: RelayMetrics
+    let logger: Logger
+
+    func addRoutes(to router: Router<RelayRequestContext>) {
+        router.get("/hls/{session}/{file}") { request, context -> Response in
             let sessionId = try context.parameters.require("session")
             let file = try context.parameters.require("file")
             // Authorised before anything else: a request without a valid token never takes a waiting place.
             let (query, token) = try await authorizeHLS(request, sessionId: sessionId)
-            guard let hub = await registry.hub(sessionId) else {
-                throw HTTPError(.notFound, message: "there is no session \(sessionId)")
-            }
-            let client = hlsClient(token: token, request: request, channel: context.channel)
+            let hub = try await registry.existingHub(sessionId)
+            let client = waitingClient(token: token, request: request, channel: context.channel)
             return try await hlsResponse(file: file, hub: hub, query: query, request: request, client: client, channel: context.channel)
         }
         // A timed marker (an ad break, a chapter) for the session's HLS timeline: the secret or a moderator token.
-        router.post("/session/{id}/marker") { [self] request, context -> Response in
+        router.post("/session/{id}/marker") { request, context -> Response in
             let sessionId = try context.parameters.require("id")
             try await authorizeMarker(request, sessionId: sessionId)
-            guard let hub = await registry.hub(sessionId) else { throw HTTPError(.notFound, message: "there is no session \(sessionId)") }
-            try takeRequestAllowance(.marker, session: sessionId)
+            let hub = try await registry.existingHub(sessionId)
+            try requestRates.spend(.marker, session: sessionId, metrics: metrics)
             let range: HLSSnapshot.DateRange
             do {
                 let body = try await request.body.collect(upTo: HLSMarker.maximumBodySize)
@@ -43,8 +56,8 @@ extension RelayServer {
     }
 
     private func authorizeMarker(_ request: Request, sessionId: String) async throws {
-        let presented = bearer(request) ?? ""
-        if constantTimeEqual(presented, configuration.secret) { return }
+        if secret.isPresented(in: request) { return }
+        let presented = request.bearerToken ?? ""
         guard !presented.isEmpty else {
             throw HTTPError(.unauthorized, message: "markers need the relay secret or a moderator token of the session: Authorization: Bearer …")
         }
@@ -131,8 +144,8 @@ extension RelayServer {
     private func waitForPart(
         _ position: HLSSnapshot.Position, packager: HLSPackager, client: HLSWaitingRequests.Client, channel: any Channel
     ) async -> HLSWaitingRequests.Outcome {
-        let (waiting, timeout, clientLimit) = (packager.waiting, packager.configuration.blockingWait, configuration.hlsWaitingRequestsPerClient)
-        let outcome = await Self.whileConnected(channel) {
+        let (waiting, timeout, clientLimit) = (packager.waiting, packager.configuration.blockingWait, waitingRequestsPerClient)
+        let outcome = await ClientGoneWatch.whileConnected(channel) {
             await waiting.wait(for: position, client: client, clientLimit: clientLimit, timeout: timeout) { position in
                 packager.snapshot.holds(position)
             }
@@ -159,7 +172,7 @@ extension RelayServer {
                 .serviceUnavailable, headers: [.retryAfter: "1"],
                 message: "\(total) players already wait on this session's HLS, the most it lets wait; try again")
         case .tooManyFromClient:
-            let share = configuration.hlsWaitingRequestsPerClient
+            let share = waitingRequestsPerClient
             metrics.refused(.hlsWaitingPerClient)
             if let refused = packager.waiting.refusalToLog() {
                 logger.warning("refusing LL-HLS requests of session \(label) from \(client.address): \(share) of that token's requests from there wait already, the most one client may (--hls-waiting-per-client; \(refused) refused since this was last said; said at most once a minute)")
@@ -178,9 +191,9 @@ extension RelayServer {
     /// Checks the caller may watch `sessionId`; the query to append to URIs (the token, when it came that way),
     /// and the token it showed (what its waiting requests are counted by; the relay secret as one name for it).
     private func authorizeHLS(_ request: Request, sessionId: String) async throws -> (query: String, token: String) {
-        let header = bearer(request)
-        if let header, constantTimeEqual(header, configuration.secret) { return ("", "the relay secret") }
-        let fromQuery = request.uri.queryParameters["token"].map(String.init)
+        if secret.isPresented(in: request) { return ("", "the relay secret") }
+        let header = request.bearerToken
+        let fromQuery = request.queryToken
         guard let presented = header ?? fromQuery, !presented.isEmpty else {
             throw HTTPError(.unauthorized, message: "HLS needs a token of the session: ?token=… or Authorization: Bearer …")
         }
@@ -191,6 +204,14 @@ extension RelayServer {
         }
         guard header == nil, let fromQuery else { return ("", presented) }
         return ("?token=" + (fromQuery.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(["&", "+", "="])) ?? fromQuery), presented)
+    }
+
+    /// The client a waiting LL-HLS request is counted against: the token it showed and its address — the
+    /// connection's peer, or, when the peer is a proxy named by `--trust-proxy`, the client that proxy forwards
+    /// (``ForwardedClient``). An untrusted peer's `X-Forwarded-For` is its own words, and ignored.
+    private func waitingClient(token: String, request: Request, channel: any Channel) -> HLSWaitingRequests.Client {
+        let peer = channel.remoteAddress?.ipAddress
+        return .init(token: token, address: ForwardedClient.behindProxy(request, peer: peer, trusted: trustedProxies) ?? peer ?? "?")
     }
 
     private static func hlsBody(_ bytes: [UInt8], type: String, cache: String) -> Response {

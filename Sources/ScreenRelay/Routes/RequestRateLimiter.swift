@@ -1,4 +1,5 @@
 import Dispatch
+import Hummingbird
 import Synchronization
 
 /// Rates for the HTTP API's calls that make the relay do work a client controls: markers posted into a session's
@@ -42,6 +43,14 @@ final class RequestRateLimiter: Sendable {
             var bucket = buckets[key] ?? TokenBucket(rate: kind.rate, burst: kind.burst)
             defer { buckets[key] = bucket }
             return bucket.take(now: now)
+        }
+    }
+
+    /// Spends one of `session`'s calls of `kind`, or refuses the request with 429 and says how long to wait.
+    func spend(_ kind: Kind, session: String, metrics: RelayMetrics) throws {
+        guard allow(kind, session: session) else {
+            metrics.refused(kind.limit)
+            throw HTTPError(.tooManyRequests, headers: [.retryAfter: String(Int((1 / kind.rate).rounded(.up)))], message: kind.refusal)
         }
     }
 

@@ -22,7 +22,7 @@ struct SessionHousekeeping: Service {
                 // Accept errors (EMFILE) are backed off by NIO without a word; this says why, once a minute.
                 if ContinuousClock.now - lastDescriptorCheck >= .seconds(10) {
                     lastDescriptorCheck = .now
-                    if let (open, limit) = ConnectionGate.descriptorUse(), open * 10 >= limit * 9 {
+                    if let (open, limit) = DescriptorLimit.use(), open * 10 >= limit * 9 {
                         nearLimit.log("\(open) of \(limit) file descriptors are open: new connections may fail (raise LimitNOFILE, or lower max-connections)")
                     }
                 }

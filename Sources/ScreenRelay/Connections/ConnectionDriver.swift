@@ -1,81 +1,36 @@
 import Foundation
-import ScreenMedia
-import Hummingbird
-import HummingbirdWebSocket
 import Logging
 import NIOCore
-import NIOWebSocket
+import ScreenMedia
 import ScreenTransport
 import ScreenWire
 
-/// The relay's WebSocket endpoint and the driver of each connection's ``RelayConnection``.
-extension RelayServer {
+/// Serves each client of the relay, whatever carries it (a WebSocket, ``WebSocketRoutes``, or the in-process
+/// transport, ``RelayServer/inProcessTransport``): the driver of its ``RelayConnection``, its ``ConnectionOutlet``
+/// and its writer.
+struct ConnectionDriver: Sendable {
+    let registry: SessionRegistry
+    let tokens: TokenAuthority
+    let metrics: RelayMetrics
+    /// The bounds of each connection's queue.
+    let outletLimits: ConnectionOutlet.Limits
+    /// What all connections have queued, and its ceiling (``RelayConfiguration/maximumRelayQueuedBytes``).
+    let queuedBytes: QueuedBytesBudget
+    /// Connections closed because they do not read, said once a minute with the number of the others.
+    let unreadClientsLog: RateLimitedLog
 
-    func addWebSocketRoute(_ router: Router<RelayRequestContext>) {
-        let trusted = Set(configuration.trustedProxies)
-        router.ws(RouterPath(RelayEndpoint.webSocketPath)) { [self, metrics, configuration] inbound, outbound, context in
-            // The upgrade has read the handler: the box that holds it and a copy of the context goes now, not
-            // only when the channel closes (a cycle of hummingbird-websocket's, RelayRequestContext).
-            context.requestContext.releaseWebSocketHandler()
-            let channel = context.requestContext.channel
-            // Behind a trusted proxy, the per-address cap counts the client it forwards.
-            let peer = channel.remoteAddress?.ipAddress
-            let client = trusted.contains(peer ?? "")
-                ? ForwardedClient.address(
-                    peer: peer, forwarded: context.request.headers[.init("Forwarded")!],
-                    xForwardedFor: context.request.headers[.init("X-Forwarded-For")!], trusted: trusted)
-                : nil
-            if client != nil, forwardedClients.admit(client: client) != nil {
-                metrics.refused(.connectionsPerAddress)
-                try? await outbound.close(
-                    .unknown(1013), reason: "\(configuration.maximumConnectionsPerAddress) connections are open from your address; try again later")
-                return
-            }
-            defer { if client != nil { forwardedClients.release(client: client) } }
-            Self.keepBuffersSmall(channel)
-            let deadline = configuration.messageDeadlineSeconds
-            var reader = WebSocketMessageReader(
-                inbound, channel: channel,
-                limits: .init(
-                    controlMessageSize: configuration.maximumControlMessageSize,
-                    deadline: .milliseconds(Int64(deadline * 1000)))
-            ) {
-                metrics.refused(.messageDeadline)
-                Self.drop(after: Self.closeGrace) { [weak channel] in channel?.close(promise: nil) }
-                Task { try? await outbound.close(.policyViolation, reason: "a message took longer than \(Int(deadline)) s to arrive") }
-            }
-            let binaryLimit = reader.binaryLimit
-            await serveConnection(
-                inbound: RelayInbound {
-                    do {
-                        return try await reader.next()
-                    } catch let violation as WebSocketMessageReader.Violation {
-                        if let limit = violation.limit { metrics.refused(limit) } else { metrics.add(.protocolErrors) }
-                        Self.drop(after: Self.closeGrace) { [weak channel] in channel?.close(promise: nil) }
-                        try? await outbound.close(violation.code, reason: violation.reason)
-                        return nil
-                    }
-                },
-                write: { message in
-                    // Written in fragments of WebSocketLimits.maximumFrameSize when longer (the channel's setting).
-                    switch message {
-                    case .text(let text): try await outbound.writeTextMessage(text)
-                    case .binary(let buffer): try await outbound.writeBinaryMessage(buffer)
-                    }
-                },
-                writeFrame: { buffer, flags in
-                    // One message in pieces: the few bytes up to the flags copied, the rest the shared buffer's own.
-                    try await outbound.withBinaryMessageWriter { writer in
-                        for piece in buffer.framePieces(flags: flags, pieceSize: WebSocketLimits.maximumFrameSize) { try await writer(piece) }
-                    }
-                },
-                close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
-                // Weakly: the hard close after a close's grace must not keep a connection the client already ended
-                // (and its buffers) for those seconds; thousands of refused hellos a second would add up.
-                drop: { [weak channel] in channel?.close(promise: nil) },
-                joinedAs: { role in if role.mayPublish { binaryLimit.withLock { $0 = Self.maximumMessageSize } } },
-                link: .socket(channel),
-                logger: context.logger)
+    /// Seconds a new connection has to send `hello`.
+    static let helloTimeout: Double = 10
+    /// How long a client the relay closes has to answer the close before its connection is cut.
+    static let closeGrace = Duration.seconds(10)
+    /// The longest a connection's timer sleeps at once (seconds), so that a cancelled sleep's timer is soon gone.
+    static let longestTimerSleep: Double = 60
+
+    /// Runs `drop` after `grace` (it closes a connection that may already be gone: closing twice is harmless).
+    static func drop(after grace: Duration, _ drop: @escaping @Sendable () -> Void) {
+        Task {
+            try? await Task.sleep(for: grace)
+            drop()
         }
     }
 
@@ -83,7 +38,7 @@ extension RelayServer {
     /// ``RelayConnection`` with what it sends and the time, joins it to the session its hello names, feeds its
     /// messages to the session and writes what the session sends it, in order, with the transport's
     /// backpressure. Returns when the connection has ended.
-    func serveConnection(
+    func serve(
         inbound: RelayInbound, write: @escaping @Sendable (RelayMessage) async throws -> Void,
         writeFrame: (@Sendable (ByteBuffer, MediaFrameHeader.Flags) async throws -> Void)? = nil,
         close: @escaping @Sendable (WireErrorCode, String) async throws -> Void,
@@ -91,11 +46,7 @@ extension RelayServer {
         link: LinkControl? = nil, logger connectionLogger: Logger
     ) async {
         let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
-        let outlet = ConnectionOutlet(
-            limits: .init(
-                messages: configuration.maximumQueuedControlMessages, controlBytes: configuration.maximumQueuedControlBytes,
-                bytes: configuration.maximumQueuedBytes),
-            relay: queuedBytes, metrics: metrics, link: link)
+        let outlet = ConnectionOutlet(limits: outletLimits, relay: queuedBytes, metrics: metrics, link: link)
         let machine = Locked(RelayConnection(now: Date().timeIntervalSince1970, helloTimeout: Self.helloTimeout))
         let joined = Locked<SessionHub?>(nil)
         // The writer: everything this client is sent, in order, with backpressure from the transport. It drains
@@ -210,36 +161,10 @@ extension RelayServer {
         if !machine.value.isDropped { await writer.value }
     }
 
-    /// What a subscriber has not taken must wait in its queue, where the router measures and thins it, not in
-    /// buffers below it: the kernel keeps at most ``unsentSocketBytes`` unsent (`TCP_NOTSENT_LOWAT`) and the
-    /// channel takes a new message only once its own buffer is under ``channelWaterMarks``. A connection that
-    /// cannot take these options (not TCP) keeps its defaults.
-    static func keepBuffersSmall(_ channel: any Channel) {
-        let notSentLowWater = ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: 25))  // TCP_NOTSENT_LOWAT
-        channel.setOption(notSentLowWater, value: SocketOptionValue(unsentSocketBytes)).whenFailure { _ in }
-        channel.setOption(ChannelOptions.writeBufferWaterMark, value: channelWaterMarks).whenFailure { _ in }
-    }
-
-    static let unsentSocketBytes = 8 << 10
-    /// The longest a connection's timer sleeps at once (seconds), so that a cancelled sleep's timer is soon gone.
-    static let longestTimerSleep: Double = 60
-    static let channelWaterMarks = ChannelOptions.Types.WriteBufferWaterMark(low: 8 << 10, high: 16 << 10)
-
     /// The verdict on a hello's token (whether its session still exists is seen when joining it).
     private func verdict(_ token: String) async -> Result<SessionGrant, WireError> {
         do throws(WireError) { return .success(try await tokens.verify(token)) } catch { return .failure(error) }
     }
 
     static let sessionGone = WireError(.wrongSession, "the token's session no longer exists")
-
-    static func closeCode(for code: WireErrorCode) -> WebSocketErrorCode {
-        switch code {
-        case .tooLarge: .messageTooLarge
-        case .invalidToken, .tokenExpired, .wrongSession, .forbidden: .policyViolation
-        case .malformed, .unsupportedVersion, .unknownMessage, .metadataTooLarge, .badState, .notFound, .invalidSignal: .protocolError
-        case .tooSlow, .rateLimited: .policyViolation
-        case .full: .unknown(1013)  // "Try Again Later" (RFC 6455 registry)
-        case .internalError: .unexpectedServerError
-        }
-    }
 }
