@@ -47,6 +47,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // System libraries: a module map and a header each, nothing else.
@@ -137,6 +139,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             resources: [.copy("Viewer")],
             swiftSettings: strictSwift),
@@ -299,6 +303,8 @@ let package = Package(
                 "ScreenMedia", "ScreenWire", "ScreenRelay", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenCodec", "ScreenTesting",
                 "ScreenRecording",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // swift-metrics' recording factory, for the figures a deployment's own factory gets (RelayMetricsTests).
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             swiftSettings: strictSwift),
         .testTarget(

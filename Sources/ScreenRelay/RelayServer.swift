@@ -46,12 +46,16 @@ public final class RelayServer: Service {
         RelayLinks(publicURL: configuration.publicURL, host: configuration.host, scheme: tlsContext == nil ? "http" : "https", port: listeningPort)
     }
 
-    public init(configuration: RelayConfiguration, logger: Logger) async throws {
+    /// `metrics`: where it counts (its own by default; one given may also report elsewhere, see
+    /// ``RelayMetrics/init(alsoReportingTo:)``).
+    public init(configuration: RelayConfiguration, logger: Logger, metrics: RelayMetrics = RelayMetrics()) async throws {
         self.configuration = configuration
         self.logger = logger
-        let metrics = RelayMetrics()
         self.metrics = metrics
-        queuedBytes = QueuedBytesBudget(ceiling: configuration.maximumRelayQueuedBytes)
+        let queuedBytes = QueuedBytesBudget(ceiling: configuration.maximumRelayQueuedBytes)
+        self.queuedBytes = queuedBytes
+        // Changed by every frame queued or written: read when the metrics are rendered, not reported each time.
+        metrics.sample(.queuedBytes) { queuedBytes.queuedBytes }
         forwardedClients = ConnectionGate(limits: .init(total: .max, perAddress: configuration.maximumConnectionsPerAddress))
         if configuration.hlsPushURL != nil, configuration.hlsPushClient == nil {
             throw RelayError(.badRequest, "an HLS push needs the HTTP client to send it with (RelayConfiguration.hlsPushClient)")
@@ -177,7 +181,7 @@ public final class RelayServer: Service {
             services: [
                 SessionHousekeeping(
                     registry: registry, emptySessionExpiry: .milliseconds(Int(configuration.emptySessionExpirySeconds * 1000)), store: store,
-                    logger: logger)
+                    metrics: metrics, logger: logger)
             ],
             onServerRunning: { [listeningPort, logger] channel in
                 let port = channel.localAddress?.port ?? 0
@@ -216,7 +220,7 @@ public final class RelayServer: Service {
         let secret = RelaySecretCheck(secret: configuration.secret)
         let trustedProxies = Set(configuration.trustedProxies)
         return [
-            MonitoringRoutes(metrics: metrics, metricsToken: configuration.metricsToken, queuedBytes: queuedBytes),
+            MonitoringRoutes(metrics: metrics, metricsToken: configuration.metricsToken),
             ViewerRoutes(viewer: viewer),
             SessionRoutes(secret: secret, tokens: tokens, registry: registry, sessions: sessions, links: links),
             ArchiveRoutes(secret: secret, tokens: tokens, archives: archives, requestRates: requestRates, metrics: metrics),

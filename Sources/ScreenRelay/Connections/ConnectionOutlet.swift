@@ -115,7 +115,7 @@ final class ConnectionOutlet: Sendable {
         enum Outcome { case queued, handed(CheckedContinuation<Outgoing?, Never>), overflowed(OverflowNotice, reason: String), dropped }
         let outcome: Outcome = state.withLock { state in
             if state.overflowed || state.finished { return .dropped }
-            let refusal: (RelayMetrics.Limit, String)? =
+            let refusal: (RelayLimit, String)? =
                 isControl && (state.messages + 1 > limits.messages || state.controlBytes + size > limits.controlBytes)
                 ? (.queuedControl, "it does not read what it is sent (more than \(limits.messages) control messages or \(limits.controlBytes) bytes of them queued)")
                 : state.bytes + size > limits.bytes

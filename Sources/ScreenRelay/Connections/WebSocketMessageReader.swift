@@ -20,7 +20,7 @@ struct WebSocketMessageReader {
     struct Violation: Error {
         let code: WebSocketErrorCode
         let reason: String
-        let limit: RelayMetrics.Limit?
+        let limit: RelayLimit?
     }
 
     private var frames: WebSocketInboundStream.AsyncIterator

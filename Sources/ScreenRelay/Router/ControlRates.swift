@@ -8,7 +8,7 @@ struct ControlRates {
     enum Kind: CaseIterable {
         case subscription, streamChange, join
 
-        var limit: RelayMetrics.Limit {
+        var limit: RelayLimit {
             switch self {
             case .subscription: .subscriptionRate
             case .streamChange: .streamChangeRate

@@ -8,7 +8,7 @@ import ScreenMedia
 struct FrameAdmission {
     /// A refused frame: the limit that refused it, and what to tell the publisher (nil: it was told already).
     struct Refusal: Equatable {
-        var limit: RelayMetrics.Limit
+        var limit: RelayLimit
         var explanation: String?
     }
 

@@ -1,6 +1,6 @@
 /// What a session's router counted: frames it did not send and why, keyframes it asked for, subscribers it
 /// evicted or caught up, and what its limits refused. The relay folds them into its metrics as they change
-/// (``RelayMetrics/fold(_:since:)``).
+/// (`RelayMetrics.fold(_:since:)`, outside the router: the router imports no metrics library).
 public struct RouterCounters: Equatable, Sendable {
     /// Frames not sent to a subscriber because it was too far behind or waiting for a keyframe.
     public var droppedFrames = 0
@@ -20,26 +20,7 @@ public struct RouterCounters: Equatable, Sendable {
     public var catchUpsContinued = 0
     public var catchUpsFromKeyframe = 0
     /// What the router's limits refused, by limit.
-    public var refused: [RelayMetrics.Limit: Int] = [:]
+    public var refused: [RelayLimit: Int] = [:]
 
     public init() {}
-}
-
-extension RelayMetrics {
-    /// Adds what `counters` counted since `reported` (the same router's counters when last folded).
-    func fold(_ counters: RouterCounters, since reported: RouterCounters) {
-        guard counters != reported else { return }
-        add(.framesDropped, counters.droppedFrames - reported.droppedFrames)
-        add(.audioFramesDropped, counters.droppedAudioFrames - reported.droppedAudioFrames)
-        add(.keyframeRequests, counters.keyframeRequestsSent - reported.keyframeRequestsSent)
-        add(.framesThinned, counters.thinnedFrames - reported.thinnedFrames)
-        add(.framesFittedIn, counters.fittedInFrames - reported.fittedInFrames)
-        add(.subscribersEvicted, counters.evictedSubscribers - reported.evictedSubscribers)
-        for (cause, count) in counters.keyframeRequestsByCause {
-            add(.keyframeRequestsByCause, cause.rawValue, count - reported.keyframeRequestsByCause[cause, default: 0])
-        }
-        for (limit, count) in counters.refused where count != reported.refused[limit, default: 0] {
-            refused(limit, count - reported.refused[limit, default: 0])
-        }
-    }
 }

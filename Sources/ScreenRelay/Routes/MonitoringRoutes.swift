@@ -7,8 +7,6 @@ struct MonitoringRoutes: RelayRoutes {
     let metrics: RelayMetrics
     /// `--metrics-token`; nil: only a local scraper that no proxy forwards may read the metrics.
     let metricsToken: String?
-    /// What all connections have queued, read into the metrics when they are scraped.
-    let queuedBytes: QueuedBytesBudget
 
     func addRoutes(to router: Router<RelayRequestContext>) {
         router.get("/healthz") { _, _ in "ok\n" }
@@ -24,7 +22,6 @@ struct MonitoringRoutes: RelayRoutes {
                 metrics.refused(.metricsToken)
                 throw HTTPError(.unauthorized, message: "/metrics is served to this machine only; give the relay --metrics-token to scrape it from elsewhere")
             }
-            metrics.set(.queuedBytes, queuedBytes.queuedBytes)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(string: metrics.exposition())))

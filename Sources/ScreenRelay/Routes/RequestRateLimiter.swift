@@ -14,7 +14,7 @@ final class RequestRateLimiter: Sendable {
 
         var rate: Double { self == .marker ? 5 : 0.5 }
         var burst: Double { self == .marker ? 20 : 4 }
-        var limit: RelayMetrics.Limit { self == .marker ? .markerRate : .archiveRate }
+        var limit: RelayLimit { self == .marker ? .markerRate : .archiveRate }
         /// What a refused caller is told.
         var refusal: String {
             self == .marker

@@ -2,11 +2,13 @@ import Logging
 import ServiceLifecycle
 
 /// Sends keyframe requests the router held back for its throttle, every 100 ms, and removes the sessions
-/// that have been empty too long, every minute at most.
+/// that have been empty too long, every minute at most. Every 10 s: a word when file descriptors run short, freed
+/// memory back to the system, and the sampled gauges refreshed for a metrics factory besides `/metrics`.
 struct SessionHousekeeping: Service {
     let registry: SessionRegistry
     let emptySessionExpiry: Duration
     let store: RelayStore?
+    let metrics: RelayMetrics
     let logger: Logger
 
     func run() async throws {
@@ -31,6 +33,7 @@ struct SessionHousekeeping: Service {
                 if ContinuousClock.now - lastTrim >= .seconds(10) {
                     lastTrim = .now
                     MemoryTrim.returnFreedMemory()
+                    metrics.refreshSamples()
                 }
                 guard ContinuousClock.now - lastSweep >= sweepEvery else { continue }
                 lastSweep = .now
