@@ -2,6 +2,7 @@ import Foundation
 import MetricsTestKit
 import ScreenMedia
 @testable import ScreenRelay
+import ScreenSession
 import ScreenTesting
 import ScreenTransport
 import ScreenTransportClient
@@ -110,7 +111,7 @@ import Testing
         queued.withLock { $0 = 4096 }
         #expect(Exposition(metrics.exposition()).values["screenrelay_queued_bytes"] == 4096)
         queued.withLock { $0 = 0 }
-        #expect(metrics.value(.queuedBytes) == 0)
+        #expect(metrics.value(RelayMetrics.Name.queuedBytes) == 0)
     }
 
     @Test func anotherFactoryGetsTheSameFigures() throws {
