@@ -24,8 +24,8 @@ import Testing
             metrics.value(.framesDropped), metrics.value(.audioFramesDropped), metrics.value(RelayMetrics.Name.keyframeRequests),
             metrics.value(.keyframeRequestsByCause, KeyframeCause.newSubscriber.rawValue),
             metrics.value(.keyframeRequestsByCause, KeyframeCause.relay.rawValue), metrics.value(.framesThinned),
-            metrics.value(.framesFittedIn), metrics.value(.subscribersEvicted), metrics.value(RelayMetrics.Limit.keyframeRequests),
-            metrics.value(RelayMetrics.Limit.frameRate),
+            metrics.value(.framesFittedIn), metrics.value(.subscribersEvicted), metrics.value(RelayLimit.keyframeRequests),
+            metrics.value(RelayLimit.frameRate),
         ]
     }
 
