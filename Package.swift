@@ -149,10 +149,25 @@ let package = Package(
             name: "ScreenWHIP", dependencies: ["ScreenMedia", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenWire", "CWHIPShims",
                 .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift),
-        // The relay's HTTP API as `screenrelay session|sessions|token|archive` call it.
+        // The relay as a service (`screenrelay serve`): its options, their checks and RelayConfiguration, its
+        // ServiceGroup. Apart from ScreenRelay, which screenpub embeds and which knows no command line.
+        .target(
+            name: "ScreenRelayService",
+            dependencies: [
+                "ScreenMedia", "ScreenRelay", "ScreenService", "ScreenTransportClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift),
+        // The relay's HTTP API as `screenrelay session|sessions|token|archive` call it: the commands, where they
+        // find the relay and its secret (the relay's own settings), how they print its answers.
         .target(
             name: "ScreenRelayAdmin",
-            dependencies: ["ScreenTransport", "ScreenTransportClient", "ScreenService", "ScreenWire"],
+            dependencies: [
+                "ScreenMedia", "ScreenRelay", "ScreenRelayService", "ScreenTransport", "ScreenTransportClient", "ScreenService", "ScreenWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strictSwift),
         .target(
             name: "ScreenService",
@@ -199,6 +214,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
+        // What screensub does, as a library: a recording read back, a live stream subscribed to (in a ServiceGroup
+        // that Ctrl-C ends gracefully), its chat, its HLS followed, and the lines each prints. Apart from
+        // ScreenSession, which publishers use too, because it decodes (ScreenCodec) and records (ScreenPipeline).
+        .target(
+            name: "ScreenSubscriber",
+            dependencies: [
+                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenWire",
+                "ScreenPipeline", "ScreenService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift),
         .target(
             name: "ScreenPipeline",
             dependencies: [
@@ -241,16 +269,14 @@ let package = Package(
         .executableTarget(
             name: "screensub",
             dependencies: [
-                "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenWire",
-                "ScreenPipeline",
-                .product(name: "Logging", package: "swift-log"),
+                "ScreenSubscriber", "ScreenService", "ScreenWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift),
         .executableTarget(
             name: "screenrelay",
             dependencies: [
-                "ScreenRelay", "ScreenRelayAdmin", "ScreenService", "ScreenTransport", "ScreenTransportClient", "ScreenWire",
+                "ScreenRelayService", "ScreenRelayAdmin", "ScreenService", "ScreenWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -298,6 +324,14 @@ let package = Package(
             ],
             swiftSettings: strictSwift),
         .testTarget(
+            name: "ScreenRelayAdminTests",
+            dependencies: [
+                "ScreenRelayAdmin", "ScreenRelayService", "ScreenRelay", "ScreenService", "ScreenTransport", "ScreenTransportClient", "ScreenWire",
+                "ScreenMedia",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSwift),
+        .testTarget(
             name: "ScreenRelayTests",
             dependencies: [
                 "ScreenMedia", "ScreenWire", "ScreenRelay", "ScreenSession", "ScreenTransport", "ScreenTransportClient", "ScreenCodec", "ScreenTesting",
@@ -315,6 +349,18 @@ let package = Package(
                 "ScreenCaptureX11", "ScreenTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenRelayServiceTests",
+            dependencies: ["ScreenRelayService", "ScreenRelay", "ScreenService", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenSubscriberTests",
+            dependencies: [
+                "ScreenSubscriber", "ScreenSession", "ScreenService", "ScreenMedia", "ScreenCodec", "ScreenRecording", "ScreenWire", "ScreenTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
         .testTarget(

@@ -164,8 +164,11 @@ public struct RelayConfiguration: Sendable {
         get { routerLimits.tokenShares.connectionsPerSession }
         set { routerLimits.tokenShares.connectionsPerSession = newValue }
     }
-    /// HLS segments one session keeps in memory; the relay's budget for all is 8 times it.
+    /// HLS segments one session keeps in memory; the relay's budget for all (``hlsRelayMemoryBytes``) is 8 times it.
     public var hlsSessionMemoryBytes = 64 << 20
+    /// 512 MiB by default: 8 sessions at their own budget, or many more at the sizes screen content has (a 6 s
+    /// segment of 1080p text at 1.5 Mbit/s is about 1 MB).
+    public var hlsRelayMemoryBytes: Int { 8 * hlsSessionMemoryBytes }
     public var maximumStreamNameBytes: Int {
         get { routerLimits.maximumStreamNameBytes }
         set { routerLimits.maximumStreamNameBytes = newValue }

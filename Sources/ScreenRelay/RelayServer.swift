@@ -64,7 +64,7 @@ public final class RelayServer: Service {
             segmentSeconds: configuration.hlsSegmentSeconds, partSeconds: configuration.hlsPartSeconds, idleSeconds: configuration.hlsIdleSeconds,
             directory: configuration.hlsDirectory, pushURL: configuration.hlsPushURL, pushClient: configuration.hlsPushClient,
             logger: logger, sessionMemoryBytes: configuration.hlsSessionMemoryBytes,
-            relayMemory: HLSMemoryBudget(limit: 8 * configuration.hlsSessionMemoryBytes), metrics: metrics)
+            relayMemory: HLSMemoryBudget(limit: configuration.hlsRelayMemoryBytes), metrics: metrics)
         hlsConfiguration = hls
         var limits = configuration.routerLimits
         // A welcome must fit a control message whatever was configured; a token's connections together send as

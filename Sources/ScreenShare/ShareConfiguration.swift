@@ -37,7 +37,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         public var publicURL: String?
         public var tls: RelayTLSFiles?
 
-        public init(port: Int, dataDirectory: String?, host: String = "127.0.0.1", publicURL: String? = nil, tls: RelayTLSFiles? = nil) {
+        public init(port: Int, dataDirectory: String?, host: String = RelayConfiguration.defaults.host, publicURL: String? = nil, tls: RelayTLSFiles? = nil) {
             self.port = port
             self.dataDirectory = dataDirectory
             self.host = host
@@ -209,7 +209,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         try require((0...65535).contains(s.port), "--port must be between 0 and 65535")
         try require((s.tlsCert == nil) == (s.tlsKey == nil), "--tls-cert and --tls-key go together: the certificate and its private key")
         let publishesElsewhere = s.output != nil || s.server != nil || !s.to.isEmpty
-        for (given, name) in [(s.tlsCert != nil, "--tls-cert"), (s.host != "127.0.0.1", "--host"), (s.publicURL != nil, "--public-url")] {
+        for (given, name) in [(s.tlsCert != nil, "--tls-cert"), (s.host != RelayConfiguration.defaults.host, "--host"), (s.publicURL != nil, "--public-url")] {
             try require(!given || !publishesElsewhere, "\(name) is for the relay inside screenpub, which runs only without --server, --output and --to")
         }
         if let publicURL = s.publicURL {

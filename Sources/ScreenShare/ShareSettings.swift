@@ -1,6 +1,7 @@
 public import ScreenCapturePipeWire
 public import ScreenMedia
 public import ScreenCodec
+import ScreenRelay
 
 /// A share's settings as the user gives them (command line, `SCREENPUB_*`, config.toml), before they are
 /// checked and resolved into a ``ShareConfiguration``. Every field is the option of the same long name.
@@ -34,9 +35,9 @@ public struct ShareSettings: Sendable, Equatable {
     public var token: String?
     /// `--whip-token`: the bearer token WHIP destinations send.
     public var whipToken: String?
-    public var port = 8090
+    public var port = RelayConfiguration.defaults.port
     /// The embedded relay's listening address, its public URL, and its TLS certificate and key.
-    public var host = "127.0.0.1"
+    public var host = RelayConfiguration.defaults.host
     public var publicURL: String?
     public var tlsCert: String?
     public var tlsKey: String?

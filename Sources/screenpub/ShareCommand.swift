@@ -70,8 +70,7 @@ struct ShareCommand: AsyncParsableCommand {
                         ? try CaptureTargets.windows(options.settings, environment: environment, json: options.json)
                         : try CaptureTargets.monitors(options.settings, environment: environment, json: options.json))
             } catch {
-                FileHandle.standardError.write(Data("screenpub: \(error.message)\n".utf8))
-                throw ExitCode(ExitStatus.cannotStart)
+                throw CommandFailure(ExitStatus.cannotStart, error.message)
             }
             return
         }
@@ -84,7 +83,7 @@ struct ShareCommand: AsyncParsableCommand {
             interactive: isatty(STDERR_FILENO) == 1,
             rereadSettings: {
                 do {
-                    let command = try ScreenpubMain.parseShareCommand(commandLine: ScreenpubMain.shareCommandLine)
+                    let command = try ScreenpubMain.readShareCommand()
                     return .success(try ShareConfiguration(command.options.settings, environment: environment))
                 } catch { return .failure(error as? ShareError ?? ShareError(.invalidSettings, "\(error)")) }
             },
@@ -93,9 +92,4 @@ struct ShareCommand: AsyncParsableCommand {
         logger.error("\(problem.message)")
         throw ExitCode(ExitStatus.of(problem.kind))
     }
-}
-
-/// Prints to standard output at once, also when it is a pipe (scripts read the URLs while screenpub runs).
-@Sendable func printNow(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }

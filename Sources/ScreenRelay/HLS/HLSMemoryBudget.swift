@@ -3,13 +3,10 @@ import Synchronization
 /// The bytes every session's HLS holds in memory (its listed and lately retired segments), against the relay's
 /// budget for them: a packager whose segments would take the total past it drops its oldest ones first.
 final class HLSMemoryBudget: Sendable {
-    /// 512 MiB: 8 sessions at their own budget of 64 MiB, or many more at the sizes screen content has (a 6 s
-    /// segment of 1080p text at 1.5 Mbit/s is about 1 MB).
-    static let defaultLimit = 512 << 20
     let limit: Int
     private let used = Atomic<Int>(0)
 
-    init(limit: Int = HLSMemoryBudget.defaultLimit) { self.limit = limit }
+    init(limit: Int = RelayConfiguration.defaults.hlsRelayMemoryBytes) { self.limit = limit }
 
     var bytesInUse: Int { used.load(ordering: .relaxed) }
 

@@ -20,14 +20,14 @@ final class HLSPackager: @unchecked Sendable {
 
     struct Configuration: Sendable {
         /// A segment's length: it takes the stream's own keyframe once it is half this long, and asks for one when
-        /// none has come by then. 6 s, Apple's advice for HLS: ten keyframes a minute at most for every viewer of
-        /// the stream while HLS is read.
-        var segmentSeconds = 6.0
+        /// none has come by then. 6 s by default, Apple's advice for HLS: ten keyframes a minute at most for every
+        /// viewer of the stream while HLS is read. Defaults here are the relay's (``RelayConfiguration``).
+        var segmentSeconds = RelayConfiguration.defaults.hlsSegmentSeconds
         /// A part's length (LL-HLS): a player at the live edge is about two parts behind the frames.
-        var partSeconds = 0.5
+        var partSeconds = RelayConfiguration.defaults.hlsPartSeconds
         /// The playlist stops being packaged this long after the last request for it (not while it is
         /// written to a directory).
-        var idleSeconds = 60.0
+        var idleSeconds = RelayConfiguration.defaults.hlsIdleSeconds
         /// `--hls-dir`: also written to `directory/{session}/`, and packaged for as long as the stream lasts.
         var directory: String?
         /// `--hls-push`: also sent to `pushURL/{session}/` (PUT and DELETE), and packaged for as long as the stream lasts.
@@ -43,7 +43,7 @@ final class HLSPackager: @unchecked Sendable {
         var maximumSegmentBytes = 16 << 20
         /// What one session's HLS may hold in memory (listed and retired segments, parts): past it the oldest go
         /// first, down to the newest segment. And the relay's budget for every session's.
-        var sessionMemoryBytes = 64 << 20
+        var sessionMemoryBytes = RelayConfiguration.defaults.hlsSessionMemoryBytes
         var relayMemory = HLSMemoryBudget()
         /// Players' requests one session's HLS lets wait at once for a part not out yet (blocking reloads and
         /// hinted parts); one more is answered 503 at once.

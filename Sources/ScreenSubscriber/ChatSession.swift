@@ -1,21 +1,23 @@
-import ArgumentParser
 import Foundation
 import Logging
-import ScreenMedia
+public import ScreenMedia
+public import ScreenService
 import ScreenSession
 import ScreenTransport
-import ScreenTransportClient
-import ScreenWire
+public import ScreenTransportClient
+public import ScreenWire
 
 /// `screensub --chat`: the session's text chat on a terminal or in a pipe.
-struct ChatClient {
-    let server: String
-    let token: String
-    let to: String?
-    let json: Bool
-    let trust: ClientTrust
+public struct ChatSession: Sendable {
+    public let server: String
+    public let token: String
+    /// Send to this connection id only.
+    public let to: String?
+    public let json: Bool
+    public let trust: ClientTrust
 
-    func run() async throws {
+    public func run(output: JobOutput) async throws(CommandFailure) {
+        let emit = output.line
         var logger = Logger(label: "screensub")
         logger.logLevel = .warning
         let lines = Self.standardInputLines()
@@ -51,12 +53,12 @@ struct ChatClient {
                     guard case .control(let message) = event else { continue }
                     switch message {
                     case .signal(let signal):
-                        show(signal, json: json)
+                        emit(Self.line(signal, json: json))
                         // Directed lines are not echoed; an echoed last line means everything went out.
                         if inputDone.value, to != nil || (signal.from == me && signal.data == lastSent.value) { return }
                     case .error(let code, let text):
                         let said = text.escapingControlCharacters
-                        FileHandle.standardError.write(Data("screensub: the relay answered \(code.rawValue): \(said)\n".utf8))
+                        output.remark("the relay answered \(code.rawValue): \(said)")
                         if code != .invalidSignal && code != .notFound { throw RelayClientError(.refused(code), said) }
                     case .connectionCreated(let connection) where !json:
                         emit("* \((connection.data.isEmpty ? connection.connectionId : connection.data).escapingControlCharacters) joined")
@@ -68,26 +70,24 @@ struct ChatClient {
                 }
             }
         } catch {
-            FileHandle.standardError.write(Data("screensub: \(error)\n".utf8))
-            throw ExitCode(1)
+            throw CommandFailure(ExitStatus.runtimeFailure, "\(error)")
         }
     }
 
-    private func show(_ signal: Signal, json: Bool) {
+    /// A signal as a line: `<name> text` for chat, `[type from name] data` for others (escaped: a chat line cannot
+    /// move the terminal's cursor or pass for another line), or one JSON object.
+    public static func line(_ signal: Signal, json: Bool) -> String {
         let sender = signal.senderName
         if json {
             let object: [String: Any] = [
                 "signalType": signal.type, "data": signal.data, "from": signal.from ?? NSNull(),
                 "fromData": signal.fromData ?? "", "to": signal.to ?? NSNull(),
             ]
-            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-                emit(String(decoding: data, as: UTF8.self))
-            }
+            return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? ""
         } else if signal.type == "chat" {
-            // Escaped: a chat line cannot move the terminal's cursor or pass for another line.
-            emit("<\(sender.escapingControlCharacters)> \(signal.data.escapingControlCharacters)")
+            return "<\(sender.escapingControlCharacters)> \(signal.data.escapingControlCharacters)"
         } else {
-            emit("[\(signal.type) from \(sender.escapingControlCharacters)] \(signal.data.escapingControlCharacters)")
+            return "[\(signal.type) from \(sender.escapingControlCharacters)] \(signal.data.escapingControlCharacters)"
         }
     }
 
