@@ -76,7 +76,7 @@ public struct LiveSubscription: Sendable {
         var groupLogger = logger
         groupLogger.logLevel = .warning
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: groupLogger))
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)], gracefulShutdownSignals: [.sigterm, .sigint], logger: groupLogger))
         try await group.run()
         return try service.outcome()
     }

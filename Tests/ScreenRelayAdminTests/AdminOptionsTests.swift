@@ -19,8 +19,9 @@ struct AdminOptionsTests {
     static func failure(admin: [String], environment: [String: String] = environment, localRelay: @escaping ([String]) throws -> ServeOptions)
         throws -> CommandFailure?
     {
+        let options = try AdminOptions.parse(admin)
         do {
-            _ = try AdminOptions.parse(admin).client(environment: environment, localRelay: localRelay)
+            _ = try options.client(environment: environment, localRelay: localRelay)
             return nil
         } catch {
             return error
