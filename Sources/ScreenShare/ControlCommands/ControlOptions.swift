@@ -18,17 +18,3 @@ public struct ControlOptions: ParsableArguments {
         }
     }
 }
-
-/// A control command that sends one word and prints one line.
-public protocol OneWordControlCommand: AsyncParsableCommand {
-    var control: ControlOptions { get }
-    /// What it prints when done, from the share's answer.
-    static func done(_ status: ShareStatus) -> String
-}
-
-extension OneWordControlCommand {
-    public func run() async throws {
-        let (status, _) = try await control.send(Self.configuration.commandName ?? "")
-        printNow(Self.done(status))
-    }
-}

@@ -1,6 +1,21 @@
 public import ArgumentParser
+import ScreenService
 
 // `screenpub pause|resume|mute|unmute`: one word to a running share, one line back.
+
+/// A control command that sends one word and prints one line.
+public protocol OneWordControlCommand: AsyncParsableCommand {
+    var control: ControlOptions { get }
+    /// What it prints when done, from the share's answer.
+    static func done(_ status: ShareStatus) -> String
+}
+
+extension OneWordControlCommand {
+    public func run() async throws {
+        let (status, _) = try await control.send(Self.configuration.commandName ?? "")
+        printNow(Self.done(status))
+    }
+}
 
 public struct PauseCommand: OneWordControlCommand {
     public init() {}
