@@ -1,12 +1,5 @@
 import ScreenMedia
 
-/// The `CLASS` of the date ranges the relay writes for session events.
-enum HLSDateRangeClass {
-    static let pause = "com.screenpub.pause"
-    static let archive = "com.screenpub.archive"
-    static let marker = "com.screenpub.marker"
-}
-
 /// The text of HLS playlists (RFC 8216) for a packaged stream: pure functions of an ``HLSPackager/Snapshot``.
 /// `query` (e.g. `?token=…`) is appended to every URI, so a player that was given a token keeps sending it.
 enum HLSPlaylist {

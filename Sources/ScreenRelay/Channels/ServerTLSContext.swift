@@ -3,17 +3,6 @@ import NIOCore
 import NIOSSL
 import ScreenMedia
 
-/// The PEM files of a relay that serves HTTPS and WSS: the certificate chain (leaf first) and its private key.
-public struct RelayTLSFiles: Sendable, Equatable {
-    public var certificateChain: String
-    public var privateKey: String
-
-    public init(certificateChain: String, privateKey: String) {
-        self.certificateChain = certificateChain
-        self.privateKey = privateKey
-    }
-}
-
 /// The TLS context each new connection starts with. ``reload()`` reads the files again: a renewed certificate
 /// serves the connections that come after it, while those already open keep theirs (no viewer is dropped).
 final class ServerTLSContext: Sendable {
