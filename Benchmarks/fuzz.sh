@@ -43,7 +43,7 @@ if [ ! -f "$build/fuzz-wire" ] || [ -n "$(find Sources/ScreenMedia Sources/Scree
 fi
 # The whole session: the relay's router and its policies (pure files of ScreenRelay, compiled into the target)
 # driven by scripts of client actions (Benchmarks/fuzz/SessionFuzzTarget.swift).
-session_sources=(Sources/ScreenRelay/Router/*.swift Sources/ScreenRelay/FIFO.swift Sources/ScreenRelay/TokenBucket.swift Sources/ScreenRelay/Metrics/RelayLimit.swift)
+session_sources=(Sources/ScreenRelay/Router/*.swift Sources/ScreenRelay/Shared/FIFO.swift Sources/ScreenRelay/Shared/TokenBucket.swift Sources/ScreenRelay/Metrics/RelayLimit.swift)
 # Without AddressSanitizer: this is safe Swift (what it hunts are Swift's own traps: overflow, a NaN made an
 # integer, a force unwrap), and ASan's bookkeeping of every allocation made it run 5 times slower.
 session_build="$build/session"
