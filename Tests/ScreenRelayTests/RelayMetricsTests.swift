@@ -104,6 +104,18 @@ import Testing
         #expect(other.value(.framesIn) == 0 && other.value(.origin) == 0)
     }
 
+    @Test func everyValueIsWrittenAsAWholeNumber() {
+        let metrics = RelayMetrics()
+        metrics.set(.sessions, 2)
+        metrics.set(.queuedBytes, 1 << 30)
+        metrics.add(.subscribersByLayer, "1", 3)
+        metrics.add(.framesIn, 7)
+        let lines = metrics.exposition().split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(lines.contains("screenrelay_sessions 2") && lines.contains("screenrelay_queued_bytes 1073741824"), "gauges as before, not 2.0")
+        #expect(lines.contains("screenrelay_frames_in_total 7") && lines.contains("screenrelay_subscribers{layer=\"1\"} 3"))
+        for line in lines { #expect(Int(line.split(separator: " ").last ?? "") != nil, "\(line)") }
+    }
+
     @Test func aSampledGaugeIsReadWhenShown() {
         let metrics = RelayMetrics()
         let queued = Locked(0)

@@ -91,7 +91,23 @@ public final class RelayMetrics: Sendable {
     /// The Prometheus text exposition (format 0.0.4) of the relay's registry.
     public func exposition() -> String {
         refreshSamples()
-        return registry.emitToString()
+        return Self.wholeNumbers(registry.emitToString())
+    }
+
+    /// Every figure the relay counts is a whole number, but swift-prometheus writes a gauge as a double (`2.0`):
+    /// written as whole numbers (`2`), as `/metrics` always showed them, for scrapers that read integers.
+    private static func wholeNumbers(_ text: String) -> String {
+        var lines: [Substring] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            guard !line.hasPrefix("#"), line.hasSuffix(".0"), let space = line.lastIndex(of: " "),
+                let value = Double(line[line.index(after: space)...]), let whole = Int(exactly: value)
+            else {
+                lines.append(line)
+                continue
+            }
+            lines.append(line[...space] + String(whole))
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// What `/metrics` shows now for a series; 0 when it shows none. (Read from the exposition: the registry keeps
@@ -106,7 +122,6 @@ public final class RelayMetrics: Sendable {
         let series = label.map { "\(name){\($0)=\"\(Self.escapedLabelValue(value))\"}" } ?? name
         for line in exposition().split(separator: "\n") where !line.hasPrefix("#") {
             guard let space = line.lastIndex(of: " "), line[..<space] == series else { continue }
-            // Gauges are rendered as floating-point numbers (`2.0`), counters as integers.
             return Double(line[line.index(after: space)...]).flatMap { Int(exactly: $0.rounded()) } ?? 0
         }
         return 0
