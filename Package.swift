@@ -57,6 +57,7 @@ let package = Package(
             providers: [.apt(["libx11-dev", "libxext-dev", "libxdamage-dev", "libxfixes-dev", "libxrandr-dev"])]),
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
         .systemLibrary(name: "CAOM", pkgConfig: "aom", providers: [.apt(["libaom-dev"])]),
+        .systemLibrary(name: "COpenH264", pkgConfig: "openh264", providers: [.apt(["libopenh264-dev"])]),
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(
@@ -89,6 +90,7 @@ let package = Package(
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xext")]),
         .target(name: "CVPXShims", dependencies: ["CVPX"], linkerSettings: [.linkedLibrary("vpx")]),
         .target(name: "CAOMShims", dependencies: ["CAOM"], linkerSettings: [.linkedLibrary("aom")]),
+        .target(name: "COpenH264Shims", dependencies: ["COpenH264"], linkerSettings: [.linkedLibrary("openh264")]),
         .target(name: "COpusShims", dependencies: ["COpus"], linkerSettings: [.linkedLibrary("opus")]),
         // Linked into the test binary only (through ScreenTesting).
         .target(name: "CTestingShims"),
@@ -115,7 +117,7 @@ let package = Package(
             swiftSettings: strictSwift + [.unsafeFlags(pipeWireIncludes.flatMap { ["-Xcc", $0] })]),
         .target(
             name: "ScreenCodec",
-            dependencies: ["ScreenMedia", "CVPX", "CYUV", "CVPXShims", "CAOM", "CAOMShims", "COpus", "COpusShims"],
+            dependencies: ["ScreenMedia", "CVPX", "CYUV", "CVPXShims", "CAOM", "CAOMShims", "COpenH264", "COpenH264Shims", "COpus", "COpusShims"],
             swiftSettings: strictSwift),
         .target(
             name: "ScreenRecording",

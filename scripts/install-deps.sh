@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # build: system libraries linked by the Swift package
   pkg-config libx11-dev libxext-dev libxdamage-dev libxfixes-dev libxrandr-dev
-  libvpx-dev libaom-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev libsqlite3-dev libpipewire-0.3-dev libopus-dev
+  libvpx-dev libaom-dev libopenh264-dev libyuv-dev libavformat-dev libavcodec-dev libavutil-dev libsqlite3-dev libpipewire-0.3-dev libopus-dev
   libportal-dev libglib2.0-dev libwayland-dev
   # WHIP: GStreamer's webrtcbin (bad), the RTP payloaders (good), libnice's GStreamer elements
   libgstreamer1.0-dev libgstreamer-plugins-bad1.0-dev gstreamer1.0-plugins-bad gstreamer1.0-plugins-good gstreamer1.0-nice

@@ -96,11 +96,13 @@ final class AV1EncoderBackend: EncoderBackend {
         return aom_codec_encode(context.pointer, image.pointer, aom_codec_pts_t(presentationTime), UInt(duration), flags) == AOM_CODEC_OK
     }
 
-    func nextPacket() -> (payload: UnsafeRawBufferPointer, isKeyframe: Bool)? {
+    func nextPacket() -> CodedPacket? {
         while let packet = aom_codec_get_cx_data(context.pointer, &packets)?.pointee {
             guard packet.kind == AOM_CODEC_CX_FRAME_PKT else { continue }
             let unit = UnsafeRawBufferPointer(start: packet.data.frame.buf, count: packet.data.frame.sz)
-            return (Self.withoutTemporalDelimiter(unit), (packet.data.frame.flags & aom_codec_frame_flags_t(AOM_FRAME_IS_KEY)) != 0)
+            return CodedPacket(
+                payload: Self.withoutTemporalDelimiter(unit),
+                isKeyframe: (packet.data.frame.flags & aom_codec_frame_flags_t(AOM_FRAME_IS_KEY)) != 0)
         }
         return nil
     }

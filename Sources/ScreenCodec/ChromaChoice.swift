@@ -16,7 +16,7 @@ public enum ChromaChoice: String, Sendable, Hashable, CaseIterable {
         case .yuv420: (.yuv420, false)
         case .yuv444: (.yuv444, false)
         case .auto:
-            codec != .vp8 && framesPerSecond <= Self.auto444FrameRateLimit && bitrateKbps >= Self.auto444LowestKbps(codec)
+            codec != .vp8 && codec != .h264 && framesPerSecond <= Self.auto444FrameRateLimit && bitrateKbps >= Self.auto444LowestKbps(codec)
                 ? (.yuv444, true) : (.yuv420, false)
         }
     }

@@ -9,6 +9,15 @@ struct FrameCodingOptions {
     var layer: TemporalLayers.Frame?
 }
 
+/// One compressed frame as it goes on the wire and into files, lent by the library until its next call.
+struct CodedPacket {
+    var payload: UnsafeRawBufferPointer
+    var isKeyframe: Bool
+    /// The temporal layer the library coded it in, where the library lays out the layers itself (openh264); nil
+    /// where it codes the layer ``TemporalLayers`` gave it.
+    var temporalLayer: Int? = nil
+}
+
 /// The library's active map for one frame: `rows` × `columns` bytes, one per 16×16 block, 1 = code it
 /// (``ActiveMap``); a nil map lifts the restriction (keyframes, whole-frame changes).
 struct ActiveBlocks {
@@ -44,9 +53,9 @@ protocol EncoderBackend: AnyObject {
     func lastQuantizer() -> Int?
     /// Encodes the picture (timestamps and duration in milliseconds).
     func encodePicture(presentationTime: Int64, duration: Int, keyframe: Bool) -> Bool
-    /// The next compressed frame of the last encode, as it goes on the wire and into files (lent until the next
-    /// call), or nil when there is none left.
-    func nextPacket() -> (payload: UnsafeRawBufferPointer, isKeyframe: Bool)?
+    /// The next compressed frame of the last encode, or nil when there is none left (a library that skipped the
+    /// frame to hold its rate has none).
+    func nextPacket() -> CodedPacket?
     /// The library's last error, with its detail.
     func errorDetail() -> String
 }

@@ -7,11 +7,12 @@ public final class FrameDecoder: VideoDecoder {
     private let backend: any DecoderBackend
     private var output = DecodedPicture()
 
-    /// A decoder for `codec`: libvpx for VP8 and VP9, libaom for AV1.
+    /// A decoder for `codec`: libvpx for VP8 and VP9, libaom for AV1, openh264 for H.264.
     public init(codec: VideoCodec) throws(CodecError) {
         backend = switch codec {
         case .av1: try AV1DecoderBackend()
         case .vp8, .vp9: try VPXDecoderBackend(codec: codec)
+        case .h264: try OpenH264DecoderBackend()
         }
     }
 

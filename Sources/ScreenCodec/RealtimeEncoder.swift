@@ -32,9 +32,10 @@ public final class RealtimeEncoder: VideoEncoder {
         backend = switch configuration.codec {
         case .av1: AV1EncoderBackend()
         case .vp8, .vp9: VPXEncoderBackend(codec: configuration.codec)
+        case .h264: OpenH264EncoderBackend()
         }
         input = EncoderInput(
-            usesActiveMap: configuration.usesActiveMap,
+            usesActiveMap: configuration.usesActiveMap && configuration.codec != .h264,
             temporalLayers: TemporalLayers(count: configuration.temporalLayers))
         rate = configuration.followsNetwork
             ? RateControl(targetKbps: configuration.bitrateKbps).followingTheLink()
@@ -47,6 +48,8 @@ public final class RealtimeEncoder: VideoEncoder {
         if input.needsReopening(for: frame) { try open(for: frame) }
         let (keyframe, presentationTime, wholeFrame, layer) = input.prepare(frame)
         let codedBytes = try encodePicture(frame, presentationTime: presentationTime, keyframe: keyframe, wholeFrame: wholeFrame, layer: layer, output: output)
+        // A library that skipped the frame to hold its rate (openh264) owes the keyframe still.
+        if keyframe, codedBytes == 0 { input.requestKeyframe() }
         if rate.followsLink, !keyframe { try followFrameSize(codedBytes: codedBytes) }
     }
 
@@ -168,11 +171,12 @@ public final class RealtimeEncoder: VideoEncoder {
         }
         try backend.require(encoded, "could not encode a frame", .encoderFailed)
         var codedBytes = 0
-        while let (payload, isKeyframe) = backend.nextPacket() {
-            codedBytes += payload.count
+        while let packet = backend.nextPacket() {
+            codedBytes += packet.payload.count
             try output(EncodedFrame(
-                codec: codec, payload: payload, isKeyframe: isKeyframe, width: frame.width, height: frame.height,
-                captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata, temporalLayer: layer.layer))
+                codec: codec, payload: packet.payload, isKeyframe: packet.isKeyframe, width: frame.width, height: frame.height,
+                captureTime: frame.captureTime, wallClock: frame.wallClock, metadata: frame.metadata,
+                temporalLayer: packet.temporalLayer ?? layer.layer))
         }
         return codedBytes
     }

@@ -118,11 +118,13 @@ final class VPXEncoderBackend: EncoderBackend {
         return vpx_codec_encode(context.pointer, image.pointer, vpx_codec_pts_t(presentationTime), UInt(duration), flags, UInt(VPX_DL_REALTIME)) == VPX_CODEC_OK
     }
 
-    func nextPacket() -> (payload: UnsafeRawBufferPointer, isKeyframe: Bool)? {
+    func nextPacket() -> CodedPacket? {
         while let packet = vpx_codec_get_cx_data(context.pointer, &packets)?.pointee {
             guard packet.kind == VPX_CODEC_CX_FRAME_PKT else { continue }
             let frame = packet.data.frame
-            return (UnsafeRawBufferPointer(start: frame.buf, count: frame.sz), (frame.flags & vpx_codec_frame_flags_t(VPX_FRAME_IS_KEY)) != 0)
+            return CodedPacket(
+                payload: UnsafeRawBufferPointer(start: frame.buf, count: frame.sz),
+                isKeyframe: (frame.flags & vpx_codec_frame_flags_t(VPX_FRAME_IS_KEY)) != 0)
         }
         return nil
     }

@@ -3,7 +3,7 @@ public import ScreenMedia
 /// `--codec`: a codec, or `auto`, which picks one by the frame rate (the rule and the measurements behind it,
 /// at 720p to 1440p, are in docs/performance.md, "Choosing the codec").
 public enum VideoCodecChoice: String, Sendable, Hashable, CaseIterable {
-    case auto, av1, vp9, vp8
+    case auto, av1, vp9, vp8, h264
 
     /// The codec to encode at `framesPerSecond` with.
     public func resolved(framesPerSecond: Double) -> VideoCodec {
@@ -11,6 +11,7 @@ public enum VideoCodecChoice: String, Sendable, Hashable, CaseIterable {
         case .av1: .av1
         case .vp9: .vp9
         case .vp8: .vp8
+        case .h264: .h264
         case .auto: Self.automatic(framesPerSecond: framesPerSecond)
         }
     }

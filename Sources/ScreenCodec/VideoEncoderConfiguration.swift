@@ -10,7 +10,8 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
     public var threads: Int
     /// Encode only the 16×16 blocks inside the frame's changed rectangles (the libraries' active map).
     public var usesActiveMap: Bool
-    /// The library's speed (`cpu-used`), higher is faster and coarser: VP9 5–9, VP8 4–16, AV1 7–10
+    /// The library's speed (`cpu-used`), higher is faster and coarser: VP9 5–9, VP8 4–16, AV1 7–10, H.264 0–2
+    /// (openh264's high, medium and low complexity)
     /// (``speedRange(for:)``). Nil: the codec's default.
     public var speed: Int?
     /// Temporal layers (1–3; VP8 codes one): with three, frames go in layers 0, 2, 1, 2, …, so that a relay can
@@ -48,9 +49,12 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
     /// Why `codec` cannot be encoded with `chroma`, in a sentence; nil when it can. The command line and the
     /// encoder both refuse with it.
     public static func chromaRefusal(codec: VideoCodec, chroma: ChromaFormat) -> String? {
-        codec == .vp8 && chroma == .yuv444
-            ? "VP8 has no 4:4:4: it codes colour at half resolution only; give --codec vp9 or av1 with --chroma 444, or --chroma 420"
-            : nil
+        guard chroma == .yuv444 else { return nil }
+        switch codec {
+        case .vp8: return "VP8 has no 4:4:4: it codes colour at half resolution only; give --codec vp9 or av1 with --chroma 444, or --chroma 420"
+        case .h264: return "screenpub's H.264 is 4:2:0 only (the profile every browser and player decodes); give --codec vp9 or av1 with --chroma 444, or --chroma 420"
+        case .vp9, .av1: return nil
+        }
     }
 
     /// The realtime speeds a codec's library accepts.
@@ -59,16 +63,18 @@ public struct VideoEncoderConfiguration: Sendable, Hashable {
         case .vp9: 5...9
         case .vp8: 4...16
         case .av1: 7...10
+        case .h264: 0...2
         }
     }
 }
 
-/// The encoder for `configuration.codec`: a ``RealtimeEncoder`` over libvpx for VP8 and VP9, libaom for AV1.
+/// The encoder for `configuration.codec`: a ``RealtimeEncoder`` over libvpx for VP8 and VP9, libaom for AV1,
+/// openh264 for H.264.
 public func makeVideoEncoder(_ configuration: VideoEncoderConfiguration) -> any VideoEncoder {
     RealtimeEncoder(configuration: configuration)
 }
 
-/// A decoder for `codec`: libvpx for VP8 and VP9, libaom for AV1.
+/// A decoder for `codec`: libvpx for VP8 and VP9, libaom for AV1, openh264 for H.264.
 public func makeVideoDecoder(for codec: VideoCodec) throws(CodecError) -> any VideoDecoder {
     try FrameDecoder(codec: codec)
 }

@@ -5,6 +5,10 @@ public enum VideoCodec: String, Sendable, Hashable, Codable, CaseIterable {
     /// temporal units in the low-overhead bitstream format; keyframes carry the sequence header, see
     /// ``AV1SequenceHeader``).
     case av1
+    /// H.264, 8-bit 4:2:0, Constrained Baseline, as openh264's screen-content encoder produces it (payloads
+    /// are access units in the Annex B byte-stream format; keyframes carry their SPS and PPS, see
+    /// ``H264ParameterSets``): the codec every browser and native player decodes.
+    case h264
 }
 
 extension VideoCodec {

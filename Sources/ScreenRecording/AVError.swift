@@ -32,14 +32,29 @@ func describeVideoTrack(
             throw RecordingError(.unsupportedContent, "an AV1 track needs the sequence header of its first keyframe")
         }
         // libavformat makes the `av1C` record of Matroska and MP4 from the sequence header OBU.
-        let bytes = sequenceHeader.obu
-        guard let extradata = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
-            throw RecordingError(.cannotOpen, "out of memory for the AV1 sequence header")
+        try setExtradata(parameters, sequenceHeader.obu, "the AV1 sequence header")
+    case .h264:
+        parameters.pointee.codec_id = AV_CODEC_ID_H264
+        guard let parameterSets = format.parameterSets else {
+            throw RecordingError(.unsupportedContent, "an H.264 track needs the SPS and PPS of its first keyframe")
         }
-        extradata.copyMemory(from: bytes, byteCount: bytes.count)
-        parameters.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
-        parameters.pointee.extradata_size = Int32(bytes.count)
+        // In Annex B form: from it the Matroska and MP4 muxers write the `avcC` record, and only with it do they
+        // turn the Annex B access units into the length-prefixed samples those containers hold.
+        let startCode: [UInt8] = [0, 0, 0, 1]
+        try setExtradata(
+            parameters, startCode + parameterSets.sequenceParameterSet + startCode + parameterSets.pictureParameterSet,
+            "the H.264 parameter sets")
     }
+}
+
+/// Hands a copy of `bytes` to libavformat as the track's extradata (padded as libav wants).
+private func setExtradata(_ parameters: UnsafeMutablePointer<AVCodecParameters>, _ bytes: [UInt8], _ what: String) throws(RecordingError) {
+    guard let extradata = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+        throw RecordingError(.cannotOpen, "out of memory for \(what)")
+    }
+    extradata.copyMemory(from: bytes, byteCount: bytes.count)
+    parameters.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
+    parameters.pointee.extradata_size = Int32(bytes.count)
 }
 
 /// The codec of a libavformat video track, if screenpub can decode it.
@@ -48,6 +63,7 @@ func videoCodec(of id: AVCodecID) -> VideoCodec? {
     case AV_CODEC_ID_VP8: .vp8
     case AV_CODEC_ID_VP9: .vp9
     case AV_CODEC_ID_AV1: .av1
+    case AV_CODEC_ID_H264: .h264
     default: nil
     }
 }

@@ -63,7 +63,7 @@ public struct ShareOptions: ParsableArguments {
     @Option(help: "How hidden areas look: solid (flat grey with a striped badge) or pixelate (32-pixel blocks of their average colours, with the badge).")
     public var maskStyle = ShareOptions.defaults.maskStyle
 
-    @Option(help: "Video codec: auto (AV1 up to 10 fps, VP9 above: docs/performance.md says why), av1 (libaom, screen-content tools), vp9 (libvpx, screen tuning) or vp8 (for old receivers).")
+    @Option(help: "Video codec: auto (AV1 up to 10 fps, VP9 above: docs/performance.md says why), av1 (libaom, screen-content tools), vp9 (libvpx, screen tuning), vp8 (for old receivers) or h264 (openh264, screen content, 4:2:0: for players that decode nothing else).")
     public var codec = ShareOptions.defaults.codec
 
     @Option(help: "Colour sampling: 444 keeps 1-pixel coloured text and lines sharp (AV1 High profile, VP9 profile 1; more bytes and CPU), 420 halves colour resolution (what every decoder plays), auto picks 444 where it pays (docs/performance.md says when). VP8 has only 420.")
@@ -144,10 +144,10 @@ public struct ShareOptions: ParsableArguments {
     @Option(help: "Encoder threads (default: 1; 2 from 15 fps up on a machine with 2 or more cores, which keeps a full-screen change at 1080p30 within the frame interval).")
     public var threads: Int?
 
-    @Option(help: "Encoder speed (cpu-used), with --codec av1, vp9 or vp8: AV1 7–10 (default 10), VP9 5–9 (default 8), VP8 4–16 (default 12); higher is faster, coarser.")
+    @Option(help: "Encoder speed (cpu-used): AV1 7–10 (default 10), VP9 5–9 (default 8), VP8 4–16 (default 12), H.264 0–2 (openh264's complexity, high to low; default 1); higher is faster, coarser.")
     public var speed: Int?
 
-    @Option(help: "Temporal layers, 1–3 (AV1, VP9; VP8 codes 1): with 3 the relay can send a viewer on a slow link a half or a quarter of the frames, which still decode, instead of holding everyone back. Default: 3 when publishing live, 1 for a recording only (layers cost bytes that nothing there uses).")
+    @Option(help: "Temporal layers, 1–3 (AV1, VP9, H.264; VP8 codes 1): with 3 the relay can send a viewer on a slow link a half or a quarter of the frames, which still decode, instead of holding everyone back. Default: 3 when publishing live, 1 for a recording only (layers cost bytes that nothing there uses).")
     public var temporalLayers: Int?
 
     @Flag(inversion: .prefixedNo, help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them (--no-notify-chat: only log them).")

@@ -12,7 +12,7 @@ public import ScreenMedia
 /// | 2 | 1 | version (1) |
 /// | 3 | 1 | header length (48) |
 /// | 4 | 1 | flags: bit 0 keyframe, bit 1 keepalive, bits 2–3 temporal layer id (protocol 3), bit 4 catch-up (protocol 5); other bits 0 |
-/// | 5 | 1 | codec: 1 VP8, 2 VP9, 3 AV1 |
+/// | 5 | 1 | codec: 1 VP8, 2 VP9, 3 AV1, 4 H.264 |
 /// | 6 | 1 | metadata length (0–32) |
 /// | 7 | 1 | reserved, 0 (version 2: the kind, 0) |
 /// | 8 | 4 | stream id |
@@ -154,6 +154,7 @@ extension VideoCodec {
         case .vp8: 1
         case .vp9: 2
         case .av1: 3
+        case .h264: 4
         }
     }
 
@@ -162,6 +163,7 @@ extension VideoCodec {
         case 1: self = .vp8
         case 2: self = .vp9
         case 3: self = .av1
+        case 4: self = .h264
         default: return nil
         }
     }

@@ -1,0 +1,1 @@
+#include <wels/codec_api.h>
