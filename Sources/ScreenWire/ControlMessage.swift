@@ -11,14 +11,24 @@ public enum ControlMessage: Sendable, Hashable {
     /// of its video frames as it arrives (``ack(streamId:sequence:receivedAt:)``; protocol 3). With
     /// `discardableLayers`, its frames above temporal layer 0 each predict only from the newest layer-0 frame and
     /// none predicts from them, so the relay may send or leave out each one on its own (protocol 4). With
-    /// `refreshes`, it answers ``requestRefresh(streamId:)`` (protocol 6).
-    case publish(name: String, properties: StreamProperties, acks: Bool = false, discardableLayers: Bool = false, refreshes: Bool = false)
+    /// `refreshes`, it answers ``requestRefresh(streamId:)`` (protocol 6). `renditions` are the codecs it can add a
+    /// second rendition of the stream in when the relay asks (``startRendition(streamId:codec:)``; protocol 7).
+    case publish(
+        name: String, properties: StreamProperties, acks: Bool = false, discardableLayers: Bool = false, refreshes: Bool = false,
+        renditions: [VideoCodec] = [])
+    /// Publisher → relay (protocol 7): a second rendition of its stream `streamId` starts, in these properties'
+    /// codec; the relay answers `published` with the rendition's own stream id (its ``StreamInfo/renditionOf`` is
+    /// `streamId`), on which its frames come.
+    case publishRendition(streamId: UInt32, properties: StreamProperties)
     case unpublish(streamId: UInt32)
     /// Start receiving a stream; `audio` asks for its audio frames too (peers from before audio existed do not
     /// ask, and never get a frame they could not parse); `layers` says the subscriber reads temporal layer ids
     /// in video frames' flags (protocol 3; others get those bits cleared); `catchUp` says it reads the catch-up
-    /// flag (``MediaFrameHeader/Flags/catchUp``: frames to decode, not to show; protocol 5).
-    case subscribe(streamId: UInt32, audio: Bool = false, layers: Bool = false, catchUp: Bool = false)
+    /// flag (``MediaFrameHeader/Flags/catchUp``: frames to decode, not to show; protocol 5). `decodes` lists the
+    /// codec strings, or their beginnings, of what the subscriber decodes (`av01.0`, `avc1.42`; protocol 7): the
+    /// relay sends it the stream in a rendition it decodes (``renditionChanged(streamId:rendition:)``), asking the
+    /// publisher for one if none fits; nil (a subscriber from before) is sent the stream as published.
+    case subscribe(streamId: UInt32, audio: Bool = false, layers: Bool = false, catchUp: Bool = false, decodes: [String]? = nil)
     case unsubscribe(streamId: UInt32)
     /// Subscriber → relay: I need a keyframe. Relay → publisher: send a keyframe now.
     case requestKeyframe(streamId: UInt32)
@@ -47,6 +57,15 @@ public enum ControlMessage: Sendable, Hashable {
     /// To a subscriber: what the relay now sends it of a stream. `highestLayer` of `layers` temporal layers
     /// (lower when its link cannot carry them all), or `waitingForKeyframe` when not even layer 0 fits.
     case subscriptionChanged(streamId: UInt32, highestLayer: Int, layers: Int, waitingForKeyframe: Bool)
+    /// To a subscriber that said what it `decodes` (protocol 7): its pictures of stream `streamId` now come in
+    /// the frames of `rendition` (another stream id, its codec in its properties), or in the stream's own frames
+    /// (nil). Sent after `subscribed` when a rendition serves it, and whenever that changes.
+    case renditionChanged(streamId: UInt32, rendition: StreamInfo?)
+    /// To a publisher that offered `renditions` (protocol 7): viewers need the stream in `codec` too; start an
+    /// encoder and ``publishRendition(streamId:properties:)``.
+    case startRendition(streamId: UInt32, codec: VideoCodec)
+    /// To a publisher: nobody has needed its rendition in `codec` for a while; stop it and unpublish it.
+    case stopRendition(streamId: UInt32, codec: VideoCodec)
     case published(StreamInfo)
     case subscribed(streamId: UInt32)
     case streamCreated(StreamInfo)
@@ -62,8 +81,11 @@ public enum ControlMessage: Sendable, Hashable {
     /// The JSON envelope's version (`"v"`): every protocol version so far only added optional fields to it.
     public static let version = 1
     /// The protocol version this peer speaks (docs/protocol.md): 2 added sound, 3 acknowledgements and layers,
-    /// 4 discardable layers, 5 catch-up frames, 6 refresh requests.
-    public static let protocolVersion = 6
+    /// 4 discardable layers, 5 catch-up frames, 6 refresh requests, 7 renditions.
+    public static let protocolVersion = 7
+    /// The most codec strings a `subscribe` may list in `decodes`, and the longest each may be.
+    public static let maximumDecodes = 16
+    public static let maximumCodecStringBytes = 64
     /// The largest control message accepted.
     public static let maximumSize = 64 * 1024
     /// The highest uplink rate a publisher may report (kbit/s: 10 Gbit/s).
@@ -74,6 +96,10 @@ public enum ControlMessage: Sendable, Hashable {
         switch self {
         case .hello: "hello"
         case .publish: "publish"
+        case .publishRendition: "publishRendition"
+        case .renditionChanged: "renditionChanged"
+        case .startRendition: "startRendition"
+        case .stopRendition: "stopRendition"
         case .unpublish: "unpublish"
         case .subscribe: "subscribe"
         case .unsubscribe: "unsubscribe"
@@ -129,13 +155,36 @@ public enum ControlMessage: Sendable, Hashable {
                 return .hello(token: body.token, client: body.client ?? "")
             case "publish":
                 let body = try decoder.decode(PublishBody.self, from: bytes)
+                guard (body.renditions?.count ?? 0) <= VideoCodec.allCases.count else {
+                    throw WireError(.malformed, "publish offers at most \(VideoCodec.allCases.count) renditions")
+                }
                 return .publish(
                     name: body.name ?? "", properties: try body.properties.checkedBounds(), acks: body.acks ?? false,
-                    discardableLayers: body.discardableLayers ?? false, refreshes: body.refreshes ?? false)
+                    discardableLayers: body.discardableLayers ?? false, refreshes: body.refreshes ?? false,
+                    renditions: body.renditions ?? [])
+            case "publishRendition":
+                let body = try decoder.decode(StreamPropertiesBody.self, from: bytes)
+                return .publishRendition(streamId: body.streamId, properties: try body.properties.checkedBounds())
+            case "renditionChanged":
+                let body = try decoder.decode(RenditionChangedBody.self, from: bytes)
+                return .renditionChanged(streamId: body.streamId, rendition: try body.rendition?.checkedBounds())
+            case "startRendition", "stopRendition":
+                let body = try decoder.decode(RenditionCodecBody.self, from: bytes)
+                return head.type == "startRendition"
+                    ? .startRendition(streamId: body.streamId, codec: body.codec) : .stopRendition(streamId: body.streamId, codec: body.codec)
             case "unpublish": return .unpublish(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "subscribe":
                 let body = try decoder.decode(SubscribeBody.self, from: bytes)
-                return .subscribe(streamId: body.streamId, audio: body.audio ?? false, layers: body.layers ?? false, catchUp: body.catchUp ?? false)
+                if let decodes = body.decodes {
+                    guard decodes.count <= maximumDecodes,
+                        decodes.allSatisfy({ $0.utf8.count <= maximumCodecStringBytes && StreamProperties.isCodecStringText($0) })
+                    else {
+                        throw WireError(.malformed, "subscribe's decodes lists at most \(maximumDecodes) codec strings of at most \(maximumCodecStringBytes) letters, digits, dots, dashes or underscores")
+                    }
+                }
+                return .subscribe(
+                    streamId: body.streamId, audio: body.audio ?? false, layers: body.layers ?? false, catchUp: body.catchUp ?? false,
+                    decodes: body.decodes)
             case "unsubscribe": return .unsubscribe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "requestKeyframe": return .requestKeyframe(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
             case "requestRefresh": return .requestRefresh(streamId: try decoder.decode(StreamBody.self, from: bytes).streamId)
@@ -204,9 +253,14 @@ private struct Head: Decodable {
 private struct HelloBody: Codable { var token: String; var client: String? }
 private struct PublishBody: Codable {
     var name: String?; var properties: StreamProperties; var acks: Bool?; var discardableLayers: Bool?; var refreshes: Bool?
+    var renditions: [VideoCodec]?
 }
 private struct StreamBody: Codable { var streamId: UInt32 }
-private struct SubscribeBody: Codable { var streamId: UInt32; var audio: Bool?; var layers: Bool?; var catchUp: Bool? }
+private struct SubscribeBody: Codable {
+    var streamId: UInt32; var audio: Bool?; var layers: Bool?; var catchUp: Bool?; var decodes: [String]?
+}
+private struct RenditionChangedBody: Codable { var streamId: UInt32; var rendition: StreamInfo? }
+private struct RenditionCodecBody: Codable { var streamId: UInt32; var codec: VideoCodec }
 private struct UplinkBody: Codable { var streamId: UInt32; var targetKbps: Int; var estimatedKbps: Int? }
 private struct AckBody: Codable { var streamId: UInt32; var sequence: UInt64; var receivedAt: Double }
 private struct SubscriptionChangedBody: Codable {
@@ -245,15 +299,22 @@ private struct Envelope: Encodable {
         try container.encode(message.type, forKey: .type)
         switch message {
         case .hello(let token, let client): try HelloBody(token: token, client: client).encode(to: encoder)
-        case .publish(let name, let properties, let acks, let discardableLayers, let refreshes):
+        case .publish(let name, let properties, let acks, let discardableLayers, let refreshes, let renditions):
             try PublishBody(
                 name: name, properties: properties, acks: acks ? true : nil, discardableLayers: discardableLayers ? true : nil,
-                refreshes: refreshes ? true : nil)
+                refreshes: refreshes ? true : nil, renditions: renditions.isEmpty ? nil : renditions)
                 .encode(to: encoder)
+        case .publishRendition(let id, let properties):
+            try StreamPropertiesBody(streamId: id, properties: properties).encode(to: encoder)
+        case .renditionChanged(let id, let rendition): try RenditionChangedBody(streamId: id, rendition: rendition).encode(to: encoder)
+        case .startRendition(let id, let codec), .stopRendition(let id, let codec):
+            try RenditionCodecBody(streamId: id, codec: codec).encode(to: encoder)
         case .unpublish(let id), .unsubscribe(let id), .requestKeyframe(let id), .requestRefresh(let id), .subscribed(let id):
             try StreamBody(streamId: id).encode(to: encoder)
-        case .subscribe(let id, let audio, let layers, let catchUp):
-            try SubscribeBody(streamId: id, audio: audio ? true : nil, layers: layers ? true : nil, catchUp: catchUp ? true : nil).encode(to: encoder)
+        case .subscribe(let id, let audio, let layers, let catchUp, let decodes):
+            try SubscribeBody(
+                streamId: id, audio: audio ? true : nil, layers: layers ? true : nil, catchUp: catchUp ? true : nil, decodes: decodes
+            ).encode(to: encoder)
         case .welcome(let connectionId, let sessionId, let role, let streams, let connections, let protocolVersion):
             try WelcomeBody(
                 connectionId: connectionId, sessionId: sessionId, role: role, streams: streams, connections: connections,

@@ -33,7 +33,7 @@ extension StreamProperties {
         }
         if let codecString {
             guard codecString.utf8.count <= Bounds.codecStringBytes,
-                codecString.utf8.allSatisfy({ $0 < 0x80 && ($0 == 0x2E || $0 == 0x2D || $0 == 0x5F || $0.isASCIIAlphanumeric) })
+                Self.isCodecStringText(codecString)
             else {
                 throw WireError(.malformed, "stream property codecString must be at most \(Bounds.codecStringBytes) letters, digits, dots, dashes or underscores")
             }
@@ -53,4 +53,11 @@ extension StreamProperties {
 
 extension UInt8 {
     fileprivate var isASCIIAlphanumeric: Bool { (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) }
+}
+
+extension StreamProperties {
+    /// Whether `text` is made of what codec strings are: ASCII letters, digits, dots, dashes, underscores.
+    static func isCodecStringText(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 < 0x80 && ($0 == 0x2E || $0 == 0x2D || $0 == 0x5F || $0.isASCIIAlphanumeric) }
+    }
 }

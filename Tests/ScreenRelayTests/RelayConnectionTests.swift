@@ -37,7 +37,7 @@ struct RelayConnectionTests {
         #expect(grant.role == .subscriber && connection.nextDeadline == 5000)
         #expect(connection.tick(now: 1011).isEmpty, "the hello deadline no longer applies once joined")
         let control = connection.received(.text(ControlMessage.subscribe(streamId: 1).encoded()))
-        guard case .control(.subscribe(1, _, _, _)) = try #require(control.first) else { Issue.record("\(control)"); return }
+        guard case .control(.subscribe(1, _, _, _, _)) = try #require(control.first) else { Issue.record("\(control)"); return }
         guard case .video(_, let header) = try #require(connection.received(Self.videoFrame()).first) else { Issue.record("no video"); return }
         #expect(header.streamID == 1 && header.isKeyframe)
         #expect(!connection.isClosing)

@@ -32,18 +32,45 @@ import Testing
             properties: StreamProperties(
                 codec: .vp9, width: 1920, height: 1080, estimatedFramesPerSecond: 10, estimatedCaptureDelayMilliseconds: 1.5,
                 hasVideo: false)),
+        .publish(name: "screen", properties: properties, renditions: [.h264]),
+        .subscribe(streamId: 3, layers: true, catchUp: true, decodes: ["av01.0.08M.08", "avc1.42"]),
+        .publishRendition(streamId: 3, properties: StreamProperties(
+            codec: .h264, width: 1920, height: 1080, estimatedFramesPerSecond: 5, estimatedCaptureDelayMilliseconds: 1.5, codecString: "avc1.42C028")),
+        .published(StreamInfo(streamId: 4, connectionId: "c1", name: "screen", properties: properties, renditionOf: 3)),
+        .renditionChanged(streamId: 3, rendition: StreamInfo(streamId: 4, connectionId: "c1", name: "screen", properties: properties, renditionOf: 3)),
+        .renditionChanged(streamId: 3, rendition: nil),
+        .startRendition(streamId: 3, codec: .h264), .stopRendition(streamId: 3, codec: .h264),
     ]
+
+    /// `decodes` is bounded: a subscriber cannot make the relay hold or match an unbounded list.
+    @Test func decodesIsBoundedInCountLengthAndCharacters() throws {
+        func subscribe(_ decodes: [String]) -> String {
+            let list = decodes.map { "\"\($0)\"" }.joined(separator: ",")
+            return #"{"v":1,"type":"subscribe","streamId":3,"decodes":["# + list + "]}"
+        }
+        #expect(try ControlMessage.parse(subscribe(["avc1.42"])) == .subscribe(streamId: 3, decodes: ["avc1.42"]))
+        for hostile in [
+            Array(repeating: "vp8", count: ControlMessage.maximumDecodes + 1), [String(repeating: "a", count: ControlMessage.maximumCodecStringBytes + 1)],
+            ["av01 0"], ["avc1\\u0000"],
+        ] {
+            #expect(throws: WireError.self) { try ControlMessage.parse(subscribe(hostile)) }
+        }
+        let offers = #"{"v":1,"type":"publish","properties":{"videoType":"screen","codec":"vp8","width":4,"height":2,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":0},"renditions":["h264","h264","h264","h264","h264"]}"#
+        #expect(throws: WireError.self) { try ControlMessage.parse(offers) }
+        #expect(throws: WireError.self) { try ControlMessage.parse(#"{"v":1,"type":"startRendition","streamId":3,"codec":"h265"}"#) }
+    }
 
     @Test func hasVideoIsOnUnlessSaidOtherwise() throws {
         // A peer that does not know pausing sends no hasVideo: its stream has video.
         let text = #"{"v":1,"type":"publish","name":"s","properties":{"videoType":"screen","codec":"vp8","width":4,"height":2,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":0}}"#
-        guard case .publish(_, let properties, let acks, let discardableLayers, _) = try ControlMessage.parse(text) else {
+        guard case .publish(_, let properties, let acks, let discardableLayers, _, let renditions) = try ControlMessage.parse(text) else {
             Issue.record("not a publish message")
             return
         }
         #expect(properties.hasVideo)
         #expect(!acks, "a peer from before protocol 3 asks for no acknowledgements")
         #expect(!discardableLayers, "nor says its layers are discardable (protocol 4)")
+        #expect(renditions.isEmpty, "nor offers renditions (protocol 7)")
         #expect(ControlMessage.publish(name: "s", properties: Self.properties).encoded().contains(#""hasVideo":true"#))
     }
 
@@ -66,7 +93,7 @@ import Testing
         }
         #expect(version == 2)
         #expect(ControlMessage.welcome(connectionId: "c", sessionId: "s", role: .publisher, streams: [], connections: []).encoded()
-            .contains(#""protocol":6"#))
+            .contains(#""protocol":7"#))
         #expect(ControlMessage.subscribe(streamId: 1).encoded() == #"{"streamId":1,"type":"subscribe","v":1}"#)
         // Protocol 5: a subscriber that reads the catch-up flag says so; one that does not is never sent it.
         let catchUp = ControlMessage.subscribe(streamId: 1, layers: true, catchUp: true)

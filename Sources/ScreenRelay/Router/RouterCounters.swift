@@ -19,6 +19,9 @@ public struct RouterCounters: Equatable, Sendable {
     /// Subscribers brought to the newest picture from the cache: by the frames they missed, or from its keyframe.
     public var catchUpsContinued = 0
     public var catchUpsFromKeyframe = 0
+    /// Renditions asked of publishers (``RenditionBook``), and stopped for want of viewers.
+    public var renditionsAsked = 0
+    public var renditionsStopped = 0
     /// What the router's limits refused, by limit.
     public var refused: [RelayLimit: Int] = [:]
 

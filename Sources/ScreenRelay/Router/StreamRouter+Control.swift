@@ -15,7 +15,7 @@ extension StreamRouter {
             return [.sendControl(.error(code: .rateLimited, message: refusal), to: connectionId)]
         }
         switch message {
-        case .publish(let name, let properties, let acks, let discardableLayers, let refreshes):
+        case .publish(let name, let properties, let acks, let discardableLayers, let refreshes, let offers):
             guard connection.role.mayPublish else {
                 return [.sendControl(.error(code: .forbidden, message: "a \(connection.role.rawValue) token cannot publish"), to: connectionId)]
             }
@@ -23,22 +23,23 @@ extension StreamRouter {
                 counters.refused[.streamName, default: 0] += 1
                 return [.sendControl(.error(code: .malformed, message: "a stream name is at most \(limits.maximumStreamNameBytes) bytes"), to: connectionId)]
             }
-            guard streams.count < limits.maximumStreamsPerSession else {
+            guard streamCount < limits.maximumStreamsPerSession else {
                 counters.refused[.streamsPerSession, default: 0] += 1
                 return [.sendControl(.error(code: .forbidden, message: "this session holds \(limits.maximumStreamsPerSession) streams, the most it may: unpublish one first"), to: connectionId)]
             }
-            guard streams.values.count(where: { $0.info.connectionId == connectionId }) < limits.maximumStreamsPerConnection else {
+            guard streams.values.count(where: { $0.info.connectionId == connectionId && $0.info.renditionOf == nil }) < limits.maximumStreamsPerConnection else {
                 counters.refused[.streamsPerConnection, default: 0] += 1
                 return [.sendControl(.error(code: .forbidden, message: "a connection publishes at most \(limits.maximumStreamsPerConnection) streams at once"), to: connectionId)]
             }
             let token = shares.token(of: connectionId)
-            guard streams.values.count(where: { shares.token(of: $0.info.connectionId) == token }) < limits.tokenShares.streamsPerToken else {
+            guard streams.values.count(where: { $0.info.renditionOf == nil && shares.token(of: $0.info.connectionId) == token }) < limits.tokenShares.streamsPerToken else {
                 counters.refused[.streamsPerToken, default: 0] += 1
                 return [.sendControl(.error(code: .forbidden, message: "this token's connections publish \(limits.tokenShares.streamsPerToken) streams, the most they may together: unpublish one first"), to: connectionId)]
             }
             let info = StreamInfo(streamId: nextStreamId, connectionId: connectionId, name: name, properties: properties)
             nextStreamId &+= 1
             streams[info.streamId] = RoutedStream(info: info, limits: limits, acknowledges: acks, discardableLayers: discardableLayers, refreshes: refreshes)
+            renditions.published(info.streamId, offers: offers.filter { $0 != properties.codec })
             // Who joined is told before the stream it publishes.
             var actions: [Action] = flushMembership(now: now) + [.sendControl(.published(info), to: connectionId)]
             for other in connectionOrder where other != connectionId {
@@ -49,21 +50,30 @@ extension StreamRouter {
             guard streams[streamId]?.info.connectionId == connectionId else {
                 return [.sendControl(.error(code: .notFound, message: "you publish no stream \(streamId)"), to: connectionId)]
             }
-            return endStream(streamId, reason: "unpublished")
+            return endStream(streamId, reason: "unpublished", now: now)
+        case .publishRendition(let streamId, let properties):
+            return publishRendition(of: streamId, properties: properties, from: connectionId, now: now)
         case .streamPropertyChanged(let streamId, let properties):
             guard streams[streamId]?.info.connectionId == connectionId else {
                 return [.sendControl(.error(code: .notFound, message: "you publish no stream \(streamId)"), to: connectionId)]
             }
+            guard streams[streamId]?.info.renditionOf == nil else {
+                streams[streamId]?.info.properties = properties
+                return []
+            }
             // Kept, so that late joiners see the stream as it is now (paused, say).
             streams[streamId]?.info.properties = properties
             return connectionOrder.map { .sendControl(.streamPropertyChanged(streamId: streamId, properties: properties), to: $0) }
-        case .subscribe(let streamId, let audio, let layers, let catchUp):
-            return subscribe(connectionId, to: streamId, audio: audio, layers: layers, catchUp: catchUp, now: now)
+        case .subscribe(let streamId, let audio, let layers, let catchUp, let decodes):
+            let options = RenditionBook.Waiting(connectionId: connectionId, audio: audio, layers: layers, catchUp: catchUp, since: now)
+            return subscribe(connectionId, to: streamId, options, decodes: decodes, now: now)
         case .unsubscribe(let streamId):
-            guard streams[streamId]?.subscribers.contains(connectionId) == true else { return [] }
-            streams[streamId]?.subscribers.remove(connectionId)
-            return [.discardQueued(connectionId, streamId: streamId)]
-        case .requestKeyframe(let streamId):
+            if renditions.stopWaiting(connectionId, for: streamId) { return [] }
+            guard let serving = servingStream(of: connectionId, for: streamId) else { return [] }
+            streams[serving]?.subscribers.remove(connectionId)
+            return [.discardQueued(connectionId, streamId: serving)]
+        case .requestKeyframe(let asked):
+            let streamId = servingStream(of: connectionId, for: asked) ?? asked
             guard let position = streams[streamId]?.subscribers.position(of: connectionId),
                 let decision = streams[streamId]?.subscribers.values[position].requests.asked(now: now)
             else {
@@ -102,7 +112,8 @@ extension StreamRouter {
         case .hello:
             return [.sendControl(.error(code: .badState, message: "hello was already accepted"), to: connectionId)]
         case .welcome, .published, .subscribed, .streamCreated, .streamDestroyed, .connectionCreated,
-            .connectionDestroyed, .error, .archiveStarted, .archiveStopped, .ack, .subscriptionChanged, .requestRefresh:
+            .connectionDestroyed, .error, .archiveStarted, .archiveStopped, .ack, .subscriptionChanged, .requestRefresh,
+            .renditionChanged, .startRendition, .stopRendition:
             return [.close(connectionId, .unknownMessage, "\(message.type) is sent by the relay, not to it")]
         }
     }
@@ -111,9 +122,12 @@ extension StreamRouter {
     /// `unsubscribe` of nothing, does nothing and spends nothing), any change of a stream (it is announced).
     private func rateKind(of message: ControlMessage, from connectionId: String) -> ControlRates.Kind? {
         switch message {
-        case .subscribe(let streamId, _, _, _): streams[streamId]?.subscribers.contains(connectionId) == false ? .subscription : nil
-        case .unsubscribe(let streamId): streams[streamId]?.subscribers.contains(connectionId) == true ? .subscription : nil
-        case .publish, .unpublish, .streamPropertyChanged: .streamChange
+        case .subscribe(let streamId, _, _, _, _):
+            streams[streamId] != nil && servingStream(of: connectionId, for: streamId) == nil && !renditions.isWaiting(connectionId, for: streamId)
+                ? .subscription : nil
+        case .unsubscribe(let streamId):
+            servingStream(of: connectionId, for: streamId) != nil || renditions.isWaiting(connectionId, for: streamId) ? .subscription : nil
+        case .publish, .publishRendition, .unpublish, .streamPropertyChanged: .streamChange
         default: nil
         }
     }
@@ -124,7 +138,7 @@ extension StreamRouter {
     public mutating func startingRecording(now: Double) -> (cached: [(streamId: UInt32, frames: [Frame])], actions: [Action]) {
         var cached: [(streamId: UInt32, frames: [Frame])] = []
         var actions: [Action] = []
-        for streamId in streams.keys.sorted() {
+        for streamId in streams.keys.sorted() where !isRendition(streamId) {
             if let cache = streams[streamId]?.cache, !cache.entries.isEmpty {
                 cached.append((streamId, cache.entries.map(\.frame)))
             } else {
@@ -146,19 +160,13 @@ extension StreamRouter {
         return [.sendControl(.requestRefresh(streamId: streamId), to: stream.info.connectionId)]
     }
 
-    private mutating func subscribe(_ connectionId: String, to streamId: UInt32, audio: Bool, layers: Bool, catchUp: Bool, now: Double) -> [Action] {
-        guard let subscribed = streams[streamId]?.subscribers.contains(connectionId) else {
-            return [.sendControl(.error(code: .notFound, message: "there is no stream \(streamId)"), to: connectionId)]
-        }
-        // Already subscribed: nothing to do. Replaying the cached pictures would let one connection make the relay
-        // queue them again and again, past the per-subscriber bound.
-        guard !subscribed else { return [] }
-        return [.sendControl(.subscribed(streamId: streamId), to: connectionId)]
-            + (streams[streamId]?.subscribe(connectionId, audio: audio, layers: layers, catchUp: catchUp, now: now, counters: &counters) ?? [])
-    }
-
-    mutating func endStream(_ streamId: UInt32, reason: String) -> [Action] {
-        guard streams.removeValue(forKey: streamId) != nil else { return [] }
+    /// A stream ends: everyone is told, and its rendition ends with it. A rendition that ends is not announced (it
+    /// never was): whoever it served waits for the next (``renditionEnded(_:of:now:)``).
+    mutating func endStream(_ streamId: UInt32, reason: String, now: Double) -> [Action] {
+        guard let stream = streams.removeValue(forKey: streamId) else { return [] }
+        if let primary = stream.info.renditionOf { return renditionEnded(stream, of: primary, now: now) }
+        if let rendition = renditions.rendition(of: streamId) { streams[rendition.streamId] = nil }
+        renditions.ended(primary: streamId)
         return connectionOrder.map { .sendControl(.streamDestroyed(streamId: streamId, reason: reason), to: $0) }
     }
 

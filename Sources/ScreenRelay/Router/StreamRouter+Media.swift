@@ -53,7 +53,12 @@ extension StreamRouter {
             return (false, [.close(connectionId, .notFound, "stream \(streamId) is not yours: publish it first")])
         }
         if let refusal = admit(header.captureTime, kind: .audio, to: streamId, now: now) { return (false, refusal) }
-        return (true, streams[streamId]?.routeAudio(frame, now: now, counters: &counters) ?? [])
+        var actions = streams[streamId]?.routeAudio(frame, now: now, counters: &counters) ?? []
+        // Sound is shared: the subscribers its rendition serves get the stream's own audio frames.
+        if let rendition = renditions.rendition(of: streamId)?.streamId {
+            actions += streams[rendition]?.routeAudio(frame, now: now, counters: &counters) ?? []
+        }
+        return (true, actions)
     }
 
     /// Nil when the frame is admitted; else it is counted, and the publisher told why (once for a run).
@@ -119,6 +124,6 @@ extension StreamRouter {
         for streamId in streams.keys.sorted() {
             actions += streams[streamId]?.tick(now: now, counters: &counters) ?? []
         }
-        return actions
+        return actions + tickRenditions(now: now)
     }
 }

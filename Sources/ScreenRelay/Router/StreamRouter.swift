@@ -55,6 +55,8 @@ public struct StreamRouter<Frame> {
     var shares: TokenShares
     var streams: [UInt32: RoutedStream<Frame>] = [:]
     var nextStreamId: UInt32 = 1
+    /// Which streams can have, or have, a rendition, and who waits for one (protocol 7).
+    var renditions = RenditionBook()
 
     /// Joins and leaves are told to the members at most this often, those that cancel out within it not at all.
     static var announcementSeconds: Double { 1 }
@@ -72,9 +74,10 @@ public struct StreamRouter<Frame> {
     }
 
     public var isEmpty: Bool { connections.isEmpty }
-    public var streamInfos: [StreamInfo] { streams.keys.sorted().compactMap { streams[$0]?.info } }
-    /// How many streams are published (without building ``streamInfos``: asked after every frame).
-    public var streamCount: Int { streams.count }
+    /// The published streams, renditions left out (they are not announced).
+    public var streamInfos: [StreamInfo] { streams.keys.sorted().compactMap { streams[$0]?.info }.filter { $0.renditionOf == nil } }
+    /// How many streams are published, renditions left out (without building ``streamInfos``: asked after every frame).
+    public var streamCount: Int { streams.count - renditions.primaryOf.count }
     public var connectionInfos: [ConnectionInfo] { connectionOrder.compactMap { connections[$0] } }
     public func streamInfo(_ streamId: UInt32) -> StreamInfo? { streams[streamId]?.info }
     public func subscriberCount(of streamId: UInt32) -> Int { streams[streamId]?.subscribers.count ?? 0 }
@@ -155,7 +158,7 @@ public struct StreamRouter<Frame> {
 
     /// A client left (closed, failed or was closed): its streams end, and everyone is told (its departure on a later
     /// ``tick(now:)``).
-    public mutating func disconnect(_ connectionId: String) -> [Action] {
+    public mutating func disconnect(_ connectionId: String, now: Double = 0) -> [Action] {
         guard connections.removeValue(forKey: connectionId) != nil else { return [] }
         connectionOrder.removeAll { $0 == connectionId }
         signals.forget(connectionId)
@@ -163,11 +166,12 @@ public struct StreamRouter<Frame> {
         var actions: [Action] = []
         for streamId in streams.keys.sorted() {
             if streams[streamId]?.info.connectionId == connectionId {
-                actions += endStream(streamId, reason: "disconnected")
+                actions += endStream(streamId, reason: "disconnected", now: now)
             } else {
                 streams[streamId]?.subscribers.remove(connectionId)
             }
         }
+        renditions.forget(connectionId)
         shares.leave(connectionId)
         membership.left(connectionId)
         return actions

@@ -88,7 +88,7 @@ actor SessionHub {
         links.forget(connectionId)
         if outlets.isEmpty { emptySince = .now }
         metrics.add(.connections, -1)
-        perform(router.disconnect(connectionId))
+        perform(router.disconnect(connectionId, now: Self.now()))
         noteStreams()
     }
 
@@ -120,7 +120,8 @@ actor SessionHub {
         metrics.add(.framesIn)
         metrics.add(.bytesIn, buffer.readableBytes)
         let (admitted, actions) = router.receive(buffer, header: header, size: buffer.readableBytes, from: connectionId, now: Self.now())
-        if admitted, let stream = router.streamInfo(header.streamID) {
+        // A rendition is for the viewers that need it: archives record the stream as published.
+        if admitted, let stream = router.streamInfo(header.streamID), stream.renditionOf == nil {
             recorder?.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond, audio: stream.properties.audio)
             if let configuration = liveHLS.startsOnFrame { _ = startHLS(configuration) }
             liveHLS.frame(buffer, header: header, stream: stream, isPublished: { router.streamInfo($0) != nil })
