@@ -12,6 +12,16 @@ public enum VideoCodec: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 extension VideoCodec {
+    /// The codec as people know it: "AV1", "VP9", "VP8", "H.264".
+    public var displayName: String {
+        switch self {
+        case .vp8: "VP8"
+        case .vp9: "VP9"
+        case .av1: "AV1"
+        case .h264: "H.264"
+        }
+    }
+
     /// The lowest VP9 level (10: 1.0 … 62: 6.2; VP8 in MP4 reuses the table) whose maximum luma picture size and
     /// sample rate a stream of this size and frame rate fits.
     public static func vpxLevel(width: Int, height: Int, framesPerSecond: Double) -> Int {

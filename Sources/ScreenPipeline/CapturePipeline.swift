@@ -70,11 +70,14 @@ public final class CapturePipeline: FrameConsumer {
     private var appliedTargetKbps: Int?
     /// Whether the machine keeps up with encoding.
     private var load: EncodeLoad?
+    /// A second rendition a relay asked for, coded from the same frames.
+    private let rendition: RenditionEncoding?
 
     public init(
         configuration: Configuration, encoder: any VideoEncoder, sinks: [any EncodedFrameSink], stop: StopSignal,
-        statistics: PipelineStatistics = PipelineStatistics()
+        statistics: PipelineStatistics = PipelineStatistics(), rendition: RenditionEncoding? = nil
     ) {
+        self.rendition = rendition
         self.configuration = configuration
         self.encoder = encoder
         self.sinks = sinks
@@ -87,8 +90,13 @@ public final class CapturePipeline: FrameConsumer {
         statistics.countCaptured()
         statistics.setWindowsCovered(frame.covers.windowCount)
         if isPaused(at: frame.captureTime) { return }
+        renditionNeedsPicture = rendition?.update() == true || renditionNeedsPicture || sizeChanged
         try encodeChange(frame, sizeChanged: sizeChanged)
     }
+
+    /// The rendition has just started, or its keyframe was asked for: its next frame is a keyframe, sent on this
+    /// tick even when the screen is idle.
+    private var renditionNeedsPicture = false
 
     private func encodeChange(_ frame: VideoFrame, sizeChanged: Bool) throws {
         if resumeWithKeyframe {
@@ -109,6 +117,15 @@ public final class CapturePipeline: FrameConsumer {
         checkDuration(time)
         if isPaused(at: time) { return }
         if configuration.pacing?.holdsFrames == true { return }
+        renditionNeedsPicture = rendition?.update() == true || renditionNeedsPicture
+        if renditionNeedsPicture, let rendition, !heldChanges {
+            // The rendition's first picture, or its asked-for keyframe, on an idle screen: its encoder converts the
+            // whole picture on its first frame, so nothing needs marking as changed.
+            frame.changedRects.removeAll(keepingCapacity: true)
+            frame.metadata = configuration.metadata.metadata(for: frame)
+            renditionNeedsPicture = false
+            try rendition.encode(frame, refinement: false, keyframe: true, primaryTargetKbps: appliedTargetKbps ?? configuration.pacing?.targetKbps)
+        }
         if heldChanges {
             // The link takes frames again: what changed while it did not goes now.
             frame.changedRects.removeAll(keepingCapacity: true)
@@ -124,7 +141,7 @@ public final class CapturePipeline: FrameConsumer {
             try send(frame)
             return
         }
-        if let still = configuration.refineAfter, encoder.hasUnrefinedChanges, let lastChangeTime,
+        if let still = configuration.refineAfter, encoder.hasUnrefinedChanges || rendition?.hasUnrefinedChanges == true, let lastChangeTime,
             (time - lastChangeTime).seconds >= still
         {
             statistics.countRefinement()
@@ -160,6 +177,7 @@ public final class CapturePipeline: FrameConsumer {
     private func isHeld(_ frame: VideoFrame) -> Bool {
         guard configuration.pacing?.holdsFrames == true || load?.skipsNextFrame() == true else { return false }
         encoder.skip(frame)
+        rendition?.skip(frame)
         heldChanges = true
         statistics.countHeld()
         return true
@@ -180,6 +198,11 @@ public final class CapturePipeline: FrameConsumer {
             try encoder.refine(frame) { try emit($0) }
         } else {
             try encoder.encode(frame) { try emit($0) }
+        }
+        if let rendition {
+            let keyframe = renditionNeedsPicture
+            renditionNeedsPicture = false
+            try rendition.encode(frame, refinement: refinement, keyframe: keyframe, primaryTargetKbps: appliedTargetKbps)
         }
         let finished = clock.now()
         let nanoseconds = clock.nanoseconds(fromTicks: finished - started)

@@ -15,27 +15,36 @@ public import ScreenTransport
 /// ``UplinkController``: the encoder's target rate and when it holds frames back go to the capture thread
 /// through `pacing`. Frames are held while one waits to be sent or while more is in flight than the link carries
 /// in the controller's target delay, so no socket buffer below holds more than that either.
+///
+/// With a relay of protocol 7, it offers a second rendition in each codec of `renditionCodecs` (`publish` with
+/// `renditions`): when the relay asks (`startRendition`), `renditions` tells the capture thread to encode it, its
+/// frames come through ``renditionSink`` into a queue of their own, and they go out as a stream of their own
+/// (`publishRendition`) after the share's own frames; when the relay says it is no longer needed, it is
+/// unpublished.
 public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     public let transport: any RelayTransport
     public let streamName: String
     private let token: String
-    private let logger: Logger
+    let logger: Logger
     private let clock = MonotonicClock()
     public let pictureRequests: PictureRequests
     private let onSignal: @Sendable (Signal) -> Void
-    private let state: Locked<State>
+    let state: Locked<State>
     public let reconnection: ReconnectStateMachine.Policy
     /// Ends a backoff wait as soon as the stream is finished.
     private let finishedEvent = OneShotEvent()
     /// Where the uplink controller's say goes to the capture thread.
     private let pacing: EncoderPacing.Voice?
+    /// The second rendition asked of the capture thread, and the codecs it may be in.
+    public let renditions: RenditionRequests
+    let renditionCodecs: [VideoCodec]
 
     /// Seconds of capture time the queued frames may span before new deltas are dropped until a keyframe.
     static let queueSeconds = 2.0
     /// Audio frames (20 ms each) the network side may fall behind by before the oldest are dropped.
     static let audioQueueLimit = 25
 
-    private struct PendingAudio: Sendable {
+    struct PendingAudio: Sendable {
         var codec: AudioCodec
         var payload: [UInt8]
         var channels: Int
@@ -45,7 +54,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         var isSilence: Bool
     }
 
-    private struct PendingFrame: QueuedVideoFrame {
+    struct PendingFrame: QueuedVideoFrame {
         var codec: VideoCodec
         var payload: [UInt8]
         var isKeyframe: Bool
@@ -60,9 +69,13 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         var byteCount: Int { payload.count }
     }
 
-    private struct State: Sendable {
+    struct State: Sendable {
         var queue = PublishQueue<PendingFrame, PendingAudio>(
             maximumVideoSeconds: RelayPublisher.queueSeconds, audioLimit: RelayPublisher.audioQueueLimit)
+        /// The second rendition's frames (no sound: it is the stream's own).
+        var renditionQueue = PublishQueue<PendingFrame, PendingAudio>(maximumVideoSeconds: RelayPublisher.queueSeconds, audioLimit: 0)
+        /// The rendition's stream id on this connection, once published.
+        var renditionStreamId: UInt32?
         var pacing: PublisherPacing
         var announced: AnnouncedProperties
         /// The relay of the current connection takes temporal layer ids in the media header (protocol 3).
@@ -79,8 +92,11 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         transport: any RelayTransport, token: String, streamName: String = "screen", framesPerSecond: Double,
         pictureRequests: PictureRequests = PictureRequests(), reconnection: ReconnectStateMachine.Policy = .init(),
         audio: AudioProperties? = nil, uplink: UplinkController.Configuration? = nil, pacing: EncoderPacing.Voice? = nil,
+        renditions: RenditionRequests = RenditionRequests(), renditionCodecs: [VideoCodec] = [],
         logger: Logger, onSignal: @escaping @Sendable (Signal) -> Void = { _ in }
     ) {
+        self.renditions = renditions
+        self.renditionCodecs = renditionCodecs
         self.pacing = pacing
         self.reconnection = reconnection
         self.onSignal = onSignal
@@ -113,7 +129,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     private func seconds() -> Double { Double(clock.nanoseconds(fromTicks: clock.now())) / 1e9 }
 
     /// Tells the capture thread what the uplink allows (``PublisherPacing/advice(queuedFrames:queuedBytes:)``).
-    private func updatePacing(_ state: State) {
+    func updatePacing(_ state: State) {
         guard let pacing else { return }
         let advice = state.pacing.advice(queuedFrames: state.queue.queuedVideoFrames, queuedBytes: state.queue.queuedVideoBytes)
         if let target = advice.targetKbps { pacing.setTarget(kbps: target) }
@@ -219,9 +235,13 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             state.wakeUp?.finish()
             state.wakeUp = wakeUp
             if state.queue.startNewStream() { pictureRequests.requestKeyframe() }
+            _ = state.renditionQueue.startNewStream()
+            state.renditionStreamId = nil
             state.pacing.connectionChanged()
             updatePacing(state)
         }
+        // A new connection's relay asks for a rendition when its viewers need one.
+        renditions.want(nil)
         wakeUp.yield()
         try await RelayClient.connect(transport: transport, token: token, client: "screenpub/\(ScreenpubVersion.current)", logger: logger) { [self] link, events in
             guard let welcome = try await events.nextControl() else {
@@ -238,13 +258,19 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                 $0.relayReadsLayers = protocolVersion >= 3
             }
             logger.info("connected to \(endpoint), session \(sessionId)")
-            // The relay's answers to `publish`, from the reader to the sender.
+            // The relay's answers to `publish` and `publishRendition`, from the reader to the sender.
             let (publishedIds, published) = AsyncStream<UInt32>.makeStream()
+            let (renditionIds, renditionPublished) = AsyncStream<UInt32>.makeStream()
             // Sending runs beside reading; when sending is done it closes the link, which ends reading.
-            let sender = Task { try await self.sendFrames(link, publishedIds: publishedIds, wakeUps: wakeUps) }
+            let sender = Task {
+                try await self.sendFrames(link, publishedIds: publishedIds, renditionIds: renditionIds, wakeUps: wakeUps, offersRenditions: protocolVersion >= 7)
+            }
             do {
-                defer { published.finish() }
-                try await self.readEvents(events, published: published)
+                defer {
+                    published.finish()
+                    renditionPublished.finish()
+                }
+                try await self.readEvents(events, published: published, renditionPublished: renditionPublished)
             } catch {
                 sender.cancel()
                 throw error
@@ -253,10 +279,23 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         }
     }
 
-    private func readEvents(_ events: RelayEvents, published: AsyncStream<UInt32>.Continuation) async throws {
+    private func readEvents(
+        _ events: RelayEvents, published: AsyncStream<UInt32>.Continuation, renditionPublished: AsyncStream<UInt32>.Continuation
+    ) async throws {
         while let event = try await events.next() {
             guard case .control(let message) = event else { continue }
             switch message {
+            case .published(let stream) where stream.renditionOf != nil:
+                renditionPublished.yield(stream.streamId)
+                state.withLock { $0.renditionStreamId = stream.streamId }
+                logger.info("publishing the \(stream.properties.codec) rendition of the share as stream \(stream.streamId), for viewers that decode nothing else")
+            case .startRendition(_, let codec) where renditionCodecs.contains(codec):
+                renditions.want(codec)
+            case .stopRendition(_, let codec) where renditions.wantedCodec == codec:
+                renditions.want(nil)
+                state.value.wakeUp?.yield()
+            case .requestKeyframe(let streamId) where streamId == state.value.renditionStreamId:
+                renditions.requestKeyframe()
             case .published(let stream):
                 published.yield(stream.streamId)
                 state.withLock { $0.connection.streamId = stream.streamId }
@@ -290,8 +329,12 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
 
     /// The sender of one connection: on each wake-up, announces what changed of the stream, then sends the queued
     /// sound and pictures until the queue is empty; once finished, unpublishes and closes the link.
-    private func sendFrames(_ link: RelayLink, publishedIds: AsyncStream<UInt32>, wakeUps: AsyncStream<Void>) async throws {
-        var sender = StreamSender(link: link, answers: publishedIds.makeAsyncIterator())
+    private func sendFrames(
+        _ link: RelayLink, publishedIds: AsyncStream<UInt32>, renditionIds: AsyncStream<UInt32>, wakeUps: AsyncStream<Void>, offersRenditions: Bool
+    ) async throws {
+        var sender = StreamSender(
+            link: link, answers: publishedIds.makeAsyncIterator(), renditionAnswers: renditionIds.makeAsyncIterator(),
+            offersRenditions: offersRenditions)
         for await _ in wakeUps {
             try await announceChanges(&sender)
             while true {
@@ -304,11 +347,15 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                 }
                 if let frame = next {
                     try await sendVideo(frame, readsLayers: layers, &sender)
+                } else if let frame = state.withLock({ $0.renditionQueue.nextVideo() }) {
+                    // The rendition's frames after the share's own: its viewers are the ones that can wait.
+                    try await sendRendition(frame, &sender)
                 } else if finished {
                     if let published = sender.published { try await link.send(.unpublish(streamId: published.id)) }
                     try await link.close()
                     return
                 } else {
+                    try await unpublishStoppedRendition(&sender)
                     break
                 }
             }
@@ -316,12 +363,18 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     }
 
     /// One connection's sender: the stream as published on it, and its sequence numbers.
-    private struct StreamSender {
+    struct StreamSender {
         let link: RelayLink
         var answers: AsyncStream<UInt32>.Iterator
+        var renditionAnswers: AsyncStream<UInt32>.Iterator
+        /// The relay takes renditions (protocol 7).
+        let offersRenditions: Bool
         var published: (id: UInt32, properties: StreamProperties, revision: Int)?
         var sequence: UInt64 = 0
         var audioSequence: UInt64 = 0
+        /// The second rendition as published on this connection, and its sequence numbers.
+        var rendition: (id: UInt32, codec: VideoCodec)?
+        var renditionSequence: UInt64 = 0
     }
 
     /// Tells the relay of a pause, mute or new frame rate since the stream was announced.
@@ -353,7 +406,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         if let stream = sender.published {
             published = stream
         } else {
-            published = try await publish(frame, link: sender.link, answers: &sender.answers)
+            published = try await publish(frame, link: sender.link, answers: &sender.answers, offersRenditions: sender.offersRenditions)
             sender.published = published
         }
         let sequence = sender.sequence
@@ -378,13 +431,15 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
 
     /// Sends `publish` and waits for the relay's `published`, which ``readEvents(_:published:)`` passes on.
     private func publish(
-        _ frame: PendingFrame, link: RelayLink, answers: inout AsyncStream<UInt32>.Iterator
+        _ frame: PendingFrame, link: RelayLink, answers: inout AsyncStream<UInt32>.Iterator, offersRenditions: Bool
     ) async throws -> (id: UInt32, properties: StreamProperties, revision: Int) {
         let (announced, acknowledged, readsLayers) = state.withLock { ($0.announced, $0.pacing.measures, $0.relayReadsLayers) }
         let properties = announced.properties(codec: frame.codec, width: frame.width, height: frame.height, keyframe: frame.payload)
         // Every frame screenpub codes above layer 0 predicts only from the newest layer-0 frame, and none from it
         // (ScreenCodec's TemporalLayers): a relay may leave out or send each one on its own.
-        try await link.send(.publish(name: streamName, properties: properties, acks: acknowledged, discardableLayers: readsLayers, refreshes: true))
+        let offers = offersRenditions ? renditionCodecs.filter { $0 != frame.codec } : []
+        try await link.send(.publish(
+            name: streamName, properties: properties, acks: acknowledged, discardableLayers: readsLayers, refreshes: true, renditions: offers))
         guard let id = await answers.next() else {
             throw RelayClientError(.closed, "the relay closed the connection before accepting the stream")
         }

@@ -23,6 +23,8 @@ public struct SubscriptionSummary: Sendable {
     /// The connection closed before the stream ended, the frame limit was reached or it was stopped: the relay
     /// went away (or closed it), and what was received may be short of what was asked for.
     public var connectionLost = false
+    /// The codec of the rendition the relay last sent the stream in (protocol 7); nil: the stream as published.
+    public var rendition: VideoCodec?
 }
 
 /// Subscribes to one stream of a session (the seed's `OTSubscriber`): picks the stream (a given id, or the
@@ -38,9 +40,15 @@ public struct StreamSubscriber: Sendable {
     public let token: String
     public let streamId: UInt32?
     public let client: String
+    /// What it tells the relay it decodes (protocol 7's `decodes`); nil: it decodes whatever is published.
+    public let decodes: [String]?
     let logger: Logger
 
-    public init(transport: any RelayTransport, token: String, streamId: UInt32? = nil, client: String = "screensub", logger: Logger) {
+    public init(
+        transport: any RelayTransport, token: String, streamId: UInt32? = nil, client: String = "screensub", decodes: [String]? = nil,
+        logger: Logger
+    ) {
+        self.decodes = decodes
         self.transport = transport
         self.token = token
         self.streamId = streamId
@@ -64,7 +72,7 @@ public struct StreamSubscriber: Sendable {
         onReceptionChanged: @escaping @Sendable (Reception, _ streamFramesPerSecond: Double) -> Void = { _, _ in }
     ) async throws -> SubscriptionSummary {
         let wanted = streamId
-        let logger = logger
+        let (logger, decodes) = (logger, decodes)
         return try await RelayClient.connect(transport: transport, token: token, client: client, logger: logger) { link, events in
             var summary = SubscriptionSummary()
             var decoder: (any VideoDecoder)?
@@ -75,6 +83,8 @@ public struct StreamSubscriber: Sendable {
             var sink: (any EncodedFrameSink)?
             /// The sink's audio side, when it takes sound (looked up once, not per frame).
             var audioSink: (any EncodedAudioSink)?
+            /// The rendition whose frames carry the stream's pictures (`renditionChanged`), if one does.
+            var renditionId: UInt32?
             defer { try? sink?.finish() }
 
             func choose(_ candidates: [StreamInfo]) async throws {
@@ -88,7 +98,7 @@ public struct StreamSubscriber: Sendable {
                 renderer = try makeRenderer?(chosen)
                 sink = try makeSink?(chosen)
                 audioSink = sink as? any EncodedAudioSink
-                try await link.send(.subscribe(streamId: chosen.streamId, audio: audio, layers: true, catchUp: true))
+                try await link.send(.subscribe(streamId: chosen.streamId, audio: audio, layers: true, catchUp: true, decodes: decodes))
             }
 
             while true {
@@ -116,6 +126,11 @@ public struct StreamSubscriber: Sendable {
                 case .control(.streamPropertyChanged(let id, let properties)) where id == summary.stream?.streamId:
                     summary.stream?.properties = properties
                     if let stream = summary.stream { onPropertiesChanged(stream) }
+                case .control(.renditionChanged(let id, let rendition)) where id == summary.stream?.streamId:
+                    renditionId = rendition?.streamId
+                    summary.rendition = rendition?.properties.codec
+                    waitingForKeyframe = true
+                    logger.debug("the relay sends the stream as \(rendition.map { "its \($0.properties.codec) rendition, stream \($0.streamId)" } ?? "published")")
                 case .control(.subscriptionChanged(let id, let highestLayer, let layers, let waiting)) where id == summary.stream?.streamId:
                     let reception = Reception(highestLayer: highestLayer, layers: layers, waitingForKeyframe: waiting)
                     onReceptionChanged(reception, summary.stream?.properties.estimatedFramesPerSecond ?? 0)
@@ -131,7 +146,7 @@ public struct StreamSubscriber: Sendable {
                             isSilence: header.isSilence))
                     }
                 case .media(let header, let payload):
-                    guard header.streamID == summary.stream?.streamId else { continue }
+                    guard header.streamID == (renditionId ?? summary.stream?.streamId) else { continue }
                     summary.framesReceived += 1
                     let catchUp = header.flags.isCatchUp
                     if catchUp { summary.catchUpFrames += 1 }

@@ -24,6 +24,8 @@ public final class Share: Sendable {
     let started = StartupReport()
     let pause = PauseSwitch()
     let pictureRequests = PictureRequests()
+    /// The second rendition relays ask for while their viewers need it (``renditionCodec(for:)``).
+    let renditionRequests = RenditionRequests()
     /// The destinations' say on the encoder's rate and when to hold frames back.
     let pacing = EncoderPacing()
     let control: Locked<ShareControl>
@@ -75,7 +77,8 @@ public final class Share: Sendable {
         let context = DestinationContext(
             pictureRequests: pictureRequests, pacing: pacing, bitrateKbps: configuration.capture.encoder.bitrateKbps,
             framesPerSecond: configuration.capture.framesPerSecond,
-            videoCodec: configuration.capture.encoder.codec, audio: sound?.properties, audioPreSkip: sound?.preSkip ?? 312,
+            videoCodec: configuration.capture.encoder.codec,
+            renditions: Self.renditionCodec(for: configuration.capture.encoder.codec).map { (renditionRequests, $0) }, audio: sound?.properties, audioPreSkip: sound?.preSkip ?? 312,
             options: configuration.destinationOptions, environment: configuration.environment,
             onSignal: ChatNotifier(logger: logger, notifies: configuration.notifyChat, environment: configuration.environment).receive,
             logger: logger)
@@ -335,9 +338,28 @@ public final class Share: Sendable {
                 configuration: CapturePipeline.Configuration(
                     metadata: current.metadata, keepaliveInterval: current.keepaliveInterval, duration: current.duration,
                     pictureRequests: pictureRequests, pause: pause, pacing: pacing, framesPerSecond: current.framesPerSecond),
-                encoder: makeVideoEncoder(encoder), sinks: outputs, stop: stop, statistics: statistics)
+                encoder: makeVideoEncoder(encoder), sinks: outputs, stop: stop, statistics: statistics,
+                rendition: makeRenditionEncoding(primary: encoder))
             if isFirst { started.succeed() }
             return .init(source: made.source, pipeline: pipeline, sinks: outputs, framesPerSecond: current.framesPerSecond)
+        }
+    }
+
+    /// The codec of the second rendition relays may ask for: H.264, which every browser and player decodes, beside
+    /// any other codec; none beside H.264 itself.
+    static func renditionCodec(for codec: VideoCodec) -> VideoCodec? { codec == .h264 ? nil : .h264 }
+
+    /// The second rendition's encoder, made when a relay asks for it: the share's settings in 4:2:0 (H.264 has
+    /// no other here), its rate a share of the primary's (``RenditionEncoding/rateShare``).
+    private func makeRenditionEncoding(primary: VideoEncoderConfiguration) -> RenditionEncoding? {
+        let sinks = destinations.value.compactMap { $0.makeRenditionSink() }
+        guard !sinks.isEmpty, Self.renditionCodec(for: primary.codec) != nil else { return nil }
+        return RenditionEncoding(requests: renditionRequests, sinks: sinks) { codec in
+            var configuration = primary
+            (configuration.codec, configuration.chroma, configuration.chromaFollowsContent) = (codec, .yuv420, false)
+            (configuration.speed, configuration.followsNetwork) = (nil, true)
+            configuration.bitrateKbps = max(RateControl.lowestKbps, Int(Double(primary.bitrateKbps) * RenditionEncoding.rateShare))
+            return makeVideoEncoder(configuration)
         }
     }
 

@@ -18,6 +18,8 @@ public struct LiveSubscription: Sendable {
     public let stream: UInt32?
     public let frameLimit: Int?
     public let decodes: Bool
+    /// What it tells the relay it decodes (`--decodes-only`); nil: nothing, the stream as published.
+    public let decodesOnly: [String]?
     public let framesDirectory: String?
     public let outputPath: String?
     public let printsMetadata: Bool
@@ -29,7 +31,7 @@ public struct LiveSubscription: Sendable {
         logger.logLevel = verbose ? .debug : .warning
         let subscriber = StreamSubscriber(
             transport: WebSocketTransport(url: RelayEndpoint.webSocketURL(server: server), trust: trust), token: token, streamId: stream,
-            client: "screensub/\(ScreenpubVersion.current)", logger: logger)
+            client: "screensub/\(ScreenpubVersion.current)", decodes: decodesOnly, logger: logger)
         let summary: SubscriptionSummary
         do {
             summary = try await Self.untilShutdownSignal(logger: logger) { try await subscribe(subscriber, output: output.line) }

@@ -52,6 +52,7 @@ extension SubscriberOptions {
         if let server, let token {
             return .live(LiveSubscription(
                 server: server, token: token, trust: trust, stream: stream, frameLimit: count, decodes: !noDecode,
+                decodesOnly: decodesOnly.map(SubscriberOptions.codecStrings),
                 framesDirectory: frames, outputPath: output, printsMetadata: printMetadata, json: json, verbose: verbose))
         }
         return input.map { .recording(RecordingDump(path: $0, decodes: !noDecode, framesDirectory: frames, printsMetadata: printMetadata, json: json)) }

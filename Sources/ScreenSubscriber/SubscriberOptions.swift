@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Foundation
+import ScreenWire
 import ScreenSession
 import ScreenTransportClient
 
@@ -58,6 +59,11 @@ public struct SubscriberOptions: ParsableArguments {
     @Flag(help: "Do not decode the frames (only read the container).")
     var noDecode = false
 
+    @Option(help: ArgumentHelp(
+        "With --server: say that only these codecs are decoded here, as comma-separated codec strings or their beginnings (avc1.42 for H.264, av01.0, vp09.00): the relay sends the stream in one of them, asking the publisher for an H.264 rendition if it must. Default: say nothing, and get the stream as published (screensub decodes AV1, VP9, VP8 and H.264).",
+        valueName: "codecs"))
+    var decodesOnly: String?
+
     /// Refuses what cannot run, in a sentence naming the options (`ValidationError`). The command's `validate()`
     /// calls it: ArgumentParser says an option group's own refusal of an empty command line as the whole help.
     public func check() throws {
@@ -84,6 +90,20 @@ public struct SubscriberOptions: ParsableArguments {
             do { try ClientTrust(caFile: caFile).validate() } catch { throw ValidationError("--ca-file: \(error.message)") }
         }
         if to != nil && !chat { throw ValidationError("--to goes with --chat") }
+        if let decodesOnly {
+            guard server != nil, !chat else { throw ValidationError("--decodes-only goes with --server") }
+            let codecs = Self.codecStrings(decodesOnly)
+            guard !codecs.isEmpty, codecs.count <= ControlMessage.maximumDecodes,
+                codecs.allSatisfy({ $0.utf8.count <= ControlMessage.maximumCodecStringBytes && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." } })
+            else {
+                throw ValidationError("--decodes-only takes 1 to \(ControlMessage.maximumDecodes) codec strings such as avc1.42,av01.0 (letters, digits and dots)")
+            }
+        }
+    }
+
+    /// `--decodes-only`'s codec strings.
+    static func codecStrings(_ list: String) -> [String] {
+        list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     /// The token for --server, from --token-file, $SCREENSUB_TOKEN or --token (one of them).

@@ -41,11 +41,13 @@ public enum SubscriptionLines {
     /// The last line: what arrived and how the subscription ended.
     public static func summary(_ summary: SubscriptionSummary, json: Bool) -> String {
         if json {
-            return #"{"kind":"summary","framesReceived":\#(summary.framesReceived),"framesRendered":\#(summary.framesRendered),"catchUpFrames":\#(summary.catchUpFrames),"staleFrames":\#(summary.staleFrames),"audioFramesReceived":\#(summary.audioFramesReceived)}"#
+            let rendition = summary.rendition.map { #","rendition":"\#($0.rawValue)""# } ?? ""
+            return #"{"kind":"summary","framesReceived":\#(summary.framesReceived),"framesRendered":\#(summary.framesRendered),"catchUpFrames":\#(summary.catchUpFrames),"staleFrames":\#(summary.staleFrames),"audioFramesReceived":\#(summary.audioFramesReceived)\#(rendition)}"#
         }
         let sound = summary.audioFramesReceived > 0 ? ", \(summary.audioFramesReceived) audio frames" : ""
         let catchUp = summary.catchUpFrames > 0 ? ", \(summary.catchUpFrames) catch-up" : ""
-        return "\(summary.framesReceived) frames received, \(summary.framesRendered) decoded\(sound)\(catchUp); \(summary.ending)"
+        let rendition = summary.rendition.map { " (its \($0.displayName) rendition)" } ?? ""
+        return "\(summary.framesReceived) frames received\(rendition), \(summary.framesRendered) decoded\(sound)\(catchUp); \(summary.ending)"
     }
 
     /// Why screensub exits 1 after the summary when the relay went away.

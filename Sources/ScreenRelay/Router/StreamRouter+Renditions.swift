@@ -1,5 +1,5 @@
 import ScreenMedia
-public import ScreenWire
+import ScreenWire
 
 /// Renditions (protocol 7): a subscriber gets a stream in a codec it decodes, the publisher asked for a second
 /// encoding when none of what is sent fits (``RenditionBook``). A rendition is a stream of the router like any

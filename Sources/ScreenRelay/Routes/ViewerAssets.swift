@@ -1,7 +1,7 @@
 import Foundation
 
 /// The browser pages' files (the live viewer: index.html, viewer.js with its modules — wire.js, session.js,
-/// view.js, video-player.js, audio-player.js, connection.js, chat-view.js, stream-list.js, archive-panel.js,
+/// view.js, video-player.js, h264.js, audio-player.js, connection.js, chat-view.js, stream-list.js, archive-panel.js,
 /// viewer-hls.js, hls-playlist.js — viewer-audio-worklet.js and viewer.css; the archive view: archive.html, archive.js), read once
 /// at start.
 ///
@@ -22,6 +22,7 @@ struct ViewerAssets: Sendable {
         ("view.js", "text/javascript; charset=utf-8"),
         ("session.js", "text/javascript; charset=utf-8"),
         ("video-player.js", "text/javascript; charset=utf-8"),
+        ("h264.js", "text/javascript; charset=utf-8"),
         ("audio-player.js", "text/javascript; charset=utf-8"),
         ("connection.js", "text/javascript; charset=utf-8"),
         ("chat-view.js", "text/javascript; charset=utf-8"),

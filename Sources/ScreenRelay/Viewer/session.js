@@ -86,6 +86,12 @@ export function reduce(state, message) {
       effects.push({ type: 'status', text: `Watching ${state.streams.get(message.streamId)?.name || 'stream ' + message.streamId}` },
         { type: 'showPaused' });
       break;
+    case 'renditionChanged':
+      if (message.streamId === state.currentStreamId) {
+        state.renditionStreamId = message.rendition ? message.rendition.streamId : null;
+        effects.push({ type: 'rendition', stream: message.rendition || state.streams.get(message.streamId) });
+      }
+      break;
     case 'subscriptionChanged':
       if (message.streamId === state.currentStreamId) {
         const stream = state.streams.get(message.streamId);

@@ -1,6 +1,7 @@
 // The live viewer's picture: one stream's frames decoded with WebCodecs into the page's canvas, never showing
 // the past as live (catch-up pictures are decoded, not shown; an older picture never replaces a newer one).
-import { CODEC_NAME, HEADER_SIZE, decoderCodecString, describeMetadata, median, unsupportedCodecText } from './wire.js';
+import { CODEC_H264, CODEC_NAME, HEADER_SIZE, decoderCodecString, describeMetadata, median, unsupportedCodecText } from './wire.js';
+import { sameBytes, toAvc } from './h264.js';
 import { page, showProblem } from './view.js';
 
 const BT601 = { primaries: 'smpte170m', transfer: 'smpte170m', matrix: 'smpte170m', fullRange: false };
@@ -18,6 +19,7 @@ export class VideoPlayer {
     this.decoder = null;
     this.codec = null;
     this.codecString = null;
+    this.description = null; // H.264: the avcC record the decoder was configured with
     this.waitingForKeyframe = true;
     this.unsupported = false; // no decoder for the stream here: told once, nothing more is decoded
     this.pending = new Map(); // chunk timestamp → the frame's header fields
@@ -42,9 +44,20 @@ export class VideoPlayer {
       return;
     }
     // An AV1 keyframe names its profile and level: a new one (a new picture size) means a new configuration.
-    const codecString = decoderCodecString(this.stream.properties, frame.codec);
-    if (!this.decoder || this.decoder.state === 'closed' || this.codec !== frame.codec || this.codecString !== codecString) {
-      this.openDecoder(frame.codec, codecString);
+    let codecString = decoderCodecString(this.stream.properties, frame.codec);
+    let data = frame.payload;
+    let description = null;
+    if (frame.codec === CODEC_H264) {
+      // Annex B on the wire; the avc form (a description from the keyframe's SPS and PPS) for every engine.
+      const avc = toAvc(frame.payload);
+      if (!avc) { this.skip('an H.264 frame with no picture in it'); return; }
+      data = avc.data;
+      description = avc.description || this.description;
+      codecString = avc.codecString || this.codecString || codecString;
+    }
+    if (!this.decoder || this.decoder.state === 'closed' || this.codec !== frame.codec || this.codecString !== codecString
+      || !sameBytes(description, this.description)) {
+      this.openDecoder(frame.codec, codecString, description);
     }
     this.waitingForKeyframe = false;
     this.pending.set(frame.sequence, frame);
@@ -52,24 +65,39 @@ export class VideoPlayer {
       this.decoder.decode(new EncodedVideoChunk({
         type: frame.keyframe ? 'key' : 'delta',
         timestamp: frame.sequence,
-        data: frame.payload,
+        data,
       }));
     } catch (error) {
       this.fail(error);
     }
   }
 
-  openDecoder(codec, codecString) {
+  openDecoder(codec, codecString, description) {
     this.closeDecoder();
     this.codec = codec;
     this.codecString = codecString;
+    this.description = description;
     this.state.codecString = codecString;
     this.decoder = new VideoDecoder({
       output: (picture) => this.show(picture),
       error: (error) => this.fail(error),
     });
     // screenpub converts with libyuv's BT.601 studio-range matrix; VP8 cannot say so in its bitstream.
-    this.decoder.configure({ codec: codecString, optimizeForLatency: true, colorSpace: BT601 });
+    const config = { codec: codecString, optimizeForLatency: true, colorSpace: BT601 };
+    if (description) config.description = description;
+    this.decoder.configure(config);
+  }
+
+  /// The relay now sends this subscription's pictures in another rendition (protocol 7's `renditionChanged`:
+  /// `stream` is the rendition, or the stream itself): a decoder of its codec from its first keyframe, its own
+  /// frame numbers.
+  useRendition(stream) {
+    this.stream = stream;
+    this.closeDecoder();
+    this.description = null;
+    this.unsupported = false;
+    this.shownSequence = null;
+    this.waitingForKeyframe = true;
   }
 
   show(picture) {

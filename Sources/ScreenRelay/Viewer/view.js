@@ -55,8 +55,13 @@ export function createViewerState() {
     decoderErrors: 0,
     lastMetadata: null,
     lastLatencyMs: null,
-    /// The WebCodecs codec string the decoder was configured with (the one the publisher announced).
+    /// The WebCodecs codec string the decoder was configured with (the one the publisher announced, or the
+    /// rendition's that serves this page).
     codecString: null,
+    /// What this page told the relay it decodes (`subscribe`'s `decodes`), and the stream id of the rendition that
+    /// serves it (null: the stream as published).
+    decodes: [],
+    renditionStreamId: null,
     width: 0,
     height: 0,
     problem: null,

@@ -4,7 +4,7 @@
 // the chat (chat-view.js), the stream list (stream-list.js) and, for moderators, the recordings
 // (archive-panel.js). The wire format is docs/protocol.md, read by wire.js.
 
-import { CODEC_AV1, CODEC_NAME, CODEC_VP9, WEBCODECS_CODEC, parseMediaFrame } from './wire.js';
+import { CODEC_AV1, CODEC_H264, CODEC_NAME, CODEC_VP9, H264_RENDITION_PREFIX, WEBCODECS_CODEC, decoderCodecString, parseMediaFrame } from './wire.js';
 import { reduce } from './session.js';
 import { createViewerState, page, setStatus, showProblem } from './view.js';
 import { HLSPlayer } from './viewer-hls.js';
@@ -64,6 +64,9 @@ class Viewer {
         this.player = null;
         break;
       case 'showPaused': this.showPaused(); break;
+      case 'rendition':
+        if (effect.stream) this.player?.useRendition(effect.stream);
+        break;
       case 'reception':
         page.slowBadge.hidden = effect.text === null;
         if (effect.text !== null) page.slowBadge.textContent = effect.text;
@@ -126,7 +129,9 @@ class Viewer {
   media(buffer) {
     let frame;
     try { frame = parseMediaFrame(buffer); } catch (error) { console.warn('screenpub viewer:', error.message); return; }
-    if (!frame || frame.streamId !== this.state.currentStreamId || !this.player) return;
+    // A rendition's pictures come under its own stream id (`renditionChanged`); sound under the stream's.
+    const watched = frame && (frame.streamId === this.state.currentStreamId || (frame.kind !== 'audio' && frame.streamId === this.state.renditionStreamId));
+    if (!watched || !this.player) return;
     if (frame.kind === 'audio') this.audio?.feed(frame);
     else this.player.feed(frame);
   }
@@ -150,7 +155,7 @@ class Viewer {
   }
 
   /// Subscribes to `streamId`, or (none given) to the first live stream when none is being watched.
-  pickStream(streamId) {
+  async pickStream(streamId) {
     if (streamId === undefined) {
       if (this.state.currentStreamId !== null) return;
       streamId = chooseStream(this.state.streams);
@@ -160,6 +165,7 @@ class Viewer {
     if (this.state.currentStreamId !== null) this.connection.send({ type: 'unsubscribe', streamId: this.state.currentStreamId });
     this.player?.closeDecoder();
     this.state.currentStreamId = streamId;
+    this.state.renditionStreamId = null;
     this.state.shownCaptureMs = null;
     this.player = new VideoPlayer(this.state.streams.get(streamId), this.state, () => this.connection.send({ type: 'requestKeyframe', streamId }));
     // The sound player outlives subscriptions (its AudioContext was allowed by a click); its decoder does not.
@@ -168,7 +174,12 @@ class Viewer {
     this.audio.videoLatencies = this.player.latencies;
     // `layers`: the relay may leave out higher temporal layers when this link is slow, and says so.
     page.slowBadge.hidden = true;
-    this.connection.send({ type: 'subscribe', streamId, audio: typeof AudioDecoder !== 'undefined', layers: true, catchUp: true });
+    // `decodes`: what this browser decodes of the stream as published and of screenpub's H.264 rendition, so that
+    // the relay sends it one it can show (protocol 7).
+    const decodes = await decodableCodecs(this.state.streams.get(streamId));
+    if (this.state.currentStreamId !== streamId) return; // another stream was picked meanwhile
+    this.state.decodes = decodes;
+    this.connection.send({ type: 'subscribe', streamId, audio: typeof AudioDecoder !== 'undefined', layers: true, catchUp: true, decodes });
     renderStreams(this.state.streams, this.state.currentStreamId, (id) => this.pickStream(id));
   }
 
@@ -180,6 +191,21 @@ class Viewer {
     this.player = null;
     this.state.currentStreamId = null;
   }
+}
+
+/// The codec strings this browser decodes among the stream's own and screenpub's H.264 rendition's, as the relay
+/// matches them (`decodes`): the stream's full string, and `avc1.42` for Constrained Baseline H.264.
+async function decodableCodecs(stream) {
+  const properties = stream && stream.properties;
+  const own = properties ? decoderCodecString(properties, { vp8: 1, vp9: 2, av1: 3, h264: 4 }[properties.codec]) : null;
+  const candidates = [[own, own], [WEBCODECS_CODEC[CODEC_H264], H264_RENDITION_PREFIX]];
+  const decodes = [];
+  for (const [codec, said] of candidates) {
+    if (!codec || decodes.includes(said)) continue;
+    const support = await VideoDecoder.isConfigSupported({ codec }).catch(() => ({ supported: false }));
+    if (support.supported) decodes.push(said);
+  }
+  return decodes;
 }
 
 /// The codecs this browser decodes, in the console (a stream in another will not play).

@@ -20,12 +20,15 @@ export const MAX_METADATA = 32;
 export const MAX_PAYLOAD = 8 * 1024 * 1024;
 // WebCodecs codec strings by the header's codec number, for a publisher that does not announce its own in the
 // stream's properties (`codecString`): VP9 profile 0, level 1.0, 8-bit (what libvpx produces for
-// screenpub's I420); AV1 main profile, level 4.0, 8-bit.
+// screenpub's I420); AV1 main profile, level 4.0, 8-bit; H.264 Constrained Baseline, level 4.0 (openh264's).
 export const CODEC_VP8 = 1;
 export const CODEC_VP9 = 2;
 export const CODEC_AV1 = 3;
-export const WEBCODECS_CODEC = { [CODEC_VP8]: 'vp8', [CODEC_VP9]: 'vp09.00.10.08', [CODEC_AV1]: 'av01.0.08M.08' };
-export const CODEC_NAME = { [CODEC_VP8]: 'VP8', [CODEC_VP9]: 'VP9', [CODEC_AV1]: 'AV1' };
+export const CODEC_H264 = 4;
+export const WEBCODECS_CODEC = { [CODEC_VP8]: 'vp8', [CODEC_VP9]: 'vp09.00.10.08', [CODEC_AV1]: 'av01.0.08M.08', [CODEC_H264]: 'avc1.42C028' };
+export const CODEC_NAME = { [CODEC_VP8]: 'VP8', [CODEC_VP9]: 'VP9', [CODEC_AV1]: 'AV1', [CODEC_H264]: 'H.264' };
+// What a subscriber says it decodes when it decodes screenpub's H.264 rendition (protocol 7's `decodes`).
+export const H264_RENDITION_PREFIX = 'avc1.42';
 
 /// Parses one binary media message (a video or audio frame; null for a kind of a later version); throws an
 /// Error naming what is wrong.
@@ -107,7 +110,7 @@ export function median(values) {
 /// (the AV1 sequence header's profile, level and depth), else the codec's usual one.
 export function decoderCodecString(properties, codec) {
   const announced = properties && typeof properties.codecString === 'string' ? properties.codecString : null;
-  const family = { 1: 'vp8', 2: 'vp09.', 3: 'av01.' }[codec];
+  const family = { 1: 'vp8', 2: 'vp09.', 3: 'av01.', 4: 'avc1.' }[codec];
   if (announced && family && announced.startsWith(family) && /^[a-z0-9.]{3,40}$/i.test(announced)) return announced;
   return WEBCODECS_CODEC[codec];
 }
@@ -117,6 +120,7 @@ export function describeCodec(codecString) {
   const text = String(codecString || '');
   if (text.startsWith('av01.')) return text.startsWith('av01.1.') ? 'AV1 High profile (4:4:4 colour)' : 'AV1';
   if (text.startsWith('vp09.')) return text.startsWith('vp09.01.') ? 'VP9 profile 1 (4:4:4 colour)' : 'VP9';
+  if (text.startsWith('avc1.')) return 'H.264';
   return text.startsWith('vp8') ? 'VP8' : (text || 'this codec');
 }
 

@@ -15,6 +15,9 @@ public struct DestinationContext: Sendable {
     public var framesPerSecond: Double
     /// The codec the share encodes with (nil where unknown): a destination that can carry only some refuses others.
     public var videoCodec: VideoCodec?
+    /// The share's second rendition, which a relay destination asks for while its viewers need it; nil where the
+    /// share makes none (``Share/renditionCodec(for:)``).
+    public var renditions: (requests: RenditionRequests, codec: VideoCodec)?
     /// The share's sound (nil: none): destinations that carry it announce it and take its frames through their
     /// sink's ``EncodedAudioSink`` side.
     public var audio: AudioProperties?
@@ -30,7 +33,8 @@ public struct DestinationContext: Sendable {
 
     public init(
         pictureRequests: PictureRequests, pacing: EncoderPacing = EncoderPacing(), bitrateKbps: Int = 1000,
-        framesPerSecond: Double, videoCodec: VideoCodec? = nil, audio: AudioProperties? = nil,
+        framesPerSecond: Double, videoCodec: VideoCodec? = nil, renditions: (requests: RenditionRequests, codec: VideoCodec)? = nil,
+        audio: AudioProperties? = nil,
         audioPreSkip: Int = 312,
         options: DestinationOptions = DestinationOptions(),
         environment: [String: String] = [:], onSignal: @escaping @Sendable (Signal) -> Void = { _ in }, logger: Logger
@@ -40,6 +44,7 @@ public struct DestinationContext: Sendable {
         self.bitrateKbps = bitrateKbps
         self.framesPerSecond = framesPerSecond
         self.videoCodec = videoCodec
+        self.renditions = renditions
         self.audio = audio
         self.audioPreSkip = audioPreSkip
         self.options = options

@@ -42,6 +42,7 @@ public struct RelayDestination: StreamDestination {
             transport: transport, token: token, framesPerSecond: context.framesPerSecond, pictureRequests: context.pictureRequests,
             reconnection: context.options.reconnect ? .init() : .never, audio: context.audio,
             uplink: UplinkController.Configuration(maximumKbps: context.bitrateKbps), pacing: context.pacing.addVoice(),
+            renditions: context.renditions?.requests ?? RenditionRequests(), renditionCodecs: context.renditions.map { [$0.codec] } ?? [],
             logger: context.logger,
             onSignal: context.onSignal)
     }
@@ -49,6 +50,8 @@ public struct RelayDestination: StreamDestination {
     public var endpoint: String { publisher.endpoint }
 
     public func makeSink() throws -> any EncodedFrameSink { publisher }
+
+    public func makeRenditionSink() -> (any EncodedFrameSink)? { publisher.renditionSink }
 
     public func run() async throws { try await publisher.run() }
 

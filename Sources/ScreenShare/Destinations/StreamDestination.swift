@@ -13,6 +13,9 @@ public protocol StreamDestination: Sendable {
     /// throws (with a message a user can act on) when the destination cannot take the stream.
     func makeSink() throws -> any EncodedFrameSink
 
+    /// Where the share's second rendition goes, for a destination that asks for one (a relay); nil for the others.
+    func makeRenditionSink() -> (any EncodedFrameSink)?
+
     /// The destination's own work (a connection to keep up) until the sink is finished; returns then.
     /// Throws when the destination fails for good (a refused token); the share then ends.
     func run() async throws
@@ -30,6 +33,7 @@ public protocol StreamDestination: Sendable {
 
 extension StreamDestination {
     public func run() async throws {}
+    public func makeRenditionSink() -> (any EncodedFrameSink)? { nil }
     public func announce(_ announcement: StreamAnnouncement) {}
     public func startupMessage() async throws -> String? { nil }
 }
