@@ -143,6 +143,19 @@ final class RunningRelayProcess {
         throw Failure(description: "screenpub made no session: \(share.errorsSoFar)")
     }
 
+    /// A subscriber token for `session`, minted with `screenrelay token`.
+    func subscriberToken(session: String) async throws -> String {
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCREENRELAY_") }
+        environment["SCREENRELAY_SECRET"] = Self.secret
+        environment["XDG_CONFIG_HOME"] = home + "/admin-config"
+        let minted = try await ChildProcess.run(
+            Self.screenrelay, ["token", session, "--json", "--server", "http://127.0.0.1:\(port)"], environment: environment, timeout: 30)
+        guard let token = (try? JSONSerialization.jsonObject(with: Data(minted.standardOutput.utf8)) as? [String: Any])?["token"] as? String else {
+            throw Failure(description: "screenrelay token gave no token: \(minted.standardError)")
+        }
+        return token
+    }
+
     /// Resident memory in kilobytes (VmRSS).
     var residentKilobytes: Int {
         let status = (try? String(contentsOfFile: "/proc/\(process.processID)/status", encoding: .utf8)) ?? ""
