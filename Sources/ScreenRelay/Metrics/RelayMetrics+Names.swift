@@ -7,6 +7,7 @@ extension RelayMetrics {
         case audioFramesIn, audioFramesOut, audioFramesDropped
         case keyframeRequests, protocolErrors, rejectedTokens, signals, overflowCloses
         case framesThinned, framesFittedIn, subscribersEvicted, queuedBytes
+        case renditionsStarted, renditionsStopped
 
         /// Its name at `/metrics`, and its HELP text there.
         var exposed: (name: String, help: String) {
@@ -45,6 +46,10 @@ extension RelayMetrics {
                 )
             case .subscribersEvicted:
                 ("screenrelay_subscribers_evicted_total", "Subscribers closed because they took none of their queued media for the stall limit.")
+            case .renditionsStarted:
+                ("screenrelay_renditions_asked_total", "Second renditions asked of publishers, for subscribers that decode none of what is sent.")
+            case .renditionsStopped:
+                ("screenrelay_renditions_stopped_total", "Second renditions stopped because no subscriber had needed them for the linger (10 s).")
             case .queuedBytes:
                 (
                     "screenrelay_queued_bytes",

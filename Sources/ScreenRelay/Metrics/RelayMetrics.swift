@@ -80,6 +80,8 @@ public final class RelayMetrics: Sendable {
         add(.framesThinned, counters.thinnedFrames - reported.thinnedFrames)
         add(.framesFittedIn, counters.fittedInFrames - reported.fittedInFrames)
         add(.subscribersEvicted, counters.evictedSubscribers - reported.evictedSubscribers)
+        add(.renditionsStarted, counters.renditionsAsked - reported.renditionsAsked)
+        add(.renditionsStopped, counters.renditionsStopped - reported.renditionsStopped)
         for (cause, count) in counters.keyframeRequestsByCause {
             add(.keyframeRequestsByCause, cause.rawValue, count - reported.keyframeRequestsByCause[cause, default: 0])
         }
