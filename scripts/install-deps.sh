@@ -28,7 +28,8 @@ packages=(
   openssl nginx-light caddy
   # tests: a real SFU (Janus's VideoRoom) in a network namespace (iproute2), with a WHIP front and a viewer
   # that decodes through GStreamer (Python GI)
-  janus iproute2 gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
+  # (and libav's H.264 decoder, gstreamer1.0-libav)
+  janus iproute2 gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 gstreamer1.0-libav
   # tests: node runs the browser viewer's wire.js tests without a page
   nodejs
   # tests: an independent ID3 reader for the timed metadata in HLS segments; GStreamer's gst-launch-1.0, whose

@@ -1,4 +1,5 @@
-// WHIP's media side on GStreamer: appsrc (already-encoded VP8/VP9) → rtpvp8pay / rtpvp9pay → webrtcbin.
+// WHIP's media side on GStreamer: appsrc (already-encoded VP8/VP9/H.264) → rtpvp8pay / rtpvp9pay / rtph264pay →
+// webrtcbin.
 // Swift cannot emit GObject signals or set properties (variadic C), so the whole negotiation lives here and
 // is driven synchronously with GstPromise waits; webrtcbin and its libnice agent run their own threads.
 
@@ -120,19 +121,26 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
         say(error, error_size, "%s", "GStreamer cannot start");
         return NULL;
     }
-    const char *name = codec == 8 ? "VP8" : "VP9";
+    const char *name = codec == 8 ? "VP8" : codec == 264 ? "H264" : "VP9";
+    // H.264 goes as screenpub makes it: Annex B access units with the SPS and PPS before each IDR (sent in band
+    // again with each, config-interval -1), one packet train per frame as soon as it is whole.
+    const char *source_caps = codec == 8 ? "video/x-vp8" : codec == 264 ? "video/x-h264,stream-format=byte-stream,alignment=au" : "video/x-vp9";
+    const char *payloader = codec == 8 ? "rtpvp8pay picture-id-mode=15-bit"
+        : codec == 264 ? "rtph264pay config-interval=-1 aggregate-mode=zero-latency" : "rtpvp9pay picture-id-mode=15-bit";
+    // Constrained Baseline, what screenpub's H.264 is and what every WebRTC receiver decodes.
+    const char *format = codec == 264 ? ",packetization-mode=(string)1,profile-level-id=(string)42e01f,level-asymmetry-allowed=(string)1" : "";
     // The source's queue is bounded (60 frames, the oldest dropped past it: a stalled network never grows it, and
     // the SFU's next keyframe request mends the picture). One SSRC in the offer and in the packets: an SFU that
     // maps streams by the SDP's a=ssrc (Janus) drops packets of another, and addresses its keyframe requests to
     // the one it knows.
     guint32 ssrc = g_random_int_range(1, G_MAXINT32);
-    char description[640];
+    char description[768];
     snprintf(description, sizeof description,
-        "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=60 max-bytes=0 leaky-type=downstream caps=video/x-%s "
-        "! rtp%spay picture-id-mode=15-bit mtu=1200 ssrc=%u "
+        "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=60 max-bytes=0 leaky-type=downstream caps=%s "
+        "! %s mtu=1200 ssrc=%u "
         "! application/x-rtp,media=video,encoding-name=%s,payload=96,clock-rate=90000,ssrc=(uint)%u "
         "! webrtcbin name=webrtc bundle-policy=max-bundle",
-        codec == 8 ? "vp8" : "vp9", codec == 8 ? "vp8" : "vp9", ssrc, name, ssrc);
+        source_caps, payloader, ssrc, name, ssrc);
     GError *failure = NULL;
     GstElement *pipeline = gst_parse_launch(description, &failure);
     // A missing element (plugin not installed) may still give a partial pipeline, with the error set.
@@ -202,11 +210,11 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
     // offer can be made before the first frame has set caps.
     // PLI and FIR (the SFU's keyframe requests), NACK, and REMB: the SFU's receiver then reports regularly, which
     // is how a vanished SFU is noticed (CWHIP_seconds_since_rtcp).
-    char preferences[360];
+    char preferences[512];
     snprintf(preferences, sizeof preferences,
         "application/x-rtp,media=video,encoding-name=%s,payload=96,clock-rate=90000,ssrc=(uint)%u,rtcp-fb-nack=true,"
-        "rtcp-fb-nack-pli=true,rtcp-fb-ccm-fir=true,rtcp-fb-goog-remb=true",
-        name, ssrc);
+        "rtcp-fb-nack-pli=true,rtcp-fb-ccm-fir=true,rtcp-fb-goog-remb=true%s",
+        name, ssrc, format);
     GstCaps *caps = gst_caps_from_string(preferences);
     GArray *transceivers = NULL;
     g_signal_emit_by_name(session->webrtc, "get-transceivers", &transceivers);

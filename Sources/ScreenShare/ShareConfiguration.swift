@@ -201,7 +201,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         }
         if Self.publishesOverWHIP(s) {
             try require(s.chroma != .yuv444, "WHIP viewers (WebRTC) decode VP9 profile 0 only: give --chroma 420 (or auto) with a whip+ destination")
-            try require(s.codec != .av1, "WHIP carries VP8 or VP9 (GStreamer 1.22 has no AV1 RTP payloader): give --codec vp9 or vp8 with a whip+ destination")
+            try require(s.codec != .av1, "WHIP carries VP8, VP9 or H.264 (GStreamer 1.22 has no AV1 RTP payloader): give --codec vp9, vp8 or h264 with a whip+ destination")
         }
         for url in s.to {
             try require(ShareDestinations.kind(for: url, among: destinationKinds) != nil, "--to \(url): not a destination screenpub knows (\(ShareDestinations.schemes(among: destinationKinds).joined(separator: ", ")), or a file path)")

@@ -84,7 +84,11 @@ final class WHIPMediaSession: @unchecked Sendable {
     /// Starts webrtcbin's media for `codec` with `iceServers`; its callbacks reach `events`.
     static func start(codec: VideoCodec, iceServers: [String], events: WHIPSessionEvents) async throws -> WHIPMediaSession {
         let context = Unmanaged.passRetained(events)
-        let codecNumber: Int32 = codec == .vp8 ? 8 : 9
+        let codecNumber: Int32 = switch codec {
+        case .vp8: 8
+        case .h264: 264
+        case .vp9, .av1: 9
+        }
         let stun = iceServers.first { $0.hasPrefix("stun://") }
         let turns = iceServers.filter { $0.hasPrefix("turn://") || $0.hasPrefix("turns://") }
         let opaque = UInt(bitPattern: context.toOpaque())

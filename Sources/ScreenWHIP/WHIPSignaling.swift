@@ -40,7 +40,12 @@ extension WHIPPublisher {
     /// Fails unless the answer accepts video in `codec`: an SFU that does not take the codec still answers
     /// 201, with the m-line refused (port 0) or without the codec.
     static func checkAnswer(_ sdp: String, codec: VideoCodec, endpoint: String) throws {
-        let name = codec == .vp8 ? "VP8" : "VP9"
+        let name = switch codec {
+        case .vp8: "VP8"
+        case .h264: "H264"
+        case .vp9, .av1: "VP9"
+        }
+        let other = codec == .vp8 ? "vp9 or h264" : codec == .h264 ? "vp9 or vp8" : "vp8 or h264"
         var inVideo = false, accepted = false, hasCodec = false
         for line in sdp.split(whereSeparator: \.isNewline) {
             if line.hasPrefix("m=") {
@@ -54,7 +59,7 @@ extension WHIPPublisher {
         guard accepted, hasCodec else {
             throw WHIPError(
                 .unusableAnswer,
-                "the WHIP endpoint at \(endpoint) answered without \(name) video: the SFU does not take \(name) there (configure it for \(name), or try --codec \(codec == .vp8 ? "vp9" : "vp8"))")
+                "the WHIP endpoint at \(endpoint) answered without \(name) video: the SFU does not take \(name) there (configure it for \(name), or try --codec \(other))")
         }
     }
 }

@@ -133,7 +133,21 @@ import Testing
                 "\(outcome.standardError)")
             // AV1 cannot go over WHIP here: said before anything starts.
             let av1 = try await ChildProcess.run(screenpub, ["--display", display.name, "--publish", sfu.whipURL, "--codec", "av1"])
-            #expect(av1.status == 64 && av1.standardError.contains("WHIP carries VP8 or VP9"), "\(av1.standardError)")
+            #expect(av1.status == 64 && av1.standardError.contains("WHIP carries VP8, VP9 or H.264"), "\(av1.standardError)")
+        }
+    }
+
+    /// A room that takes H.264 only (as an SFU for Safari viewers may be set up): `--codec h264` goes through.
+    @Test func anH264ShareGoesThroughARoomThatTakesH264() async throws {
+        try await withSFU(codec: "h264") { sfu in
+            let display = try await VirtualDisplay(width: 320, height: 240)
+            let painter = try XPainter(displayName: display.name)
+            _ = painter.createWindow(PixelRect(x: 0, y: 0, width: 320, height: 240), color: XPainter.pixel(red: 0, green: 200, blue: 0))
+            let share = try publish(sfu, display: display, ["--fps", "10", "--codec", "h264", "--keepalive", "0.5"])
+            defer { share.endInBackground(signal: SIGKILL) }
+            #expect(try await eventually(30) { share.errorsSoFar.contains("over WHIP (h264)") }, "\(share.errorsSoFar)\n\(sfu.log.suffix(2000))")
+            let pictures = try await sfu.watch(port: 5010, codec: "h264", seconds: 4)
+            #expect(!pictures.isEmpty && pictures.allSatisfy { Self.close($0, Self.green) && $0.width == 320 }, "\(pictures.map { ($0.r, $0.g, $0.b) })")
         }
     }
 

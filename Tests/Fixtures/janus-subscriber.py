@@ -50,9 +50,11 @@ if publisher is None:
     say(end="no publisher in the room", pictures=0)
     sys.exit(1)
 
+# H.264 through libav's decoder (gstreamer1.0-libav), behind a parser that hands it whole access units.
+DECODER = {"H264": "h264parse ! avdec_h264"}.get(CODEC, f"{CODEC.lower()}dec")
 pipeline = Gst.parse_launch(
     f"udpsrc address={HOST} port={PORT} caps=application/x-rtp,media=video,encoding-name={CODEC},payload=96,clock-rate=90000 "
-    f"! rtpjitterbuffer latency=100 ! rtp{CODEC.lower()}depay ! {CODEC.lower()}dec ! videoconvert ! video/x-raw,format=RGBx "
+    f"! rtpjitterbuffer latency=100 ! rtp{CODEC.lower()}depay ! {DECODER} ! videoconvert ! video/x-raw,format=RGBx "
     "! appsink name=pictures emit-signals=true sync=false")
 pictures = 0
 

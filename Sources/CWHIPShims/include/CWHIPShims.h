@@ -21,7 +21,7 @@ enum {
     CWHIP_STATE_FAILED = 4, CWHIP_STATE_CLOSED = 5,
 };
 
-/// Builds and starts the pipeline for `codec` (8: VP8, 9: VP9), makes the offer and waits until ICE has gathered
+/// Builds and starts the pipeline for `codec` (8: VP8, 9: VP9, 264: H.264), makes the offer and waits until ICE has gathered
 /// every candidate (at most `timeout_ms`). `stun_url` ("stun://host:port") and `turn_urls` (each
 /// "turn(s)://user:password@host:port") may be NULL / empty. NULL on failure, with a sentence in `error`.
 CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *turn_urls, size_t turn_count, int timeout_ms,

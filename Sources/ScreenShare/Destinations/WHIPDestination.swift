@@ -13,10 +13,10 @@ public struct WHIPDestination: StreamDestination {
 
     public static let kind = DestinationKind(.whip, schemes: ["whip+http", "whip+https"]) { url, context in
         let endpoint = String(url.dropFirst("whip+".count))
-        guard let codec = context.videoCodec, codec == .vp8 || codec == .vp9 else {
+        guard let codec = context.videoCodec, codec != .av1 else {
             throw ShareError(
                 .cannotStart,
-                "\(url): WHIP carries VP8 or VP9 here (GStreamer 1.22 has no AV1 RTP payloader): give --codec vp9 or --codec vp8")
+                "\(url): WHIP carries VP8, VP9 or H.264 here (GStreamer 1.22 has no AV1 RTP payloader): give --codec vp9, vp8 or h264")
         }
         return WHIPDestination(
             publisher: WHIPPublisher(
