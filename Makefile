@@ -39,13 +39,15 @@ test: deps
 	@scripts/no-children-left.sh "$$($(SWIFT) build --show-bin-path)"
 
 # screenpub (AV1, VP9) and ffmpeg x11grab on the same Xvfb content (CPU, bytes, SSIM, RSS, with ratios), the
-# codec choice's evidence (AV1 and VP9 by size and rate, a bit-rate sweep for bytes at equal SSIM), 4:2:0 against
+# codec choice's evidence (AV1 and VP9 by size and rate, a bit-rate sweep for bytes at equal SSIM), H.264 (openh264
+# against x264, beside AV1, VP9 and ffmpeg's libx264, and what its rendition costs), 4:2:0 against
 # 4:4:4 on coloured text (and the evidence for --chroma auto), allocations
 # per frame, then latency and fan-out through screenrelay, HLS (glass to glass, relay CPU, bytes), PipeWire and
 # mutter against GStreamer, what privacy masks cost, sound, and WHIP into Janus.
 bench: deps
 	Benchmarks/run.sh
 	Benchmarks/codecs.sh
+	Benchmarks/h264.sh
 	Benchmarks/chroma.sh
 	Benchmarks/allocations.sh
 	Benchmarks/relay.sh

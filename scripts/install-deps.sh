@@ -41,9 +41,11 @@ packages=(
   # desktop-file-validate check the package and the autostart entry
   libcurl4-openssl-dev dpkg-dev binutils lintian desktop-file-utils man-db
 )
-# `--bench`: also what the benchmarks compare against on PipeWire (GStreamer's pipewiresrc and vp9enc).
+# `--bench`: also what the benchmarks compare against on PipeWire (GStreamer's pipewiresrc and vp9enc), and x264.
 if [ "${1:-}" = "--bench" ]; then
   packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire)
+  # Benchmarks/h264.sh's library probe: libx264 beside openh264
+  packages+=(libx264-dev)
 fi
 missing=()
 for package in "${packages[@]}"; do

@@ -14,6 +14,7 @@ import Testing
     @Test(arguments: [
         ("run.sh", "| typing (one line every 200 ms), 5 fps | vp9 |"),
         ("codecs.sh", "| pageflip | vp9 |"),
+        ("h264.sh", "First picture of a viewer that needs H.264"),
         ("chroma.sh", "| terminal scrolling every frame | 30 | vp9 | 1500 | 444 |"),
         ("allocations.sh", "| libswiftCore.so |"),
         ("relay.sh", " | 2 | "),
