@@ -33,8 +33,8 @@ packages=(
   # tests: node runs the browser viewer's wire.js tests without a page
   nodejs
   # tests: an independent ID3 reader for the timed metadata in HLS segments; GStreamer's gst-launch-1.0, whose
-  # hlsdemux2 plays the relay's HLS as another player would
-  python3-mutagen gstreamer1.0-tools
+  # hlsdemux2 plays the relay's HLS as another player would, and its H.264 decoder (avdec_h264) an H.264 share's
+  python3-mutagen gstreamer1.0-tools gstreamer1.0-libav
   # benchmark: GNU time for CPU seconds and peak RSS
   time bc
   # make deb: static Foundation links libcurl; dpkg-shlibdeps computes Depends:; lintian and

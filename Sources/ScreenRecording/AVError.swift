@@ -38,12 +38,9 @@ func describeVideoTrack(
         guard let parameterSets = format.parameterSets else {
             throw RecordingError(.unsupportedContent, "an H.264 track needs the SPS and PPS of its first keyframe")
         }
-        // In Annex B form: from it the Matroska and MP4 muxers write the `avcC` record, and only with it do they
-        // turn the Annex B access units into the length-prefixed samples those containers hold.
-        let startCode: [UInt8] = [0, 0, 0, 1]
-        try setExtradata(
-            parameters, startCode + parameterSets.sequenceParameterSet + startCode + parameterSets.pictureParameterSet,
-            "the H.264 parameter sets")
+        // As the `avcC` record, which the Matroska and MP4 muxers store as it is: the writers hand them samples
+        // already length-prefixed (``H264AccessUnit``), so that the muxers convert nothing.
+        try setExtradata(parameters, parameterSets.decoderConfigurationRecord, "the H.264 parameter sets")
     }
 }
 

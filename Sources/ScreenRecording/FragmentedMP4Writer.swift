@@ -1,10 +1,11 @@
 import CAVFormat
 public import ScreenMedia
 
-/// Packs encoded VP8/VP9/AV1 frames into fragmented MP4 (CMAF) in memory with libavformat's mp4 muxer: an
+/// Packs encoded VP8/VP9/AV1/H.264 frames into fragmented MP4 (CMAF) in memory with libavformat's mp4 muxer: an
 /// initialization segment (`ftyp` + `moov`, no samples) and then one fragment (`moof` + `mdat`) per frame,
 /// which HLS segments are made of. Each frame is its own fragment so that the frame's timed metadata (an
-/// ``EventMessageBox``) can sit right ahead of it, and a segment can end at any frame.
+/// ``EventMessageBox``) can sit right ahead of it, and a segment can end at any frame. H.264 goes in an `avc1`
+/// sample entry with its `avcC`, each sample its access unit length-prefixed (``H264AccessUnit``).
 public final class FragmentedMP4Writer {
     /// Ticks per second of the track's timeline (the MPEG-TS clock players expect).
     public static let timescale: Int32 = 90_000
@@ -86,6 +87,16 @@ public final class FragmentedMP4Writer {
     /// One frame as a fragment (`moof` + `mdat`): shown at `time` for `duration`, both in ``timescale`` ticks on
     /// the track's timeline (which must not go back).
     public func fragment(payload: UnsafeRawBufferPointer, isKeyframe: Bool, time: Int64, duration: Int64) throws(RecordingError) -> [UInt8] {
+        guard codec == .h264 else { return try muxedFragment(payload: payload, isKeyframe: isKeyframe, time: time, duration: duration) }
+        guard let sample = H264AccessUnit.lengthPrefixed(annexB: payload) else {
+            throw RecordingError(.writeFailed, "an H.264 frame of over 4 GiB cannot be an MP4 sample")
+        }
+        return try sample.withUnsafeBytes { sample in
+            Result { () throws(RecordingError) in try muxedFragment(payload: sample, isKeyframe: isKeyframe, time: time, duration: duration) }
+        }.get()
+    }
+
+    private func muxedFragment(payload: UnsafeRawBufferPointer, isKeyframe: Bool, time: Int64, duration: Int64) throws(RecordingError) -> [UInt8] {
         guard let context, let packet else { throw RecordingError(.writeFailed, "the MP4 muxer is closed") }
         // The packet borrows the caller's bytes (no AVBufferRef): the muxer copies them into the fragment.
         packet.pointee.data = UnsafeMutablePointer(mutating: payload.baseAddress?.assumingMemoryBound(to: UInt8.self))

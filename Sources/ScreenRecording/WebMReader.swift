@@ -13,7 +13,9 @@ public struct RecordedFrame: Sendable {
     public var cue: MetadataCue?
 }
 
-/// Reads the video frames and metadata cues of a WebM written by ``WebMWriter`` (or any VP8/VP9/AV1 WebM).
+/// Reads the video frames and metadata cues of a WebM or Matroska file written by ``WebMWriter`` (or any
+/// VP8/VP9/AV1 WebM, any H.264 Matroska). H.264 frames come back as the Annex B access units screenpub sends
+/// and decodes, their parameter sets ahead of every keyframe.
 public final class WebMReader {
     public let path: String
     public let codec: VideoCodec
@@ -30,6 +32,8 @@ public final class WebMReader {
     private let metadataStream: Int32
     private let videoTimeBase: AVRational
     private let metadataTimeBase: AVRational
+    /// What the H.264 track's `avcC` says (its samples' length size, its parameter sets); nil for other codecs.
+    private let h264Configuration: H264DecoderConfiguration?
     private var pendingCues: [Int64: MetadataCue] = [:]
     private var nextIndex = 0
 
@@ -59,13 +63,25 @@ public final class WebMReader {
         let parameters = stream.pointee.codecpar.pointee
         guard let codec = videoCodec(of: parameters.codec_id) else {
             avformat_close_input(&self.context)
-            throw RecordingError(.unsupportedContent, "\(path) holds video that is not VP8, VP9 or AV1")
+            throw RecordingError(.unsupportedContent, "\(path) holds video that is not VP8, VP9, AV1 or H.264")
+        }
+        if codec == .h264 {
+            let record = UnsafeRawBufferPointer(start: parameters.extradata, count: Int(max(0, parameters.extradata_size)))
+            guard let configuration = H264DecoderConfiguration(record: record) else {
+                avformat_close_input(&self.context)
+                throw RecordingError(.unsupportedContent, "\(path) has an H.264 track without a readable avcC record (its parameter sets)")
+            }
+            h264Configuration = configuration
+        } else {
+            h264Configuration = nil
         }
         self.codec = codec
         width = Int(parameters.width)
         height = Int(parameters.height)
         videoStream = video
-        videoTimeBase = stream.pointee.time_base
+        // The file's word: a time base that is not a positive fraction is read as milliseconds (Matroska's usual).
+        let base = stream.pointee.time_base
+        videoTimeBase = base.num > 0 && base.den > 0 ? base : AVRational(num: 1, den: 1000)
         metadataStream = cues
         metadataTimeBase = (cues >= 0 ? context.pointee.streams[Int(cues)]?.pointee.time_base : nil) ?? AVRational(num: 1, den: 1000)
         hasMetadataTrack = cues >= 0
@@ -105,11 +121,20 @@ public final class WebMReader {
             guard stream == videoStream else { continue }
             let pts = packet.pointee.pts != Int64.min ? packet.pointee.pts : packet.pointee.dts
             let key = milliseconds(pts, videoTimeBase)
+            let isKeyframe = (packet.pointee.flags & AV_PKT_FLAG_KEY) != 0
+            var payload = Array(data)
+            if let h264Configuration {
+                guard let unit = h264Configuration.accessUnit(sample: data, isKeyframe: isKeyframe) else {
+                    throw RecordingError(.readFailed, "frame \(nextIndex) of \(path) is not H.264 as its track says (NAL unit lengths that do not add up)")
+                }
+                payload = unit
+            }
             let frame = RecordedFrame(
                 index: nextIndex,
-                timestamp: MediaTime(value: pts * Int64(videoTimeBase.num), timescale: videoTimeBase.den),
-                isKeyframe: (packet.pointee.flags & AV_PKT_FLAG_KEY) != 0,
-                payload: Array(data),
+                timestamp: MediaTime(value: pts.multipliedReportingOverflow(by: Int64(videoTimeBase.num)).overflow
+                    ? (pts < 0 ? .min : .max) : pts &* Int64(videoTimeBase.num), timescale: videoTimeBase.den),
+                isKeyframe: isKeyframe,
+                payload: payload,
                 cue: pendingCues.removeValue(forKey: key))
             nextIndex += 1
             return frame

@@ -3,7 +3,8 @@ import CAVFormatShims
 public import ScreenMedia
 
 /// Writes encoded VP8/VP9/AV1 frames and their metadata to a WebM file with libavformat's Matroska muxer, and the
-/// stream's Opus sound when it has one.
+/// stream's Opus sound when it has one; H.264 frames to a Matroska file (``RecordingContainer``: WebM cannot
+/// carry H.264), the same but for its DocType, its samples length-prefixed and its `avcC` as `CodecPrivate`.
 ///
 /// Each frame is flushed as its own cluster as soon as it is written, so a file whose writer is killed is
 /// readable up to the last frame written; ``finish()`` writes the cues (seek index) and final sizes.
@@ -77,11 +78,16 @@ public final class WebMWriter {
     ) throws(RecordingError) {
         self.path = path
         self.codec = codec
+        if let refusal = RecordingContainer.refusal(path: path, codec: codec) {
+            throw RecordingError(.unsupportedContent, refusal)
+        }
+        let container = RecordingContainer(for: codec)
         // The rate is a peer's word (the relay bounds it where it parses it): a duration from 1 ms to 1 s whatever it is.
         nominalFrameMilliseconds = min(1000, max(1, Int64(saturating: (1000 / framesPerSecond).rounded())))
         var context: UnsafeMutablePointer<AVFormatContext>? = nil
-        guard avformat_alloc_output_context2(&context, nil, "webm", path) >= 0, let context else {
-            throw RecordingError(.cannotOpen, "libavformat has no WebM muxer")
+        let muxer = container == .webm ? "webm" : "matroska"
+        guard avformat_alloc_output_context2(&context, nil, muxer, path) >= 0, let context else {
+            throw RecordingError(.cannotOpen, "libavformat has no \(muxer) muxer")
         }
         self.context = context
         guard let video = avformat_new_stream(context, nil), let cues = avformat_new_stream(context, nil) else {
@@ -144,7 +150,7 @@ public final class WebMWriter {
             avio_closep(&context.pointee.pb)
             avformat_free_context(context)
             self.context = nil
-            throw RecordingError(.cannotOpen, "cannot write the WebM header of \(path): \(avErrorText(headerStatus))")
+            throw RecordingError(.cannotOpen, "cannot write the \(container == .webm ? "WebM" : "Matroska") header of \(path): \(avErrorText(headerStatus))")
         }
         packet = av_packet_alloc()
     }
@@ -188,9 +194,23 @@ public final class WebMWriter {
             }
         }
         try cueResult.get()
-        try writePacket(
-            context, packet, stream: videoStream, data: frame.payload, timestamp: timestamp,
-            duration: nominalFrameMilliseconds, keyframe: frame.isKeyframe)
+        if codec == .h264 {
+            // Matroska holds H.264 as MP4 does: each NAL unit after its length, as the track's `avcC` says.
+            guard let sample = H264AccessUnit.lengthPrefixed(annexB: frame.payload) else {
+                throw RecordingError(.frameRefused, "\(path): an H.264 frame of over 4 GiB; it is left out")
+            }
+            try sample.withUnsafeBytes { sample in
+                Result { () throws(RecordingError) in
+                    try writePacket(
+                        context, packet, stream: videoStream, data: sample, timestamp: timestamp,
+                        duration: nominalFrameMilliseconds, keyframe: frame.isKeyframe)
+                }
+            }.get()
+        } else {
+            try writePacket(
+                context, packet, stream: videoStream, data: frame.payload, timestamp: timestamp,
+                duration: nominalFrameMilliseconds, keyframe: frame.isKeyframe)
+        }
         // Close the cluster now so the frame is on disk even if the process is killed next.
         let flushStatus = av_write_frame(context, nil)
         guard flushStatus >= 0 else { throw writeError(flushStatus) }

@@ -62,18 +62,21 @@ struct ListArchivesCommand: AsyncParsableCommand {
 
 struct DownloadArchiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "download", abstract: "Download an archive's WebM (with its timed metadata track).",
+        commandName: "download", abstract: "Download an archive's WebM, or Matroska for H.264 (with its timed metadata track).",
         discussion: "Example:\n  screenrelay archive download 9b21… --output demo.webm")
 
     @OptionGroup var options: AdminOptions
     @Argument(help: "The archive's id.") var archive: String
-    @Option(name: .shortAndLong, help: "Where to write it (default: ARCHIVE-STREAM.webm in the current directory).") var output: String?
+    @Option(name: .shortAndLong, help: "Where to write it (default: ARCHIVE-STREAM.webm in the current directory, .mkv for H.264).") var output: String?
     @Option(help: "Which of its streams, from 0.") var stream = 0
 
     func run() async throws {
         let client = try options.client()
-        let path = output ?? "\(archive)-\(stream).webm"
-        let size = try await options.call { () async throws(SessionAPIError) in try await client.downloadArchive(archive, stream: stream, to: path) }
+        let (path, size) = try await options.call { () async throws(SessionAPIError) in
+            if let output { (output, try await client.downloadArchive(archive, stream: stream, to: output)) } else {
+                try await client.downloadArchive(archive, stream: stream, named: "\(archive)-\(stream)")
+            }
+        }
         struct Downloaded: Encodable { var path: String; var bytes: Int }
         options.print("wrote \(path) (\(size) bytes)", json: Downloaded(path: path, bytes: size))
     }

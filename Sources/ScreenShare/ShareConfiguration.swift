@@ -194,7 +194,7 @@ public struct ShareConfiguration: Sendable, Equatable {
             try require(server.hasPrefix("http://") || server.hasPrefix("https://"), "--server must be an http:// or https:// URL, got '\(server)'")
         }
         for url in [s.output].compactMap({ $0 }) + s.to where ShareDestinations.kind(for: url, among: destinationKinds)?.name == .file {
-            if let refusal = FileDestination.refusal(for: url) { throw ShareError(.invalidSettings, refusal) }
+            if let refusal = FileDestination.refusal(for: url, codec: resolvedCodec(s)) { throw ShareError(.invalidSettings, refusal) }
         }
         if s.chroma == .yuv444, let refusal = VideoEncoderConfiguration.chromaRefusal(codec: resolvedCodec(s), chroma: .yuv444) {
             throw ShareError(.invalidSettings, refusal)

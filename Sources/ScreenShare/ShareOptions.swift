@@ -89,7 +89,7 @@ public struct ShareOptions: ParsableArguments {
             valueName: "TEXT"))
     public var metadata: String?
 
-    @Option(help: "Record to this WebM file.")
+    @Option(help: "Record to this WebM file (AV1, VP9, VP8), or this Matroska file (.mkv) for --codec h264: WebM cannot carry H.264.")
     public var output: String?
 
     @Option(help: "Publish to the screenrelay at this URL (http://host:port).")
@@ -97,7 +97,7 @@ public struct ShareOptions: ParsableArguments {
 
     @Option(
         name: [.customLong("to"), .customLong("publish")],
-        help: "Also send the stream here (repeatable): a relay (http(s)://host:port, or ws(s)://host:port/ws with --token), a WebM file (file:PATH or a path), or an SFU's WHIP endpoint (whip+https://…, with --whip-token; VP8/VP9).")
+        help: "Also send the stream here (repeatable): a relay (http(s)://host:port, or ws(s)://host:port/ws with --token), a WebM or Matroska file (file:PATH or a path), or an SFU's WHIP endpoint (whip+https://…, with --whip-token; VP8/VP9).")
     public var to = ShareOptions.defaults.to
 
     @Option(help: "A publisher token for --server (default: make a session with $SCREENRELAY_SECRET).")

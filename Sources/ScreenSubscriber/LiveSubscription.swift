@@ -2,6 +2,7 @@ import Logging
 import ScreenCodec
 public import ScreenMedia
 import ScreenPipeline
+import ScreenRecording
 public import ScreenService
 import ScreenSession
 public import ScreenTransportClient
@@ -55,6 +56,10 @@ public struct LiveSubscription: Sendable {
                 var sinks: [any EncodedFrameSink] = []
                 if printing { sinks.append(LiveFramePrinter(json: json, output: output)) }
                 if let outputPath {
+                    // Said when the stream is announced, not at its first frame: WebM cannot carry H.264.
+                    if let refusal = RecordingContainer.refusal(path: outputPath, codec: stream.properties.codec) {
+                        throw RecordingError(.unsupportedContent, refusal)
+                    }
                     sinks.append(RecordingSink(
                         path: outputPath, framesPerSecond: stream.properties.estimatedFramesPerSecond, audio: stream.properties.audio))
                 }

@@ -8,7 +8,7 @@ import ScreenTransportClient
 public struct SubscriberOptions: ParsableArguments {
     public init() {}
 
-    @Option(help: "A WebM recording made by screenpub (or any AV1, VP9 or VP8 WebM).")
+    @Option(help: "A recording made by screenpub: WebM, or Matroska (.mkv) for H.264 (or any AV1, VP9 or VP8 WebM, any H.264 Matroska).")
     var input: String?
 
     @Option(help: "Subscribe on the screenrelay at this URL (http://host:port).")
@@ -38,7 +38,7 @@ public struct SubscriberOptions: ParsableArguments {
     @Option(help: "Write every decoded picture to this directory as frame-NNNNNN.png (created if missing); from a relay, every picture shown (its catch-up frames are decoded, not shown).")
     var frames: String?
 
-    @Option(help: "With --server: write the received stream to this WebM file.")
+    @Option(help: "With --server: write the received stream to this WebM file (a .mkv Matroska file for an H.264 stream, which WebM cannot carry).")
     var output: String?
 
     @Flag(help: "Print each frame's index, time, type, size, capture time and metadata.")

@@ -50,12 +50,26 @@ public struct SessionAPIClient: Sendable {
         _ = try await send("DELETE", "/archive/\(id.percentEncodedComponent)")
     }
 
-    /// Writes one stream of an archive (a WebM) to `path`, through `path.part` renamed when complete; returns its
-    /// size in bytes.
+    /// Writes one stream of an archive (a WebM, or a Matroska file for H.264) to `path`, through `path.part`
+    /// renamed when complete; returns its size in bytes.
     public func downloadArchive(_ id: String, stream: Int, to path: String) async throws(SessionAPIError) -> Int {
-        let partial = path + ".part"
+        try await downloadArchive(id, stream: stream, partial: path + ".part") { _ in path }.bytes
+    }
+
+    /// Writes one stream of an archive to `base` and the suffix its media type says (`.mkv` for Matroska, else
+    /// `.webm`); returns that path and the size in bytes.
+    public func downloadArchive(_ id: String, stream: Int, named base: String) async throws(SessionAPIError) -> (path: String, bytes: Int) {
+        try await downloadArchive(id, stream: stream, partial: base + ".part") { response in
+            base + (response.header("Content-Type")?.lowercased().hasPrefix("video/x-matroska") == true ? ".mkv" : ".webm")
+        }
+    }
+
+    private func downloadArchive(
+        _ id: String, stream: Int, partial: String, path named: (RelayHTTPClient.Response) -> String
+    ) async throws(SessionAPIError) -> (path: String, bytes: Int) {
         guard FileManager.default.createFile(atPath: partial, contents: nil), let file = FileHandle(forWritingAtPath: partial) else {
-            throw SessionAPIError("cannot write \(path): \(String(cString: strerror(errno)))")
+            // Named as asked (without its ".part"): the final name may wait for the answer.
+            throw SessionAPIError("cannot write \(partial.dropLast(5)): \(String(cString: strerror(errno)))")
         }
         var downloader = http
         downloader.timeoutSeconds = 24 * 3600
@@ -72,13 +86,14 @@ public struct SessionAPIClient: Sendable {
             try? FileManager.default.removeItem(atPath: partial)
             throw SessionAPIError(Self.refusal(response))
         }
+        let path = named(response)
         do {
             if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
             try FileManager.default.moveItem(atPath: partial, toPath: path)
         } catch {
             throw SessionAPIError("cannot write \(path): \(error.localizedDescription)")
         }
-        return ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
+        return (path, ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0)
     }
 
     // MARK: Plumbing

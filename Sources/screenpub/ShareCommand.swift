@@ -18,7 +18,8 @@ struct ShareCommand: AsyncParsableCommand {
             (once: the grant is remembered in $XDG_STATE_HOME/screenpub/portal-restore-token), as a PipeWire \
             stream, skipping what its damage metadata says is unchanged. It encodes with libaom (AV1 with screen-content tools, up to 10 fps) or libvpx (VP9 with screen tuning, above), and publishes \
             it as a screen-type stream to screenrelay, and/or records it to a WebM file whose timed metadata \
-            track keeps every frame's metadata.
+            track keeps every frame's metadata. With --codec h264 (openh264, for players that decode nothing else) \
+            the recording is Matroska (.mkv), the same file with an H.264 track, as WebM cannot carry H.264.
 
             Where it goes: with --server, to that relay (with --token, or a new session made with the relay \
             secret from $SCREENRELAY_SECRET); with --output, to a file; with --to URL, to each (relays, files); \
@@ -49,6 +50,7 @@ struct ShareCommand: AsyncParsableCommand {
               screenpub --fps 2 --window '*firefox*'            # one window, picked by its title or class
               screenpub --list-monitors && screenpub --monitor HDMI-1
               screenpub --output demo.webm --duration 60        # record a minute to a file
+              screenpub --codec h264 --output demo.mkv          # H.264, for players that decode nothing else, in Matroska
               screenpub --server https://relay.example.org --token eyJ…   # publish to a screenrelay
               screenpub --mask-window KeePassXC --audio desktop # hide the password manager, share the sound
               screenpub status                                  # what a running share is doing

@@ -14,15 +14,15 @@ enum ScreensubMain {
 struct ScreensubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "screensub",
-        abstract: "Read a screenpub stream back: per-frame metadata and timing, decoded with libaom or libvpx.",
+        abstract: "Read a screenpub stream back: per-frame metadata and timing, decoded with libaom, libvpx or openh264.",
         discussion: """
             screensub --input share.webm --print-metadata lists every frame of a recording with its capture time \
-            and metadata (from the WebM's timed metadata track). screensub --server URL --token TOKEN subscribes \
+            and metadata (from the WebM's timed metadata track; an H.264 share records to Matroska, .mkv, read the same way). screensub --server URL --token TOKEN subscribes \
             to a live stream on screenrelay (the first screen stream, or --stream ID) and does the same as frames \
             arrive, with the capture-to-arrival latency; a stream's sound (screenpub --audio) arrives as Opus \
-            frames, printed as "audio" lines. Frames are decoded (AV1 with libaom, VP9 and VP8 with libvpx), so a corrupt stream is \
+            frames, printed as "audio" lines. Frames are decoded (AV1 with libaom, VP9 and VP8 with libvpx, H.264 with openh264), so a corrupt stream is \
             reported; --frames DIR writes every decoded picture as a PNG, --output FILE records the live stream as \
-            a WebM (with its metadata track and its Opus track), as it arrives and without re-encoding. screensub --hls URL \
+            a WebM, or Matroska for H.264 (with its metadata track and its Opus track), as it arrives and without re-encoding. screensub --hls URL \
             --print-metadata follows a live HLS stream (screenrelay's /hls/SESSION/index.m3u8?token=…) as a player \
             does and prints each segment's PROGRAM-DATE-TIME, each DATERANGE and each frame's ID3 metadata.
 

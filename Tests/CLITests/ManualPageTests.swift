@@ -52,6 +52,6 @@ import Testing
     @Test func screensubsPageSaysWhatItDecodes() async throws {
         let page = try await rendered("screensub")
         #expect(page.whatis.contains("\"screensub - Read a screenpub stream back"), "\(page.whatis)")
-        #expect(page.text.contains("decoded with libaom or libvpx") && page.text.contains("EXAMPLES"))
+        #expect(page.text.contains("decoded with libaom, libvpx or openh264") && page.text.contains("EXAMPLES"))
     }
 }

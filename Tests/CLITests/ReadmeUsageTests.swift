@@ -95,6 +95,16 @@ import Testing
             #expect(outcome.status == 0, "\(outcome.standardError)")
             #expect(try await Pictures.probe(shell.path("s.webm"), "v", "codec_name") == codec)
         }
+        // H.264 in Matroska, with the same metadata track; screensub reads and decodes it.
+        outcome = try await Self.record(shell, "screenpub --codec h264 --output share.mkv", file: "share.mkv")
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(try await Pictures.probe(shell.path("share.mkv"), "v", "codec_name,profile,width,height") == "h264,Constrained Baseline,1600,900")
+        #expect(try await Pictures.probe(shell.path("share.mkv"), "s", "codec_name") == "webvtt")
+        outcome = try await shell.run("screensub --input share.mkv --print-metadata")
+        #expect(outcome.status == 0 && outcome.standardOutput.contains("h264 1600×900") && outcome.standardOutput.contains("key"), "\(outcome.standardOutput) \(outcome.standardError)")
+        let pictures = try Pictures.measured(shell.path("share.mkv")) { "\($0.width)x\($0.height) \(TestPattern.difference($0, x: 300, y: 250, Self.orange) <= 24)" }
+        #expect(!pictures.isEmpty && pictures.allSatisfy { $0 == "1600x900 true" }, "\(pictures)")
+
         try? FileManager.default.removeItem(atPath: shell.path("s.webm"))
         outcome = try await Self.record(shell, "screenpub --output s.webm --chroma 444", file: "s.webm")
         #expect(outcome.status == 0, "\(outcome.standardError)")

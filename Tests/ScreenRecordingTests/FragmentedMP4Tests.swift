@@ -38,7 +38,7 @@ import Testing
         return sink.frames
     }
 
-    @Test(arguments: [VideoCodec.vp9, .av1])
+    @Test(arguments: [VideoCodec.vp9, .av1, .h264])
     func ffprobeReadsEveryFrameAtItsTime(codec: VideoCodec) async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cmaf-\(UUID().uuidString).mp4").path
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -47,7 +47,7 @@ import Testing
         let streams = try await ChildProcess.run(
             "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,codec_tag_string,width,height", "-of", "json", path])
         let stream = try #require((try JSONSerialization.jsonObject(with: Data(streams.standardOutput.utf8)) as? [String: Any])?["streams"] as? [[String: Any]]).first
-        let (name, tag) = codec == .av1 ? ("av1", "av01") : ("vp9", "vp09")
+        let (name, tag) = [VideoCodec.av1: ("av1", "av01"), .vp9: ("vp9", "vp09"), .h264: ("h264", "avc1")][codec] ?? ("", "")
         #expect(stream?["codec_name"] as? String == name && stream?["codec_tag_string"] as? String == tag, "\(streams)")
         #expect(stream?["width"] as? Int == 320 && stream?["height"] as? Int == 180)
         let packets = try await ChildProcess.run(
@@ -57,12 +57,31 @@ import Testing
         for (index, line) in lines.enumerated() {
             let fields = line.split(separator: ",")
             #expect(Double(fields[0]).map { Int(($0 * 1000).rounded()) } == index * 200, "\(line)")
-            #expect(Int(fields[1]) == frames[index].payload.count)
+            // H.264 samples hold each NAL unit after its length rather than a start code.
+            let sample = codec == .h264 ? H264AccessUnit.lengthPrefixed(annexB: frames[index].payload) : frames[index].payload
+            #expect(Int(fields[1]) == sample?.count)
             #expect(fields[2].hasPrefix("K") == frames[index].isKeyframe)
         }
         // And the pictures decode.
         let decoded = try await ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"])
         #expect(decoded.status == 0 && decoded.standardError.isEmpty, "\(decoded.standardError)")
+    }
+
+    /// The sample entry is `avc1` with the keyframe's `avcC`; a payload that is not Annex B (a hostile publisher's)
+    /// becomes a sample of what NAL units it holds, none, without a trap.
+    @Test func anH264TrackIsAnAVC1SampleEntryAndHostilePayloadsDoNotTrap() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cmaf-\(UUID().uuidString).mp4").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let frames = try writeStream(to: path, codec: .h264)
+        let sets = try #require(frames.first.flatMap { H264ParameterSets(accessUnit: $0.payload) })
+        let writer = try FragmentedMP4Writer(
+            codec: .h264, width: 320, height: 180, framesPerSecond: 5, format: CodedVideoFormat(codec: .h264, keyframe: frames[0].payload))
+        let initialization = writer.initializationSegment
+        #expect(initialization.firstRange(of: Array("avc1".utf8)) != nil)
+        #expect(initialization.firstRange(of: Array("avcC".utf8) + sets.decoderConfigurationRecord) != nil)
+        for (index, hostile) in [[UInt8](), [0, 0, 1], [0, 0, 0, 1, 0, 0, 1], Array(repeating: 0xFF, count: 100), [0x65, 0x88]].enumerated() {
+            _ = try? hostile.withUnsafeBytes { try writer.fragment(payload: $0, isKeyframe: false, time: Int64(index) * 18_000, duration: 18_000) }
+        }
     }
 
     @Test func ourReaderReadsWhatOurWritersWrote() throws {

@@ -51,7 +51,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [VideoCodec.vp9, .av1])
+    @Test(arguments: [VideoCodec.vp9, .av1, .h264])
     func anArchiveIsRecordedListedDownloadedAndCarriesTheMetadata(codec: VideoCodec) async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -120,7 +120,10 @@ import Testing
         #expect(downloadStatus == 200)
         #expect(file.count == archive["size"] as? Int)
         #expect(SHA256.hash(data: file).map { String(format: "%02x", $0) }.joined() == archive["sha256"] as? String)
-        let path = Self.temporaryDirectory() + ".webm"
+        // H.264 is kept in Matroska (WebM cannot carry it), named and served as such.
+        let container = RecordingContainer(for: codec)
+        #expect(FileManager.default.fileExists(atPath: directory + "/archives/\(id)/stream-\(streamId.value ?? 0).\(container.fileExtension)"))
+        let path = Self.temporaryDirectory() + "." + container.fileExtension
         try file.write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let probed = try await Self.probe(path)
@@ -151,6 +154,8 @@ import Testing
             "GET", relay.base + "/archive/\(id)/download", bearer: RunningRelay.secret, headers: [("Range", "bytes=10-19")])
         #expect(partial.status == 206)
         #expect(partial.body == file[10..<20])
+        #expect(partial.header("Content-Type") == container.mediaType)
+        #expect(partial.header("Content-Disposition")?.contains("standup-0.\(container.fileExtension)") == true, "\(partial.headers)")
 
         #expect(try await events.value == ["started \(id) standup", "stopped \(id) available"])
         #expect(try await relay.request("DELETE", "/archive/\(id)").0 == 204)

@@ -6,13 +6,15 @@ import Testing
 
 /// Players that are not ours play the relay's LL-HLS playlist as the plain HLS it also is: GStreamer's hlsdemux2
 /// (Debian's 1.22, which knows no LL-HLS: it asks for playlists and whole segments, never a part) and ffmpeg, each
-/// on a fresh session's HLS, with the picture they decode checked by colour.
+/// on a fresh session's HLS, with the picture they decode checked by colour; and an H.264 share's HLS in a
+/// GStreamer that decodes H.264 alone, as an Apple device without AV1 hardware does.
 @Suite(.watchdog()) struct HLSPlayersTests {
     static let magenta = (r: 200, g: 40, b: 160)
     /// The picture is checked at (80, 200): away from the pointer (in the middle of the screen) and the moving square.
 
-    /// A relay at its default segment lengths, and screenpub sharing a display painted magenta; the playlist URL.
-    static func share() async throws -> (url: String, relay: RunningRelay, publisher: ChildProcess, display: VirtualDisplay, painting: Task<Void, any Error>) {
+    /// A relay at its default segment lengths, and screenpub sharing a display painted magenta in `codec`; the
+    /// playlist URL.
+    static func share(codec: String = "auto") async throws -> (url: String, relay: RunningRelay, publisher: ChildProcess, display: VirtualDisplay, painting: Task<Void, any Error>) {
         let relay = try await RunningRelay()
         let session = try await relay.createSession()
         let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
@@ -32,7 +34,7 @@ import Testing
             }
         }
         let publisher = try ChildProcess(ChildProcess.productsDirectory + "/screenpub", [
-            "--display", display.name, "--server", relay.base, "--token", session.token, "--fps", "5", "--control-socket", "",
+            "--display", display.name, "--server", relay.base, "--token", session.token, "--fps", "5", "--control-socket", "", "--codec", codec,
         ])
         try await relay.waitForConnections(1, timeout: .seconds(60))
         return ("\(relay.base)/hls/\(session.sessionId)/index.m3u8?token=\(viewerToken)", relay, publisher, display, painting)
@@ -47,6 +49,45 @@ import Testing
         defer { publisher.endInBackground(signal: SIGTERM) }
         defer { painting.cancel() }
         defer { withExtendedLifetime((relay, display)) {} }
+        let log = try await Self.playInGStreamer(url)
+        // What it asked for: playlists without LL-HLS's query, and whole segments.
+        let fetched = log.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "Downloading fragment uri: ") ?? line.range(of: "Fetching URI ") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != " " && $0 != "?" })
+        }
+        #expect(fetched.contains { $0.hasSuffix("/stream.m3u8") } && fetched.contains { $0.contains("/seg-") }, "\(fetched)")
+        #expect(!fetched.contains { $0.contains("/part-") || $0.contains("_HLS_") }, "\(fetched)")
+    }
+
+    /// GStreamer with its AV1, VP9 and VP8 decoders ranked out plays an H.264 share's LL-HLS, whose playlist names
+    /// it `avc1`; ffprobe reads H.264 from its segments; the viewer page's HLS mode plays it in Chromium.
+    @Test func gstreamerThatDecodesH264AlonePlaysAnH264Share() async throws {
+        let (url, relay, publisher, display, painting) = try await Self.share(codec: "h264")
+        defer { publisher.endInBackground(signal: SIGTERM) }
+        defer { painting.cancel() }
+        defer { withExtendedLifetime((relay, display)) {} }
+        let playlist = String(decoding: try await RelayHTTPClient().send("GET", url).body, as: UTF8.self)
+        #expect(playlist.contains("CODECS=\"avc1.42"), "\(playlist)")
+        _ = try await Self.playInGStreamer(url, ranks: "av1dec:NONE,dav1ddec:NONE,avdec_av1:NONE,vp9dec:NONE,avdec_vp9:NONE,vp8dec:NONE")
+        let probe = try await ChildProcess.run(
+            "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,profile,width,height", "-of", "csv=p=0", url], timeout: 60)
+        #expect(probe.standardOutput.contains("h264,Constrained Baseline,320,240"), "\(probe.standardOutput) \(probe.standardError)")
+
+        struct HLSViewerState: Decodable { var mode: String?; var framesDecoded: Int; var lastMetadata: String?; var width: Int; var problem: String? }
+        let viewer = url.replacingOccurrences(of: "/hls/", with: "/view/").replacingOccurrences(of: "/index.m3u8?", with: "?") + "&hls=1"
+        let browser = try await HeadlessBrowser(url: viewer)
+        defer { browser.close() }
+        var watched: HLSViewerState?
+        let played = try await eventually(40) {
+            watched = try? await browser.evaluate("typeof screenViewer === 'undefined' ? null : ({ ...screenViewer, streams: undefined })")
+            return (watched?.framesDecoded ?? 0) > 3 && watched?.lastMetadata != nil || watched?.problem != nil
+        }
+        #expect(played && watched?.problem == nil && watched?.mode == "hls" && watched?.width == 320, "\(String(describing: watched))")
+    }
+
+    /// Plays `url` in GStreamer (`ranks`: its `GST_PLUGIN_FEATURE_RANK`) until ten pictures have come, and checks the
+    /// last one is the share's magenta; its log.
+    static func playInGStreamer(_ url: String, ranks: String? = nil) async throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hlsdemux2-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -64,7 +105,8 @@ import Testing
             "/usr/bin/gst-launch-1.0",
             ["-q", "uridecodebin3", "uri=\(url)", "!", "videoconvert", "!", "video/x-raw,format=RGB,width=320,height=240", "!",
              "filesink", "buffer-mode=unbuffered", "location=\(framesPath)"],
-            environment: ProcessInfo.processInfo.environment.merging(["GST_DEBUG": "adaptivedemux2:5", "GST_DEBUG_NO_COLOR": "1"]) { $1 })
+            environment: ProcessInfo.processInfo.environment.merging(
+                ["GST_DEBUG": "adaptivedemux2:5", "GST_DEBUG_NO_COLOR": "1"].merging(ranks.map { ["GST_PLUGIN_FEATURE_RANK": $0] } ?? [:]) { $1 }) { $1 })
         func framesWritten() -> Int {
             ((try? FileManager.default.attributesOfItem(atPath: framesPath))?[.size] as? Int ?? 0) / frameBytes
         }
@@ -82,17 +124,12 @@ import Testing
         let frames = bytes.count / frameBytes
         let probes = (0..<frames).map { frame in bytes[(frame * frameBytes + (200 * 320 + 80) * 3)...].prefix(3).map(Int.init) }
         #expect(probes.last.map(Self.isMagenta) == true, "the last picture at (80, 200): \(String(describing: probes.last)); each: \(probes)")
-        // What it asked for: playlists without LL-HLS's query, and whole segments.
-        let fetched = played.standardError.split(separator: "\n").compactMap { line -> String? in
-            guard let range = line.range(of: "Downloading fragment uri: ") ?? line.range(of: "Fetching URI ") else { return nil }
-            return String(line[range.upperBound...].prefix { $0 != " " && $0 != "?" })
-        }
-        #expect(fetched.contains { $0.hasSuffix("/stream.m3u8") } && fetched.contains { $0.contains("/seg-") }, "\(fetched)")
-        #expect(!fetched.contains { $0.contains("/part-") || $0.contains("_HLS_") }, "\(fetched)")
+        return played.standardError
     }
 
-    @Test func ffmpegPlaysItFromAColdStart() async throws {
-        let (url, relay, publisher, display, painting) = try await Self.share()
+    @Test(arguments: ["auto", "h264"])
+    func ffmpegPlaysItFromAColdStart(codec: String) async throws {
+        let (url, relay, publisher, display, painting) = try await Self.share(codec: codec)
         defer { publisher.endInBackground(signal: SIGTERM) }
         defer { painting.cancel() }
         defer { withExtendedLifetime((relay, display)) {} }

@@ -89,7 +89,7 @@ import Testing
         let summary = await recorder.finish()
         #expect(limits.value.count == 1 && limits.value.first?.contains("size limit") == true, "\(limits.value)")
         #expect(summary.failure == nil && summary.size > 0)
-        let probe = try await ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", folder.appendingPathComponent(RelayStore.fileName(stream: 1)).path])
+        let probe = try await ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", folder.appendingPathComponent(RelayStore.fileName(stream: 1, container: .webm)).path])
         #expect(probe.status == 0, "\(probe.standardError)")
     }
 

@@ -124,4 +124,19 @@ import Testing
         let unwritable = await Self.failure { _ = try await client.downloadArchive("a/1", stream: 0, to: "/nonexistent-dir/a.webm") }
         #expect(unwritable?.hasPrefix("cannot write /nonexistent-dir/a.webm: ") == true, "\(String(describing: unwritable))")
     }
+
+    /// Without a name given, the file is named by what the relay serves: `.mkv` for Matroska (an H.264 stream).
+    @Test func anUnnamedDownloadTakesTheSuffixOfItsMediaType() async throws {
+        let server = try await Self.relay([
+            "GET /archive/a/download?stream=0": .http(200, [("Content-Type", "video/x-matroska")], body: [0x1A, 0x45]),
+            "GET /archive/a/download?stream=1": .http(200, [("Content-Type", "video/webm")], body: [0x1A]),
+        ])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("archive-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let client = SessionAPIClient(server: "http://127.0.0.1:\(server.port)", secret: "s")
+        #expect(try await client.downloadArchive("a", stream: 0, named: directory + "/a-0") == (directory + "/a-0.mkv", 2))
+        #expect(try await client.downloadArchive("a", stream: 1, named: directory + "/a-1") == (directory + "/a-1.webm", 1))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["a-0.mkv", "a-1.webm"])
+    }
 }

@@ -7,7 +7,7 @@ import ScreenRecording
 import ScreenWire
 import Synchronization
 
-/// Writes a session's streams to WebM files as their frames arrive, without re-encoding: one file per stream
+/// Writes a session's streams to WebM files (Matroska for H.264, ``RecordingContainer``) as their frames arrive, without re-encoding: one file per stream
 /// (``RelayStore/fileName(stream:)``, each starting at a keyframe) with the frames' metadata as its timed metadata track
 /// and the stream's Opus sound, when it has any, as an audio track.
 ///
@@ -27,7 +27,7 @@ final class ArchiveRecorder: @unchecked Sendable {
     private var writers: [UInt32: WebMWriter] = [:]
     /// Every stream whose file was opened, whether or not its writer is still open (a failed recording keeps its
     /// files, readable up to the last frame written, and counts their size).
-    private var opened: Set<UInt32> = []
+    private var opened: [UInt32: RecordingContainer] = [:]
     private var first: MediaTime?
     private var last: MediaTime?
     private var resolution = ""
@@ -115,11 +115,12 @@ final class ArchiveRecorder: @unchecked Sendable {
             if writers[header.streamID] == nil {
                 // Each file starts at a keyframe (the relay asked the publishers for one when recording began).
                 guard header.isKeyframe else { return }
+                let container = RecordingContainer(for: header.codec)
                 writers[header.streamID] = try WebMWriter(
-                    path: folder.appendingPathComponent(RelayStore.fileName(stream: header.streamID)).path, codec: header.codec,
+                    path: folder.appendingPathComponent(RelayStore.fileName(stream: header.streamID, container: container)).path, codec: header.codec,
                     width: header.width, height: header.height, framesPerSecond: framesPerSecond, audio: audio,
                     format: header.codedFormat(in: buffer))
-                opened.insert(header.streamID)
+                opened[header.streamID] = container
                 if resolution.isEmpty { resolution = "\(header.width)x\(header.height)" }
             }
             try buffer.withUnsafeReadableBytes { bytes throws in
@@ -205,7 +206,9 @@ final class ArchiveRecorder: @unchecked Sendable {
     }
 
     /// The files opened so far (on `queue`).
-    private var files: [URL] { opened.sorted().map { folder.appendingPathComponent(RelayStore.fileName(stream: $0)) } }
+    private var files: [URL] {
+        opened.sorted { $0.key < $1.key }.map { folder.appendingPathComponent(RelayStore.fileName(stream: $0.key, container: $0.value)) }
+    }
 
     /// The file's SHA-256, hex, read in 1 MiB pieces.
     static func sha256(of file: URL) -> String? {

@@ -65,7 +65,8 @@ struct HLSSegmenter {
 
     let settings: Settings
     private var writer: FragmentedMP4Writer?
-    /// The format ``writer`` describes: a keyframe that declares another chroma or profile starts a new one.
+    /// The format ``writer`` describes: a keyframe that declares another chroma, profile or H.264 parameter sets
+    /// starts a new one.
     private var writerFormat = CodedVideoFormat(codec: .vp9)
     private var initialization = -1
     private var origin: MediaTime?
@@ -99,7 +100,10 @@ struct HLSSegmenter {
         let format = header.codedFormat(in: buffer)
         let changed = switched || (writer.map {
             $0.codec != header.codec || $0.width != header.width || $0.height != header.height
-                || format.map { $0.chroma != writerFormat.chroma || $0.profile != writerFormat.profile } ?? false
+                || format.map {
+                    // H.264's parameter sets are the init segment's `avcC`: others (a new level, a new size) need a new one.
+                    $0.chroma != writerFormat.chroma || $0.profile != writerFormat.profile || $0.parameterSets != writerFormat.parameterSets
+                } ?? false
         } ?? true)
         if changed && !header.isKeyframe {
             // Nothing can start before a keyframe (the first, of a new stream, or at a new size).

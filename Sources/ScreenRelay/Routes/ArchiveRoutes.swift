@@ -144,16 +144,18 @@ struct ArchiveRoutes: RelayRoutes {
         }
     }
 
-    /// One stream's WebM (`?stream=N`, default the first), with single byte ranges for players that seek.
+    /// One stream's WebM or Matroska file (`?stream=N`, default the first), with single byte ranges for players that seek.
     private func download(_ archive: Archive, request: Request, context: RelayRequestContext) async throws -> Response {
         let files = try manager().store.files(of: archive.id)
         let index = request.uri.queryParameters["stream"].flatMap { Int($0) } ?? 0
         guard files.indices.contains(index) else { throw HTTPError(.notFound, message: "archive \(archive.id) has no stream \(index)") }
         let path = files[index].path
         let size = RelayStore.size(of: [files[index]])
+        let container = RecordingContainer.allCases.first { $0.fileExtension == files[index].pathExtension } ?? .webm
         var headers: HTTPFields = [
-            .contentType: "video/webm", .acceptRanges: "bytes",
-            .contentDisposition: Self.attachment(filename: "\(archive.name.isEmpty ? archive.id : archive.name)-\(index).webm"),
+            .contentType: container.mediaType, .acceptRanges: "bytes",
+            .contentDisposition: Self.attachment(
+                filename: "\(archive.name.isEmpty ? archive.id : archive.name)-\(index).\(container.fileExtension)"),
         ]
         let fileIO = FileIO()
         if let range = request.headers[.range].flatMap({ Self.byteRange($0, size: size) }) {

@@ -1,6 +1,7 @@
 import Foundation
 import ScreenTransport
 import GRDB
+import ScreenMedia
 
 /// An archive's row in the index (GRDB stays an implementation detail of the store).
 private struct ArchiveRecord: Codable, FetchableRecord, PersistableRecord {
@@ -12,7 +13,7 @@ private struct ArchiveRecord: Codable, FetchableRecord, PersistableRecord {
 }
 
 /// The relay's memory across restarts: its sessions and the archive index, in an embedded SQLite database
-/// (GRDB) in the relay's data directory, the archives' WebM files beside it in `archives/`. Survives restarts; ``recoverInterrupted(now:)`` marks recordings that a dead
+/// (GRDB) in the relay's data directory, the archives' WebM (or Matroska) files beside it in `archives/`. Survives restarts; ``recoverInterrupted(now:)`` marks recordings that a dead
 /// relay left `started`.
 final class RelayStore: Sendable {
     let directory: URL
@@ -68,16 +69,21 @@ final class RelayStore: Sendable {
     /// The directory holding an archive's files.
     func folder(of id: String) -> URL { directory.appendingPathComponent(id, isDirectory: true) }
 
-    /// The name of one stream's file in an archive's folder.
-    static func fileName(stream: UInt32) -> String { "stream-\(stream).webm" }
+    /// The name of one stream's file in an archive's folder: `stream-N.webm`, or `stream-N.mkv` for H.264.
+    static func fileName(stream: UInt32, container: RecordingContainer) -> String { "stream-\(stream).\(container.fileExtension)" }
 
     /// The files of an archive, in stream order.
     func files(of id: String) -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder(of: id).path)) ?? []
-        let streams = names.compactMap { name in
-            UInt32(name.dropFirst(7).dropLast(5)).flatMap { Self.fileName(stream: $0) == name ? $0 : nil }
+        let streams = names.compactMap { name -> (stream: UInt32, name: String)? in
+            let parts = name.split(separator: ".")
+            guard parts.count == 2, parts[0].hasPrefix("stream-"), let stream = UInt32(parts[0].dropFirst(7)),
+                let container = RecordingContainer.allCases.first(where: { $0.fileExtension == parts[1] }),
+                Self.fileName(stream: stream, container: container) == name
+            else { return nil }
+            return (stream, name)
         }
-        return streams.sorted().map { folder(of: id).appendingPathComponent(Self.fileName(stream: $0)) }
+        return streams.sorted { $0.stream < $1.stream }.map { folder(of: id).appendingPathComponent($0.name) }
     }
 
     /// Bytes on disk of `files` together (a missing file counts 0).

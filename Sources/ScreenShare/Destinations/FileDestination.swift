@@ -3,8 +3,9 @@ public import ScreenMedia
 import ScreenPipeline
 import ScreenTransport
 
-/// A WebM recording (`file:PATH`, `file:///PATH` or a plain path): VP9/VP8 as encoded, with every frame's
-/// metadata on a timed metadata track, and the share's sound as an Opus track. An existing recording is never replaced without `overwrite`.
+/// A recording (`file:PATH`, `file:///PATH` or a plain path): AV1, VP9 or VP8 in WebM, H.264 in Matroska
+/// (``RecordingContainer``), as encoded, with every frame's metadata on a timed metadata track, and the share's
+/// sound as an Opus track. An existing recording is never replaced without `overwrite`.
 public struct FileDestination: StreamDestination {
     public let path: String
     let framesPerSecond: Double
@@ -20,14 +21,17 @@ public struct FileDestination: StreamDestination {
 
     public var endpoint: String { path }
 
-    /// Why `url` cannot be written: its name says another container than the WebM (Matroska) screenpub writes,
-    /// and a player would trust the name. Nil when it can.
-    public static func refusal(for url: String) -> String? {
+    /// Why `url` cannot be written with `codec`: its name says another container than the WebM or Matroska
+    /// screenpub writes, and a player would trust the name, or it says WebM of H.264. Nil when it can.
+    public static func refusal(for url: String, codec: VideoCodec) -> String? {
         let path = Self.path(of: url)
+        if let refusal = RecordingContainer.refusal(path: path, codec: codec) { return refusal }
         let suffix = (path as NSString).pathExtension.lowercased()
         let others = ["mp4", "m4v", "mov", "avi", "ts", "mts", "m2ts", "flv", "ogg", "ogv", "gif", "mpg", "mpeg", "wmv", "3gp", "h264", "ivf"]
         guard others.contains(suffix) else { return nil }
-        return "\(path): screenpub records WebM (AV1, VP9 or VP8 with a timed metadata track), not .\(suffix); name the file .webm (or .mkv), and convert it afterwards if you need .\(suffix) (ffmpeg -i FILE.webm -c copy FILE.\(suffix) keeps the video)"
+        let container = RecordingContainer(for: codec).fileExtension
+        let named = container == "webm" ? ".webm (or .mkv)" : ".mkv"
+        return "\(path): screenpub records WebM (AV1, VP9 or VP8) or Matroska (H.264), with a timed metadata track, not .\(suffix); name the file \(named), and convert it afterwards if you need .\(suffix) (ffmpeg -i FILE.\(container) -c copy FILE.\(suffix) keeps the video)"
     }
 
     public func makeSink() throws -> any EncodedFrameSink {
