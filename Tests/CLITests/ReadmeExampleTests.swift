@@ -22,10 +22,10 @@ enum ReadmeScenario: String, CaseIterable, Sendable {
             "screenpub --output share.webm", "screenpub --output share.webm --duration 60 --fps 2", "screenpub --list-windows",
             "screenpub --output win.webm --window '*firefox*'", "screenpub --output win.webm --window 0x3a00007", "screenpub --list-monitors",
             "screenpub --output mon.webm --monitor HDMI-1", "screenpub --output part.webm --region 0,0,1280,720",
-            "screenpub --output s.webm --codec vp9", "screenpub --output s.webm --codec vp8 --bitrate 800",
+            "screenpub --output s.webm --codec vp9", "screenpub --output s.webm --codec vp8 --bitrate 800", "screenpub --codec h264 --output share.mkv",
             "screenpub --output s.webm --chroma 444", "screenpub --output s.webm --metadata \"room 42\"", "screenpub --display :1 --no-cursor --output s.webm",
             "screensub --input share.webm --print-metadata", "screensub --input share.webm --print-metadata --json",
-            "screensub --input share.webm --frames pictures/",
+            "screensub --input share.webm --frames pictures/", "screensub --input share.mkv --print-metadata",
         ],
         .sound: [
             "screenpub --audio desktop", "screenpub --audio mic --audio-bitrate 32", "screenpub --audio alsa_output.pci-0000_00_1f.3.analog-stereo",
