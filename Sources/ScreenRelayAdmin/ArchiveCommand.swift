@@ -67,13 +67,13 @@ struct DownloadArchiveCommand: AsyncParsableCommand {
 
     @OptionGroup var options: AdminOptions
     @Argument(help: "The archive's id.") var archive: String
-    @Option(name: .shortAndLong, help: "Where to write it (default: ARCHIVE-STREAM.webm in the current directory, .mkv for H.264).") var output: String?
+    @Option(name: .shortAndLong, help: "Where to write it (default: ARCHIVE-STREAM.webm in the current directory; .mkv for H.264, a .webm name too).") var output: String?
     @Option(help: "Which of its streams, from 0.") var stream = 0
 
     func run() async throws {
         let client = try options.client()
         let (path, size) = try await options.call { () async throws(SessionAPIError) in
-            if let output { (output, try await client.downloadArchive(archive, stream: stream, to: output)) } else {
+            if let output { try await client.downloadArchive(archive, stream: stream, to: output) } else {
                 try await client.downloadArchive(archive, stream: stream, named: "\(archive)-\(stream)")
             }
         }

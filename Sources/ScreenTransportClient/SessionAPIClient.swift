@@ -51,17 +51,25 @@ public struct SessionAPIClient: Sendable {
     }
 
     /// Writes one stream of an archive (a WebM, or a Matroska file for H.264) to `path`, through `path.part`
-    /// renamed when complete; returns its size in bytes.
-    public func downloadArchive(_ id: String, stream: Int, to path: String) async throws(SessionAPIError) -> Int {
-        try await downloadArchive(id, stream: stream, partial: path + ".part") { _ in path }.bytes
+    /// renamed when complete; returns where it went (`path`, but `.mkv` for a `.webm` name that the relay answers
+    /// with Matroska: WebM cannot carry H.264, and players trust the name) and its size in bytes.
+    public func downloadArchive(_ id: String, stream: Int, to path: String) async throws(SessionAPIError) -> (path: String, bytes: Int) {
+        try await downloadArchive(id, stream: stream, partial: path + ".part") { response in
+            guard Self.isMatroska(response), path.lowercased().hasSuffix(".webm") else { return path }
+            return String(path.dropLast(5)) + ".mkv"
+        }
     }
 
     /// Writes one stream of an archive to `base` and the suffix its media type says (`.mkv` for Matroska, else
     /// `.webm`); returns that path and the size in bytes.
     public func downloadArchive(_ id: String, stream: Int, named base: String) async throws(SessionAPIError) -> (path: String, bytes: Int) {
         try await downloadArchive(id, stream: stream, partial: base + ".part") { response in
-            base + (response.header("Content-Type")?.lowercased().hasPrefix("video/x-matroska") == true ? ".mkv" : ".webm")
+            base + (Self.isMatroska(response) ? ".mkv" : ".webm")
         }
+    }
+
+    private static func isMatroska(_ response: RelayHTTPClient.Response) -> Bool {
+        response.header("Content-Type")?.lowercased().hasPrefix("video/x-matroska") == true
     }
 
     private func downloadArchive(

@@ -114,7 +114,7 @@ import Testing
         let path = directory + "/standup.webm"
         try Data("old".utf8).write(to: URL(fileURLWithPath: path))
         let client = SessionAPIClient(server: "http://127.0.0.1:\(server.port)", secret: "s")
-        #expect(try await client.downloadArchive("a/1", stream: 0, to: path) == webm.count)
+        #expect(try await client.downloadArchive("a/1", stream: 0, to: path) == (path, webm.count))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(webm))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["standup.webm"], "no part file left")
         // A refusal leaves no file of its own behind.
@@ -125,7 +125,8 @@ import Testing
         #expect(unwritable?.hasPrefix("cannot write /nonexistent-dir/a.webm: ") == true, "\(String(describing: unwritable))")
     }
 
-    /// Without a name given, the file is named by what the relay serves: `.mkv` for Matroska (an H.264 stream).
+    /// Without a name given, the file is named by what the relay serves: `.mkv` for Matroska (an H.264 stream),
+    /// and a `.webm` name given for Matroska is made `.mkv`.
     @Test func anUnnamedDownloadTakesTheSuffixOfItsMediaType() async throws {
         let server = try await Self.relay([
             "GET /archive/a/download?stream=0": .http(200, [("Content-Type", "video/x-matroska")], body: [0x1A, 0x45]),
@@ -138,5 +139,8 @@ import Testing
         #expect(try await client.downloadArchive("a", stream: 0, named: directory + "/a-0") == (directory + "/a-0.mkv", 2))
         #expect(try await client.downloadArchive("a", stream: 1, named: directory + "/a-1") == (directory + "/a-1.webm", 1))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["a-0.mkv", "a-1.webm"])
+        // A .webm name given for Matroska becomes .mkv (players trust the name); other names are kept.
+        #expect(try await client.downloadArchive("a", stream: 0, to: directory + "/standup.WEBM") == (directory + "/standup.mkv", 2))
+        #expect(try await client.downloadArchive("a", stream: 0, to: directory + "/copy") == (directory + "/copy", 2))
     }
 }
