@@ -44,6 +44,28 @@ import Testing
         }
     }
 
+    /// An H.264 keyframe whose parameter sets are not the initialization segment's `avcC` (here its level raised)
+    /// starts a new initialization segment; one that repeats them does not.
+    @Test func anH264KeyframeWithOtherParameterSetsStartsANewInitialization() throws {
+        var frames = try TestMedia.encodedFrames(count: 20, codec: .h264)
+        var same = frames[0], other = frames[0]
+        (same.captureTime, other.captureTime) = (frames[5].captureTime, frames[12].captureTime)
+        // The SPS's level_idc: after its start code, its NAL header (0x67), profile_idc and the constraint flags.
+        let sps = try #require(other.payload.firstRange(of: [0, 0, 0, 1, 0x67])).upperBound
+        other.payload[sps + 2] &+= 1
+        (frames[5], frames[12]) = (same, other)
+        var segmenter = HLSSegmenter(settings: Self.settings)
+        var levels: [Int] = []
+        for (index, (buffer, header)) in HLSPackagerTests.buffers(frames, streamId: 1, start: MediaTime(value: 0, timescale: 1)).enumerated() {
+            for case .initialization(_, let bytes, let format, _, _, _) in segmenter.frame(buffer, header: header, framesPerSecond: 5, now: Double(index) / 5) {
+                #expect(bytes.firstRange(of: Array("avcC".utf8)) != nil)
+                levels.append(format.parameterSets?.level ?? -1)
+            }
+        }
+        let first = try #require(CodedVideoFormat(codec: .h264, keyframe: frames[0].payload)?.parameterSets?.level)
+        #expect(levels == [first, first + 1], "\(levels)")
+    }
+
     @Test func partsNeedNoKeyframeAndASegmentAsksForOneOnlyWhenItIsDue() throws {
         var frames = try TestMedia.encodedFrames(count: 40)
         #expect(frames[0].isKeyframe && frames.dropFirst().allSatisfy { !$0.isKeyframe })
