@@ -253,7 +253,7 @@ let package = Package(
             name: "ScreenTesting",
             dependencies: [
                 "ScreenMedia", "ScreenCaptureX11", "ScreenCodec", "ScreenPipeline", "CX11", "CX11Shims",
-                "CPipeWire", "CPipeWireShims", "CTestingShims",
+                "CPipeWire", "CPipeWireShims", "CTestingShims", "ScreenTransportClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],

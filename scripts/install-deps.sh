@@ -14,6 +14,10 @@ packages=(
   xvfb x11-apps x11-utils x11-xserver-utils xdotool ffmpeg
   # tests: the browser viewer runs in a real headless Chromium; systemd-analyze checks the user units
   chromium systemd
+  # tests: the viewer pages in the two other engines: Firefox ESR (driven over its own WebDriver BiDi) and
+  # WebKitGTK (its MiniBrowser, driven by WebKitWebDriver), which decodes through GStreamer: libav's decoders
+  # (avdec_h264, avdec_av1) beside those of plugins-good and -bad
+  firefox-esr webkit2gtk-driver gstreamer1.0-libav
   # tests: a private PipeWire (its own runtime dir and session bus) for Wayland-style capture, the real
   # ScreenCast portal frontend (with its permission store) and Python GI for the test portal backend
   dbus-daemon pipewire pipewire-bin wireplumber xdg-desktop-portal python3-gi gir1.2-glib-2.0

@@ -5,8 +5,8 @@ import NIOCore
 import ScreenMedia
 
 /// A real headless Chromium (Debian's `chromium`) opened at a URL, driven over the DevTools protocol:
-/// tests evaluate JavaScript in the page to read what it shows.
-public final class HeadlessBrowser: Sendable {
+/// tests evaluate JavaScript in the page to read what it shows (``BrowserPage``).
+public final class HeadlessBrowser: BrowserPage {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }
@@ -17,16 +17,7 @@ public final class HeadlessBrowser: Sendable {
     private let pageSocketURL: String
 
     /// The Chromium executable: `$CHROMIUM` or the first of the usual names on the PATH.
-    public static var executable: String? {
-        if let configured = ProcessInfo.processInfo.environment["CHROMIUM"] { return configured }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for name in ["chromium", "chromium-browser", "google-chrome"] {
-            for directory in path.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)") {
-                return "\(directory)/\(name)"
-            }
-        }
-        return nil
-    }
+    public static var executable: String? { ProgramLookup.find(["chromium", "chromium-browser", "google-chrome"], overriddenBy: "CHROMIUM") }
 
     /// Starts Chromium on `url` with extra command-line `arguments` and waits (up to `timeout` s) for its
     /// DevTools endpoint.
@@ -142,21 +133,5 @@ public final class HeadlessBrowser: Sendable {
             throw Failure(description: "\(expression) threw: \(exception)")
         }
         return (result["result"] as? [String: Any])?["value"] as? String ?? "null"
-    }
-
-    /// What the page has loaded, for a failure message: its path (the token left out) and ready state, then each
-    /// resource it fetched (its path, HTTP status, 0 where the fetch failed, and milliseconds).
-    public func loadReport() async -> String {
-        let expression = """
-            location.pathname + ' (' + document.readyState + '): ' + performance.getEntriesByType('resource')
-              .map(e => e.name.replace(location.origin, '').split('?')[0] + ' ' + (e.responseStatus ?? '?') + ' ' + Math.round(e.duration) + ' ms')
-              .join(', ')
-            """
-        do { return try await evaluate(expression, as: String.self) } catch { return "the page could not be read: \(error)" }
-    }
-
-    /// Evaluates `expression` and decodes its JSON value.
-    public func evaluate<Value: Decodable>(_ expression: String, as type: Value.Type = Value.self) async throws -> Value {
-        try JSONDecoder().decode(Value.self, from: Data(try await evaluateJSON(expression).utf8))
     }
 }

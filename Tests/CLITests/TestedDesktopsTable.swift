@@ -9,16 +9,17 @@ enum TestedDesktopsTable {
         let description: String
     }
 
-    /// The row whose first cell is `desktop`: its cells by column heading.
-    static func row(_ desktop: String) throws -> [String: String] {
+    /// The row whose first cell is `desktop`, in the table whose first heading is `firstHeading` (the tested
+    /// desktops, or the tested browsers): its cells by column heading.
+    static func row(_ desktop: String, firstHeading: String = "Desktop") throws -> [String: String] {
         let text = try String(contentsOfFile: ReadmeExamples.readme, encoding: .utf8)
         let lines = text.split(separator: "\n").map(String.init)
-        guard let header = lines.firstIndex(where: { $0.hasPrefix("| Desktop | Tested with") }) else {
-            throw Missing(description: "the README has no table of tested desktops")
+        guard let header = lines.firstIndex(where: { $0.hasPrefix("| \(firstHeading) | Tested with") }) else {
+            throw Missing(description: "the README has no table of tested \(firstHeading.lowercased())s")
         }
         let headings = cells(lines[header])
         guard let line = lines[(header + 2)...].prefix(while: { $0.hasPrefix("|") }).first(where: { cells($0).first == desktop }) else {
-            throw Missing(description: "the README's table of tested desktops has no row \(desktop)")
+            throw Missing(description: "the README's table of tested \(firstHeading.lowercased())s has no row \(desktop)")
         }
         return Dictionary(zip(headings, cells(line)), uniquingKeysWith: { first, _ in first })
     }

@@ -17,6 +17,9 @@ import Testing
         var lastMetadata: String?
         var lastLatencyMs: Double?
         var codecString: String?
+        /// The rendition line the status area shows ("AV1 (av01.0.08M.08)"), as state and as shown.
+        var rendition: String?
+        var renditionText: String
         var width: Int
         var height: Int
         var currentStreamId: UInt32?
@@ -33,6 +36,7 @@ import Testing
         typeof screenViewer === 'undefined' ? null : ({ ...screenViewer, streams: undefined,
            metadataText: document.getElementById('metadata').textContent,
            streamsText: document.getElementById('streams').textContent,
+           renditionText: document.getElementById('rendition').hidden ? '' : document.getElementById('rendition').textContent,
            pausedBadgeShown: !document.getElementById('paused-badge').hidden })
         """
 
@@ -48,7 +52,7 @@ import Testing
     /// Polls the viewer until `condition` holds (or `timeout` s pass) and returns the last state. The time starts
     /// once the page's script runs: on a loaded machine fetching and running its modules may take a while itself
     /// (up to a minute is waited for that).
-    func waitForViewer(_ browser: HeadlessBrowser, timeout: Double = 30, until condition: (ViewerState) -> Bool) async throws -> ViewerState {
+    static func waitForViewer(_ browser: any BrowserPage, timeout: Double = 30, until condition: (ViewerState) -> Bool) async throws -> ViewerState {
         let scriptDeadline = Date().addingTimeInterval(60)
         var state: ViewerState? = try await browser.evaluate(Self.stateExpression)
         while state == nil, Date() < scriptDeadline {
@@ -121,7 +125,7 @@ import Testing
         let browser = try await HeadlessBrowser(url: viewerURL)
         defer { browser.close() }
 
-        let state = try await waitForViewer(browser) { $0.framesDecoded >= 1 }
+        let state = try await Self.waitForViewer(browser) { $0.framesDecoded >= 1 }
         #expect(state.framesDecoded >= 1, "viewer: \(state)")
         #expect(state.width == 640 && state.height == 360)
         #expect(state.lastMetadata == "viewer check")
@@ -131,6 +135,8 @@ import Testing
             // Read from the stream's sequence header: main profile, 8 bits, a level that fits 640×360.
             #expect(state.codecString?.hasPrefix("av01.0.") == true && state.codecString?.hasSuffix("M.08") == true, "\(state)")
         }
+        // The status area names the rendition played.
+        #expect(state.renditionText == "\(codec.rawValue.uppercased()) (\(state.codecString ?? "?"))" && state.rendition == state.renditionText, "\(state)")
         #expect(state.decoderErrors == 0)
         // Same machine, same clock: the latency shown is a real, small figure.
         #expect((state.lastLatencyMs ?? -1) >= 0 && (state.lastLatencyMs ?? .infinity) < 5000)
@@ -165,7 +171,7 @@ import Testing
         let viewerURL = try await Self.viewerURL(of: publisher)
         let browser = try await HeadlessBrowser(url: viewerURL)
         defer { browser.close() }
-        let state = try await waitForViewer(browser) { $0.framesDecoded >= 2 }
+        let state = try await Self.waitForViewer(browser) { $0.framesDecoded >= 2 }
         #expect(state.framesDecoded >= 2 && state.decoderErrors == 0 && state.problem == nil, "viewer: \(state)")
         #expect(state.codecString?.hasPrefix(codec == .av1 ? "av01.1." : "vp09.01.") == true, "\(state)")
         let rgba: [Int] = try await browser.evaluate(
@@ -210,27 +216,27 @@ import Testing
         let first = try publish("first run", controlSocket: controlSocket)
         let browser = try await HeadlessBrowser(url: session.viewerURL)
         defer { browser.close() }
-        let watching = try await waitForViewer(browser) { $0.lastMetadata == "first run" }
+        let watching = try await Self.waitForViewer(browser) { $0.lastMetadata == "first run" }
         #expect(watching.lastMetadata == "first run", "viewer: \(watching)")
         let firstStream = try #require(watching.currentStreamId)
 
         // `screenpub pause` shows as a badge over the last picture; `resume` takes it away.
         #expect(try await ChildProcess.run(screenpub, ["pause", "--control-socket", controlSocket]).status == 0)
-        let paused = try await waitForViewer(browser) { $0.pausedBadgeShown }
+        let paused = try await Self.waitForViewer(browser) { $0.pausedBadgeShown }
         #expect(paused.paused && paused.pausedBadgeShown && paused.currentStreamId == firstStream, "viewer: \(paused)")
         #expect(try await ChildProcess.run(screenpub, ["resume", "--control-socket", controlSocket]).status == 0)
-        let resumed = try await waitForViewer(browser) { !$0.pausedBadgeShown }
+        let resumed = try await Self.waitForViewer(browser) { !$0.pausedBadgeShown }
         #expect(!resumed.paused && !resumed.pausedBadgeShown, "viewer: \(resumed)")
 
         first.signal(SIGTERM)
         #expect(await first.wait(timeout: 20).status == 0)
-        let ended = try await waitForViewer(browser) { $0.currentStreamId == nil }
+        let ended = try await Self.waitForViewer(browser) { $0.currentStreamId == nil }
         #expect(ended.status.contains("ended"), "viewer: \(ended)")
         #expect(ended.streamsText.contains("screen"))
 
         let second = try publish("second run")
         defer { second.endInBackground(signal: SIGTERM, timeout: 20) }
-        let republished = try await waitForViewer(browser) { $0.lastMetadata == "second run" }
+        let republished = try await Self.waitForViewer(browser) { $0.lastMetadata == "second run" }
         #expect(republished.lastMetadata == "second run", "viewer: \(republished)")
         #expect(republished.currentStreamId != nil && republished.currentStreamId != firstStream)
         #expect(republished.problem == nil)
@@ -243,7 +249,7 @@ import Testing
         let token = try await relay.token(session: session.sessionId, role: .subscriber, data: "name=Cy")
         let browser = try await HeadlessBrowser(url: session.viewerURL)
         defer { browser.close() }
-        _ = try await waitForViewer(browser) { $0.status.hasPrefix("Connected") }
+        _ = try await Self.waitForViewer(browser) { $0.status.hasPrefix("Connected") }
         let fromBrowser = try await RelayClient.connect(url: relay.webSocketURL, token: token, logger: quietLogger) { link, events in
             _ = try await events.nextControl()
             let _: Bool = try await browser.evaluate("(screenViewerSendChat('hi from the browser'), true)")
@@ -384,7 +390,7 @@ import Testing
         let insecure = session.viewerURL.replacingOccurrences(of: "127.0.0.1", with: "screen.example")
         let browser = try await HeadlessBrowser(url: insecure, arguments: ["--host-resolver-rules=MAP screen.example 127.0.0.1"])
         defer { browser.close() }
-        let state = try await waitForViewer(browser) { $0.problem != nil }
+        let state = try await Self.waitForViewer(browser) { $0.problem != nil }
         #expect(state.problem?.contains("WebCodecs is only available on secure pages") == true, "viewer: \(state)")
         let shown: String = try await browser.evaluate("document.getElementById('problem').hidden ? '' : document.getElementById('problem').textContent")
         #expect(shown.contains("https"))
@@ -396,7 +402,7 @@ import Testing
         let forged = session.viewerURL.replacingOccurrences(of: "token=", with: "token=x")
         let browser = try await HeadlessBrowser(url: forged)
         defer { browser.close() }
-        let state = try await waitForViewer(browser) { $0.problem != nil }
+        let state = try await Self.waitForViewer(browser) { $0.problem != nil }
         #expect(state.problem?.contains("invalidToken") == true, "viewer: \(state)")
     }
 }

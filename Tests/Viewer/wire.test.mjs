@@ -107,6 +107,13 @@ test('a browser without a decoder for the stream is told which codec and what to
   assert.equal(wire.decoderCodecString({ codecString: 'vp09.01.40.08.03.06.06.06.00' }, 2), 'vp09.01.40.08.03.06.06.06.00');
 });
 
+test('the rendition line names the codec people know and the exact codec string', () => {
+  assert.equal(wire.renditionText('av01.0.08M.08'), 'AV1 (av01.0.08M.08)');
+  assert.equal(wire.renditionText('avc1.640028'), 'H.264 (avc1.640028)');
+  assert.equal(wire.renditionText('vp09.00.10.08'), 'VP9 (vp09.00.10.08)');
+  assert.equal(wire.renditionText('av01.1.08H.08'), 'AV1 High profile (4:4:4 colour) (av01.1.08H.08)');
+});
+
 test('names, metadata and medians as the page shows them', () => {
   assert.equal(wire.displayName('subscriber', 'name=Ada&team=x'), 'Ada');
   assert.equal(wire.displayName('publisher', ''), 'the presenter');

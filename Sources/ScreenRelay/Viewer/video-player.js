@@ -1,8 +1,8 @@
 // The live viewer's picture: one stream's frames decoded with WebCodecs into the page's canvas, never showing
 // the past as live (catch-up pictures are decoded, not shown; an older picture never replaces a newer one).
-import { CODEC_H264, CODEC_NAME, HEADER_SIZE, decoderCodecString, describeMetadata, median, unsupportedCodecText } from './wire.js';
+import { CODEC_H264, CODEC_NAME, HEADER_SIZE, decoderCodecString, describeMetadata, median, renditionText, unsupportedCodecText } from './wire.js';
 import { sameBytes, toAvc } from './h264.js';
-import { page, showProblem } from './view.js';
+import { page, showProblem, showRendition } from './view.js';
 
 const BT601 = { primaries: 'smpte170m', transfer: 'smpte170m', matrix: 'smpte170m', fullRange: false };
 // More chunks than this waiting in the decoder means the viewer cannot keep up: skip to the next keyframe.
@@ -78,6 +78,7 @@ export class VideoPlayer {
     this.codecString = codecString;
     this.description = description;
     this.state.codecString = codecString;
+    showRendition(this.state, renditionText(codecString));
     this.decoder = new VideoDecoder({
       output: (picture) => this.show(picture),
       error: (error) => this.fail(error),

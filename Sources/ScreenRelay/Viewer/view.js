@@ -5,6 +5,7 @@
 /// The page's elements (none without a document: node's tests import the pure parts of the modules that use it).
 export const page = typeof document === 'undefined' ? {} : {
   status: document.getElementById('status'),
+  rendition: document.getElementById('rendition'),
   problem: document.getElementById('problem'),
   canvas: document.getElementById('screen'),
   metadata: document.getElementById('metadata'),
@@ -56,8 +57,9 @@ export function createViewerState() {
     lastMetadata: null,
     lastLatencyMs: null,
     /// The WebCodecs codec string the decoder was configured with (the one the publisher announced, or the
-    /// rendition's that serves this page).
+    /// rendition's that serves this page), and the rendition line the status area shows for it.
     codecString: null,
+    rendition: null,
     /// What this page told the relay it decodes (`subscribe`'s `decodes`), and the stream id of the rendition that
     /// serves it (null: the stream as published).
     decodes: [],
@@ -90,6 +92,13 @@ export function createViewerState() {
 export function setStatus(state, text) {
   state.status = text;
   page.status.textContent = text;
+}
+
+/// Shows which rendition the page plays ("AV1 (av01.0.08M.08)") beside the status.
+export function showRendition(state, text) {
+  state.rendition = text;
+  page.rendition.textContent = text;
+  page.rendition.hidden = false;
 }
 
 export function showProblem(state, text) {

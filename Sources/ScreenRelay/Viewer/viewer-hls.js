@@ -3,7 +3,8 @@
 // recordings, markers) in sync with the picture. docs/protocol.md, "HLS", describes what it reads. With an
 // LL-HLS server (the relay) it follows parts: it starts at the newest part a keyframe starts, asks for the
 // playlist with a blocking reload for the part after the last it has, and plays close behind the newest frame.
-import { page, setStatus, showProblem } from './view.js';
+import { page, setStatus, showProblem, showRendition } from './view.js';
+import { renditionText } from './wire.js';
 import { blockingURL, hlsAttributes, nextFetches, parseMediaPlaylist, segmentCues, startingPoint } from './hls-playlist.js';
 
 /// How far behind the newest frame it holds the player plays: room for the next part to come (a part is about
@@ -40,6 +41,7 @@ export class HLSPlayer {
     const codecs = hlsAttributes(variant ? variant.slice(18) : '').CODECS || 'vp09.00.10.08';
     this.mediaURL = new URL(multivariant.split('\n').find((line) => line && !line.startsWith('#')) || 'stream.m3u8', location.origin + this.base).href;
     const type = `video/mp4; codecs="${codecs}"`;
+    showRendition(this.state, `${renditionText(codecs)} over HLS`);
     if (!('MediaSource' in window) || !MediaSource.isTypeSupported(type)) {
       showProblem(this.state, `This browser cannot play ${type} through Media Source Extensions; open the viewer without &hls=1.`);
       return;

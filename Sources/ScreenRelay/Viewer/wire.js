@@ -115,13 +115,19 @@ export function decoderCodecString(properties, codec) {
   return WEBCODECS_CODEC[codec];
 }
 
-/// The codec a codec string names, as people know it: "AV1 High profile (4:4:4 colour)", "VP9".
+/// The codec a codec string names, as people know it: "AV1 High profile (4:4:4 colour)", "VP9", "H.264".
 export function describeCodec(codecString) {
   const text = String(codecString || '');
+  if (text.startsWith('avc1.') || text.startsWith('avc3.')) return 'H.264';
   if (text.startsWith('av01.')) return text.startsWith('av01.1.') ? 'AV1 High profile (4:4:4 colour)' : 'AV1';
   if (text.startsWith('vp09.')) return text.startsWith('vp09.01.') ? 'VP9 profile 1 (4:4:4 colour)' : 'VP9';
   if (text.startsWith('avc1.')) return 'H.264';
   return text.startsWith('vp8') ? 'VP8' : (text || 'this codec');
+}
+
+/// The rendition a page plays, as its status area shows it: "AV1 (av01.0.08M.08)", "H.264 (avc1.640028)".
+export function renditionText(codecString) {
+  return `${describeCodec(codecString)} (${codecString})`;
 }
 
 /// What a viewer whose browser has no decoder for the stream is told, instead of a black picture.

@@ -1,0 +1,163 @@
+import Foundation
+import HummingbirdWSClient
+import Logging
+import ScreenMedia
+
+/// A real headless Firefox (Debian's `firefox-esr`) opened at a URL, with a temporary profile of its own,
+/// driven over WebDriver BiDi, the protocol Firefox serves itself with `--remote-debugging-port` (Debian has no
+/// geckodriver): tests evaluate JavaScript in the page to read what it shows (``BrowserPage``).
+public final class HeadlessFirefox: BrowserPage {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private let process: ChildProcess
+    private let profileDirectory: String
+    /// BiDi's endpoint, where each call opens a session of its own.
+    private let sessionURL: String
+    /// The tab the page is in.
+    private let context: String
+
+    /// The Firefox executable: `$FIREFOX` or the first of the usual names on the PATH.
+    public static var executable: String? { ProgramLookup.find(["firefox-esr", "firefox"], overriddenBy: "FIREFOX") }
+
+    /// What every test profile sets: nothing reaches out to the network on its own (updates, telemetry,
+    /// experiments, safe browsing), no first-run page, and media may start without a click, as in Chromium's
+    /// headless mode.
+    static let quietPreferences: [String: String] = [
+        "app.update.disabledForTesting": "true",
+        "app.normandy.enabled": "false",
+        "browser.shell.checkDefaultBrowser": "false",
+        "browser.startup.homepage_override.mstone": "\"ignore\"",
+        "browser.aboutwelcome.enabled": "false",
+        "browser.safebrowsing.malware.enabled": "false",
+        "browser.safebrowsing.phishing.enabled": "false",
+        "browser.safebrowsing.downloads.enabled": "false",
+        "datareporting.policy.dataSubmissionEnabled": "false",
+        "toolkit.telemetry.reportingpolicy.firstRun": "false",
+        "messaging-system.rsexperimentloader.enabled": "false",
+        "network.captive-portal-service.enabled": "false",
+        "network.connectivity-service.enabled": "false",
+        "media.autoplay.default": "0",
+    ]
+
+    /// Starts Firefox on `url` and waits (up to `timeout` s) for its BiDi endpoint. `preferences` (a name → a
+    /// JavaScript literal, written to the profile's `user.js`) change what it does, e.g. `media.av1.enabled`
+    /// `false` for a Firefox that decodes no AV1.
+    public init(url: String, preferences: [String: String] = [:], timeout: Double = 30) async throws {
+        guard let executable = Self.executable else {
+            throw Failure(description: "no Firefox found: install Debian's firefox-esr package (scripts/install-deps.sh does)")
+        }
+        profileDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("firefox-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: profileDirectory, withIntermediateDirectories: true)
+        let userJS = Self.quietPreferences.merging(preferences) { $1 }.sorted { $0.key < $1.key }
+            .map { "user_pref(\"\($0.key)\", \($0.value));\n" }.joined()
+        try userJS.write(toFile: profileDirectory + "/user.js", atomically: true, encoding: .utf8)
+        process = try ChildProcess(executable, [
+            "--headless", "--no-remote", "--profile", profileDirectory, "--remote-debugging-port", "0", "--width", "1280", "--height", "800",
+            "about:blank",
+        ])
+        // Firefox writes the port it picked to WebDriverBiDiServer.json in the profile.
+        let deadline = Date().addingTimeInterval(timeout)
+        var port: Int?
+        while port == nil {
+            if let data = FileManager.default.contents(atPath: profileDirectory + "/WebDriverBiDiServer.json"),
+                let server = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            {
+                port = server["ws_port"] as? Int
+            }
+            if port == nil {
+                if Date() > deadline {
+                    let outcome = await process.wait(timeout: 1)
+                    try? FileManager.default.removeItem(atPath: profileDirectory)
+                    throw Failure(description: "Firefox did not open WebDriver BiDi within \(timeout) s: \(outcome.standardError.suffix(2000))")
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        sessionURL = "ws://127.0.0.1:\(port ?? 0)/session"
+        let tree = try await Self.call(sessionURL, method: "browsingContext.getTree", parameters: ["maxDepth": 0])
+        guard let context = (tree["contexts"] as? [[String: Any]])?.first?["context"] as? String else {
+            throw Failure(description: "Firefox has no tab: \(tree)")
+        }
+        self.context = context
+        // (Not waiting for the load: the page's own state says when it is ready.)
+        _ = try await Self.call(sessionURL, method: "browsingContext.navigate", parameters: ["context": context, "url": url, "wait": "none"])
+    }
+
+    /// Seconds one BiDi call may take.
+    static let callTimeout: Double = 30
+
+    /// One BiDi command in a session of its own on a fresh connection to `url`: Firefox keeps a session after its
+    /// connection closes and allows one at a time, so each call ends its session; a call that finds another's
+    /// still open waits for it. Returns the command's result object.
+    private static func call(_ url: String, method: String, parameters: [String: any Sendable]) async throws -> [String: Any] {
+        let messages = try [
+            ["id": 1, "method": "session.new", "params": ["capabilities": [String: String]()]] as [String: Any],
+            ["id": 2, "method": method, "params": parameters],
+            ["id": 3, "method": "session.end", "params": [String: String]()],
+        ].map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        let reply = Locked<String?>(nil)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while true {
+                    let busy = Locked(false)
+                    try await WebSocketClient.connect(
+                        url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "webdriver-bidi")
+                    ) { inbound, outbound, _ in
+                        var answers = inbound.messages(maxSize: 16 << 20).makeAsyncIterator()
+                        for (index, message) in messages.enumerated() {
+                            try await outbound.write(.text(message))
+                            var answer: String?
+                            while answer == nil, let next = try await answers.next() {
+                                if case .text(let text) = next, text.contains("\"id\":\(index + 1),") { answer = text }
+                            }
+                            if index == 0, answer?.contains("\"type\":\"error\"") != false {
+                                busy.withLock { $0 = true }
+                                break
+                            }
+                            if index == 1 { reply.withLock { $0 = answer } }
+                        }
+                        try? await outbound.close(.normalClosure, reason: nil)
+                    }
+                    guard busy.value else { return }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(callTimeout))
+                throw Failure(description: "WebDriver BiDi did not answer \(method) within \(Int(callTimeout)) s")
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+        guard let answer = reply.value,
+            let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
+        else { throw Failure(description: "WebDriver BiDi gave no answer to \(method)") }
+        guard let result = object["result"] as? [String: Any] else {
+            throw Failure(description: "WebDriver BiDi refused \(method): \(answer.prefix(500))")
+        }
+        return result
+    }
+
+    deinit { close() }
+
+    /// Ends Firefox and removes its profile.
+    public func close() {
+        let profile = profileDirectory
+        process.endInBackground(timeout: 5) { try? FileManager.default.removeItem(atPath: profile) }
+    }
+
+    /// Evaluates `expression` in the page (a promise is awaited) and returns its value as JSON text.
+    public func evaluateJSON(_ expression: String) async throws -> String {
+        let result = try await Self.call(sessionURL, method: "script.evaluate", parameters: [
+            "expression": "(async () => JSON.stringify(await (\(expression))))()", "target": ["context": context],
+            "awaitPromise": true, "resultOwnership": "none",
+        ])
+        if result["type"] as? String == "exception" {
+            throw Failure(description: "\(expression) threw: \((result["exceptionDetails"] as? [String: Any])?["text"] ?? result)")
+        }
+        let value = result["result"] as? [String: Any]
+        return value?["type"] as? String == "string" ? value?["value"] as? String ?? "null" : "null"
+    }
+}
