@@ -85,7 +85,7 @@ public final class HeadlessBrowser: BrowserPage {
                             url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "devtools")
                         ) { inbound, outbound, _ in
                             connected.withLock { $0 = true }
-                            try await outbound.write(.text(text))
+                            try await outbound.write(WebSocketOutboundWriter.OutboundFrame.text(text))
                             for try await message in inbound.messages(maxSize: 16 << 20) {
                                 if case .text(let answer) = message, answer.contains("\"id\":1") {
                                     reply.withLock { $0 = answer }

@@ -15,8 +15,6 @@ public final class HeadlessFirefox: BrowserPage {
     private let profileDirectory: String
     /// BiDi's endpoint, where each call opens a session of its own.
     private let sessionURL: String
-    /// The tab the page is in.
-    private let context: String
 
     /// The Firefox executable: `$FIREFOX` or the first of the usual names on the PATH.
     public static var executable: String? { ProgramLookup.find(["firefox-esr", "firefox"], overriddenBy: "FIREFOX") }
@@ -54,7 +52,9 @@ public final class HeadlessFirefox: BrowserPage {
             .map { "user_pref(\"\($0.key)\", \($0.value));\n" }.joined()
         try userJS.write(toFile: profileDirectory + "/user.js", atomically: true, encoding: .utf8)
         process = try ChildProcess(executable, [
-            "--headless", "--no-remote", "--profile", profileDirectory, "--remote-debugging-port", "0", "--width", "1280", "--height", "800",
+            // The WebSocket client sends Origin ws://127.0.0.1, which BiDi refuses unless allowed.
+            "--headless", "--no-remote", "--profile", profileDirectory, "--remote-debugging-port", "0", "--remote-allow-origins", "ws://127.0.0.1",
+            "--width", "1280", "--height", "800",
             "about:blank",
         ])
         // Firefox writes the port it picked to WebDriverBiDiServer.json in the profile.
@@ -76,13 +76,8 @@ public final class HeadlessFirefox: BrowserPage {
             }
         }
         sessionURL = "ws://127.0.0.1:\(port ?? 0)/session"
-        let tree = try await Self.call(sessionURL, method: "browsingContext.getTree", parameters: ["maxDepth": 0])
-        guard let context = (tree["contexts"] as? [[String: Any]])?.first?["context"] as? String else {
-            throw Failure(description: "Firefox has no tab: \(tree)")
-        }
-        self.context = context
         // (Not waiting for the load: the page's own state says when it is ready.)
-        _ = try await Self.call(sessionURL, method: "browsingContext.navigate", parameters: ["context": context, "url": url, "wait": "none"])
+        _ = try await Self.call(sessionURL, method: "browsingContext.navigate") { ["context": $0, "url": url, "wait": "none"] }
     }
 
     /// Seconds one BiDi call may take.
@@ -90,13 +85,14 @@ public final class HeadlessFirefox: BrowserPage {
 
     /// One BiDi command in a session of its own on a fresh connection to `url`: Firefox keeps a session after its
     /// connection closes and allows one at a time, so each call ends its session; a call that finds another's
-    /// still open waits for it. Returns the command's result object.
-    private static func call(_ url: String, method: String, parameters: [String: any Sendable]) async throws -> [String: Any] {
-        let messages = try [
-            ["id": 1, "method": "session.new", "params": ["capabilities": [String: String]()]] as [String: Any],
-            ["id": 2, "method": method, "params": parameters],
-            ["id": 3, "method": "session.end", "params": [String: String]()],
-        ].map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+    /// still open waits for it. The command's `parameters` are made for the tab, found anew each time (the tab
+    /// Firefox starts with is replaced early on). Returns the command's result object.
+    private static func call(
+        _ url: String, method: String, parameters: @escaping @Sendable (_ tab: String) -> [String: any Sendable]
+    ) async throws -> [String: Any] {
+        @Sendable func message(_ id: Int, _ method: String, _ parameters: [String: any Sendable]) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: ["id": id, "method": method, "params": parameters]), as: UTF8.self)
+        }
         let reply = Locked<String?>(nil)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -106,18 +102,25 @@ public final class HeadlessFirefox: BrowserPage {
                         url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "webdriver-bidi")
                     ) { inbound, outbound, _ in
                         var answers = inbound.messages(maxSize: 16 << 20).makeAsyncIterator()
-                        for (index, message) in messages.enumerated() {
-                            try await outbound.write(.text(message))
-                            var answer: String?
-                            while answer == nil, let next = try await answers.next() {
-                                if case .text(let text) = next, text.contains("\"id\":\(index + 1),") { answer = text }
+                        func exchange(_ id: Int, _ method: String, _ parameters: [String: any Sendable]) async throws -> String {
+                            try await outbound.write(WebSocketOutboundWriter.OutboundFrame.text(try message(id, method, parameters)))
+                            while let next = try await answers.next() {
+                                if case .text(let text) = next, text.contains("\"id\":\(id),") { return text }
                             }
-                            if index == 0, answer?.contains("\"type\":\"error\"") != false {
-                                busy.withLock { $0 = true }
-                                break
-                            }
-                            if index == 1 { reply.withLock { $0 = answer } }
+                            throw Failure(description: "WebDriver BiDi closed the connection before answering \(method)")
                         }
+                        guard try await !exchange(1, "session.new", ["capabilities": [String: String]()]).contains("\"type\":\"error\"") else {
+                            busy.withLock { $0 = true }
+                            try? await outbound.close(.normalClosure, reason: nil)
+                            return
+                        }
+                        let tree = try JSONSerialization.jsonObject(with: Data(try await exchange(2, "browsingContext.getTree", ["maxDepth": 0]).utf8))
+                        let tabs = ((tree as? [String: Any])?["result"] as? [String: Any])?["contexts"] as? [[String: Any]]
+                        if let tab = tabs?.first?["context"] as? String {
+                            let answer = try await exchange(3, method, parameters(tab))
+                            reply.withLock { $0 = answer }
+                        }
+                        _ = try await exchange(4, "session.end", [:])
                         try? await outbound.close(.normalClosure, reason: nil)
                     }
                     guard busy.value else { return }
@@ -133,7 +136,7 @@ public final class HeadlessFirefox: BrowserPage {
         }
         guard let answer = reply.value,
             let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
-        else { throw Failure(description: "WebDriver BiDi gave no answer to \(method)") }
+        else { throw Failure(description: "WebDriver BiDi gave no answer to \(method) (Firefox has no tab?)") }
         guard let result = object["result"] as? [String: Any] else {
             throw Failure(description: "WebDriver BiDi refused \(method): \(answer.prefix(500))")
         }
@@ -150,10 +153,12 @@ public final class HeadlessFirefox: BrowserPage {
 
     /// Evaluates `expression` in the page (a promise is awaited) and returns its value as JSON text.
     public func evaluateJSON(_ expression: String) async throws -> String {
-        let result = try await Self.call(sessionURL, method: "script.evaluate", parameters: [
-            "expression": "(async () => JSON.stringify(await (\(expression))))()", "target": ["context": context],
-            "awaitPromise": true, "resultOwnership": "none",
-        ])
+        let result = try await Self.call(sessionURL, method: "script.evaluate") { tab in
+            [
+                "expression": "(async () => JSON.stringify(await (\(expression))))()", "target": ["context": tab],
+                "awaitPromise": true, "resultOwnership": "none",
+            ]
+        }
         if result["type"] as? String == "exception" {
             throw Failure(description: "\(expression) threw: \((result["exceptionDetails"] as? [String: Any])?["text"] ?? result)")
         }
