@@ -96,10 +96,12 @@ public final class WebKitGTKBrowser: BrowserPage {
 
     deinit { close() }
 
-    /// Ends the driver, then the display, which ends the browser on it.
+    /// Ends the display, which ends the browser on it (GTK exits when its X server goes), and the driver.
+    /// (At once: a test process that ends right after would leave behind what a background step had not
+    /// reached.)
     public func close() {
-        let display = display
-        driver.endInBackground(timeout: 5) { display.stop() }
+        display.stop()
+        driver.endInBackground(timeout: 5)
     }
 
     /// Evaluates `expression` in the page (a promise is awaited) and returns its value as JSON text.
