@@ -118,7 +118,6 @@ export function decoderCodecString(properties, codec) {
 /// The codec a codec string names, as people know it: "AV1 High profile (4:4:4 colour)", "VP9", "H.264".
 export function describeCodec(codecString) {
   const text = String(codecString || '');
-  if (text.startsWith('avc1.') || text.startsWith('avc3.')) return 'H.264';
   if (text.startsWith('av01.')) return text.startsWith('av01.1.') ? 'AV1 High profile (4:4:4 colour)' : 'AV1';
   if (text.startsWith('vp09.')) return text.startsWith('vp09.01.') ? 'VP9 profile 1 (4:4:4 colour)' : 'VP9';
   if (text.startsWith('avc1.')) return 'H.264';
