@@ -45,15 +45,22 @@ import Testing
             """
     }
 
-    /// The default share (AV1 Main, 4:2:0): every engine shows the picture with its metadata and names the
-    /// rendition, live (WebCodecs) and over HLS (Media Source Extensions).
-    @Test(arguments: BrowserEngine.allCases)
-    func anAV1ShareIsShownLiveAndOverHLS(engine: BrowserEngine) async throws {
+    /// The start of the rendition line for a share in `codec`: "AV1 (av01.0.…M.08)", "H.264 (avc1.42…)"
+    /// (openh264's Constrained Baseline).
+    static func renditionPrefix(_ codec: VideoCodec) -> String {
+        codec == .h264 ? "H.264 (avc1.42" : "AV1 (av01.0."
+    }
+
+    /// The default share (AV1 Main, 4:2:0) and an H.264 share (`--codec h264`: Annex B on the wire, the avc form
+    /// with a description for WebCodecs): every engine shows the picture with its metadata and names the rendition,
+    /// live (WebCodecs) and over HLS (Media Source Extensions).
+    @Test(arguments: BrowserEngine.allCases, [VideoCodec.av1, .h264])
+    func aShareIsShownLiveAndOverHLS(engine: BrowserEngine, codec: VideoCodec) async throws {
         try Self.requireInstalled(engine)
         let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
         _ = ViewerTests.paintQuadrants(painter, width: 320, height: 240)
-        let (publisher, viewerURL) = try await share(display, ["--metadata", "engine check"])
+        let (publisher, viewerURL) = try await share(display, ["--metadata", "engine check"] + (codec == .av1 ? [] : ["--codec", codec.rawValue]))
         defer { publisher.endInBackground(signal: SIGTERM, timeout: 20) }
 
         let live = try await engine.open(viewerURL)
@@ -61,33 +68,64 @@ import Testing
         let state = try await ViewerTests.waitForViewer(live) { $0.framesDecoded >= 1 || $0.problem != nil }
         #expect(state.framesDecoded >= 1 && state.problem == nil && state.decoderErrors == 0, "\(engine): \(state)")
         #expect(state.width == 320 && state.height == 240 && state.lastMetadata == "engine check" && state.metadataText == "engine check", "\(state)")
-        #expect(state.renditionText.hasPrefix("AV1 (av01.0.") && state.renditionText.hasSuffix("M.08)"), "\(engine): \(state)")
+        #expect(state.renditionText.hasPrefix(Self.renditionPrefix(codec)) && state.rendition == state.renditionText, "\(engine): \(state)")
         let pixels: [[Int]] = try await live.evaluate(ViewerTests.pixelsExpression(Self.quadrantPoints))
         for (index, pixel) in pixels.enumerated() {
-            #expect(ViewerTests.differs(pixel, TestPattern.quadrantColors[index]) <= 12, "\(engine), quadrant \(index): \(pixel)")
+            #expect(ViewerTests.differs(pixel, TestPattern.quadrantColors[index]) <= 12, "\(engine), \(codec), quadrant \(index): \(pixel)")
         }
         live.close()
 
+        // WebKitGTK does not play the relay's H.264 HLS today: its Media Source Extensions (GStreamer) buffer each
+        // sample of the fMP4 as 1/60 s instead of the fragment's default duration (0.2 s at 5 fps), so the buffer is
+        // all gaps and the video never starts; AV1 in the same fMP4 plays. The page shows no picture and no
+        // sentence: a known issue, to be fixed in the segments or the HLS player.
+        let knownIssue = engine == .webKitGTK && codec == .h264
         let hls = try await engine.open(viewerURL + "&hls=1")
         defer { hls.close() }
         var played: HLSPage?
-        let playing = try await eventually(45) {
+        let playing = try await eventually(knownIssue ? 15 : 45) {
             played = try? await hls.evaluate(Self.hlsExpression)
             return ((played?.framesDecoded ?? 0) >= 1 && played?.lastMetadata != nil) || played?.problem != nil
         }
+        #expect(played?.rendition?.hasPrefix(Self.renditionPrefix(codec)) == true && played?.rendition?.hasSuffix("over HLS") == true, "\(String(describing: played))")
         // A page whose script never ran: what it fetched, to tell a failed fetch from a slow machine.
         let loads = played == nil ? await hls.loadReport() : ""
-        #expect(playing && played?.problem == nil && played?.lastMetadata == "engine check", "\(engine): \(String(describing: played)) \(loads)")
-        #expect(played?.rendition?.hasPrefix("AV1 (av01.0.") == true && played?.rendition?.hasSuffix("over HLS") == true, "\(String(describing: played))")
-        let shown: [[Int]] = try await hls.evaluate(Self.videoPixelsExpression("hls-video"))
-        for (index, pixel) in shown.enumerated() {
-            #expect(ViewerTests.differs(pixel, TestPattern.quadrantColors[index]) <= 16, "\(engine) over HLS, quadrant \(index): \(pixel)")
+        try await withKnownIssue("WebKitGTK's MSE plays no H.264 from the relay's fMP4 (each sample buffered as 1/60 s)") {
+            #expect(playing && played?.problem == nil && played?.lastMetadata == "engine check", "\(engine), \(codec): \(String(describing: played)) \(loads)")
+            // (A video that has counted a frame may not have painted one yet: its picture is waited for.)
+            var shown: [[Int]] = []
+            _ = try await eventually(10) {
+                shown = (try? await hls.evaluate(Self.videoPixelsExpression("hls-video"))) ?? []
+                return shown.count == 4 && shown.enumerated().allSatisfy { ViewerTests.differs($1, TestPattern.quadrantColors[$0]) <= 16 }
+            }
+            for (index, pixel) in shown.enumerated() {
+                #expect(ViewerTests.differs(pixel, TestPattern.quadrantColors[index]) <= 16, "\(engine), \(codec) over HLS, quadrant \(index): \(pixel)")
+            }
+        } when: {
+            knownIssue
         }
+    }
+
+    /// Where the browser cannot decode the stream as published, the page must not show a black picture. Today it
+    /// says so in a sentence (`problem`, starting `sentence`) naming the rendition; screenpub's H.264 rendition,
+    /// which the relay sends to a page that says it decodes only that, is to replace the sentence: once it reaches
+    /// the page first, the page plays it instead, which passes too.
+    static func expectTheSentenceOrTheH264Rendition(
+        _ state: ViewerTests.ViewerState, in browser: any BrowserPage, engine: BrowserEngine, sentence: String
+    ) async throws {
+        if state.rendition?.hasPrefix("H.264 (avc1.42") == true, state.framesDecoded >= 1 {
+            #expect(state.problem == nil, "\(engine): \(state)")
+            return
+        }
+        #expect(state.framesDecoded == 0, "\(engine) decoded a stream it says it cannot: \(state)")
+        #expect(state.problem?.hasPrefix(sentence) == true, "\(engine): \(state)")
+        let shown: String = try await browser.evaluate("document.getElementById('problem').hidden ? '' : document.getElementById('problem').textContent")
+        #expect(shown == state.problem, "the sentence is on the page")
     }
 
     /// A `--chroma 444` share (AV1 High profile). Chromium and Firefox draw it in full colour (Firefox although its
     /// `isConfigSupported` says no). WebKitGTK decodes no AV1 High profile: the page says so, names the rendition,
-    /// and tells what to do. (The H.264 rendition being added to screenpub is what such a viewer will get instead.)
+    /// and tells what to do (``expectTheSentenceOrTheH264Rendition(_:in:engine:sentence:)``).
     @Test(arguments: BrowserEngine.allCases)
     func aFourFourFourShareIsDrawnInFullColourOrTheViewerIsToldWhyNot(engine: BrowserEngine) async throws {
         try Self.requireInstalled(engine)
@@ -99,13 +137,16 @@ import Testing
         let browser = try await engine.open(viewerURL)
         defer { browser.close() }
         let state = try await ViewerTests.waitForViewer(browser) { $0.framesDecoded >= 2 || $0.problem != nil }
-        #expect(state.renditionText.hasPrefix("AV1 High profile (4:4:4 colour) (av01.1."), "\(engine): \(state)")
         if engine == .webKitGTK {
-            #expect(state.framesDecoded == 0, "\(state)")
-            #expect(state.problem?.hasPrefix("This browser cannot decode the stream: it is AV1 High profile (4:4:4 colour)") == true, "\(state)")
-            #expect(state.problem?.contains("--chroma 420") == true, "\(state)")
+            try await Self.expectTheSentenceOrTheH264Rendition(
+                state, in: browser, engine: engine, sentence: "This browser cannot decode the stream: it is AV1 High profile (4:4:4 colour) (av01.1.")
+            if state.problem != nil {
+                #expect(state.renditionText.hasPrefix("AV1 High profile (4:4:4 colour) (av01.1."), "\(state)")
+                #expect(state.problem?.contains("--chroma 420") == true, "what to do: \(state)")
+            }
             return
         }
+        #expect(state.renditionText.hasPrefix("AV1 High profile (4:4:4 colour) (av01.1."), "\(engine): \(state)")
         #expect(state.framesDecoded >= 2 && state.problem == nil, "\(engine): \(state)")
         let rgba: [Int] = try await browser.evaluate("Array.from(document.getElementById('screen').getContext('2d').getImageData(0, 0, 320, 240).data)")
         let error = TestPattern.colouredLineError(try ViewerTests.frame(rgba: rgba, width: 320, height: 240), in: PixelRect(x: 16, y: 16, width: 288, height: 208))
@@ -114,7 +155,7 @@ import Testing
 
     /// A browser without AV1 (Firefox with `media.av1.enabled` false; WebKitGTK with GStreamer's AV1, VP9 and VP8
     /// decoders ranked out: H.264 alone, as an iPhone) is told in a sentence that it cannot decode the default
-    /// share. (Today's message: the H.264 rendition being added to screenpub, `--codec h264`, will replace it.)
+    /// share (``expectTheSentenceOrTheH264Rendition(_:in:engine:sentence:)``).
     @Test(arguments: [BrowserEngine.firefox, .webKitGTK])
     func aBrowserWithoutAV1IsToldItCannotDecodeTheShare(engine: BrowserEngine) async throws {
         try Self.requireInstalled(engine)
@@ -126,11 +167,8 @@ import Testing
         let browser = try await engine.open(viewerURL, decoders: .withoutAV1)
         defer { browser.close() }
         let state = try await ViewerTests.waitForViewer(browser) { $0.problem != nil || $0.framesDecoded >= 1 }
-        #expect(state.framesDecoded == 0, "\(engine) decoded AV1 without its AV1 decoder: \(state)")
-        #expect(state.problem?.hasPrefix("This browser cannot decode the stream: it is AV1 (av01.0.") == true, "\(engine): \(state)")
-        #expect(state.renditionText.hasPrefix("AV1 (av01.0."), "\(state)")
-        let shown: String = try await browser.evaluate("document.getElementById('problem').hidden ? '' : document.getElementById('problem').textContent")
-        #expect(shown == state.problem, "the sentence is on the page")
+        try await Self.expectTheSentenceOrTheH264Rendition(state, in: browser, engine: engine, sentence: "This browser cannot decode the stream: it is AV1 (av01.0.")
+        #expect(state.problem == nil || state.renditionText.hasPrefix("AV1 (av01.0."), "the rendition line names the stream it cannot decode: \(state)")
     }
 
     /// The archive page plays a recording (VP9 in WebM, through the browser's own <video>) in every engine, and
