@@ -72,48 +72,31 @@ public final class HeadlessBrowser: BrowserPage {
     private static func call(_ url: String, method: String, parameters: [String: Any] = [:]) async throws -> [String: Any] {
         let request: [String: Any] = ["id": 1, "method": method, "params": parameters]
         let text = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
-        let reply = Locked<String?>(nil)
-        // A Chromium that stops answering (a loaded machine, a wedged page) fails the call instead of hanging the test.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                // A Chromium busy with the page may let a connection wait in its listen queue past the client's
-                // connect timeout: connecting is tried again (the call itself is sent once).
-                let connected = Locked(false)
-                while true {
-                    do {
-                        try await WebSocketClient.connect(
-                            url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "devtools")
-                        ) { inbound, outbound, _ in
-                            connected.withLock { $0 = true }
-                            try await outbound.write(WebSocketOutboundWriter.OutboundFrame.text(text))
-                            for try await message in inbound.messages(maxSize: 16 << 20) {
-                                if case .text(let answer) = message, answer.contains("\"id\":1") {
-                                    reply.withLock { $0 = answer }
-                                    break
-                                }
+        return try await BrowserProtocolCall.result(of: method, protocolName: "DevTools", timeout: callTimeout) { reply in
+            // A Chromium busy with the page may let a connection wait in its listen queue past the client's
+            // connect timeout: connecting is tried again (the call itself is sent once).
+            let connected = Locked(false)
+            while true {
+                do {
+                    try await WebSocketClient.connect(
+                        url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "devtools")
+                    ) { inbound, outbound, _ in
+                        connected.withLock { $0 = true }
+                        try await outbound.write(WebSocketOutboundWriter.OutboundFrame.text(text))
+                        for try await message in inbound.messages(maxSize: 16 << 20) {
+                            if case .text(let answer) = message, answer.contains("\"id\":1") {
+                                reply.withLock { $0 = answer }
+                                break
                             }
-                            try? await outbound.close(.normalClosure, reason: nil)
                         }
-                        return
-                    } catch where !connected.value && !Task.isCancelled {
-                        try await Task.sleep(for: .milliseconds(250))
+                        try? await outbound.close(.normalClosure, reason: nil)
                     }
+                    return
+                } catch where !connected.value && !Task.isCancelled {
+                    try await Task.sleep(for: .milliseconds(250))
                 }
             }
-            group.addTask {
-                try await Task.sleep(for: .seconds(callTimeout))
-                throw Failure(description: "DevTools did not answer \(method) within \(Int(callTimeout)) s")
-            }
-            defer { group.cancelAll() }
-            try await group.next()
         }
-        guard let answer = reply.value,
-            let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
-        else { throw Failure(description: "DevTools gave no answer to \(method)") }
-        guard let result = object["result"] as? [String: Any] else {
-            throw Failure(description: "DevTools refused \(method): \(answer.prefix(500))")
-        }
-        return result
     }
 
     deinit { close() }

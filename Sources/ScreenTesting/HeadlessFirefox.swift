@@ -93,54 +93,39 @@ public final class HeadlessFirefox: BrowserPage {
         @Sendable func message(_ id: Int, _ method: String, _ parameters: [String: any Sendable]) throws -> String {
             String(decoding: try JSONSerialization.data(withJSONObject: ["id": id, "method": method, "params": parameters]), as: UTF8.self)
         }
-        let reply = Locked<String?>(nil)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                while true {
-                    let busy = Locked(false)
-                    try await WebSocketClient.connect(
-                        url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "webdriver-bidi")
-                    ) { inbound, outbound, _ in
-                        var answers = inbound.messages(maxSize: 16 << 20).makeAsyncIterator()
-                        func exchange(_ id: Int, _ method: String, _ parameters: [String: any Sendable]) async throws -> String {
-                            try await outbound.write(WebSocketOutboundWriter.OutboundFrame.text(try message(id, method, parameters)))
-                            while let next = try await answers.next() {
-                                if case .text(let text) = next, text.contains("\"id\":\(id),") { return text }
-                            }
-                            throw Failure(description: "WebDriver BiDi closed the connection before answering \(method)")
+        return try await BrowserProtocolCall.result(of: method, protocolName: "WebDriver BiDi", timeout: callTimeout) { reply in
+            while true {
+                let busy = Locked(false)
+                try await WebSocketClient.connect(
+                    url: url, configuration: .init(maxFrameSize: 16 << 20), logger: Logger(label: "webdriver-bidi")
+                ) { inbound, outbound, _ in
+                    var answers = inbound.messages(maxSize: 16 << 20).makeAsyncIterator()
+                    func exchange(_ id: Int, _ method: String, _ parameters: [String: any Sendable]) async throws -> String {
+                        try await outbound.write(WebSocketOutboundWriter.OutboundFrame.text(try message(id, method, parameters)))
+                        while let next = try await answers.next() {
+                            if case .text(let text) = next, text.contains("\"id\":\(id),") { return text }
                         }
-                        guard try await !exchange(1, "session.new", ["capabilities": [String: String]()]).contains("\"type\":\"error\"") else {
-                            busy.withLock { $0 = true }
-                            try? await outbound.close(.normalClosure, reason: nil)
-                            return
-                        }
-                        let tree = try JSONSerialization.jsonObject(with: Data(try await exchange(2, "browsingContext.getTree", ["maxDepth": 0]).utf8))
-                        let tabs = ((tree as? [String: Any])?["result"] as? [String: Any])?["contexts"] as? [[String: Any]]
-                        if let tab = tabs?.first?["context"] as? String {
-                            let answer = try await exchange(3, method, parameters(tab))
-                            reply.withLock { $0 = answer }
-                        }
-                        _ = try await exchange(4, "session.end", [:])
-                        try? await outbound.close(.normalClosure, reason: nil)
+                        throw Failure(description: "WebDriver BiDi closed the connection before answering \(method)")
                     }
-                    guard busy.value else { return }
-                    try await Task.sleep(for: .milliseconds(50))
+                    guard try await !exchange(1, "session.new", ["capabilities": [String: String]()]).contains("\"type\":\"error\"") else {
+                        busy.withLock { $0 = true }
+                        try? await outbound.close(.normalClosure, reason: nil)
+                        return
+                    }
+                    let tree = try JSONSerialization.jsonObject(with: Data(try await exchange(2, "browsingContext.getTree", ["maxDepth": 0]).utf8))
+                    let tabs = ((tree as? [String: Any])?["result"] as? [String: Any])?["contexts"] as? [[String: Any]]
+                    // (No tab: no answer, which the call reports.)
+                    if let tab = tabs?.first?["context"] as? String {
+                        let answer = try await exchange(3, method, parameters(tab))
+                        reply.withLock { $0 = answer }
+                    }
+                    _ = try await exchange(4, "session.end", [:])
+                    try? await outbound.close(.normalClosure, reason: nil)
                 }
+                guard busy.value else { return }
+                try await Task.sleep(for: .milliseconds(50))
             }
-            group.addTask {
-                try await Task.sleep(for: .seconds(callTimeout))
-                throw Failure(description: "WebDriver BiDi did not answer \(method) within \(Int(callTimeout)) s")
-            }
-            defer { group.cancelAll() }
-            try await group.next()
         }
-        guard let answer = reply.value,
-            let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
-        else { throw Failure(description: "WebDriver BiDi gave no answer to \(method) (Firefox has no tab?)") }
-        guard let result = object["result"] as? [String: Any] else {
-            throw Failure(description: "WebDriver BiDi refused \(method): \(answer.prefix(500))")
-        }
-        return result
     }
 
     deinit { close() }
