@@ -78,7 +78,8 @@ public final class Share: Sendable {
             pictureRequests: pictureRequests, pacing: pacing, bitrateKbps: configuration.capture.encoder.bitrateKbps,
             framesPerSecond: configuration.capture.framesPerSecond,
             videoCodec: configuration.capture.encoder.codec,
-            renditions: Self.renditionCodec(for: configuration.capture.encoder.codec).map { (renditionRequests, $0) }, audio: sound?.properties, audioPreSkip: sound?.preSkip ?? 312,
+            renditions: Self.renditionCodec(for: configuration.capture.encoder.codec, configuration.rendition).map { (renditionRequests, $0) },
+            audio: sound?.properties, audioPreSkip: sound?.preSkip ?? 312,
             options: configuration.destinationOptions, environment: configuration.environment,
             onSignal: ChatNotifier(logger: logger, notifies: configuration.notifyChat, environment: configuration.environment).receive,
             logger: logger)
@@ -346,14 +347,16 @@ public final class Share: Sendable {
     }
 
     /// The codec of the second rendition relays may ask for: H.264, which every browser and player decodes, beside
-    /// any other codec; none beside H.264 itself.
-    static func renditionCodec(for codec: VideoCodec) -> VideoCodec? { codec == .h264 ? nil : .h264 }
+    /// any other codec; none beside H.264 itself, or when `--rendition none` says so.
+    static func renditionCodec(for codec: VideoCodec, _ choice: RenditionChoice) -> VideoCodec? {
+        choice == .h264 && codec != .h264 ? .h264 : nil
+    }
 
     /// The second rendition's encoder, made when a relay asks for it: the share's settings in 4:2:0 (H.264 has
     /// no other here), its rate a share of the primary's (``RenditionEncoding/rateShare``).
     private func makeRenditionEncoding(primary: VideoEncoderConfiguration) -> RenditionEncoding? {
         let sinks = destinations.value.compactMap { $0.makeRenditionSink() }
-        guard !sinks.isEmpty, Self.renditionCodec(for: primary.codec) != nil else { return nil }
+        guard !sinks.isEmpty, Self.renditionCodec(for: primary.codec, configuration.rendition) != nil else { return nil }
         return RenditionEncoding(requests: renditionRequests, sinks: sinks) { codec in
             var configuration = primary
             (configuration.codec, configuration.chroma, configuration.chromaFollowsContent) = (codec, .yuv420, false)

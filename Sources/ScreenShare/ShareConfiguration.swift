@@ -26,6 +26,8 @@ public struct ShareConfiguration: Sendable, Equatable {
     /// Seconds between capture attempts after a transient failure; nil: fail at once.
     public var captureRetry: Double?
     public var notifyChat: Bool
+    /// The second rendition a relay may ask for (`--rendition`).
+    public var rendition: RenditionChoice
     public var environment: [String: String]
     /// Settings only a restart changes (a reload warns when they differ).
     public var startupSettings: StartupSettings
@@ -116,6 +118,7 @@ public struct ShareConfiguration: Sendable, Equatable {
         controlSocket = settings.controlSocket.map { $0.isEmpty ? nil : $0 } ?? ControlSocket.defaultPath(application: "screenpub", environment: environment)
         captureRetry = settings.captureRetry > 0 ? settings.captureRetry : nil
         notifyChat = settings.notifyChat
+        rendition = settings.rendition
         startupSettings = StartupSettings(settings)
     }
 

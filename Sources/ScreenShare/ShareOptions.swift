@@ -150,6 +150,9 @@ public struct ShareOptions: ParsableArguments {
     @Option(help: "Temporal layers, 1–3 (AV1, VP9, H.264; VP8 codes 1): with 3 the relay can send a viewer on a slow link a half or a quarter of the frames, which still decode, instead of holding everyone back. Default: 3 when publishing live, 1 for a recording only (layers cost bytes that nothing there uses).")
     public var temporalLayers: Int?
 
+    @Option(help: "The second encoding made while a relay's viewer decodes none of what is shared (an iPhone, a browser without AV1 or VP9): h264 (openh264, half the bit rate, only while such a viewer watches) or none (never a second encoder; such a viewer is told it cannot decode the stream).")
+    public var rendition = ShareOptions.defaults.rendition
+
     @Flag(inversion: .prefixedNo, help: "Show incoming chat lines as desktop notifications (notify-send), besides logging them (--no-notify-chat: only log them).")
     public var notifyChat = ShareOptions.defaults.notifyChat
 
@@ -180,7 +183,7 @@ public struct ShareOptions: ParsableArguments {
         (s.fps, s.backend, s.pipewireNode, s.pipewireRemote, s.portalSource, s.portalTimeout) = (fps, backend, pipewireNode, pipewireRemote, portalSource, portalTimeout)
         (s.display, s.monitor, s.window, s.region, s.codec, s.bitrate, s.metadata) = (display, monitor, window, region, codec, bitrate, metadata)
         (s.output, s.server, s.to, s.token, s.port, s.reconnect, s.dataDir, s.overwrite) = (output, server, to, token, port, reconnect, dataDir, overwrite)
-        (s.whipToken, s.chroma) = (whipToken, chroma)
+        (s.whipToken, s.chroma, s.rendition) = (whipToken, chroma, rendition)
         (s.duration, s.keepalive, s.threads, s.speed, s.notifyChat, s.cursor, s.shm) = (duration, keepalive, threads, speed, notifyChat, cursor, shm)
         (s.captureRetry, s.controlSocket, s.logFormat, s.temporalLayers) = (captureRetry, controlSocket, logFormat, temporalLayers)
         (s.host, s.publicURL, s.tlsCert, s.tlsKey, s.caFile) = (host, publicURL, tlsCert, tlsKey, caFile)
@@ -195,4 +198,5 @@ extension ScreenCastPortalRequest.Sources: ExpressibleByArgument {}
 extension VideoCodec: ExpressibleByArgument {}
 extension VideoCodecChoice: ExpressibleByArgument {}
 extension ChromaChoice: ExpressibleByArgument {}
+extension RenditionChoice: ExpressibleByArgument {}
 extension CoverStyle: ExpressibleByArgument {}

@@ -53,6 +53,7 @@ public struct ShareSettings: Sendable, Equatable {
     /// Nil: 3 when anything is published live, 1 for recordings only (nothing thins a file's layers).
     public var temporalLayers: Int?
     public var notifyChat = false
+    public var rendition = RenditionChoice.h264
     public var cursor = true
     public var shm = true
     public var captureRetry = 0.0

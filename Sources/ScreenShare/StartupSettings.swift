@@ -4,6 +4,7 @@ import ScreenCodec
 /// screenpub, the sound, the logs. A reload (SIGHUP) that changes one of them warns that it waits for the next start.
 public struct StartupSettings: Sendable, Equatable {
     var codec: VideoCodecChoice
+    var rendition: RenditionChoice
     var chroma: ChromaChoice
     var output: String?
     var server: String?
@@ -29,6 +30,7 @@ public struct StartupSettings: Sendable, Equatable {
 
     init(_ settings: ShareSettings) {
         codec = settings.codec
+        rendition = settings.rendition
         chroma = settings.chroma
         output = settings.output
         server = settings.server
@@ -65,6 +67,7 @@ public struct StartupSettings: Sendable, Equatable {
         compare("ca-file", \.caFile)
         compare("capture-retry", \.captureRetry)
         compare("chroma", \.chroma)
+        compare("rendition", \.rendition)
         compare("codec", \.codec)
         compare("control-socket", \.controlSocket)
         compare("data-dir", \.dataDirectory)

@@ -107,17 +107,16 @@ import Testing
         }
     }
 
-    /// Where the browser cannot decode the stream as published, the page must not show a black picture. Today it
-    /// says so in a sentence (`problem`, starting `sentence`) naming the rendition; screenpub's H.264 rendition,
-    /// which the relay sends to a page that says it decodes only that, is to replace the sentence: once it reaches
-    /// the page first, the page plays it instead, which passes too.
-    static func expectTheSentenceOrTheH264Rendition(
-        _ state: ViewerTests.ViewerState, in browser: any BrowserPage, engine: BrowserEngine, sentence: String
-    ) async throws {
-        if state.rendition?.hasPrefix("H.264 (avc1.42") == true, state.framesDecoded >= 1 {
-            #expect(state.problem == nil, "\(engine): \(state)")
-            return
-        }
+    /// Where the browser cannot decode the stream as published, the relay sends it screenpub's H.264 rendition
+    /// (the page said it decodes that): the page shows it, with its metadata, and names it.
+    static func expectTheH264Rendition(_ state: ViewerTests.ViewerState, engine: BrowserEngine) {
+        #expect(state.rendition?.hasPrefix("H.264 (avc1.42") == true && state.renditionText == state.rendition, "\(engine): \(state)")
+        #expect(state.framesDecoded >= 1 && state.problem == nil && state.lastMetadata != nil, "\(engine): \(state)")
+    }
+
+    /// Where nothing it decodes comes (a publisher that makes no rendition), the page says so in a sentence, never a
+    /// black picture.
+    static func expectTheSentence(_ state: ViewerTests.ViewerState, in browser: any BrowserPage, engine: BrowserEngine, sentence: String) async throws {
         #expect(state.framesDecoded == 0, "\(engine) decoded a stream it says it cannot: \(state)")
         #expect(state.problem?.hasPrefix(sentence) == true, "\(engine): \(state)")
         let shown: String = try await browser.evaluate("document.getElementById('problem').hidden ? '' : document.getElementById('problem').textContent")
@@ -125,10 +124,9 @@ import Testing
     }
 
     /// A `--chroma 444` share (AV1 High profile). Chromium and Firefox draw it in full colour (Firefox although its
-    /// `isConfigSupported` says no). WebKitGTK decodes no AV1 High profile: the page says so, names the rendition,
-    /// and tells what to do (``expectTheSentenceOrTheH264Rendition(_:in:engine:sentence:)``).
+    /// `isConfigSupported` says no). WebKitGTK decodes no AV1 High profile: it is sent the H.264 rendition.
     @Test(arguments: BrowserEngine.allCases)
-    func aFourFourFourShareIsDrawnInFullColourOrTheViewerIsToldWhyNot(engine: BrowserEngine) async throws {
+    func aFourFourFourShareIsDrawnInFullColourOrInItsH264Rendition(engine: BrowserEngine) async throws {
         try Self.requireInstalled(engine)
         let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
@@ -139,12 +137,7 @@ import Testing
         defer { browser.close() }
         let state = try await ViewerTests.waitForViewer(browser) { $0.framesDecoded >= 2 || $0.problem != nil }
         if engine == .webKitGTK {
-            try await Self.expectTheSentenceOrTheH264Rendition(
-                state, in: browser, engine: engine, sentence: "This browser cannot decode the stream: it is AV1 High profile (4:4:4 colour) (av01.1.")
-            if state.problem != nil {
-                #expect(state.renditionText.hasPrefix("AV1 High profile (4:4:4 colour) (av01.1."), "\(state)")
-                #expect(state.problem?.contains("--chroma 420") == true, "what to do: \(state)")
-            }
+            Self.expectTheH264Rendition(state, engine: engine)
             return
         }
         #expect(state.renditionText.hasPrefix("AV1 High profile (4:4:4 colour) (av01.1."), "\(engine): \(state)")
@@ -155,21 +148,56 @@ import Testing
     }
 
     /// A browser without AV1 (Firefox with `media.av1.enabled` false; WebKitGTK with GStreamer's AV1, VP9 and VP8
-    /// decoders ranked out: H.264 alone, as an iPhone) is told in a sentence that it cannot decode the default
-    /// share (``expectTheSentenceOrTheH264Rendition(_:in:engine:sentence:)``).
-    @Test(arguments: [BrowserEngine.firefox, .webKitGTK])
-    func aBrowserWithoutAV1IsToldItCannotDecodeTheShare(engine: BrowserEngine) async throws {
+    /// decoders ranked out: H.264 alone, as an iPhone) is sent the H.264 rendition of a default share and of a
+    /// `--chroma 444` one, and shows the screen with its metadata.
+    @Test(arguments: [BrowserEngine.firefox, .webKitGTK], [["--codec", "av1"], ["--codec", "av1", "--chroma", "444"]])
+    func aBrowserWithoutAV1GetsTheH264Rendition(engine: BrowserEngine, options: [String]) async throws {
+        let (state, browser, publisher, display) = try await watchWithoutAV1(engine: engine, options: options)
+        defer {
+            _ = display
+            browser.close()
+            publisher.endInBackground(signal: SIGTERM, timeout: 20)
+        }
+        Self.expectTheH264Rendition(state, engine: engine)
+        let rgba: [Int] = try await browser.evaluate("Array.from(document.getElementById('screen').getContext('2d').getImageData(0, 0, 320, 240).data)")
+        let picture = try ViewerTests.frame(rgba: rgba, width: 320, height: 240)
+        for (index, (x, y)) in Self.quadrantPoints.enumerated() {
+            #expect(TestPattern.difference(picture, x: x, y: y, TestPattern.quadrantColors[index]) <= 16, "\(engine) \(options): quadrant \(index)")
+        }
+    }
+
+    /// With `--rendition none` (a machine that must never run a second encoder), such a browser is told in a
+    /// sentence that it cannot decode the share.
+    @Test func withoutARenditionABrowserWithoutAV1IsToldWhyNot() async throws {
+        let (state, browser, publisher, display) = try await watchWithoutAV1(engine: .webKitGTK, options: ["--rendition", "none"])
+        defer {
+            _ = display
+            browser.close()
+            publisher.endInBackground(signal: SIGTERM, timeout: 20)
+        }
+        try await Self.expectTheSentence(state, in: browser, engine: .webKitGTK, sentence: "This browser cannot decode the stream: it is AV1 (av01.0.")
+        #expect(state.renditionText.hasPrefix("AV1 (av01.0."), "the rendition line names the stream it cannot decode: \(state)")
+    }
+
+    /// A share of the quadrants with `options`, watched in `engine` without its AV1 decoder, until it shows two
+    /// pictures or a sentence.
+    /// The display comes back too: it lives as long as the caller holds it.
+    private func watchWithoutAV1(
+        engine: BrowserEngine, options: [String]
+    ) async throws -> (ViewerTests.ViewerState, any BrowserPage, ChildProcess, VirtualDisplay) {
         try Self.requireInstalled(engine)
         let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
         _ = ViewerTests.paintQuadrants(painter, width: 320, height: 240)
-        let (publisher, viewerURL) = try await share(display, [])
-        defer { publisher.endInBackground(signal: SIGTERM, timeout: 20) }
-        let browser = try await engine.open(viewerURL, decoders: .withoutAV1)
-        defer { browser.close() }
-        let state = try await ViewerTests.waitForViewer(browser) { $0.problem != nil || $0.framesDecoded >= 1 }
-        try await Self.expectTheSentenceOrTheH264Rendition(state, in: browser, engine: engine, sentence: "This browser cannot decode the stream: it is AV1 (av01.0.")
-        #expect(state.problem == nil || state.renditionText.hasPrefix("AV1 (av01.0."), "the rendition line names the stream it cannot decode: \(state)")
+        let (publisher, viewerURL) = try await share(display, options)
+        do {
+            let browser = try await engine.open(viewerURL, decoders: .withoutAV1)
+            let state = try await ViewerTests.waitForViewer(browser) { $0.problem != nil || $0.framesDecoded >= 2 }
+            return (state, browser, publisher, display)
+        } catch {
+            publisher.endInBackground(signal: SIGTERM, timeout: 20)
+            throw error
+        }
     }
 
     /// The archive page plays a recording (VP9 in WebM, through the browser's own <video>) in every engine, and

@@ -86,6 +86,7 @@ struct EmbeddedRelayDestination: StreamDestination {
 
     var endpoint: String { credentials.value?.relayURL ?? inner.endpoint }
     func makeSink() throws -> any EncodedFrameSink { try inner.makeSink() }
+    func makeRenditionSink() -> (any EncodedFrameSink)? { inner.makeRenditionSink() }
     func run() async throws { try await inner.run() }
     func announce(_ announcement: StreamAnnouncement) { inner.announce(announcement) }
 
