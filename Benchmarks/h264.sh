@@ -90,16 +90,16 @@ printf "\n2. screenpub --codec h264 beside AV1, VP9 and ffmpeg x11grab + libx264
 printf "| scene | tool | CPU %% of a core | peak RSS (MB) | bytes | SSIM |\n|---|---|---:|---:|---:|---:|\n"
 # record TOOL OUT -> "cpu_percent rss_kb": $seconds s of the content.
 record() {
-  local tool=$1 out=$2 stats
+  local tool=$1 out=$2
   if [ "$tool" = ffmpeg-x264 ]; then
-    stats=$( { /usr/bin/time -f "%U %S %M" taskset -c "$core" ffmpeg -nostdin -hide_banner -loglevel error -y -f x11grab \
+    /usr/bin/time -o "$work/time" -f "%U %S %M" taskset -c "$core" ffmpeg -nostdin -hide_banner -loglevel error -y -f x11grab \
       -draw_mouse 0 -framerate 5 -video_size "$size" -i "$DISPLAY" -t "$seconds" -pix_fmt yuv420p -c:v libx264 -preset veryfast \
-      -tune zerolatency -b:v 1500k -maxrate 1500k -bufsize 1500k -threads 1 -g 100000 "$out" >/dev/null; } 2>&1 | tail -1)
+      -tune zerolatency -b:v 1500k -maxrate 1500k -bufsize 1500k -threads 1 -g 100000 "$out" >/dev/null 2>&1
   else
-    stats=$( { /usr/bin/time -f "%U %S %M" taskset -c "$core" "$bin/screenpub" --codec "$tool" --fps 5 --duration "$seconds" \
-      --output "$out" --bitrate 1500 --threads 1 --no-cursor --control-socket "" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+    /usr/bin/time -o "$work/time" -f "%U %S %M" taskset -c "$core" "$bin/screenpub" --codec "$tool" --fps 5 --duration "$seconds" \
+      --output "$out" --bitrate 1500 --threads 1 --no-cursor --control-socket "" >/dev/null 2>&1
   fi
-  read -r user system rss <<<"$stats"
+  read -r user system rss <"$work/time"
   echo "$(echo "100 * ($user + $system) / $seconds" | bc -l) $rss"
 }
 for scene in $scenes; do
