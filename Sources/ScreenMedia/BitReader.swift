@@ -24,26 +24,24 @@ struct BitReader {
 
     /// Skips a `uvlc()` value: leading zeros, a one, as many bits as there were zeros.
     mutating func skipUVLC() -> Bool {
-        var zeros = 0
-        while true {
-            guard let bit = read(1) else { return false }
-            if bit == 1 { break }
-            zeros += 1
-            guard zeros < 32 else { return false }
-        }
+        guard let zeros = readLeadingZeros() else { return false }
         return skip(zeros)
     }
 
     /// Reads an unsigned Exp-Golomb value (H.264's `ue(v)`): leading zeros, a one, as many bits as there were zeros.
     mutating func readExpGolomb() -> Int? {
+        guard let zeros = readLeadingZeros(), let suffix = read(zeros) else { return nil }
+        return (1 << zeros) - 1 + suffix
+    }
+
+    /// The zeros before the next one bit (fewer than 32: more is no value of these codes), that bit read too.
+    private mutating func readLeadingZeros() -> Int? {
         var zeros = 0
         while true {
             guard let bit = read(1) else { return nil }
-            if bit == 1 { break }
+            if bit == 1 { return zeros }
             zeros += 1
             guard zeros < 32 else { return nil }
         }
-        guard let suffix = read(zeros) else { return nil }
-        return (1 << zeros) - 1 + suffix
     }
 }

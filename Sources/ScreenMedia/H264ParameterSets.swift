@@ -36,6 +36,9 @@ public struct H264ParameterSets: Sendable, Hashable {
         guard let sequence, let picture, sequence.count >= 4 else { return nil }
         let payload = Self.removingEmulationPrevention(sequence.dropFirst())
         guard payload.count >= 3 else { return nil }
+        // What no H.264 stream holds (an unknown profile, reserved constraint bits set, a level past 6.2) is not
+        // taken for one: a container's avcC and a playlist's CODECS are made of these.
+        guard Self.knownProfiles.contains(Int(payload[0])), payload[1] & 0x03 == 0, (9...62).contains(payload[2]) else { return nil }
         profile = Int(payload[0])
         constraints = Int(payload[1])
         level = Int(payload[2])
@@ -58,6 +61,9 @@ public struct H264ParameterSets: Sendable, Hashable {
         guard let sets = accessUnit.withUnsafeBytes({ H264ParameterSets(accessUnit: $0) }) else { return nil }
         self = sets
     }
+
+    /// Every `profile_idc` of H.264 (§A.2, §G, §H).
+    static let knownProfiles: Set<Int> = profilesWithChromaFormat.union([66, 77, 88])
 
     /// The profiles whose SPS says its chroma format (H.264 §7.3.2.1.1); the others are 4:2:0.
     static let profilesWithChromaFormat: Set<Int> = [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135]

@@ -158,10 +158,17 @@ public enum ControlMessage: Sendable, Hashable {
                 guard (body.renditions?.count ?? 0) <= VideoCodec.allCases.count else {
                     throw WireError(.malformed, "publish offers at most \(VideoCodec.allCases.count) renditions")
                 }
+                let offers = try (body.renditions ?? []).map { name throws(WireError) -> VideoCodec in
+                    guard let codec = VideoCodec(rawValue: name) else {
+                        let known = VideoCodec.allCases.map(\.rawValue).joined(separator: ", ")
+                        throw WireError(.malformed, "publish's renditions are codecs among \(known), not \"\(String(name.prefix(16)).escapingControlCharacters)\"")
+                    }
+                    return codec
+                }
                 return .publish(
                     name: body.name ?? "", properties: try body.properties.checkedBounds(), acks: body.acks ?? false,
                     discardableLayers: body.discardableLayers ?? false, refreshes: body.refreshes ?? false,
-                    renditions: body.renditions ?? [])
+                    renditions: offers)
             case "publishRendition":
                 let body = try decoder.decode(StreamPropertiesBody.self, from: bytes)
                 return .publishRendition(streamId: body.streamId, properties: try body.properties.checkedBounds())
@@ -253,7 +260,8 @@ private struct Head: Decodable {
 private struct HelloBody: Codable { var token: String; var client: String? }
 private struct PublishBody: Codable {
     var name: String?; var properties: StreamProperties; var acks: Bool?; var discardableLayers: Bool?; var refreshes: Bool?
-    var renditions: [VideoCodec]?
+    /// Codec names, checked one by one (``VideoCodec``) so that a wrong one is named.
+    var renditions: [String]?
 }
 private struct StreamBody: Codable { var streamId: UInt32 }
 private struct SubscribeBody: Codable {
@@ -302,7 +310,7 @@ private struct Envelope: Encodable {
         case .publish(let name, let properties, let acks, let discardableLayers, let refreshes, let renditions):
             try PublishBody(
                 name: name, properties: properties, acks: acks ? true : nil, discardableLayers: discardableLayers ? true : nil,
-                refreshes: refreshes ? true : nil, renditions: renditions.isEmpty ? nil : renditions)
+                refreshes: refreshes ? true : nil, renditions: renditions.isEmpty ? nil : renditions.map(\.rawValue))
                 .encode(to: encoder)
         case .publishRendition(let id, let properties):
             try StreamPropertiesBody(streamId: id, properties: properties).encode(to: encoder)

@@ -145,7 +145,7 @@ import Testing
             _ = painter.createWindow(PixelRect(x: 0, y: 0, width: 320, height: 240), color: XPainter.pixel(red: 0, green: 200, blue: 0))
             let share = try publish(sfu, display: display, ["--fps", "10", "--codec", "h264", "--keepalive", "0.5"])
             defer { share.endInBackground(signal: SIGKILL) }
-            #expect(try await eventually(30) { share.errorsSoFar.contains("over WHIP (h264)") }, "\(share.errorsSoFar)\n\(sfu.log.suffix(2000))")
+            #expect(try await eventually(60) { share.errorsSoFar.contains("over WHIP (h264)") }, "\(share.errorsSoFar)\n\(sfu.log.suffix(2000))")
             let pictures = try await sfu.watch(port: 5010, codec: "h264", seconds: 4)
             #expect(!pictures.isEmpty && pictures.allSatisfy { Self.close($0, Self.green) && $0.width == 320 }, "\(pictures.map { ($0.r, $0.g, $0.b) })")
         }

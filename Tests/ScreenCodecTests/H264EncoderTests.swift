@@ -89,6 +89,17 @@ import Testing
         }
     }
 
+    /// Parameter sets no H.264 stream holds (a publisher's garbage) declare no format: no avcC, no CODECS of them.
+    @Test func parameterSetsOfNoProfileDeclareNothing() {
+        let startCode: [UInt8] = [0, 0, 0, 1]
+        let pps: [UInt8] = [0x68, 0xCE, 0x3C, 0x80]
+        for sps in [[0x67] + [UInt8](repeating: 0xFF, count: 60), [0x67, 0x42, 0xC3, 0x1F, 0x8C], [0x67, 0x42, 0xC0, 0xFF, 0x8C], [0x67, 0x42]] as [[UInt8]] {
+            #expect(H264ParameterSets(accessUnit: startCode + sps + startCode + pps) == nil, "\(sps.prefix(4))")
+            #expect(CodedVideoFormat(codec: .h264, keyframe: startCode + sps + startCode + pps) == nil)
+        }
+        #expect(H264ParameterSets(accessUnit: startCode + [0x67, 0x42, 0xC0, 0x1F, 0x8C] + startCode + pps)?.profileLevelHex == "42C01F")
+    }
+
     @Test func fourFourFourIsRefusedWithASentence() throws {
         let frame = VideoFrame(width: 64, height: 64)
         TestPattern.fillColouredLines(frame)

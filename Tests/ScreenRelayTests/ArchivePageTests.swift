@@ -7,11 +7,9 @@ import Testing
 
 /// The archive page in a real headless Chromium: the recording plays, and the metadata shown is the frame's on screen.
 @Suite(.watchdog()) struct ArchivePageTests {
-    /// VP9 in WebM and H.264 in Matroska, which the page's `<video>` plays as the relay serves it (`video/x-matroska`).
-    @Test(arguments: [VideoCodec.vp9, .h264])
-    func theArchivePagePlaysTheRecordingWithItsMetadataInSync(codec: VideoCodec) async throws {
-        let directory = ArchiveTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+    /// A relay with an archive of 20 frames of `codec` (recorded, stopped, available) in `directory`, and a moderator
+    /// token for its page; the relay lives as long as the caller holds it.
+    static func archive(codec: VideoCodec, in directory: String) async throws -> (relay: RunningRelay, id: String, moderator: String) {
         let relay = try await RunningRelay(dataDirectory: directory)
         let session = try await relay.createSession()
         let streamId = Locked<UInt32?>(nil), done = Locked(false)
@@ -28,7 +26,15 @@ import Testing
         done.withLock { $0 = true }
         try await publisher.value
         let moderator = try await relay.token(session: session.sessionId, role: .moderator)
+        return (relay, id, moderator)
+    }
 
+    /// VP9 in WebM and H.264 in Matroska, which the page's `<video>` plays as the relay serves it (`video/x-matroska`).
+    @Test(arguments: [VideoCodec.vp9, .h264])
+    func theArchivePagePlaysTheRecordingWithItsMetadataInSync(codec: VideoCodec) async throws {
+        let directory = ArchiveTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (relay, id, moderator) = try await Self.archive(codec: codec, in: directory)
         let browser = try await HeadlessBrowser(url: "\(relay.base)/archive/\(id)/view?token=\(moderator)")
         defer { browser.close() }
         struct PageState: Decodable { var status: String; var cues: Int; var shownMetadata: String?; var problem: String? }

@@ -181,10 +181,11 @@ import Testing
 
     /// A share of the quadrants with `options`, watched in `engine` without its AV1 decoder, until it shows two
     /// pictures or a sentence.
-    /// The display comes back too: it lives as long as the caller holds it.
+    /// The display and its painter come back too: the display, and the windows painted on it, live as long as the
+    /// caller holds them.
     private func watchWithoutAV1(
         engine: BrowserEngine, options: [String]
-    ) async throws -> (ViewerTests.ViewerState, any BrowserPage, ChildProcess, VirtualDisplay) {
+    ) async throws -> (ViewerTests.ViewerState, any BrowserPage, ChildProcess, (VirtualDisplay, XPainter)) {
         try Self.requireInstalled(engine)
         let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
@@ -193,7 +194,7 @@ import Testing
         do {
             let browser = try await engine.open(viewerURL, decoders: .withoutAV1)
             let state = try await ViewerTests.waitForViewer(browser) { $0.problem != nil || $0.framesDecoded >= 2 }
-            return (state, browser, publisher, display)
+            return (state, browser, publisher, (display, painter))
         } catch {
             publisher.endInBackground(signal: SIGTERM, timeout: 20)
             throw error
@@ -207,22 +208,7 @@ import Testing
         try Self.requireInstalled(engine)
         let directory = ArchiveTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let relay = try await RunningRelay(dataDirectory: directory)
-        let session = try await relay.createSession()
-        let streamId = Locked<UInt32?>(nil), done = Locked(false)
-        defer { done.withLock { $0 = true } }
-        let publisher = ArchiveTests.publish(relay, token: session.token, frames: try TestMedia.encodedFrames(count: 20), started: streamId, until: done)
-        while streamId.value == nil { try await Task.sleep(for: .milliseconds(10)) }
-        let id = try #require(ArchiveTests.json(try await relay.post("/archive", json: ["sessionId": session.sessionId, "name": "demo"]).1)["id"] as? String)
-        for _ in 0..<100 {
-            try await Task.sleep(for: .milliseconds(50))
-            if (try? JSONSerialization.jsonObject(with: try await relay.request("GET", "/archive/\(id)/metadata").1) as? [Any])?.count == 20 { break }
-        }
-        #expect(ArchiveTests.json(try await relay.post("/archive/\(id)/stop").1)["status"] as? String == "available")
-        done.withLock { $0 = true }
-        try await publisher.value
-        let moderator = try await relay.token(session: session.sessionId, role: .moderator)
-
+        let (relay, id, moderator) = try await ArchivePageTests.archive(codec: .vp9, in: directory)
         let browser = try await engine.open("\(relay.base)/archive/\(id)/view?token=\(moderator)")
         defer { browser.close() }
         struct PageState: Decodable { var status: String; var cues: Int; var shownMetadata: String?; var problem: String? }

@@ -57,6 +57,8 @@ import Testing
         }
         let offers = #"{"v":1,"type":"publish","properties":{"videoType":"screen","codec":"vp8","width":4,"height":2,"estimatedFramesPerSecond":5,"estimatedCaptureDelayMilliseconds":0},"renditions":["h264","h264","h264","h264","h264"]}"#
         #expect(throws: WireError.self) { try ControlMessage.parse(offers) }
+        let unknown = offers.replacingOccurrences(of: #"["h264","h264","h264","h264","h264"]"#, with: #"["hevc"]"#)
+        #expect { try ControlMessage.parse(unknown) } throws: { ($0 as? WireError)?.message.contains(#"not "hevc""#) == true }
         #expect(throws: WireError.self) { try ControlMessage.parse(#"{"v":1,"type":"startRendition","streamId":3,"codec":"h265"}"#) }
     }
 

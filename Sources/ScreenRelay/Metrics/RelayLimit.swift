@@ -17,6 +17,8 @@ public enum RelayLimit: String, CaseIterable, Sendable {
     case signalRate = "signal_rate"
     case metricsToken = "metrics_token"
     case captureTime = "capture_time"
+    /// A frame in another codec than its stream was published in.
+    case frameFormat = "frame_codec"
     case keyframeRequests = "keyframe_requests"
     case host = "host"
     case origin = "origin"

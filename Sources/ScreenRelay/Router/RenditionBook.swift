@@ -51,6 +51,9 @@ struct RenditionBook {
     }
 
     func offers(_ streamId: UInt32) -> [VideoCodec] { entries[streamId]?.offers ?? [] }
+
+    /// Whether the relay has asked `streamId`'s publisher for its rendition and it has not come yet.
+    func isAsked(_ streamId: UInt32) -> Bool { entries[streamId]?.askedAt != nil }
     func rendition(of streamId: UInt32) -> (streamId: UInt32, codec: VideoCodec)? { entries[streamId]?.rendition }
 
     /// The codec strings of a rendition in `codec` before it exists: what a subscriber's `decodes` is matched with.

@@ -34,6 +34,13 @@ extension StreamRouter {
             return (false, [.close(connectionId, .malformed, "the catch-up flag is the relay's to set, not a publisher's")])
         }
         if let refusal = admit(header.captureTime, kind: .video, to: streamId, now: now) { return (false, actions + refusal) }
+        // A stream keeps the codec it was published in: its subscribers, recordings and HLS configured for it.
+        if let published = streams[streamId]?.info.properties.codec, header.codec != published {
+            counters.refused[.frameFormat, default: 0] += 1
+            return (false, actions + [.sendControl(.error(
+                code: .malformed,
+                message: "stream \(streamId) is published in \(published.rawValue); a \(header.codec.rawValue) frame is not sent on (publish another stream for another codec)"), to: connectionId)])
+        }
         actions += streams[streamId]?.route(frame, header: header, size: size, now: now, counters: &counters) ?? []
         return (true, actions)
     }

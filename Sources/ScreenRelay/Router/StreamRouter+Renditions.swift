@@ -62,14 +62,22 @@ extension StreamRouter {
 
     /// `publishRendition`: the publisher of `streamId` started the rendition it offered; who waits for it joins it.
     mutating func publishRendition(of streamId: UInt32, properties: StreamProperties, from connectionId: String, now: Double) -> [Action] {
-        guard let primary = streams[streamId], primary.info.connectionId == connectionId, primary.info.renditionOf == nil else {
+        guard let primary = streams[streamId], primary.info.connectionId == connectionId else {
             return [.sendControl(.error(code: .notFound, message: "you publish no stream \(streamId)"), to: connectionId)]
+        }
+        if let of = primary.info.renditionOf {
+            return [.sendControl(.error(code: .forbidden, message: "stream \(streamId) is a rendition of stream \(of): a rendition has none of its own"), to: connectionId)]
         }
         guard renditions.offers(streamId).contains(properties.codec) else {
             return [.sendControl(.error(code: .forbidden, message: "stream \(streamId) offered no \(properties.codec.rawValue) rendition: say it in publish's renditions"), to: connectionId)]
         }
         guard renditions.rendition(of: streamId) == nil else {
             return [.sendControl(.error(code: .forbidden, message: "stream \(streamId) has its rendition already: a stream has one"), to: connectionId)]
+        }
+        guard renditions.isAsked(streamId) else {
+            return [.sendControl(.error(
+                code: .forbidden,
+                message: "the relay has not asked for a rendition of stream \(streamId): it asks with startRendition when a viewer needs one"), to: connectionId)]
         }
         let info = StreamInfo(streamId: nextStreamId, connectionId: connectionId, name: primary.info.name, properties: properties, renditionOf: streamId)
         nextStreamId &+= 1

@@ -138,10 +138,11 @@ import Testing
         #expect(router.streamCount == 0 && router.renditions.entries.isEmpty && router.renditions.primaryOf.isEmpty)
     }
 
-    /// What a hostile or confused publisher may try: a rendition it did not offer, of a stream not its own, a
-    /// second one, or one of a rendition. Each is refused with a sentence, and nothing else changes.
-    @Test func renditionsArePublishedOnlyAsOfferedOnePerStream() {
-        var router = session(subscribers: ["v"])
+    /// What a hostile or confused publisher may try: a rendition it did not offer, of a stream not its own, one
+    /// nobody asked for, a second one, or one of a rendition; frames in another codec than its stream's. Each is
+    /// refused with a sentence, and nothing else changes.
+    @Test func renditionsArePublishedOnlyAsOfferedAskedAndOnePerStream() {
+        var router = session(subscribers: ["v", "iphone"])
         _ = router.connect(ConnectionInfo(connectionId: "q", role: .publisher, data: ""))
         #expect(controls(router.handle(.publishRendition(streamId: 1, properties: Self.h264), from: "q", now: 1), to: "q")
             .contains { if case .error(.notFound, _) = $0 { true } else { false } })
@@ -149,11 +150,20 @@ import Testing
         vp9.codec = .vp9
         #expect(controls(router.handle(.publishRendition(streamId: 1, properties: vp9), from: "p", now: 1), to: "p")
             .contains { if case .error(.forbidden, _) = $0 { true } else { false } })
+        #expect(controls(router.handle(.publishRendition(streamId: 1, properties: Self.h264), from: "p", now: 1), to: "p")
+            .contains { if case .error(.forbidden, let message) = $0 { message.contains("has not asked") } else { false } })
+        _ = router.handle(.subscribe(streamId: 1, decodes: Self.iPhone), from: "iphone", now: 1)
         _ = router.handle(.publishRendition(streamId: 1, properties: Self.h264), from: "p", now: 1)
+        #expect(router.renditions.rendition(of: 1)?.streamId == 2)
         #expect(controls(router.handle(.publishRendition(streamId: 1, properties: Self.h264), from: "p", now: 1), to: "p")
             .contains { if case .error(.forbidden, _) = $0 { true } else { false } })
         #expect(controls(router.handle(.publishRendition(streamId: 2, properties: Self.h264), from: "p", now: 1), to: "p")
-            .contains { if case .error(.notFound, _) = $0 { true } else { false } })
+            .contains { if case .error(.forbidden, let message) = $0 { message.contains("is a rendition of stream 1") } else { false } })
+        // A frame in another codec than its stream's goes to nobody, and its publisher is told.
+        let wrong = router.frame("vp8", header: header(2, 1, key: true, codec: .vp8), size: 10, from: "p", now: 1.1)
+        #expect(frames(wrong, to: "iphone").isEmpty)
+        #expect(controls(wrong, to: "p").contains { if case .error(.malformed, let message) = $0 { message.contains("published in h264") } else { false } })
+        #expect(router.counters.refused[.frameFormat] == 1)
         // Subscribing to a rendition's id directly: there is no such stream to subscribe to.
         #expect(controls(router.handle(.subscribe(streamId: 2), from: "v", now: 1), to: "v")
             .contains { if case .error(.notFound, _) = $0 { true } else { false } })
