@@ -7,6 +7,9 @@ import Testing
 /// iPhone's browser does) gets the share's H.264 rendition with its metadata, the publisher encodes it only while
 /// someone needs it, and starts it again for the next such viewer.
 @Suite(.watchdog()) struct RenditionShareTests {
+    /// The bound on a joiner's first picture here: the 2 s the rendition is built for, and room for a loaded machine.
+    static let firstPictureSeconds = 5.0
+
     @Test func aViewerThatDecodesOnlyH264GetsTheRenditionWhileItWatches() async throws {
         let display = try await VirtualDisplay(width: 320, height: 240)
         let painter = try XPainter(displayName: display.name)
@@ -33,18 +36,19 @@ import Testing
             return (Date().timeIntervalSince(started), lines)
         }
 
-        let first = try await watchAsAnIPhone(count: 3)
+        let first = try await watchAsAnIPhone(count: 1)
         let summary = try #require(first.lines.last)
         #expect(summary["rendition"] as? String == "h264", "\(first.lines)")
-        #expect(summary["framesRendered"] as? Int == 3, "\(first.lines)")
+        #expect(summary["framesRendered"] as? Int == 1, "\(first.lines)")
         let frames = first.lines.filter { $0["kind"] as? String != "summary" }
         #expect(frames.allSatisfy { $0["metadata"] as? String == "frame-of-the-share" }, "\(frames)")
         // The picture is the screen's: the H.264 rendition decoded to PNG.
         let png = try #require(try FileManager.default.contentsOfDirectory(atPath: pictures).sorted().last)
         let picture = try await FFmpegPicture.last(of: pictures + "/" + png, width: 320, height: 240)
         #expect(TestPattern.difference(picture, x: 160, y: 120, (40, 160, 220)) <= 12)
-        // While the second encoder starts: its first picture within 2 s of joining (the bound, on loopback).
-        #expect(first.seconds < 2 + 1.5, "three pictures took \(first.seconds) s")
+        // While the second encoder starts: its first picture within a few seconds of joining, screensub's own start
+        // included, on a machine running the whole suite (Benchmarks/h264.sh measures it quiet: p95 0.35 s).
+        #expect(first.seconds < Self.firstPictureSeconds, "the first picture took \(first.seconds) s")
         let log = { share.process.errorsSoFar }
         #expect(log().contains("publishing the h264 rendition"), "\(log())")
 
@@ -52,7 +56,7 @@ import Testing
         #expect(try await eventually(20) { log().contains("stopped the h264 rendition") }, "\(log())")
         let again = try await watchAsAnIPhone(count: 1)
         #expect(again.lines.last?["rendition"] as? String == "h264", "\(again.lines)")
-        #expect(again.seconds < 2, "the restarted rendition's first picture took \(again.seconds) s")
+        #expect(again.seconds < Self.firstPictureSeconds, "the restarted rendition's first picture took \(again.seconds) s")
 
         // A viewer that decodes the share as published gets it, and no rendition is made for it.
         let chromium = try await ChildProcess.run(

@@ -42,7 +42,7 @@ import Testing
         Task {
             try await RelayClient.connect(transport: relay.server.inProcessTransport, token: token, logger: quietLogger) { link, events in
                 _ = try await events.nextControl()
-                let stream = try await link.publishTestStream(events)
+                let stream = try await link.publishTestStream(events, codec: frames.first?.codec ?? .vp9)
                 started.withLock { $0 = stream.streamId }
                 if afterKeyframeRequest { _ = try await events.nextControl(where: { $0 == .requestKeyframe(streamId: stream.streamId) }) }
                 try await link.send(frames, streamId: stream.streamId)

@@ -155,9 +155,12 @@ extension RunningRelay {
 }
 
 extension RelayLink {
-    /// Publishes a stream with the test properties and returns it once the relay has answered `published`.
-    func publishTestStream(_ events: RelayEvents) async throws -> StreamInfo {
-        try await send(.publish(name: "screen", properties: TestMedia.properties))
+    /// Publishes a stream with the test properties, in `codec` (the frames' own: the relay sends on no frame of
+    /// another), and returns it once the relay has answered `published`.
+    func publishTestStream(_ events: RelayEvents, codec: VideoCodec = .vp9) async throws -> StreamInfo {
+        var properties = TestMedia.properties
+        properties.codec = codec
+        try await send(.publish(name: "screen", properties: properties))
         guard case .published(let stream)? = try await events.nextControl(where: { if case .published = $0 { true } else { false } }) else {
             throw TestFailure("not published")
         }

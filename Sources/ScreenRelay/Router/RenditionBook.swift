@@ -125,13 +125,22 @@ struct RenditionBook {
         for streamId in entries.keys { entries[streamId]?.waiting.removeAll { $0.connectionId == connectionId } }
     }
 
-    /// The rendition's subscriber count changed: from none, its linger starts; from some, it stops.
+    /// The rendition's subscriber count now: from none, its linger starts; from some, it stops. Written only when
+    /// that changes (asked on every tick).
     mutating func renditionSubscribers(_ count: Int, of streamId: UInt32, now: Double) {
-        guard entries[streamId]?.rendition != nil else { return }
-        if count > 0 {
+        guard let entry = entries[streamId], entry.rendition != nil else { return }
+        if count > 0, entry.unneededSince != nil {
             entries[streamId]?.unneededSince = nil
-        } else if entries[streamId]?.unneededSince == nil {
+        } else if count == 0, entry.unneededSince == nil {
             entries[streamId]?.unneededSince = now
+        }
+    }
+
+    /// Whether anything may expire at `now` (``expired(now:)``): a subscriber waiting, or an unneeded rendition not
+    /// yet stopped. Checked on every tick without allocating; most ticks have neither.
+    func mayExpire(now: Double) -> Bool {
+        entries.values.contains { entry in
+            !entry.waiting.isEmpty || (entry.rendition != nil && !entry.stopping && entry.unneededSince.map { now - $0 >= Self.lingerSeconds } == true)
         }
     }
 

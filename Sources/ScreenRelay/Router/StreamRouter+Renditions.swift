@@ -116,10 +116,11 @@ extension StreamRouter {
     /// On the clock: subscribers that waited too long get the stream as published; renditions nobody has needed for
     /// ``RenditionBook/lingerSeconds`` are stopped.
     mutating func tickRenditions(now: Double) -> [Action] {
-        for streamId in renditions.entries.keys {
-            guard let rendition = renditions.rendition(of: streamId)?.streamId else { continue }
+        // The renditions that exist (usually none): nothing is allocated on a tick without them.
+        for (rendition, streamId) in renditions.primaryOf {
             renditions.renditionSubscribers(streams[rendition]?.subscribers.count ?? 0, of: streamId, now: now)
         }
+        guard renditions.mayExpire(now: now) else { return [] }
         let (waitedTooLong, toStop) = renditions.expired(now: now)
         var actions: [Action] = []
         for (streamId, waiting) in waitedTooLong where streams[streamId] != nil {
