@@ -7,7 +7,9 @@ import Testing
 /// The viewer pages in the three browser engines Debian 12 packages (Chromium, Firefox ESR, WebKitGTK), each fed
 /// by a real screenpub capturing a private Xvfb through its embedded relay. Where an engine cannot decode a
 /// stream, the page must say so in a sentence, never show a black picture.
-@Suite(.watchdog()) struct BrowserEnginesTests {
+/// One browser at a time: each engine with its Xvfb, relay and encoder takes most of a core while it starts, and
+/// the suite's timing-sensitive tests (LL-HLS under attack, thin links) run beside them.
+@Suite(.serialized, .watchdog()) struct BrowserEnginesTests {
     let screenpub = ChildProcess.productsDirectory + "/screenpub"
 
     static func requireInstalled(_ engine: BrowserEngine) throws {
