@@ -17,10 +17,7 @@ extension RelayPublisher {
 
     /// Queues one frame of the second rendition; a frame that overflows its queue asks for its keyframe.
     fileprivate func writeRendition(_ frame: EncodedFrame) {
-        let pending = PendingFrame(
-            codec: frame.codec, payload: frame.payloadBytes, isKeyframe: frame.isKeyframe, width: frame.width,
-            height: frame.height, captureTime: frame.captureTime, wallClockMilliseconds: frame.wallClock.millisecondsSince1970,
-            metadata: frame.metadata, temporalLayer: frame.temporalLayer)
+        let pending = PendingFrame(frame)
         let wakeUp = state.withLock { state -> AsyncStream<Void>.Continuation? in
             guard state.failure == nil, !state.finished, renditions.wantedCodec == frame.codec else { return nil }
             if state.renditionQueue.push(video: pending) { renditions.requestKeyframe() }
@@ -43,11 +40,8 @@ extension RelayPublisher {
             sender.renditionSequence = 0
         }
         guard let rendition = sender.rendition else { return }
-        let header = MediaFrameHeader(
-            streamID: rendition.id, sequence: sender.renditionSequence,
-            flags: (frame.isKeyframe ? MediaFrameHeader.Flags.keyframe : []).union(.layer(frame.temporalLayer)),
-            codec: frame.codec, width: frame.width, height: frame.height, captureTime: frame.captureTime,
-            wallClockMilliseconds: frame.wallClockMilliseconds, metadata: frame.metadata, payloadLength: frame.payload.count)
+        // A relay of protocol 7 reads layer ids.
+        let header = frame.header(streamId: rendition.id, sequence: sender.renditionSequence, readsLayers: true)
         try await sender.link.send(header, payload: frame.payload)
         sender.renditionSequence += 1
     }

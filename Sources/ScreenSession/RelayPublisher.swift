@@ -166,10 +166,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     // MARK: Capture thread
 
     public func write(_ frame: EncodedFrame) throws {
-        let pending = PendingFrame(
-            codec: frame.codec, payload: frame.payloadBytes, isKeyframe: frame.isKeyframe, width: frame.width,
-            height: frame.height, captureTime: frame.captureTime, wallClockMilliseconds: frame.wallClock.millisecondsSince1970,
-            metadata: frame.metadata, temporalLayer: frame.temporalLayer)
+        let pending = PendingFrame(frame)
         let now = clock.mediaTime(fromTicks: clock.now()).converted(to: MediaTime.nanosecondTimescale).value
         let delay = Double(now - frame.captureTime.converted(to: MediaTime.nanosecondTimescale).value) / 1_000_000
         let outcome = state.withLock { state -> Result<AsyncStream<Void>.Continuation?, RelayClientError> in
@@ -410,11 +407,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             sender.published = published
         }
         let sequence = sender.sequence
-        let header = MediaFrameHeader(
-            streamID: published.id, sequence: sequence,
-            flags: (frame.isKeyframe ? MediaFrameHeader.Flags.keyframe : []).union(readsLayers ? .layer(frame.temporalLayer) : []),
-            codec: frame.codec, width: frame.width, height: frame.height, captureTime: frame.captureTime,
-            wallClockMilliseconds: frame.wallClockMilliseconds, metadata: frame.metadata, payloadLength: frame.payload.count)
+        let header = frame.header(streamId: published.id, sequence: sequence, readsLayers: readsLayers)
         let now = seconds()
         state.withLock { state in
             state.pacing.sent(sequence: sequence, bytes: header.encodedSize + frame.payload.count, now: now)
