@@ -124,7 +124,13 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
     const char *name = codec == 8 ? "VP8" : codec == 264 ? "H264" : "VP9";
     // H.264 goes as screenpub makes it: Annex B access units with the SPS and PPS before each IDR (sent in band
     // again with each, config-interval -1), one packet train per frame as soon as it is whole.
-    const char *source_caps = codec == 8 ? "video/x-vp8" : codec == 264 ? "video/x-h264,stream-format=byte-stream,alignment=au" : "video/x-vp9";
+    // The caps name the profile and level offered below (42e01f): the payloader's sink takes only what the codec
+    // preferences allow, and without them it refuses the first frame once the preferences are set. The level is
+    // the offer's, not the SPS's: with level-asymmetry-allowed the receiver takes a higher one (1080p is 4.0), and
+    // the payloader does not read the level; the SPS in band says the truth.
+    const char *source_caps = codec == 8 ? "video/x-vp8"
+        : codec == 264 ? "video/x-h264,stream-format=byte-stream,alignment=au,profile=constrained-baseline,level=(string)3.1"
+                       : "video/x-vp9";
     const char *payloader = codec == 8 ? "rtpvp8pay picture-id-mode=15-bit"
         : codec == 264 ? "rtph264pay config-interval=-1 aggregate-mode=zero-latency" : "rtpvp9pay picture-id-mode=15-bit";
     // Constrained Baseline, what screenpub's H.264 is and what every WebRTC receiver decodes.

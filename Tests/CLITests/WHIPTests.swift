@@ -146,8 +146,11 @@ import Testing
             let share = try publish(sfu, display: display, ["--fps", "10", "--codec", "h264", "--keepalive", "0.5"])
             defer { share.endInBackground(signal: SIGKILL) }
             #expect(try await eventually(60) { share.errorsSoFar.contains("over WHIP (h264)") }, "\(share.errorsSoFar)\n\(sfu.log.suffix(2000))")
-            let pictures = try await sfu.watch(port: 5010, codec: "h264", seconds: 4)
-            #expect(!pictures.isEmpty && pictures.allSatisfy { Self.close($0, Self.green) && $0.width == 320 }, "\(pictures.map { ($0.r, $0.g, $0.b) })")
+            let viewer = try await sfu.startWatching(port: 5010, codec: "h264", seconds: 4).wait(timeout: 60)
+            let pictures = JanusSFU.pictures(in: viewer.standardOutput)
+            #expect(
+                !pictures.isEmpty && pictures.allSatisfy { Self.close($0, Self.green) && $0.width == 320 },
+                "\(pictures.map { ($0.r, $0.g, $0.b) })\n\(viewer.standardOutput.suffix(1500))\n\(viewer.standardError.suffix(1500))\n\(share.errorsSoFar.suffix(1500))")
         }
     }
 

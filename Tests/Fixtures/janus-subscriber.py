@@ -10,7 +10,9 @@ Why not a WebRTC subscriber: GStreamer 1.22's webrtcbin does not create an answe
 offer (the promise's answer is NULL), so the tests take the SFU's own forwarding path instead.
 
 Once forwarding, it asks the WHIP front (FRONT_URL/keyframe) to have Janus request a keyframe from the
-publisher, as Janus does itself when a WebRTC subscriber joins: the pictures start from it.
+publisher, as Janus does itself when a WebRTC subscriber joins: the pictures start from it. Until the first picture
+is decoded it asks again every second (as an SFU repeats a PLI that went unanswered), and it watches for SECONDS
+from that first picture, giving up SECONDS + 20 s after it started.
 
 Usage: janus-subscriber.py JANUS_URL ROOM LOCAL_HOST PORT CODEC SECONDS FRONT_URL
 """
@@ -57,10 +59,12 @@ pipeline = Gst.parse_launch(
     f"! rtpjitterbuffer latency=100 ! rtp{CODEC.lower()}depay ! {DECODER} ! videoconvert ! video/x-raw,format=RGBx "
     "! appsink name=pictures emit-signals=true sync=false")
 pictures = 0
+first_picture = None
+loop = GLib.MainLoop()
 
 
 def on_sample(sink):
-    global pictures
+    global pictures, first_picture
     sample = sink.emit("pull-sample")
     caps = sample.get_caps().get_structure(0)
     width, height = caps.get_value("width"), caps.get_value("height")
@@ -78,6 +82,9 @@ def on_sample(sink):
                 count += 1
         buffer.unmap(info)
         pictures += 1
+        if first_picture is None:
+            first_picture = time.time()
+            GLib.timeout_add(int(SECONDS * 1000), loop.quit)
         say(width=width, height=height, r=total[0] // count, g=total[1] // count, b=total[2] // count, time=time.time())
     return Gst.FlowReturn.OK
 
@@ -89,10 +96,19 @@ forward = janus(
     {"janus": "message", "body": {"request": "rtp_forward", "room": ROOM, "publisher_id": publisher, "host": HOST, "host_family": "ipv4",
                                   "video_port": PORT, "video_pt": 96}})
 say(forwarding=forward.get("plugindata", {}).get("data", {}).get("rtp_stream", {}))
-with urllib.request.urlopen(urllib.request.Request(FRONT + "/keyframe", data=b"", method="POST"), timeout=20) as response:
-    say(keyframe_requested_from=int(response.read()))
-loop = GLib.MainLoop()
-GLib.timeout_add(int(SECONDS * 1000), loop.quit)
+
+
+def request_keyframe():
+    if first_picture is not None:
+        return False
+    with urllib.request.urlopen(urllib.request.Request(FRONT + "/keyframe", data=b"", method="POST"), timeout=20) as response:
+        say(keyframe_requested_from=int(response.read()))
+    return True
+
+
+request_keyframe()
+GLib.timeout_add(1000, request_keyframe)
+GLib.timeout_add(int((SECONDS + 20) * 1000), loop.quit)
 GLib.timeout_add_seconds(15, lambda: janus(f"/{session}", {"janus": "keepalive"}) is not None)
 loop.run()
 pipeline.set_state(Gst.State.NULL)
