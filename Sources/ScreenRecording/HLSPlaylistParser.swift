@@ -38,18 +38,34 @@ public enum HLSPlaylistParser {
     }
 
     /// Whether the text is a multivariant playlist, and the URIs of its variants, in order.
-    public static func variants(_ text: String) -> [String] {
-        var uris: [String] = []
-        var expectingURI = false
+    public static func variants(_ text: String) -> [String] { variantList(text).map(\.uri) }
+
+    /// A variant of a multivariant playlist: its media playlist and its `CODECS` ("" when it says none).
+    public struct Variant: Equatable, Sendable {
+        public var uri: String
+        public var codecs: String
+    }
+
+    /// The variants of a multivariant playlist, in order.
+    public static func variantList(_ text: String) -> [Variant] {
+        var variants: [Variant] = []
+        var codecs: String?
         for line in lines(text) {
             if line.hasPrefix("#EXT-X-STREAM-INF:") {
-                expectingURI = true
-            } else if expectingURI, !line.hasPrefix("#") {
-                uris.append(line)
-                expectingURI = false
+                codecs = attributes(String(line.dropFirst("#EXT-X-STREAM-INF:".count)))["CODECS"] ?? ""
+            } else if let pending = codecs, !line.hasPrefix("#") {
+                variants.append(Variant(uri: line, codecs: pending))
+                codecs = nil
             }
         }
-        return uris
+        return variants
+    }
+
+    /// The variant a player that decodes every codec follows: the stream as published (AV1 or VP9) rather than
+    /// the H.264 variant, which screenrelay lists first for players that read no `CODECS`.
+    public static func preferredVariant(_ text: String) -> Variant? {
+        let variants = variantList(text)
+        return variants.first { !$0.codecs.hasPrefix("avc1") } ?? variants.first
     }
 
     public static func media(_ text: String) -> MediaPlaylist? {

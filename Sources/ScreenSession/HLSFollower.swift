@@ -40,11 +40,12 @@ public struct HLSFollower: Sendable {
     /// Reads until `segmentLimit` segments were read (nil: until the playlist ends or the task is cancelled).
     public func run(segments segmentLimit: Int? = nil, emit: (Event) -> Void) async throws {
         var mediaURL = url
-        // The URL may name the multivariant playlist (its first variant is followed) or the media playlist.
+        // The URL may name the multivariant playlist (the stream as published is followed, not the H.264 variant
+        // for players that decode nothing else) or a media playlist.
         let first = try await text(url)
         var fetched: String? = first
-        if let variant = HLSPlaylistParser.variants(first).first {
-            mediaURL = try resolve(variant, against: url)
+        if let variant = HLSPlaylistParser.preferredVariant(first) {
+            mediaURL = try resolve(variant.uri, against: url)
             fetched = nil
         }
         var cursor: HLSPlaylistCursor?

@@ -55,7 +55,8 @@ import Testing
             guard let range = line.range(of: "Downloading fragment uri: ") ?? line.range(of: "Fetching URI ") else { return nil }
             return String(line[range.upperBound...].prefix { $0 != " " && $0 != "?" })
         }
-        #expect(fetched.contains { $0.hasSuffix("/stream.m3u8") } && fetched.contains { $0.contains("/seg-") }, "\(fetched)")
+        // (The H.264 variant, listed first: hlsdemux2 starts on the first variant, whatever its CODECS.)
+        #expect(fetched.contains { $0.hasSuffix("/h264.m3u8") } && fetched.contains { $0.contains("/h264-seg-") }, "\(fetched)")
         #expect(!fetched.contains { $0.contains("/part-") || $0.contains("_HLS_") }, "\(fetched)")
     }
 
@@ -83,6 +84,27 @@ import Testing
             return (watched?.framesDecoded ?? 0) > 3 && watched?.lastMetadata != nil || watched?.problem != nil
         }
         #expect(played && watched?.problem == nil && watched?.mode == "hls" && watched?.width == 320, "\(String(describing: watched))")
+    }
+
+    /// An AV1 share's HLS lists an H.264 variant (first, for players that read no CODECS) beside it; GStreamer with its AV1, VP9 and VP8 decoders ranked out
+    /// plays that variant, packaged from the rendition the relay asks the publisher for while the variant is read.
+    @Test func gstreamerThatDecodesH264AlonePlaysTheH264VariantOfAnAV1Share() async throws {
+        let (url, relay, publisher, display, painting) = try await Self.share()
+        defer { publisher.endInBackground(signal: SIGTERM) }
+        defer { painting.cancel() }
+        defer { withExtendedLifetime((relay, display)) {} }
+        let playlist = String(decoding: try await RelayHTTPClient().send("GET", url).body, as: UTF8.self)
+        let variants = playlist.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-STREAM-INF:") }
+        #expect(variants.count == 2 && variants[0].contains("CODECS=\"avc1.42") && variants[1].contains("CODECS=\"av01."), "\(playlist)")
+        #expect(playlist.contains("\nstream.m3u8?token=") && playlist.contains("\nh264.m3u8?token="), "\(playlist)")
+        let log = try await Self.playInGStreamer(url, ranks: "av1dec:NONE,dav1ddec:NONE,avdec_av1:NONE,vp9dec:NONE,avdec_vp9:NONE,vp8dec:NONE")
+        let fetched = log.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "Downloading fragment uri: ") ?? line.range(of: "Fetching URI ") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != " " && $0 != "?" })
+        }
+        #expect(fetched.contains { $0.contains("/h264-seg-") }, "\(fetched)")
+        let metrics = String(decoding: try await RelayHTTPClient().send("GET", "\(relay.base)/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("screenrelay_renditions_asked_total 1"), "\(metrics.split(separator: "\n").filter { $0.contains("rendition") })")
     }
 
     /// Plays `url` in GStreamer (`ranks`: its `GST_PLUGIN_FEATURE_RANK`) until ten pictures have come, and checks the

@@ -64,6 +64,27 @@ import Testing
         #expect(HLSPlaylistParser.variants(HLSPlaylist.multivariant(snapshot, query: "?token=t")) == ["stream.m3u8?token=t"])
     }
 
+    /// The H.264 variant is listed first at the higher of the two peaks (players that read no CODECS stay on it), with
+    /// its own files; before it is packaged, screenpub's Constrained Baseline at the stream's size.
+    @Test func theH264VariantIsListedFirstAtTheHigherPeak() throws {
+        let primary = HLSPlaylist.Variant(codecs: "av01.0.04M.08", bandwidth: 90_000, width: 641, height: 480, framesPerSecond: 5, uri: "stream.m3u8")
+        let expected = HLSPlaylist.Variant.h264(beside: primary, uri: HLSPlaylist.h264Playlist)
+        #expect(expected.codecs.hasPrefix("avc1.42C0") && expected.width == 640 && expected.height == 480)
+        let listed = HLSPlaylist.Variant.listed(primary, h264: expected)
+        #expect(listed.map(\.uri) == ["h264.m3u8", "stream.m3u8"] && listed.map(\.bandwidth) == [90_000, 90_000])
+        var measured = expected
+        measured.bandwidth = 120_000
+        #expect(HLSPlaylist.Variant.listed(primary, h264: measured).map(\.bandwidth) == [120_000, 120_000])
+        #expect(HLSPlaylist.Variant.listed(primary, h264: nil) == [primary])
+        let text = HLSPlaylist.multivariant(listed, query: "?token=t")
+        #expect(HLSPlaylistParser.variants(text) == ["h264.m3u8?token=t", "stream.m3u8?token=t"])
+        #expect(text.contains("#EXT-X-STREAM-INF:BANDWIDTH=90000,CODECS=\"\(expected.codecs)\",RESOLUTION=640x480,FRAME-RATE=5.000\nh264.m3u8?token=t"))
+        var snapshot = HLSSnapshot()
+        snapshot.segments = [Self.segment(7, start: 0)]
+        let media = try #require(HLSPlaylistParser.media(HLSPlaylist.media(snapshot, targetDuration: 3, query: "", prefix: HLSPlaylist.h264Prefix)))
+        #expect(media.segments.map(\.uri) == ["h264-seg-7.m4s"] && media.segments.allSatisfy { $0.initialization == "h264-init-0.mp4" })
+    }
+
     @Test func theCodecStringNamesTheLevelTheStreamNeeds() {
         func mp4(_ codec: VideoCodec, _ width: Int, _ height: Int, _ rate: Double, _ chroma: ChromaFormat = .yuv420) -> String {
             CodedVideoFormat(codec: codec, chroma: chroma).codecString(width: width, height: height, framesPerSecond: rate, mp4: true)

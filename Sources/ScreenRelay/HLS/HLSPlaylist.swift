@@ -3,22 +3,71 @@ import ScreenMedia
 /// The text of HLS playlists (RFC 8216) for a packaged stream: pure functions of an ``HLSPackager/Snapshot``.
 /// `query` (e.g. `?token=…`) is appended to every URI, so a player that was given a token keeps sending it.
 enum HLSPlaylist {
-    /// `index.m3u8`: the one variant, with the codec a player must support and the measured peak bit rate.
-    static func multivariant(_ snapshot: HLSSnapshot, query: String) -> String {
-        let peak = snapshot.segments.filter { $0.duration > 0 }.map { Double($0.bytes.count * 8) / $0.duration }.max() ?? 1_000_000
-        var attributes = [
-            "BANDWIDTH=\(Int(peak.rounded(.up)))",
-            "CODECS=\"\(snapshot.format.codecString(width: snapshot.width, height: snapshot.height, framesPerSecond: snapshot.framesPerSecond, mp4: true))\"",
-            "RESOLUTION=\(snapshot.width)x\(snapshot.height)",
-        ]
-        if snapshot.framesPerSecond > 0 { attributes.append("FRAME-RATE=\(decimal(snapshot.framesPerSecond, places: 3))") }
-        return """
-            #EXTM3U
-            #EXT-X-VERSION:7
-            #EXT-X-STREAM-INF:\(attributes.joined(separator: ","))
-            stream.m3u8\(query)
+    /// The H.264 variant's media playlist, and what names its other files (`h264-seg-N.m4s`).
+    static let h264Playlist = "h264.m3u8"
+    static let h264Prefix = "h264-"
 
-            """
+    /// One variant of the multivariant playlist: what a player must decode, how many bits a second it takes, its
+    /// size and frame rate, and its media playlist.
+    struct Variant: Equatable, Sendable {
+        var codecs: String
+        var bandwidth: Int
+        var width: Int
+        var height: Int
+        var framesPerSecond: Double
+        var uri: String
+
+        /// A packaged variant: its codec string from its initialization segment, its measured peak bit rate.
+        init(_ snapshot: HLSSnapshot, uri: String) {
+            let peak = snapshot.segments.filter { $0.duration > 0 }.map { Double($0.bytes.count * 8) / $0.duration }.max() ?? 1_000_000
+            self.init(
+                codecs: snapshot.format.codecString(width: snapshot.width, height: snapshot.height, framesPerSecond: snapshot.framesPerSecond, mp4: true),
+                bandwidth: Int(saturating: peak.rounded(.up)), width: snapshot.width, height: snapshot.height,
+                framesPerSecond: snapshot.framesPerSecond, uri: uri)
+        }
+
+        init(codecs: String, bandwidth: Int, width: Int, height: Int, framesPerSecond: Double, uri: String) {
+            (self.codecs, self.bandwidth, self.width, self.height, self.framesPerSecond, self.uri) = (codecs, bandwidth, width, height, framesPerSecond, uri)
+        }
+
+        /// What `index.m3u8` lists: the H.264 variant (where there is one) first, both at the higher of their peak
+        /// bit rates. Players that check `CODECS` (Safari, hls.js, the viewer page) pick the one they decode;
+        /// players that do not — GStreamer 1.22's hlsdemux2 starts on the first variant listed and moves only to
+        /// one of a higher `BANDWIDTH`, whatever its codec — stay on the one every player decodes. A `BANDWIDTH`
+        /// above a variant's own peak only overstates what it needs.
+        static func listed(_ primary: Variant, h264: Variant?) -> [Variant] {
+            guard var h264 else { return [primary] }
+            var primary = primary
+            let peak = max(primary.bandwidth, h264.bandwidth)
+            (primary.bandwidth, h264.bandwidth) = (peak, peak)
+            return [h264, primary]
+        }
+
+        /// The H.264 variant of `primary` before its rendition has been packaged: screenpub's Constrained Baseline at
+        /// the same size (even) and frame rate, and the primary's peak bit rate (the rendition aims at half of the
+        /// primary's target, in a codec that needs more bits).
+        static func h264(beside primary: Variant, uri: String) -> Variant {
+            Variant(
+                codecs: CodedVideoFormat(codec: .h264).codecString(width: primary.width, height: primary.height, framesPerSecond: primary.framesPerSecond),
+                bandwidth: primary.bandwidth, width: primary.width & ~1, height: primary.height & ~1, framesPerSecond: primary.framesPerSecond, uri: uri)
+        }
+    }
+
+    /// `index.m3u8`: the variants, each with the codec a player must support and its peak bit rate.
+    static func multivariant(_ variants: [Variant], query: String) -> String {
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7"]
+        for variant in variants {
+            var attributes = ["BANDWIDTH=\(max(1, variant.bandwidth))", "CODECS=\"\(variant.codecs)\"", "RESOLUTION=\(variant.width)x\(variant.height)"]
+            if variant.framesPerSecond > 0 { attributes.append("FRAME-RATE=\(decimal(variant.framesPerSecond, places: 3))") }
+            lines.append("#EXT-X-STREAM-INF:" + attributes.joined(separator: ","))
+            lines.append(variant.uri + query)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `index.m3u8` of one variant, `stream.m3u8`.
+    static func multivariant(_ snapshot: HLSSnapshot, query: String) -> String {
+        multivariant([Variant(snapshot, uri: "stream.m3u8")], query: query)
     }
 
     /// What an LL-HLS playlist says besides the segments (RFC 8216bis): its parts and how to ask for them.
@@ -35,7 +84,8 @@ enum HLSPlaylist {
     /// parts of the newest segments and of the open one, each date range ahead of the part it starts in, the part
     /// to ask for next (`EXT-X-PRELOAD-HINT`) and what the relay answers (blocking reload, delta updates); players
     /// that know none of it read the same segments.
-    static func media(_ snapshot: HLSSnapshot, targetDuration: Int, query: String, lowLatency: LowLatency? = nil) -> String {
+    /// `prefix` names the variant's files (`h264-` for the H.264 variant: `h264-seg-N.m4s`).
+    static func media(_ snapshot: HLSSnapshot, targetDuration: Int, query: String, prefix: String = "", lowLatency: LowLatency? = nil) -> String {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:\(lowLatency == nil ? 7 : 9)", "#EXT-X-TARGETDURATION:\(targetDuration)"]
         if let lowLatency {
             lines.append(
@@ -66,7 +116,7 @@ enum HLSPlaylist {
         func head(discontinuity: Bool, first: Bool, initialization map: Int, start: WallClockTime, next: WallClockTime?) {
             if discontinuity && !first { lines.append("#EXT-X-DISCONTINUITY") }
             if map != initialization {
-                lines.append("#EXT-X-MAP:URI=\"init-\(map).mp4\(query)\"")
+                lines.append("#EXT-X-MAP:URI=\"\(prefix)init-\(map).mp4\(query)\"")
                 initialization = map
             }
             rangeLines(before: next)
@@ -78,7 +128,7 @@ enum HLSPlaylist {
             for part in snapshot.parts where part.segment == segment {
                 rangeLines(before: part.end)
                 lines.append(
-                    "#EXT-X-PART:DURATION=\(decimal(part.duration, places: 3)),URI=\"part-\(part.segment).\(part.index).m4s\(query)\""
+                    "#EXT-X-PART:DURATION=\(decimal(part.duration, places: 3)),URI=\"\(prefix)part-\(part.segment).\(part.index).m4s\(query)\""
                         + (part.independent ? ",INDEPENDENT=YES" : ""))
             }
         }
@@ -95,7 +145,7 @@ enum HLSPlaylist {
                 rangeLines(before: next)
             }
             lines.append("#EXTINF:\(decimal(segment.duration, places: 3)),")
-            lines.append("seg-\(segment.sequence).m4s\(query)")
+            lines.append("\(prefix)seg-\(segment.sequence).m4s\(query)")
         }
         if lowLatency != nil {
             if let open = snapshot.open, snapshot.parts.contains(where: { $0.segment == open.sequence }) {
@@ -106,7 +156,7 @@ enum HLSPlaylist {
             }
             // Date ranges that start after everything listed so far (a marker posted just now): ahead of the next part.
             rangeLines(before: nil)
-            lines.append("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"part-\(snapshot.liveSegment).\(snapshot.nextPart).m4s\(query)\"")
+            lines.append("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"\(prefix)part-\(snapshot.liveSegment).\(snapshot.nextPart).m4s\(query)\"")
         }
         return lines.joined(separator: "\n") + "\n"
     }

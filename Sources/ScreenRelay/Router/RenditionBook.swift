@@ -23,6 +23,9 @@ struct RenditionBook {
         var unneededSince: Double?
         /// The relay asked the publisher to stop it.
         var stopping = false
+        /// The codec of the rendition the session's HLS packages as a variant (a player reads its playlist): it runs
+        /// as if it had a subscriber.
+        var hlsReads: VideoCodec?
     }
 
     struct Waiting: Equatable {
@@ -90,7 +93,7 @@ struct RenditionBook {
         entry.rendition = (rendition, codec)
         entry.askedAt = nil
         entry.stopping = false
-        entry.unneededSince = entry.waiting.isEmpty ? now : nil
+        entry.unneededSince = entry.waiting.isEmpty && entry.hlsReads == nil ? now : nil
         let waiting = entry.waiting
         entry.waiting = []
         entries[streamId] = entry
@@ -125,10 +128,41 @@ struct RenditionBook {
         for streamId in entries.keys { entries[streamId]?.waiting.removeAll { $0.connectionId == connectionId } }
     }
 
-    /// The rendition's subscriber count now: from none, its linger starts; from some, it stops. Written only when
-    /// that changes (asked on every tick).
+    /// HLS starts or stops reading `codec` of `streamId` (its variant's playlist is asked for, or no longer): returns
+    /// whether to ask the publisher for the rendition now. While HLS reads it, it is asked for again every
+    /// ``askIntervalSeconds`` until it comes (``hlsAskDue(now:)``), and it is not stopped.
+    mutating func hlsReads(_ streamId: UInt32, _ reads: Bool, codec: VideoCodec, now: Double) -> Bool {
+        guard var entry = entries[streamId], entry.offers.contains(codec) else { return false }
+        entry.hlsReads = reads ? codec : nil
+        var ask = false
+        if reads, entry.rendition == nil {
+            ask = entry.askedAt.map { now - $0 >= Self.askIntervalSeconds } ?? true
+            if ask { entry.askedAt = now }
+        }
+        entries[streamId] = entry
+        return ask
+    }
+
+    /// Whether HLS reads a rendition of `streamId`.
+    func hlsReads(_ streamId: UInt32) -> Bool { entries[streamId]?.hlsReads != nil }
+
+    /// The streams whose rendition HLS reads and that the publisher has not started since it was last asked, past
+    /// ``askIntervalSeconds``: each to be asked again (marked asked now).
+    mutating func hlsAskDue(now: Double) -> [(streamId: UInt32, codec: VideoCodec)] {
+        var due: [(UInt32, VideoCodec)] = []
+        for (streamId, entry) in entries where entry.rendition == nil {
+            guard let codec = entry.hlsReads, entry.askedAt.map({ now - $0 >= Self.askIntervalSeconds }) ?? true else { continue }
+            entries[streamId]?.askedAt = now
+            due.append((streamId, codec))
+        }
+        return due.sorted { $0.0 < $1.0 }
+    }
+
+    /// The rendition's subscriber count now: from none (and no HLS reading it), its linger starts; from some, it
+    /// stops. Written only when that changes (asked on every tick).
     mutating func renditionSubscribers(_ count: Int, of streamId: UInt32, now: Double) {
         guard let entry = entries[streamId], entry.rendition != nil else { return }
+        let count = entry.hlsReads != nil ? count + 1 : count
         if count > 0, entry.unneededSince != nil {
             entries[streamId]?.unneededSince = nil
         } else if count == 0, entry.unneededSince == nil {
@@ -140,7 +174,8 @@ struct RenditionBook {
     /// yet stopped. Checked on every tick without allocating; most ticks have neither.
     func mayExpire(now: Double) -> Bool {
         entries.values.contains { entry in
-            !entry.waiting.isEmpty || (entry.rendition != nil && !entry.stopping && entry.unneededSince.map { now - $0 >= Self.lingerSeconds } == true)
+            !entry.waiting.isEmpty || (entry.hlsReads != nil && entry.rendition == nil)
+                || (entry.rendition != nil && !entry.stopping && entry.unneededSince.map { now - $0 >= Self.lingerSeconds } == true)
         }
     }
 

@@ -113,6 +113,21 @@ extension StreamRouter {
         return actions
     }
 
+    /// The session's HLS starts or stops reading `codec` of `streamId` as its second variant: while it reads, the
+    /// rendition runs (asked for now, and again until it comes) as if it had a subscriber.
+    mutating func hlsReadsRendition(of streamId: UInt32, codec: VideoCodec, _ reads: Bool, now: Double) -> [Action] {
+        guard let stream = streams[streamId], stream.info.renditionOf == nil, stream.info.properties.codec != codec,
+            renditions.hlsReads(streamId, reads, codec: codec, now: now)
+        else { return [] }
+        counters.renditionsAsked += 1
+        return [.sendControl(.startRendition(streamId: streamId, codec: codec), to: stream.info.connectionId)]
+    }
+
+    /// The renditions `streamId`'s publisher offered, and the one running (its stream id and codec).
+    func renditionOffers(of streamId: UInt32) -> (offers: [VideoCodec], running: (streamId: UInt32, codec: VideoCodec)?) {
+        (renditions.offers(streamId), renditions.rendition(of: streamId))
+    }
+
     /// On the clock: subscribers that waited too long get the stream as published; renditions nobody has needed for
     /// ``RenditionBook/lingerSeconds`` are stopped.
     mutating func tickRenditions(now: Double) -> [Action] {
@@ -125,6 +140,11 @@ extension StreamRouter {
         var actions: [Action] = []
         for (streamId, waiting) in waitedTooLong where streams[streamId] != nil {
             actions += join(waiting.connectionId, streamId, waiting, now: now)
+        }
+        for (streamId, codec) in renditions.hlsAskDue(now: now) {
+            guard let publisher = streams[streamId]?.info.connectionId else { continue }
+            counters.renditionsAsked += 1
+            actions.append(.sendControl(.startRendition(streamId: streamId, codec: codec), to: publisher))
         }
         for (streamId, codec) in toStop {
             guard let publisher = streams[streamId]?.info.connectionId else { continue }

@@ -76,8 +76,14 @@ struct HLSRoutes: RelayRoutes {
         file: String, hub: SessionHub, query: String, request: Request, client: HLSWaitingRequests.Client, channel: any Channel
     ) async throws -> Response {
         switch file {
-        case "index.m3u8", "stream.m3u8":
-            let packager = await hub.startHLS(hlsConfiguration)
+        case "index.m3u8", "stream.m3u8", HLSPlaylist.h264Playlist:
+            let h264 = file == HLSPlaylist.h264Playlist
+            if h264, await !hub.hlsHasH264 {
+                throw HTTPError(
+                    .notFound,
+                    message: "this session's stream has no H.264 variant: its publisher offers no H.264 rendition (screenpub --rendition h264, the default, does)")
+            }
+            let packager = await hub.startHLS(hlsConfiguration, h264: h264)
             packager.touch()
             let parameters = request.uri.queryParameters
             let directives: HLSDeliveryDirectives
@@ -88,7 +94,7 @@ struct HLSRoutes: RelayRoutes {
             } catch {
                 throw HTTPError(.badRequest, message: "bad LL-HLS request: \(error.reason)")
             }
-            if let position = directives.position, file == "stream.m3u8" {
+            if let position = directives.position, file != "index.m3u8" {
                 // A blocking reload: answered once that part or segment is out.
                 if let reason = HLSDeliveryDirectives.tooFarAhead(position, of: packager.snapshot) {
                     throw HTTPError(.badRequest, message: "bad LL-HLS request: \(reason)")
@@ -98,21 +104,31 @@ struct HLSRoutes: RelayRoutes {
                 // A player's first request waits for the first two segments rather than failing.
                 let wait = Duration.milliseconds(Int((packager.configuration.segmentSeconds * 3 + 10) * 1000))
                 guard await packager.waitUntilPlayable(timeout: wait) else {
-                    throw HTTPError(.serviceUnavailable, message: "the session has no screen stream to package yet; try again when someone shares")
+                    throw HTTPError(
+                        .serviceUnavailable,
+                        message: h264
+                            ? "the H.264 variant has not started: the publisher has not sent its H.264 rendition; try again"
+                            : "the session has no screen stream to package yet; try again when someone shares")
                 }
             }
             let snapshot = packager.snapshot
             let configuration = packager.configuration
-            let text = file == "index.m3u8"
-                ? HLSPlaylist.multivariant(snapshot, query: query)
-                : HLSPlaylist.media(
-                    snapshot, targetDuration: configuration.targetDuration, query: query,
+            let text: String
+            if file == "index.m3u8" {
+                let primary = HLSPlaylist.Variant(snapshot, uri: "stream.m3u8")
+                text = HLSPlaylist.multivariant(HLSPlaylist.Variant.listed(primary, h264: await hub.hlsH264Variant(beside: primary)), query: query)
+            } else {
+                text = HLSPlaylist.media(
+                    snapshot, targetDuration: configuration.targetDuration, query: query, prefix: h264 ? HLSPlaylist.h264Prefix : "",
                     lowLatency: .init(
                         partTarget: configuration.partSeconds, partHoldBack: configuration.partHoldBack, skipBoundary: configuration.skipBoundary,
                         skip: directives.skip))
+            }
             return Self.hlsBody(Array(text.utf8), type: "application/vnd.apple.mpegurl", cache: "no-cache")
         default:
-            guard let packager = await hub.hls else {
+            let h264 = file.hasPrefix(HLSPlaylist.h264Prefix)
+            let file = h264 ? String(file.dropFirst(HLSPlaylist.h264Prefix.count)) : file
+            guard let packager = await hub.hls(h264: h264) else {
                 throw HTTPError(.notFound, message: "HLS is not running for this session: request index.m3u8 first")
             }
             packager.touch()

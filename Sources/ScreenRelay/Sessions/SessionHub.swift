@@ -33,6 +33,8 @@ actor SessionHub {
     /// Live HLS of the session's screen stream while someone requests it (or it is written out).
     private var liveHLS: SessionHLS
     var hls: HLSPackager? { liveHLS.packager }
+    /// The stream the router was told HLS reads the rendition of (``keepHLSRendition()``).
+    private var hlsReadsRenditionOf: UInt32?
 
     init(
         sessionId: String, title: String = "", createdAt: Date = Date(), metrics: RelayMetrics, limits: StreamRouter<ByteBuffer>.Limits = .init(),
@@ -120,10 +122,12 @@ actor SessionHub {
         metrics.add(.framesIn)
         metrics.add(.bytesIn, buffer.readableBytes)
         let (admitted, actions) = router.receive(buffer, header: header, size: buffer.readableBytes, from: connectionId, now: Self.now())
-        // A rendition is for the viewers that need it: archives record the stream as published.
-        if admitted, let stream = router.streamInfo(header.streamID), stream.renditionOf == nil {
-            recorder?.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond, audio: stream.properties.audio)
-            if let configuration = liveHLS.startsOnFrame { _ = startHLS(configuration) }
+        // A rendition is for the viewers that need it, and HLS's H.264 variant: archives record the stream as published.
+        if admitted, let stream = router.streamInfo(header.streamID) {
+            if stream.renditionOf == nil {
+                recorder?.record(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond, audio: stream.properties.audio)
+                if let configuration = liveHLS.startsOnFrame { _ = startHLS(configuration) }
+            }
             liveHLS.frame(buffer, header: header, stream: stream, isPublished: { router.streamInfo($0) != nil })
         }
         perform(actions)
@@ -139,28 +143,73 @@ actor SessionHub {
 
     // MARK: HLS
 
-    /// The session's HLS packager, started if it is not running (a player's first request).
-    func startHLS(_ configuration: HLSPackager.Configuration) -> HLSPackager {
-        liveHLS.start(
-            configuration, label: sessionId, recording: recorder.map { ($0.archiveId, recording.name) },
-            requestKeyframe: { [weak self] in Task { await self?.requestHLSKeyframe() } },
-            requestRefresh: { [weak self] in Task { await self?.requestHLSRefresh() } },
-            onIdle: { [weak self] in Task { await self?.stopHLS() } })
+    /// The session's HLS packager of a variant (`h264`: the H.264 one), started if it is not running (a player's
+    /// first request for its playlist).
+    func startHLS(_ configuration: HLSPackager.Configuration, h264: Bool = false) -> HLSPackager {
+        let packager = liveHLS.start(
+            configuration, h264: h264, label: sessionId, recording: recorder.map { ($0.archiveId, recording.name) },
+            hooks: .init(
+                requestKeyframe: { [weak self] in Task { await self?.requestHLSKeyframe(h264: h264) } },
+                requestRefresh: { [weak self] in Task { await self?.requestHLSRefresh(h264: h264) } },
+                onIdle: { [weak self] in Task { await self?.stopHLS(h264: h264) } }))
+        keepHLSRendition()
+        return packager
     }
+
+    /// The running packager of a variant.
+    func hls(h264: Bool) -> HLSPackager? { h264 ? liveHLS.h264 : liveHLS.packager }
 
     /// A posted marker: a date range in the HLS timeline, now or when HLS starts.
     func mark(_ range: HLSSnapshot.DateRange) { liveHLS.mark(range) }
 
-    /// Stops packaging (nobody has asked for the playlist for a while).
-    func stopHLS() { liveHLS.stop() }
+    /// Stops packaging a variant (nobody has asked for its playlist for a while).
+    func stopHLS(h264: Bool = false) {
+        liveHLS.stop(h264: h264)
+        keepHLSRendition()
+    }
 
-    private func requestHLSKeyframe() {
-        guard let streamId = liveHLS.keyframeStream(among: router.streamInfos) else { return }
+    /// The H.264 variant `index.m3u8` lists beside `primary`: where the packaged stream is not H.264 and its
+    /// publisher offers an H.264 rendition. As packaged once it runs; before, what it will be.
+    func hlsH264Variant(beside primary: HLSPlaylist.Variant) -> HLSPlaylist.Variant? {
+        guard let streamId = liveHLS.keyframeStream(among: router.streamInfos), let info = router.streamInfo(streamId),
+            info.properties.codec != .h264, router.renditionOffers(of: streamId).offers.contains(.h264)
+        else { return nil }
+        if let snapshot = liveHLS.h264?.snapshot, snapshot.format.codec == .h264, !snapshot.segments.isEmpty {
+            return HLSPlaylist.Variant(snapshot, uri: HLSPlaylist.h264Playlist)
+        }
+        return .h264(beside: primary, uri: HLSPlaylist.h264Playlist)
+    }
+
+    /// Whether the packaged stream can have an H.264 variant: it is H.264, or its publisher offers the rendition.
+    var hlsHasH264: Bool {
+        guard let streamId = liveHLS.keyframeStream(among: router.streamInfos), let info = router.streamInfo(streamId) else { return false }
+        return info.properties.codec == .h264 || router.renditionOffers(of: streamId).offers.contains(.h264)
+    }
+
+    /// Tells the router whose rendition HLS reads: the packaged stream's, while the H.264 variant is packaged (it
+    /// then runs as if it had a subscriber, and stops a while after HLS stops reading it).
+    private func keepHLSRendition() {
+        let reads = liveHLS.h264 == nil ? nil : liveHLS.keyframeStream(among: router.streamInfos)
+        guard reads != hlsReadsRenditionOf else { return }
+        if let before = hlsReadsRenditionOf { perform(router.hlsReadsRendition(of: before, codec: .h264, false, now: Self.now())) }
+        if let reads { perform(router.hlsReadsRendition(of: reads, codec: .h264, true, now: Self.now())) }
+        hlsReadsRenditionOf = reads
+    }
+
+    /// The stream whose H.264 variant HLS packages: the stream itself when it is H.264, else its rendition.
+    private func hlsStream(h264: Bool) -> UInt32? {
+        guard let streamId = liveHLS.keyframeStream(among: router.streamInfos) else { return nil }
+        guard h264, router.streamInfo(streamId)?.properties.codec != .h264 else { return streamId }
+        return router.renditionOffers(of: streamId).running?.streamId
+    }
+
+    private func requestHLSKeyframe(h264: Bool) {
+        guard let streamId = hlsStream(h264: h264) else { return }
         perform(router.requestKeyframe(forStream: streamId, now: Self.now()))
     }
 
-    private func requestHLSRefresh() {
-        guard let streamId = liveHLS.keyframeStream(among: router.streamInfos) else { return }
+    private func requestHLSRefresh(h264: Bool) {
+        guard let streamId = hlsStream(h264: h264) else { return }
         perform(router.requestRefresh(forStream: streamId))
     }
 
@@ -203,6 +252,7 @@ actor SessionHub {
         guard streams != reportedStreams else { return }
         metrics.add(.streams, streams - reportedStreams)
         reportedStreams = streams
+        keepHLSRendition()
         for streamId in reportedUplinks.keys where router.streamInfo(streamId) == nil { reportUplink(streamId, target: 0, estimate: 0) }
         recording.streamsChanged(to: streams)
     }

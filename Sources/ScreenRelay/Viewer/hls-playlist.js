@@ -17,6 +17,24 @@ export function hlsAttributes(list) {
   return result;
 }
 
+/// The variants of a multivariant playlist, in its order: `{ codecs, bandwidth, uri }` for each
+/// `#EXT-X-STREAM-INF` and the URI on the line after it.
+export function parseMultivariantPlaylist(text) {
+  const variants = [];
+  let pending = null;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line.startsWith('#EXT-X-STREAM-INF:')) {
+      const attributes = hlsAttributes(line.slice(18));
+      pending = { codecs: attributes.CODECS || '', bandwidth: Number(attributes.BANDWIDTH) || 0 };
+    } else if (pending && line && !line.startsWith('#')) {
+      variants.push({ ...pending, uri: line });
+      pending = null;
+    }
+  }
+  return variants;
+}
+
 /// A media playlist: its segments in order, each with its date, the init segment in force, the date ranges
 /// ahead of it and its parts; the last one, still being written, has no `uri` (only parts). `partTarget` is set
 /// when the server writes parts, `canBlockReload` when it holds a request until a part is out.

@@ -5,7 +5,7 @@
 // playlist with a blocking reload for the part after the last it has, and plays close behind the newest frame.
 import { page, setStatus, showProblem, showRendition } from './view.js';
 import { renditionText } from './wire.js';
-import { blockingURL, hlsAttributes, nextFetches, parseMediaPlaylist, segmentCues, startingPoint } from './hls-playlist.js';
+import { blockingURL, nextFetches, parseMediaPlaylist, parseMultivariantPlaylist, segmentCues, startingPoint } from './hls-playlist.js';
 
 /// How far behind the newest frame it holds the player plays: room for the next part to come (a part is about
 /// half a second; it comes when its last frame's successor does).
@@ -36,16 +36,21 @@ export class HLSPlayer {
     this.state.mode = 'hls';
     this.state.dateRanges = [];
     setStatus(this.state, 'Loading the HLS stream…');
-    const multivariant = await this.fetchText(this.base + 'index.m3u8' + this.query);
-    const variant = multivariant.split('\n').find((line) => line.startsWith('#EXT-X-STREAM-INF:'));
-    const codecs = hlsAttributes(variant ? variant.slice(18) : '').CODECS || 'vp09.00.10.08';
-    this.mediaURL = new URL(multivariant.split('\n').find((line) => line && !line.startsWith('#')) || 'stream.m3u8', location.origin + this.base).href;
-    const type = `video/mp4; codecs="${codecs}"`;
-    showRendition(this.state, `${renditionText(codecs)} over HLS`);
-    if (!('MediaSource' in window) || !MediaSource.isTypeSupported(type)) {
-      showProblem(this.state, `This browser cannot play ${type} through Media Source Extensions; open the viewer without &hls=1.`);
+    const variants = parseMultivariantPlaylist(await this.fetchText(this.base + 'index.m3u8' + this.query));
+    const typeOf = (variant) => `video/mp4; codecs="${variant.codecs || 'vp09.00.10.08'}"`;
+    const canPlay = (variant) => 'MediaSource' in window && MediaSource.isTypeSupported(typeOf(variant));
+    // The stream as published where this browser plays it (AV1 or VP9); the H.264 variant, listed first for
+    // players that do not read CODECS, is for a browser that plays nothing else.
+    const variant = variants.filter(canPlay).sort((a, b) => a.codecs.startsWith('avc1') - b.codecs.startsWith('avc1'))[0];
+    if (!variant) {
+      const types = variants.map(typeOf).join(' or ') || 'the stream';
+      showProblem(this.state, `This browser cannot play ${types} through Media Source Extensions; open the viewer without &hls=1.`);
       return;
     }
+    const codecs = variant.codecs || 'vp09.00.10.08';
+    const type = typeOf(variant);
+    this.mediaURL = new URL(variant.uri, location.origin + this.base).href;
+    showRendition(this.state, `${renditionText(codecs)} over HLS`);
     const source = new MediaSource();
     this.video.src = URL.createObjectURL(source);
     await new Promise((resolve) => source.addEventListener('sourceopen', resolve, { once: true }));

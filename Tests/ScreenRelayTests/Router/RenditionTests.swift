@@ -186,6 +186,28 @@ import Testing
         #expect(asked == 1)
     }
 
+    /// HLS's H.264 variant: while HLS reads it, the rendition is asked for (again each interval until it comes), runs
+    /// without subscribers, and stops a linger after HLS stops reading it.
+    @Test func hlsReadingTheH264VariantKeepsTheRenditionRunningAsIfSubscribed() {
+        var router = session(subscribers: [])
+        let asked = router.hlsReadsRendition(of: 1, codec: .h264, true, now: 1)
+        #expect(controls(asked, to: "p") == [.startRendition(streamId: 1, codec: .h264)])
+        #expect(controls(router.tick(now: 3), to: "p").isEmpty)
+        #expect(controls(router.tick(now: 6.1), to: "p") == [.startRendition(streamId: 1, codec: .h264)])
+        _ = router.handle(.publishRendition(streamId: 1, properties: Self.h264), from: "p", now: 7)
+        // No subscriber, but HLS reads it: not stopped, however long.
+        for second in stride(from: 8.0, through: 60, by: 1) {
+            #expect(!controls(router.tick(now: second), to: "p").contains(.stopRendition(streamId: 1, codec: .h264)))
+        }
+        #expect(router.hlsReadsRendition(of: 1, codec: .h264, false, now: 61).isEmpty)
+        #expect(!controls(router.tick(now: 61.1), to: "p").contains(.stopRendition(streamId: 1, codec: .h264)))
+        #expect(!controls(router.tick(now: 70), to: "p").contains(.stopRendition(streamId: 1, codec: .h264)))
+        #expect(controls(router.tick(now: 71.2), to: "p") == [.stopRendition(streamId: 1, codec: .h264)])
+        // A stream published in H.264, or one that offers no rendition, has nothing to ask.
+        var plain = session(offers: [], subscribers: [])
+        #expect(plain.hlsReadsRendition(of: 1, codec: .h264, true, now: 1).isEmpty && plain.tick(now: 10).isEmpty)
+    }
+
     @Test func decodesMatchesCodecStringsByTheirBeginning() {
         #expect(RenditionBook.decodes(["av01.0"], "av01.0.08M.08"))
         #expect(!RenditionBook.decodes(["av01.0"], "av01.1.08M.08.0.000.06.06.06.0"))
