@@ -55,6 +55,6 @@ extension RelayPublisher {
             $0.renditionStreamId = nil
             _ = $0.renditionQueue.startNewStream()
         }
-        logger.info("stopped the \(rendition.codec) rendition: no viewer needs it")
+        logger.info("stopped the \(rendition.codec) rendition: no viewer or HLS player needs it")
     }
 }

@@ -285,7 +285,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             case .published(let stream) where stream.renditionOf != nil:
                 renditionPublished.yield(stream.streamId)
                 state.withLock { $0.renditionStreamId = stream.streamId }
-                logger.info("publishing the \(stream.properties.codec) rendition of the share as stream \(stream.streamId), for viewers that decode nothing else")
+                logger.info("publishing the \(stream.properties.codec) rendition of the share as stream \(stream.streamId), for viewers or HLS players that decode nothing else")
             case .startRendition(_, let codec) where renditionCodecs.contains(codec):
                 renditions.want(codec)
             case .stopRendition(_, let codec) where renditions.wantedCodec == codec:
