@@ -1,5 +1,6 @@
 import Foundation
 import ScreenMedia
+import ScreenRecording
 import ScreenTesting
 import ScreenTransportClient
 import Testing
@@ -115,7 +116,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // HLS started by a first request (souphttpsrc gives up on an answer after 15 s, which the first two segments
         // of a cold start can take on a machine running every test at once); its playlist still starts with them.
-        #expect(try await RelayHTTPClient().send("GET", url).status == 200)
+        // (index.m3u8 is answered at once; the first variant's playlist, which hlsdemux2 reads, waits.)
+        let index = try await RelayHTTPClient().send("GET", url)
+        #expect(index.status == 200)
+        if let first = HLSPlaylistParser.variants(String(decoding: index.body, as: UTF8.self)).first, let media = URL(string: first, relativeTo: URL(string: url)) {
+            #expect(try await RelayHTTPClient().send("GET", media.absoluteString).status == 200)
+        }
         // Pictures as RGB, decoded by GStreamer from the relay's URL (uridecodebin3 picks hlsdemux2), until ten
         // have come; then it is killed. Not stopped by an EOS (`identity eos-after=10`): in GStreamer 1.22 an EOS
         // that reaches decodebin3 while av1dec is decoding now and then makes av1dec fail "Failed to decode frame"

@@ -79,6 +79,9 @@ final class HLSPackager: @unchecked Sendable {
     private let requestRefresh: @Sendable () -> Void
     private let published = Mutex(HLSSnapshot())
     private let lastRequest = Mutex(ContinuousClock.now)
+    /// First requests waiting for the first segments (``waitUntilPlayable(timeout:)``): packaging is not idle
+    /// while one waits, however short the idle time.
+    private let firstRequestsWaiting = Mutex(0)
     private let timer: any DispatchSourceTimer
     private let playable = OneShotEvent()
     private let started = ContinuousClock.now
@@ -118,7 +121,9 @@ final class HLSPackager: @unchecked Sendable {
         timer.setEventHandler { [weak self] in
             guard let self else { return }
             self.waiting.expire(now: .now)
-            if !configuration.isWrittenOut, ContinuousClock.now - self.lastRequest.withLock({ $0 }) > .seconds(configuration.idleSeconds) {
+            if !configuration.isWrittenOut, self.firstRequestsWaiting.withLock({ $0 }) == 0,
+                ContinuousClock.now - self.lastRequest.withLock({ $0 }) > .seconds(configuration.idleSeconds)
+            {
                 onIdle()
             } else {
                 self.apply(self.segmenter.tick(now: self.seconds()))
@@ -183,7 +188,10 @@ final class HLSPackager: @unchecked Sendable {
     /// Waits until the first two segments are complete (a plain player's first request: GStreamer 1.22's
     /// hlsdemux2 cannot follow a live playlist whose first answer lists one), or `timeout`; whether they are.
     func waitUntilPlayable(timeout: Duration) async -> Bool {
+        firstRequestsWaiting.withLock { $0 += 1 }
         await playable.wait(upTo: timeout)
+        firstRequestsWaiting.withLock { $0 -= 1 }
+        touch()
         return published.withLock { $0.segments.count + $0.retired.count >= HLSSegmenter.Settings.startSegments }
     }
 

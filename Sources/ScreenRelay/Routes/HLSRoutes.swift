@@ -72,10 +72,20 @@ struct HLSRoutes: RelayRoutes {
         }
     }
 
+    /// `index`: answer the multivariant playlist (after waiting for the stream as `stream.m3u8`'s first request does).
     private func hlsResponse(
-        file: String, hub: SessionHub, query: String, request: Request, client: HLSWaitingRequests.Client, channel: any Channel
+        file: String, hub: SessionHub, query: String, request: Request, client: HLSWaitingRequests.Client, channel: any Channel, index: Bool = false
     ) async throws -> Response {
         switch file {
+        case "index.m3u8" where await hub.hls(h264: false) == nil:
+            // Answered from what the publisher announced: packaging the stream (and asking its publisher for a
+            // keyframe every segment) waits until a player reads its own playlist.
+            if let announced = await hub.hlsAnnouncedVariant() {
+                let text = HLSPlaylist.multivariant(HLSPlaylist.Variant.listed(announced, h264: await hub.hlsH264Variant(beside: announced)), query: query)
+                return Self.hlsBody(Array(text.utf8), type: "application/vnd.apple.mpegurl", cache: "no-cache")
+            }
+            // No screen stream yet: the request waits for one, packaged, as a media playlist's first request does.
+            return try await hlsResponse(file: "stream.m3u8", hub: hub, query: query, request: request, client: client, channel: channel, index: true)
         case "index.m3u8", "stream.m3u8", HLSPlaylist.h264Playlist:
             let h264 = file == HLSPlaylist.h264Playlist
             if h264, await !hub.hlsHasH264 {
@@ -114,7 +124,7 @@ struct HLSRoutes: RelayRoutes {
             let snapshot = packager.snapshot
             let configuration = packager.configuration
             let text: String
-            if file == "index.m3u8" {
+            if file == "index.m3u8" || index {
                 let primary = HLSPlaylist.Variant(snapshot, uri: "stream.m3u8")
                 text = HLSPlaylist.multivariant(HLSPlaylist.Variant.listed(primary, h264: await hub.hlsH264Variant(beside: primary)), query: query)
             } else {

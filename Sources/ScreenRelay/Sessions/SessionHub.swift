@@ -2,6 +2,7 @@ import Foundation
 import ScreenTransport
 import Hummingbird
 import Logging
+import ScreenMedia
 import ScreenWire
 
 /// One session: its ``StreamRouter`` and the outgoing queues of its connections, behind an actor so that
@@ -178,6 +179,21 @@ actor SessionHub {
             return HLSPlaylist.Variant(snapshot, uri: HLSPlaylist.h264Playlist)
         }
         return .h264(beside: primary, uri: HLSPlaylist.h264Playlist)
+    }
+
+    /// The stream's variant as `index.m3u8` lists it while it is not packaged (nobody reads its playlist: a player
+    /// that plays only the H.264 variant asks no keyframes of it): what its publisher announced, at the rate its
+    /// uplink controller aims at (1 Mbit/s until it says). Nil without a screen stream.
+    func hlsAnnouncedVariant() -> HLSPlaylist.Variant? {
+        guard let streamId = liveHLS.keyframeStream(among: router.streamInfos), let properties = router.streamInfo(streamId)?.properties else {
+            return nil
+        }
+        let format = CodedVideoFormat(codec: properties.codec)
+        return HLSPlaylist.Variant(
+            codecs: properties.codec == .vp8 ? format.codecString(width: properties.width, height: properties.height, framesPerSecond: properties.estimatedFramesPerSecond, mp4: true)
+                : properties.codecString ?? format.codecString(width: properties.width, height: properties.height, framesPerSecond: properties.estimatedFramesPerSecond),
+            bandwidth: reportedUplinks[streamId].map { $0.target.multipliedReportingOverflow(by: 1000).partialValue } ?? 1_000_000,
+            width: properties.width, height: properties.height, framesPerSecond: properties.estimatedFramesPerSecond, uri: "stream.m3u8")
     }
 
     /// Whether the packaged stream can have an H.264 variant: it is H.264, or its publisher offers the rendition.
