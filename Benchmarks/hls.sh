@@ -5,8 +5,10 @@
 #     and one that joins it running, with the viewer page's HLS mode in a real headless Chromium (the shown
 #     picture's capture time against the clock when Chromium presents it; relaybench hls-latency) and with
 #     screensub --hls (the age of the newest frame it has read, sampled every 0.2 s);
-#  2. what HLS costs the live viewers: a WebSocket viewer's keyframes a minute and kbit/s without and with an
-#     HLS reader, on a changing screen and on a still one; the relay's CPU and memory beside them;
+#  2. what HLS costs the live viewers: a WebSocket viewer's keyframes a minute and kbit/s without an HLS reader,
+#     with one on the stream as published (AV1) and with one on the H.264 variant only (an Apple device without AV1:
+#     its keyframes come from the rendition), on a changing screen and on a still one; the relay's and the
+#     publisher's CPU and the relay's memory beside them;
 #  3. bytes: what the HLS segments hold against the frames' payloads (ffprobe's packet sizes) and against the
 #     same frames on the WebSocket (48-byte header + metadata each).
 #
@@ -41,6 +43,8 @@ start_pair() {
     [ -n "$viewer" ] && break
     sleep 0.1
   done
+  # Until the stream is published (a player that comes before it starts the stream's packaging at once).
+  for _ in $(seq 100); do grep -q 'publishing stream' "$work/pub-$port.log" 2>/dev/null && break; sleep 0.1; done
   token=${viewer##*token=}
   session=$(grep '^session:' "$work/pub-$port.out" | awk '{print $2}')
   hls_url="$server/hls/$session/index.m3u8?token=$token"
@@ -104,20 +108,29 @@ done
 echo
 echo "## What HLS costs the live viewers: a WebSocket viewer of the same stream, ${seconds} s a row"
 echo
-echo "| screen | HLS read | build | keyframes a minute | viewer kbit/s | relay CPU % | relay RSS MiB |"
-echo "|---|---|---|---:|---:|---:|---:|"
+echo "| screen | HLS read | build | keyframes a minute | viewer kbit/s | relay CPU % | publisher CPU % | relay RSS MiB |"
+echo "|---|---|---|---:|---:|---:|---:|---:|"
 for screen in changing still; do
   if [ "$screen" = still ]; then bench_content_stop; else bench_content typing 0.2; fi
-  for hls in no yes; do
+  for hls in no AV1 "H.264 variant"; do
     for version in "${versions[@]}"; do
+      # (Builds before the H.264 variant have none to read.)
+      if [ "$hls" = "H.264 variant" ] && [ "$version" = base ]; then continue; fi
       use "$version"
       start_pair
       follower=""
-      if [ "$hls" = yes ]; then "$pair_bin/screensub" --hls "$hls_url" >/dev/null 2>&1 & follower=$!; pids+=("$follower"); fi
+      case "$hls" in
+        AV1) "$pair_bin/screensub" --hls "$hls_url" >/dev/null 2>&1 & follower=$!; pids+=("$follower") ;;
+        # As a player that decodes H.264 alone: the multivariant playlist once, then the H.264 variant.
+        H.264*) curl -sf "$hls_url" >/dev/null || true
+                "$pair_bin/screensub" --hls "${hls_url/index.m3u8/h264.m3u8}" >/dev/null 2>&1 & follower=$!; pids+=("$follower") ;;
+      esac
       sleep 3
       cpu_before=$(cpu_seconds_of "$relay_pid")
+      pub_before=$(cpu_seconds_of "$pub_pid")
       timeout "$seconds" "$bin/screensub" --server "$server" --token "$token" --print-metadata --json --no-decode >"$work/ws.json" 2>/dev/null || true
       cpu_after=$(cpu_seconds_of "$relay_pid")
+      pub_after=$(cpu_seconds_of "$pub_pid")
       rss=$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$relay_pid/status")
       read -r keyframes kbps < <(/usr/bin/python3 -c '
 import sys, json
@@ -129,8 +142,8 @@ for line in open(sys.argv[1]):
     if frame["keyframe"] and not frame.get("catchUp"): keyframes += 1
 print("%.1f %.0f" % (keyframes * 60 / seconds, size * 8 / 1000 / seconds))' "$work/ws.json" "$seconds")
       [ -n "$follower" ] && kill "$follower" 2>/dev/null || true
-      printf "| %s | %s | %s | %s | %s | %.1f | %s |\n" "$screen" "$hls" "$(label_of "$version")" "$keyframes" "$kbps" \
-        "$(bc -l <<<"($cpu_after - $cpu_before) * 100 / $seconds")" "$rss"
+      printf "| %s | %s | %s | %s | %s | %.1f | %.1f | %s |\n" "$screen" "$hls" "$(label_of "$version")" "$keyframes" "$kbps" \
+        "$(bc -l <<<"($cpu_after - $cpu_before) * 100 / $seconds")" "$(bc -l <<<"($pub_after - $pub_before) * 100 / $seconds")" "$rss"
       stop_pair
     done
   done

@@ -286,6 +286,7 @@ final class HLSPackager: @unchecked Sendable {
             if snapshot.retired.isEmpty { _ = snapshot.removeOldestSegment() } else { snapshot.retired.removeFirst() }
             total -= before - snapshot.bytes
             shed = true
+            snapshot.droppedForMemory += 1
         }
         while total > configuration.sessionMemoryBytes, snapshot.retired.count + snapshot.segments.count > 1 { dropOldest() }
         accountedBytes.withLock { accounted in

@@ -73,6 +73,8 @@ struct HLSSnapshot: Sendable {
     var dateRanges: [DateRange] = []
     /// Discontinuities that slid out of the window (`#EXT-X-DISCONTINUITY-SEQUENCE`).
     var discontinuitiesBefore = 0
+    /// Segments dropped to keep within the memory budget, before they slid out of the window.
+    var droppedForMemory = 0
     /// What the stream's keyframes declare (its codec string names the profile, the level and the chroma).
     var format = CodedVideoFormat(codec: .vp9)
     var width = 0

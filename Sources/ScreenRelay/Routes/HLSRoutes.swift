@@ -114,11 +114,7 @@ struct HLSRoutes: RelayRoutes {
                 // A player's first request waits for the first two segments rather than failing.
                 let wait = Duration.milliseconds(Int((packager.configuration.segmentSeconds * 3 + 10) * 1000))
                 guard await packager.waitUntilPlayable(timeout: wait) else {
-                    throw HTTPError(
-                        .serviceUnavailable,
-                        message: h264
-                            ? "the H.264 variant has not started: the publisher has not sent its H.264 rendition; try again"
-                            : "the session has no screen stream to package yet; try again when someone shares")
+                    throw HTTPError(.serviceUnavailable, message: Self.notPlayable(packager.snapshot, h264: h264, configuration: packager.configuration))
                 }
             }
             let snapshot = packager.snapshot
@@ -238,6 +234,16 @@ struct HLSRoutes: RelayRoutes {
     private func waitingClient(token: String, request: Request, channel: any Channel) -> HLSWaitingRequests.Client {
         let peer = channel.remoteAddress?.ipAddress
         return .init(token: token, address: ForwardedClient.behindProxy(request, peer: peer, trusted: trustedProxies) ?? peer ?? "?")
+    }
+
+    /// Why a first request found no two segments to list: nothing came, or what came did not fit the memory budget.
+    static func notPlayable(_ snapshot: HLSSnapshot, h264: Bool, configuration: HLSPackager.Configuration) -> String {
+        if snapshot.droppedForMemory > 0 {
+            return "the stream's frames are too large for this relay's HLS: its segments do not fit the \(configuration.sessionMemoryBytes >> 20) MiB a variant may hold (--hls-session-memory); try again later, or watch with the viewer page"
+        }
+        return h264
+            ? "the H.264 variant has not started: the publisher has not sent its H.264 rendition; try again"
+            : "the session has no screen stream to package yet; try again when someone shares"
     }
 
     private static func hlsBody(_ bytes: [UInt8], type: String, cache: String) -> Response {

@@ -1,0 +1,72 @@
+import Foundation
+import ScreenMedia
+import ScreenSession
+import ScreenTesting
+import ScreenTransportClient
+import ScreenWire
+import Testing
+
+/// A client with a viewer token that joins as a viewer decoding H.264 alone and leaves, again and again (and one with
+/// no token that tries the same), beside an honest viewer of the AV1 stream: the publisher is asked for the
+/// rendition at most once every 5 s and runs one second encoder, and the honest viewer's frames keep coming.
+@Suite(.watchdog()) struct RenditionChurnTests {
+    @Test func churningRenditionViewersCostTheHonestViewerNothing() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let token = try await relay.token(session: session.sessionId, role: .subscriber)
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let painting = HLSTests.paintStripes(try XPainter(displayName: display.name))
+        defer { painting.cancel() }
+        let publisher = try ChildProcess(ChildProcess.productsDirectory + "/screenpub", [
+            "--display", display.name, "--server", relay.base, "--token", session.token, "--fps", "5", "--control-socket", "",
+        ])
+        defer { publisher.endInBackground(signal: SIGTERM) }
+        try await relay.waitForConnections(1, timeout: .seconds(60))
+        #expect(try await eventually(30) { publisher.errorsSoFar.contains("capturing the screen") })
+
+        let churnSeconds = 15.0
+        let honest = try ChildProcess(
+            ChildProcess.productsDirectory + "/screensub",
+            ["--server", relay.base, "--token", token, "--print-metadata", "--json", "--no-decode"])
+        defer { honest.endInBackground(signal: SIGKILL) }
+
+        // Joins and leaves as fast as the relay answers, for churnSeconds; without a token, refused each time.
+        let deadline = Date().addingTimeInterval(churnSeconds)
+        var joins = 0
+        var refusedWithoutToken = 0
+        while Date() < deadline {
+            try? await RelayClient.connect(transport: TransportKind.webSocket.to(relay), token: token, logger: quietLogger) { link, events in
+                for try await event in events {
+                    if case .control(.welcome(_, _, _, let streams, _, _)) = event, let stream = streams.first {
+                        try await link.send(.subscribe(streamId: stream.streamId, decodes: ["avc1.42"]))
+                        return
+                    }
+                }
+            }
+            joins += 1
+            do {
+                try await RelayClient.connect(transport: TransportKind.webSocket.to(relay), token: "", logger: quietLogger) { link, _ in
+                    try await link.send(.subscribe(streamId: 1, decodes: ["avc1.42"]))
+                }
+            } catch {
+                refusedWithoutToken += 1
+            }
+        }
+        #expect(joins > 20 && refusedWithoutToken == joins, "\(joins) joins, \(refusedWithoutToken) refused without a token")
+
+        let metrics = String(decoding: try await RelayHTTPClient().send("GET", "\(relay.base)/metrics").body, as: UTF8.self)
+        let asked = metrics.split(separator: "\n").first { $0.hasPrefix("screenrelay_renditions_asked_total ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        #expect((asked ?? 99) <= Int(churnSeconds / 5) + 2, "\(String(describing: asked)) renditions asked in \(churnSeconds) s")
+        let starts = publisher.errorsSoFar.components(separatedBy: "publishing the h264 rendition").count - 1
+        #expect((1...2).contains(starts), "\(publisher.errorsSoFar.suffix(2000))")
+
+        // The honest viewer: frames all along (about 5 a second while the stripes move), no long gap.
+        honest.signal(SIGTERM)
+        let watched = await honest.wait(timeout: 20)
+        let received = watched.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["kind"] as? String == "video" }.compactMap { ($0["receivedAtMilliseconds"] as? NSNumber)?.doubleValue }
+        let gaps = zip(received.dropFirst(), received).map { $0 - $1 }
+        #expect(received.count >= 40 && (gaps.max() ?? .infinity) < 2_000, "\(received.count) frames; gaps \(gaps.sorted().suffix(5)) ms\n\(watched.standardError.suffix(800))")
+    }
+}
