@@ -85,6 +85,16 @@ import Testing
         #expect(media.segments.map(\.uri) == ["h264-seg-7.m4s"] && media.segments.allSatisfy { $0.initialization == "h264-init-0.mp4" })
     }
 
+    /// A first request that found no two segments says why: nothing came, or what came did not fit the budget.
+    @Test func aPlaylistThatCannotStartSaysWhy() {
+        let configuration = HLSPackager.Configuration()
+        var snapshot = HLSSnapshot()
+        #expect(HLSRoutes.notPlayable(snapshot, h264: false, configuration: configuration).contains("no screen stream to package yet"))
+        #expect(HLSRoutes.notPlayable(snapshot, h264: true, configuration: configuration).contains("has not sent its H.264 rendition"))
+        snapshot.droppedForMemory = 1
+        #expect(HLSRoutes.notPlayable(snapshot, h264: false, configuration: configuration).contains("do not fit the 64 MiB a variant may hold (--hls-session-memory)"))
+    }
+
     @Test func theCodecStringNamesTheLevelTheStreamNeeds() {
         func mp4(_ codec: VideoCodec, _ width: Int, _ height: Int, _ rate: Double, _ chroma: ChromaFormat = .yuv420) -> String {
             CodedVideoFormat(codec: codec, chroma: chroma).codecString(width: width, height: height, framesPerSecond: rate, mp4: true)

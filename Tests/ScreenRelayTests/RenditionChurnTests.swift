@@ -44,13 +44,14 @@ import Testing
                 }
             }
             joins += 1
-            do {
-                try await RelayClient.connect(transport: TransportKind.webSocket.to(relay), token: "", logger: quietLogger) { link, _ in
-                    try await link.send(.subscribe(streamId: 1, decodes: ["avc1.42"]))
+            let welcomed = try? await RelayClient.connect(transport: TransportKind.webSocket.to(relay), token: "", logger: quietLogger) { link, events in
+                try? await link.send(.subscribe(streamId: 1, decodes: ["avc1.42"]))
+                for try await event in events {
+                    if case .control(.welcome) = event { return true }
                 }
-            } catch {
-                refusedWithoutToken += 1
+                return false
             }
+            if welcomed != true { refusedWithoutToken += 1 }
         }
         #expect(joins > 20 && refusedWithoutToken == joins, "\(joins) joins, \(refusedWithoutToken) refused without a token")
 
