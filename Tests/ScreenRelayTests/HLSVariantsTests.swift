@@ -88,4 +88,43 @@ import Testing
         })
         #expect(try await eventually(10) { publisher.errorsSoFar.contains("stopped the h264 rendition") }, "\(publisher.errorsSoFar.suffix(1500))")
     }
+
+    /// The publisher goes and comes back (a new stream) while a player reads the H.264 variant: the new stream's
+    /// rendition is asked for and the variant goes on after a discontinuity.
+    @Test func theH264VariantFollowsThePublisherThatCameBack() async throws {
+        let relay = try await RunningRelay { $0.hlsSegmentSeconds = 1 }
+        let session = try await relay.createSession()
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let painting = HLSTests.paintStripes(try XPainter(displayName: display.name))
+        defer { painting.cancel() }
+        func publish() throws -> ChildProcess {
+            try ChildProcess(ChildProcess.productsDirectory + "/screenpub", [
+                "--display", display.name, "--server", relay.base, "--token", session.token, "--fps", "5", "--control-socket", "",
+            ])
+        }
+        let first = try publish()
+        defer { first.endInBackground(signal: SIGKILL) }
+        let playlist = "\(relay.base)/hls/\(session.sessionId)/h264.m3u8?token=\(viewerToken)"
+        let http = RelayHTTPClient()
+        func segments() async -> [HLSPlaylistParser.Segment] {
+            let text = String(decoding: (try? await http.send("GET", playlist))?.body ?? Data(), as: UTF8.self)
+            return HLSPlaylistParser.media(text)?.segments.filter { $0.uri != nil } ?? []
+        }
+        #expect(try await eventually(40) { await segments().count >= 2 })
+        first.signal(SIGKILL)
+        _ = await first.wait(timeout: 10)
+        let cameBack = Date()
+        let second = try publish()
+        defer { second.endInBackground(signal: SIGTERM) }
+        // Segments of the new stream's rendition: captured after it came back.
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var listed: [HLSPlaylistParser.Segment] = []
+        #expect(try await eventually(40) {
+            listed = await segments()
+            return listed.compactMap { $0.programDateTime.flatMap(formatter.date(from:)) }.filter { $0 > cameBack }.count >= 2
+        }, "\(listed.map { ($0.uri ?? "", $0.programDateTime ?? "") })\n\(second.errorsSoFar.suffix(1000))")
+        #expect(second.errorsSoFar.contains("publishing the h264 rendition"), "\(second.errorsSoFar.suffix(1500))")
+    }
 }

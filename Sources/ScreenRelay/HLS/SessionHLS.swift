@@ -97,9 +97,11 @@ struct SessionHLS {
         if stream.properties.codec == .h264 { h264?.frame(buffer, header: header, framesPerSecond: stream.properties.estimatedFramesPerSecond) }
     }
 
-    /// The stream HLS asks keyframes and refreshes of: the one it packages, or the session's first screen stream.
+    /// The stream HLS packages and asks keyframes and refreshes of: the one it packages while it is published, or
+    /// the session's first screen stream (its publisher came back, before its first frame).
     func keyframeStream(among streams: [StreamInfo]) -> UInt32? {
-        streamId ?? streams.first(where: { $0.properties.videoType == .screen })?.streamId
+        if let streamId, streams.contains(where: { $0.streamId == streamId }) { return streamId }
+        return streams.first(where: { $0.properties.videoType == .screen })?.streamId
     }
 
     /// The presenter of the packaged stream paused or resumed (`screenpub pause`): a date range in the timeline.

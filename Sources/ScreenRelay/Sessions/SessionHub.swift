@@ -130,6 +130,8 @@ actor SessionHub {
                 if let configuration = liveHLS.startsOnFrame { _ = startHLS(configuration) }
             }
             liveHLS.frame(buffer, header: header, stream: stream, isPublished: { router.streamInfo($0) != nil })
+            // HLS moved on to another stream (its publisher came back): its rendition is the one to keep running.
+            if liveHLS.h264 != nil, liveHLS.streamId != hlsReadsRenditionOf { keepHLSRendition() }
         }
         perform(actions)
     }
