@@ -34,6 +34,12 @@ struct BitReader {
         return (1 << zeros) - 1 + suffix
     }
 
+    /// Reads a signed Exp-Golomb value (H.264's `se(v)`): 1, −1, 2, −2, … for the codes after 0.
+    mutating func readSignedExpGolomb() -> Int? {
+        guard let code = readExpGolomb() else { return nil }
+        return code & 1 == 1 ? (code + 1) / 2 : -(code / 2)
+    }
+
     /// The zeros before the next one bit (fewer than 32: more is no value of these codes), that bit read too.
     private mutating func readLeadingZeros() -> Int? {
         var zeros = 0

@@ -7,14 +7,24 @@ public enum H264AccessUnit {
 
     /// `annexB` with every start code replaced by the 4-byte length of the NAL unit after it. Every NAL unit is
     /// kept, parameter sets and SEI included; what is not part of one goes (bytes before the first start code,
-    /// the zero bytes that may trail a unit, empty units). Nil when a unit is longer than 4 bytes can count.
-    public static func lengthPrefixed(annexB: UnsafeRawBufferPointer) -> [UInt8]? {
+    /// the zero bytes that may trail a unit, empty units). With `timing`, a sequence parameter set without timing
+    /// gets it (``H264Timing/sequenceParameterSet(_:)``). Nil when a unit is longer than 4 bytes can count.
+    public static func lengthPrefixed(annexB: UnsafeRawBufferPointer, addingTiming timing: H264Timing? = nil) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(annexB.count + 16)
-        for unit in H264NALUnits(annexB) where !unit.isEmpty {
-            guard let length = UInt32(exactly: unit.count) else { return nil }
+        func append<Unit: Collection<UInt8>>(_ unit: Unit) -> Bool {
+            guard let length = UInt32(exactly: unit.count) else { return false }
             out += [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
             out += unit
+            return true
+        }
+        for unit in H264NALUnits(annexB) where !unit.isEmpty {
+            let isSequenceParameterSet = unit.first.map { $0 & 0x1F == H264ParameterSets.sequenceParameterSetType } ?? false
+            if let timing, isSequenceParameterSet, let timed = timing.sequenceParameterSet(unit) {
+                guard append(timed) else { return nil }
+            } else {
+                guard append(unit) else { return nil }
+            }
         }
         return out
     }
@@ -41,8 +51,8 @@ public enum H264AccessUnit {
         return out
     }
 
-    public static func lengthPrefixed(annexB: [UInt8]) -> [UInt8]? {
-        annexB.withUnsafeBytes { lengthPrefixed(annexB: $0) }
+    public static func lengthPrefixed(annexB: [UInt8], addingTiming timing: H264Timing? = nil) -> [UInt8]? {
+        annexB.withUnsafeBytes { lengthPrefixed(annexB: $0, addingTiming: timing) }
     }
 
     public static func annexB(lengthPrefixed: [UInt8], lengthSize: Int) -> [UInt8]? {

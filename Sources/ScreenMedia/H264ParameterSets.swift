@@ -86,6 +86,23 @@ public struct H264ParameterSets: Sendable, Hashable {
         return record
     }
 
+    /// A NAL unit's payload from its RBSP: a 03 after every 00 00 that a byte of 03 or less follows (§7.4.1), so
+    /// that no start code appears within it.
+    static func addingEmulationPrevention(_ rbsp: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(rbsp.count + rbsp.count / 64 + 1)
+        var zeros = 0
+        for byte in rbsp {
+            if zeros >= 2, byte <= 3 {
+                out.append(3)
+                zeros = 0
+            }
+            out.append(byte)
+            zeros = byte == 0 ? zeros + 1 : 0
+        }
+        return out
+    }
+
     /// The RBSP of a NAL unit's payload: every 00 00 03 becomes 00 00.
     static func removingEmulationPrevention<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
         var out: [UInt8] = []

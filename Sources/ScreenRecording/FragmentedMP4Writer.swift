@@ -21,13 +21,23 @@ public final class FragmentedMP4Writer {
     /// What the muxer has written since it was last taken.
     private var output: [UInt8] = []
 
+    /// The timing H.264 sequence parameter sets get, in `avcC` and in the samples; nil leaves them as they come.
+    public let h264Timing: H264Timing?
+
     /// `format` is what the first keyframe declares (AV1 needs it, for its sequence header); nil means 8-bit 4:2:0.
+    /// `h264Timing` goes into H.264's sequence parameter sets that have no timing of their own, for players that
+    /// read each frame's duration from there (``H264Timing``).
     public init(
-        codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double, format: CodedVideoFormat? = nil
+        codec: VideoCodec, width: Int, height: Int, framesPerSecond: Double, format: CodedVideoFormat? = nil, h264Timing: H264Timing? = nil
     ) throws(RecordingError) {
         self.codec = codec
         self.width = width
         self.height = height
+        self.h264Timing = codec == .h264 ? h264Timing : nil
+        var format = format ?? CodedVideoFormat(codec: codec)
+        if let h264Timing = self.h264Timing, let sets = format.parameterSets, let timed = h264Timing.sequenceParameterSet(sets.sequenceParameterSet) {
+            format.parameterSets?.sequenceParameterSet = timed
+        }
         var context: UnsafeMutablePointer<AVFormatContext>? = nil
         guard avformat_alloc_output_context2(&context, nil, "mp4", nil) >= 0, let context else {
             throw RecordingError(.cannotOpen, "libavformat has no MP4 muxer")
@@ -37,7 +47,7 @@ public final class FragmentedMP4Writer {
             throw RecordingError(.cannotOpen, "cannot add a video track to the MP4 muxer")
         }
         let parameters = video.pointee.codecpar!  // avformat_new_stream allocates a stream's parameters with it
-        try describeVideoTrack(parameters, format: format ?? CodedVideoFormat(codec: codec), width: width, height: height)
+        try describeVideoTrack(parameters, format: format, width: width, height: height)
         video.pointee.time_base = AVRational(num: 1, den: Self.timescale)
         video.pointee.avg_frame_rate = av_d2q(framesPerSecond, 1000)
 
@@ -88,7 +98,7 @@ public final class FragmentedMP4Writer {
     /// the track's timeline (which must not go back).
     public func fragment(payload: UnsafeRawBufferPointer, isKeyframe: Bool, time: Int64, duration: Int64) throws(RecordingError) -> [UInt8] {
         guard codec == .h264 else { return try muxedFragment(payload: payload, isKeyframe: isKeyframe, time: time, duration: duration) }
-        guard let sample = H264AccessUnit.lengthPrefixed(annexB: payload) else {
+        guard let sample = H264AccessUnit.lengthPrefixed(annexB: payload, addingTiming: h264Timing) else {
             throw RecordingError(.writeFailed, "an H.264 frame of over 4 GiB cannot be an MP4 sample")
         }
         return try sample.withUnsafeBytes { sample in

@@ -77,35 +77,45 @@ import Testing
         }
         live.close()
 
-        // WebKitGTK does not play the relay's H.264 HLS today: its Media Source Extensions (GStreamer) buffer each
-        // sample of the fMP4 as 1/60 s instead of the fragment's default duration (0.2 s at 5 fps): h264parse drops
-        // qtdemux's durations and screenpub's SPS has no timing to compute them from, so the buffer is all gaps
-        // and the video never starts; AV1 in the same fMP4 plays. The page shows no picture and no sentence: a
-        // known issue, to be fixed in the stream (per-sample durations the parser keeps, or SPS timing) or the page.
-        let knownIssue = engine == .webKitGTK && codec == .h264
-        let hls = try await engine.open(viewerURL + "&hls=1")
+        try await expectShownOverHLS(viewerURL, engine: engine, codec: codec)
+    }
+
+    /// An AV1 share's HLS in WebKitGTK without its AV1, VP9 and VP8 decoders: the page plays the H.264 variant the
+    /// relay lists beside the stream, with its picture and metadata, and names it.
+    @Test func withoutAV1TheHLSPagePlaysTheH264Variant() async throws {
+        try Self.requireInstalled(.webKitGTK)
+        let display = try await VirtualDisplay(width: 320, height: 240)
+        let painter = try XPainter(displayName: display.name)
+        _ = ViewerTests.paintQuadrants(painter, width: 320, height: 240)
+        let (publisher, viewerURL) = try await share(display, ["--metadata", "engine check", "--codec", "av1"])
+        defer { publisher.endInBackground(signal: SIGTERM, timeout: 20) }
+        try await expectShownOverHLS(viewerURL, engine: .webKitGTK, decoders: .withoutAV1, codec: .h264)
+    }
+
+    /// The viewer page's HLS mode (`&hls=1`, Media Source Extensions) in `engine` with `decoders` shows the share of
+    /// the quadrants with its metadata ("engine check"), and names the `codec` variant it plays.
+    func expectShownOverHLS(
+        _ viewerURL: String, engine: BrowserEngine, decoders: BrowserEngine.Decoders = .stock, codec: VideoCodec
+    ) async throws {
+        let hls = try await engine.open(viewerURL + "&hls=1", decoders: decoders)
         defer { hls.close() }
         var played: HLSPage?
-        let playing = try await eventually(knownIssue ? 15 : 45) {
+        let playing = try await eventually(45) {
             played = try? await hls.evaluate(Self.hlsExpression)
             return ((played?.framesDecoded ?? 0) >= 1 && played?.lastMetadata != nil) || played?.problem != nil
         }
         #expect(played?.rendition?.hasPrefix(Self.renditionPrefix(codec)) == true && played?.rendition?.hasSuffix("over HLS") == true, "\(String(describing: played))")
         // A page whose script never ran: what it fetched, to tell a failed fetch from a slow machine.
         let loads = played == nil ? await hls.loadReport() : ""
-        try await withKnownIssue("WebKitGTK's MSE plays no H.264 from the relay's fMP4 (each sample buffered as 1/60 s)") {
-            #expect(playing && played?.problem == nil && played?.lastMetadata == "engine check", "\(engine), \(codec): \(String(describing: played)) \(loads)")
-            // (A video that has counted a frame may not have painted one yet: its picture is waited for.)
-            var shown: [[Int]] = []
-            _ = try await eventually(10) {
-                shown = (try? await hls.evaluate(Self.videoPixelsExpression("hls-video"))) ?? []
-                return shown.count == 4 && shown.enumerated().allSatisfy { ViewerTests.differs($1, TestPattern.quadrantColors[$0]) <= 16 }
-            }
-            for (index, pixel) in shown.enumerated() {
-                #expect(ViewerTests.differs(pixel, TestPattern.quadrantColors[index]) <= 16, "\(engine), \(codec) over HLS, quadrant \(index): \(pixel)")
-            }
-        } when: {
-            knownIssue
+        #expect(playing && played?.problem == nil && played?.lastMetadata == "engine check", "\(engine), \(codec): \(String(describing: played)) \(loads)")
+        // (A video that has counted a frame may not have painted one yet: its picture is waited for.)
+        var shown: [[Int]] = []
+        _ = try await eventually(10) {
+            shown = (try? await hls.evaluate(Self.videoPixelsExpression("hls-video"))) ?? []
+            return shown.count == 4 && shown.enumerated().allSatisfy { ViewerTests.differs($1, TestPattern.quadrantColors[$0]) <= 16 }
+        }
+        for (index, pixel) in shown.enumerated() {
+            #expect(ViewerTests.differs(pixel, TestPattern.quadrantColors[index]) <= 16, "\(engine), \(codec) over HLS, quadrant \(index): \(pixel)")
         }
     }
 

@@ -201,7 +201,8 @@ struct HLSSegmenter {
         writerFormat = format ?? CodedVideoFormat(codec: header.codec)
         do {
             let made = try FragmentedMP4Writer(
-                codec: header.codec, width: header.width, height: header.height, framesPerSecond: framesPerSecond, format: writerFormat)
+                codec: header.codec, width: header.width, height: header.height, framesPerSecond: framesPerSecond, format: writerFormat,
+                h264Timing: Self.h264Timing(partSeconds: settings.partSeconds, framesPerSecond: framesPerSecond))
             writer = made
             initialization += 1
             out.append(.initialization(
@@ -212,6 +213,16 @@ struct HLSSegmenter {
             writer = nil
             return false
         }
+    }
+
+    /// The timing H.264's sequence parameter sets get here: a frame lasts the longest one waits for the next while
+    /// HLS is read (a refresh is asked for half a part after it, and comes with one of the publisher's next captures),
+    /// a part and a frame interval. GStreamer's h264parse (WebKitGTK's Media Source Extensions) takes every frame to
+    /// last that long, whatever the MP4 samples say: shorter, the buffered ranges would have a gap after each frame
+    /// the screen was still, and WebKit drops what follows a gap of over twice the longest frame until a keyframe
+    /// (MSE's coded frame processing). Longer overlaps the next frame, which only the newest one's end overstates.
+    static func h264Timing(partSeconds: Double, framesPerSecond: Double) -> H264Timing {
+        H264Timing(frameSeconds: partSeconds + 1 / max(framesPerSecond, 1))
     }
 
     /// Opens a segment whose first frame (`header`) is at `ticks`.

@@ -137,7 +137,8 @@ export function parseID3(bytes) {
   return result;
 }
 
-/// The frames' metadata in a CMAF part or segment: every top-level version-1 `emsg` box with an ID3 message.
+/// The frames' metadata in a CMAF part or segment, from every top-level version-1 `emsg` box with an ID3 message,
+/// with each frame's time and duration (the box's, which are the frame's).
 export function segmentCues(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const text = new TextDecoder();
@@ -159,6 +160,7 @@ export function segmentCues(bytes) {
         if (id3) {
           cues.push({
             time: time / timescale,
+            duration: view.getUint32(offset + 24) / timescale,
             metadata: id3.priv[METADATA_OWNER] ? describeMetadata(id3.priv[METADATA_OWNER]) : '(none)',
             captureTime: id3.txxx[CAPTURE_TIME] || null,
           });

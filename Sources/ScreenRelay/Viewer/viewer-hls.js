@@ -107,7 +107,11 @@ export class HLSPlayer {
   keepLive(withParts) {
     const ranges = this.video.buffered;
     if (!ranges.length) return;
-    const end = ranges.end(ranges.length - 1);
+    // The newest frame's end as its metadata says: the buffered end lies beyond it where the browser takes frames
+    // to last longer than they did (WebKitGTK's H.264, whose parser times frames by the SPS), and playing on
+    // past it would leave the next frames behind the playhead.
+    const newest = this.cues[this.cues.length - 1];
+    const end = Math.min(ranges.end(ranges.length - 1), newest ? newest.time + newest.duration : Infinity);
     const behind = end - this.video.currentTime;
     if (withParts && (this.video.paused || behind > BEHIND_SECONDS)) {
       this.video.currentTime = Math.max(ranges.start(ranges.length - 1), end - LIVE_MARGIN_SECONDS);
