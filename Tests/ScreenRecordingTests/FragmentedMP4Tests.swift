@@ -9,7 +9,7 @@ import Testing
 /// ffprobe (the video) and by mutagen (the timed metadata) — readers independent of screenpub.
 @Suite(.watchdog()) struct FragmentedMP4Tests {
     /// 10 frames at 5 fps (0.2 s apart) with text metadata, but binary on frame 3; the stream as a file.
-    func writeStream(to path: String, codec: VideoCodec = .vp9) throws -> [CollectedFrame] {
+    func writeStream(to path: String, codec: VideoCodec = .vp9, h264Timing: H264Timing? = nil) throws -> [CollectedFrame] {
         let frame = VideoFrame(width: 320, height: 180)
         let encoder = makeVideoEncoder(.init(codec: codec, framesPerSecond: 5))
         let sink = CollectingSink()
@@ -22,7 +22,7 @@ import Testing
         }
         let writer = try FragmentedMP4Writer(
             codec: codec, width: 320, height: 180, framesPerSecond: 5,
-            format: sink.frames.first.flatMap { CodedVideoFormat(codec: codec, keyframe: $0.payload) })
+            format: sink.frames.first.flatMap { CodedVideoFormat(codec: codec, keyframe: $0.payload) }, h264Timing: h264Timing)
         var stream = writer.initializationSegment
         for (index, frame) in sink.frames.enumerated() {
             let time = Int64(index) * 18_000
@@ -81,6 +81,30 @@ import Testing
         #expect(initialization.firstRange(of: Array("avcC".utf8) + sets.decoderConfigurationRecord) != nil)
         for (index, hostile) in [[UInt8](), [0, 0, 1], [0, 0, 0, 1, 0, 0, 1], Array(repeating: 0xFF, count: 100), [0x65, 0x88]].enumerated() {
             _ = try? hostile.withUnsafeBytes { try writer.fragment(payload: $0, isKeyframe: false, time: Int64(index) * 18_000, duration: 18_000) }
+        }
+    }
+
+    /// GStreamer's h264parse (what WebKitGTK's Media Source Extensions put after qtdemux) drops the samples'
+    /// durations and times frames by the SPS: none without timing; with the timing the writer adds to `avcC` and to
+    /// each keyframe's SPS, two ticks a frame. ffmpeg decodes both.
+    @Test func gstreamersH264ParserTimesFramesByTheTimingInTheSPS() async throws {
+        for timing in [nil, H264Timing(frameSeconds: 0.7)] {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("cmaf-\(UUID().uuidString).mp4").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let frames = try writeStream(to: path, codec: .h264, h264Timing: timing)
+            let parsed = try await ChildProcess.run(
+                "/usr/bin/gst-launch-1.0", ["-v", "filesrc", "location=\(path)", "!", "qtdemux", "!", "h264parse", "!", "fakesink", "silent=false"])
+            let durations = parsed.standardOutput.split(separator: "\n").filter { $0.contains("chain   ***") }.compactMap { line in
+                line.range(of: "duration: ").map { String(line[$0.upperBound...].prefix { $0 != "," }) }
+            }
+            #expect(durations == Array(repeating: timing == nil ? "none" : "0:00:00.700000000", count: 10), "\(parsed.standardOutput.suffix(2000))")
+            // The SPS with its timing in `avcC` and in the keyframe, never without.
+            let file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            let sequence = try #require(frames.first.flatMap { H264ParameterSets(accessUnit: $0.payload) }?.sequenceParameterSet)
+            let timed = try #require(timing.map { $0.sequenceParameterSet(sequence) } ?? sequence)
+            #expect(file.ranges(of: timed).count == 2 && (timing == nil || file.ranges(of: sequence).isEmpty))
+            let decoded = try await ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"])
+            #expect(decoded.status == 0 && decoded.standardError.isEmpty, "\(decoded.standardError)")
         }
     }
 

@@ -66,6 +66,26 @@ import Testing
         #expect(levels == [first, first + 1], "\(levels)")
     }
 
+    /// H.264's SPS, in `avcC` and in the keyframes, says a frame lasts a part and a frame interval (0.7 s): the
+    /// longest one waits for the next while HLS is read, so that a player that times frames by the SPS alone
+    /// (WebKitGTK's, through GStreamer's h264parse) buffers no gap after a still screen's frame.
+    @Test func h264SequenceParameterSetsSayAFrameLastsAPartAndAFrameInterval() throws {
+        let frames = try TestMedia.encodedFrames(count: 10, codec: .h264)
+        var segmenter = HLSSegmenter(settings: Self.settings)
+        var (initialization, parts): ([UInt8], [UInt8]) = ([], [])
+        for (index, (buffer, header)) in HLSPackagerTests.buffers(frames, streamId: 1, start: MediaTime(value: 0, timescale: 1)).enumerated() {
+            for output in segmenter.frame(buffer, header: header, framesPerSecond: 5, now: Double(index) / 5) {
+                if case .initialization(_, let bytes, _, _, _, _) = output { initialization += bytes }
+                if case .part(let part) = output { parts += part.bytes }
+            }
+        }
+        let sequence = try #require(H264ParameterSets(accessUnit: frames[0].payload)?.sequenceParameterSet)
+        let timed = try #require(H264Timing(frameSeconds: 0.7).sequenceParameterSet(sequence))
+        #expect(H264Timing(sequenceParameterSet: timed)?.frameSeconds == 0.7)
+        #expect(initialization.firstRange(of: timed) != nil && parts.firstRange(of: timed) != nil)
+        #expect(initialization.firstRange(of: sequence) == nil && parts.firstRange(of: sequence) == nil)
+    }
+
     @Test func partsNeedNoKeyframeAndASegmentAsksForOneOnlyWhenItIsDue() throws {
         var frames = try TestMedia.encodedFrames(count: 40)
         #expect(frames[0].isKeyframe && frames.dropFirst().allSatisfy { !$0.isKeyframe })

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { viewerModule } from './load.mjs';
 
-const { parseMediaPlaylist, startingPoint, nextFetches, blockingURL } = await viewerModule('hls-playlist.js');
+const { parseMediaPlaylist, startingPoint, nextFetches, blockingURL, segmentCues } = await viewerModule('hls-playlist.js');
 
 const lowLatency = `#EXTM3U
 #EXT-X-VERSION:9
@@ -78,4 +78,22 @@ test('a delta playlist numbers its segments after the skipped ones', () => {
   const delta = parseMediaPlaylist(lowLatency.replace('#EXT-X-MAP:URI="init-0.mp4?token=t"\n#EXT-X-PROGRAM-DATE-TIME:2026-11-28T10:00:00.000Z\n#EXTINF:6.200,\nseg-4.m4s?token=t\n',
     '#EXT-X-SKIP:SKIPPED-SEGMENTS=1\n#EXT-X-MAP:URI="init-0.mp4?token=t"\n'));
   assert.deepEqual(delta.segments.map((s) => s.sequence), [5, 6]);
+});
+
+test("a frame's cue has its time and duration from its emsg box, which the live edge is kept by", () => {
+  const scheme = new TextEncoder().encode('https://aomedia.org/emsg/ID3\0\0');
+  const id3 = [0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0];
+  const size = 32 + scheme.length + id3.length;
+  const box = new Uint8Array(size);
+  const view = new DataView(box.buffer);
+  view.setUint32(0, size);
+  box.set(new TextEncoder().encode('emsg'), 4);
+  view.setUint32(8, 0x01000000);
+  view.setUint32(12, 90000);
+  view.setBigUint64(16, 180000n);
+  view.setUint32(24, 63000);
+  view.setUint32(28, 7);
+  box.set(scheme, 32);
+  box.set(id3, 32 + scheme.length);
+  assert.deepEqual(segmentCues(box), [{ time: 2, duration: 0.7, metadata: '(none)', captureTime: null }]);
 });
