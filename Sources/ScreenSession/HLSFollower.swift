@@ -53,6 +53,8 @@ public struct HLSFollower: Sendable {
         var announced: [String: Bool] = [:]  // date range id → its end was announced
         var started = 0
         var lastFrameSeconds = -Double.infinity
+        // A part went missing and the playlist is read again once before giving up.
+        var missedPartOnce = false
         while true {
             let playlistText: String
             if let already = fetched {
@@ -68,7 +70,7 @@ public struct HLSFollower: Sendable {
                 throw RelayClientError(.closed, "\(mediaURL) is not an HLS media playlist")
             }
             let position = cursor ?? HLSPlaylistCursor.start(playlist)
-            let (fetches, next) = position.fetches(in: playlist)
+            var (fetches, next) = position.fetches(in: playlist)
             var wholeSegmentFetched: Int?
             for (index, fetch) in fetches.enumerated() where fetch.segment.sequence != wholeSegmentFetched {
                 if fetch.startsSegment || (cursor == nil && index == 0) {
@@ -84,7 +86,17 @@ public struct HLSFollower: Sendable {
                     bytes = try await data(try resolve(whole, against: mediaURL))
                     wholeSegmentFetched = fetch.segment.sequence
                 }
-                guard let bytes else { throw RelayClientError(.unreachable, "\(fetch.uri) is no longer served and its segment is not closed") }
+                guard let bytes else {
+                    // Further behind than the playlist read a moment ago (a starved machine): its segment has closed
+                    // since, and its parts went. Read the playlist again from this part: the segment is whole there.
+                    guard !missedPartOnce else {
+                        throw RelayClientError(.unreachable, "\(fetch.uri) is no longer served and its segment is not closed")
+                    }
+                    missedPartOnce = true
+                    next = HLSPlaylistCursor(sequence: fetch.segment.sequence, part: fetch.segment.parts.firstIndex { $0.uri == fetch.uri } ?? 0)
+                    break
+                }
+                missedPartOnce = false
                 for event in TimedMetadataReader.events(in: bytes) where event.schemeIdentifier == "https://aomedia.org/emsg/ID3" {
                     // A whole segment fetched after some of its parts repeats their frames.
                     guard event.seconds > lastFrameSeconds, let frames = TimedMetadataReader.id3Frames(event.message) else { continue }
@@ -95,6 +107,7 @@ public struct HLSFollower: Sendable {
                 }
             }
             cursor = next
+            if missedPartOnce { continue }
             // Ranges listed ahead of what was reached: those that started meanwhile, and ends that appeared.
             announce(playlist.segments.filter { $0.sequence <= next.sequence }.flatMap(\.dateRanges), &announced, emit)
             if playlist.ended { return }

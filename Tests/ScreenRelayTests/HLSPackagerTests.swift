@@ -39,7 +39,7 @@ import Testing
         for (buffer, header) in Self.buffers(Array(frames.prefix(11)), streamId: 2, start: MediaTime(value: 90_000, timescale: 1)) {
             packager.frame(buffer, header: header, framesPerSecond: 5)
         }
-        #expect(await packager.waitUntilPlayable(timeout: .seconds(10)))
+        #expect(await packager.waitUntilPlayable(client: .anyone, clientLimit: .max) == .ready)
         let snapshot = try await Self.snapshot(of: packager, segments: 5)
         // Three segments of the first stream, two of the second (its 11th frame opens a third, not yet complete).
         #expect(snapshot.segments.map(\.duration) == [1, 1, 1, 1, 1], "\(snapshot.segments.map(\.duration))")

@@ -29,7 +29,7 @@ import Testing
         for (buffer, header) in HLSPackagerTests.buffers(frames.prefix(30) + [key] + frames.suffix(9), streamId: 1, start: MediaTime(value: 100, timescale: 1)) {
             packager.frame(buffer, header: header, framesPerSecond: 5)
         }
-        #expect(await packager.waitUntilPlayable(timeout: .seconds(10)))
+        #expect(await packager.waitUntilPlayable(client: .anyone, clientLimit: .max) == .ready)
         // Target duration 2 s, frames every 0.2 s: split at 2 s and 4 s; the keyframe at 6 s starts the fourth.
         let snapshot = try await HLSPackagerTests.snapshot(of: packager, segments: 3)
         #expect(snapshot.segments.map(\.duration) == [2, 2, 2], "\(snapshot.segments.map(\.duration))")
@@ -53,7 +53,7 @@ import Testing
         for (buffer, header) in HLSPackagerTests.buffers(frames, streamId: 1, start: MediaTime(value: 100, timescale: 1)) {
             packager.frame(buffer, header: header, framesPerSecond: 5)
         }
-        #expect(await packager.waitUntilPlayable(timeout: .seconds(10)))
+        #expect(await packager.waitUntilPlayable(client: .anyone, clientLimit: .max) == .ready)
         try await Task.sleep(for: .milliseconds(500))
         let snapshot = packager.snapshot
         let held = snapshot.bytes

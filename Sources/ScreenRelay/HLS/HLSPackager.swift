@@ -83,7 +83,6 @@ final class HLSPackager: @unchecked Sendable {
     /// while one waits, however short the idle time.
     private let firstRequestsWaiting = Mutex(0)
     private let timer: any DispatchSourceTimer
-    private let playable = OneShotEvent()
     private let started = ContinuousClock.now
     private let outputs: [any HLSOutput]
     private var failedOutputs: Set<String> = []
@@ -186,14 +185,23 @@ final class HLSPackager: @unchecked Sendable {
     var snapshot: HLSSnapshot { published.withLock { $0 } }
 
     /// Waits until the first two segments are complete (a plain player's first request: GStreamer 1.22's
-    /// hlsdemux2 cannot follow a live playlist whose first answer lists one), or `timeout`; whether they are.
-    func waitUntilPlayable(timeout: Duration) async -> Bool {
+    /// hlsdemux2 cannot follow a live playlist whose first answer lists one), for a few segment durations, in one
+    /// of the waiting places (``HLSWaitingRequests``: within `client`'s share, its token's and the variant's).
+    func waitUntilPlayable(client: HLSWaitingRequests.Client, clientLimit: Int) async -> HLSWaitingRequests.Outcome {
         firstRequestsWaiting.withLock { $0 += 1 }
-        await playable.wait(upTo: timeout)
-        firstRequestsWaiting.withLock { $0 -= 1 }
-        touch()
-        return published.withLock { $0.segments.count + $0.retired.count >= HLSSegmenter.Settings.startSegments }
+        defer {
+            firstRequestsWaiting.withLock { $0 -= 1 }
+            touch()
+        }
+        let start = HLSSnapshot.Position(segment: HLSSegmenter.Settings.startSegments - 1, part: nil)
+        let timeout = Duration.milliseconds(Int((configuration.segmentSeconds * 3 + 10) * 1000))
+        return await waiting.wait(for: start, client: client, clientLimit: clientLimit, timeout: timeout) { position in
+            self.published.withLock { $0.holds(position) }
+        }
     }
+
+    /// Whether the first two segments are there to list.
+    var hasStartSegments: Bool { published.withLock { $0.segments.count + $0.retired.count >= HLSSegmenter.Settings.startSegments } }
 
     /// Waits until `position` is out (a blocking reload, a hinted part), for at most ``Configuration/blockingWait``.
     func wait(for position: HLSSnapshot.Position) async -> HLSWaitingRequests.Outcome {
@@ -239,8 +247,7 @@ final class HLSPackager: @unchecked Sendable {
         guard changed else { return }
         let snapshot = self.snapshot
         waiting.published(snapshot)
-        guard let closed else { return }
-        if closed.sequence == HLSSegmenter.Settings.startSegments - 1 { playable.signal() }
+        guard closed != nil else { return }
         for output in self.outputs where !failedOutputs.contains(output.destination) {
             do {
                 try output.publish(snapshot, targetDuration: configuration.targetDuration, window: configuration.windowSegments)

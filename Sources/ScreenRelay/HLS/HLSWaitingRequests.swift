@@ -16,6 +16,8 @@ final class HLSWaitingRequests: Sendable {
         case tooMany
         /// This client's own share waits already.
         case tooManyFromClient
+        /// Its token's share (its clients together, from however many addresses) waits already.
+        case tooManyFromToken
         case stopped
         /// The wait was cancelled (its client went away): its place is free again.
         case gone
@@ -107,7 +109,7 @@ final class HLSWaitingRequests: Sendable {
                     // A cancellation before this point finds no waiter to remove: it is seen here instead.
                     if Task.isCancelled { return .gone }
                     if state.byClient[client, default: 0] >= max(1, clientLimit) { return .tooManyFromClient }
-                    if client != .anyone, state.byToken[client.token, default: 0] >= tokenLimit { return .tooManyFromClient }
+                    if client != .anyone, state.byToken[client.token, default: 0] >= tokenLimit { return .tooManyFromToken }
                     if state.waiters.count >= limit { return .tooMany }
                     let added = state.add(Waiter(client: client, position: position, deadline: .now + timeout, continuation: continuation))
                     id.withLock { $0 = added }

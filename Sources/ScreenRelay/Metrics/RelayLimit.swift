@@ -29,6 +29,7 @@ public enum RelayLimit: String, CaseIterable, Sendable {
     case hlsMemory = "hls_memory"
     case hlsWaiting = "hls_waiting"
     case hlsWaitingPerClient = "hls_waiting_per_client"
+    case hlsWaitingPerToken = "hls_waiting_per_token"
     case streamsPerSession = "streams_per_session"
     case streamsPerToken = "streams_per_token"
     case connectionsPerToken = "connections_per_token"

@@ -73,7 +73,12 @@ struct RenditionBook {
     /// Whether a subscriber that decodes `decodes` decodes pictures of `codecString`: one of them begins it
     /// (`av01.0` decodes `av01.0.08M.08`), or it begins one of them.
     static func decodes(_ decodes: [String], _ codecString: String) -> Bool {
-        decodes.contains { !$0.isEmpty && (codecString.hasPrefix($0) || $0.hasPrefix(codecString)) }
+        // Compared without case, as RFC 6381 compares codec strings (`AVC1.42` is `avc1.42`).
+        let codecString = codecString.lowercased()
+        return decodes.contains { said in
+            let said = said.lowercased()
+            return !said.isEmpty && (codecString.hasPrefix(said) || said.hasPrefix(codecString))
+        }
     }
 
     /// A subscriber needs `codec` of `streamId`: it waits; returns whether to ask the publisher now.

@@ -111,11 +111,13 @@ struct HLSRoutes: RelayRoutes {
                 }
                 try check(await waitForPart(position, packager: packager, client: client, channel: channel), packager: packager, client: client, session: hub.sessionId)
             } else {
-                // A player's first request waits for the first two segments rather than failing.
-                let wait = Duration.milliseconds(Int((packager.configuration.segmentSeconds * 3 + 10) * 1000))
-                guard await packager.waitUntilPlayable(timeout: wait) else {
+                // A player's first request waits for the first two segments rather than failing: a waiting request
+                // like a blocking reload, within the same shares.
+                let outcome = await waitForStart(packager: packager, client: client, channel: channel)
+                if outcome == .timedOut || (outcome == .ready && !packager.hasStartSegments) {
                     throw HTTPError(.serviceUnavailable, message: Self.notPlayable(packager.snapshot, h264: h264, configuration: packager.configuration))
                 }
+                try check(outcome, packager: packager, client: client, session: hub.sessionId)
             }
             let snapshot = packager.snapshot
             let configuration = packager.configuration
@@ -133,6 +135,7 @@ struct HLSRoutes: RelayRoutes {
             return Self.hlsBody(Array(text.utf8), type: "application/vnd.apple.mpegurl", cache: "no-cache")
         default:
             let h264 = file.hasPrefix(HLSPlaylist.h264Prefix)
+            let asked = file
             let file = h264 ? String(file.dropFirst(HLSPlaylist.h264Prefix.count)) : file
             guard let packager = await hub.hls(h264: h264) else {
                 throw HTTPError(.notFound, message: "HLS is not running for this session: request index.m3u8 first")
@@ -156,7 +159,7 @@ struct HLSRoutes: RelayRoutes {
                     return Self.hlsBody(part.bytes, type: "video/iso.segment", cache: "max-age=3600")
                 }
             }
-            throw HTTPError(.notFound, message: "\(file) is not (or no longer) in this session's HLS window")
+            throw HTTPError(.notFound, message: "\(asked.prefix(80)) is not (or no longer) in this session's HLS window")
         }
     }
 
@@ -177,6 +180,17 @@ struct HLSRoutes: RelayRoutes {
         return outcome
     }
 
+    /// Waits for the first two segments of a variant that is starting, in one of its waiting places (as
+    /// ``waitForPart(_:packager:client:channel:)`` does), for a few segment durations.
+    private func waitForStart(packager: HLSPackager, client: HLSWaitingRequests.Client, channel: any Channel) async -> HLSWaitingRequests.Outcome {
+        let clientLimit = waitingRequestsPerClient
+        let outcome = await ClientGoneWatch.whileConnected(channel) {
+            await packager.waitUntilPlayable(client: client, clientLimit: clientLimit)
+        }
+        if outcome == .gone { channel.close(promise: nil) }
+        return outcome
+    }
+
     /// A wait that did not end with what it waited for, as the HTTP answer a player expects (503: try again; a
     /// refusal says after how long). A refusal is counted, and said in the log at most once a minute a session.
     private func check(_ outcome: HLSWaitingRequests.Outcome, packager: HLSPackager, client: HLSWaitingRequests.Client, session label: String) throws {
@@ -192,7 +206,7 @@ struct HLSRoutes: RelayRoutes {
             }
             throw HTTPError(
                 .serviceUnavailable, headers: [.retryAfter: "1"],
-                message: "\(total) players already wait on this session's HLS, the most it lets wait; try again")
+                message: "\(total) players already wait on this playlist of the session's HLS, the most it lets wait; try again")
         case .tooManyFromClient:
             let share = waitingRequestsPerClient
             metrics.refused(.hlsWaitingPerClient)
@@ -201,7 +215,16 @@ struct HLSRoutes: RelayRoutes {
             }
             throw HTTPError(
                 .serviceUnavailable, headers: [.retryAfter: "1"],
-                message: "\(share) of your requests already wait on this session's HLS, the most one client may; try again when one is answered")
+                message: "\(share) of your requests already wait on this playlist of the session's HLS, the most one client may; try again when one is answered")
+        case .tooManyFromToken:
+            let share = packager.waiting.tokenLimit
+            metrics.refused(.hlsWaitingPerToken)
+            if let refused = packager.waiting.refusalToLog() {
+                logger.warning("refusing LL-HLS requests of session \(label) for one token: \(share) of its clients' requests wait already, half of what a variant lets wait (\(refused) refused since this was last said; said at most once a minute)")
+            }
+            throw HTTPError(
+                .serviceUnavailable, headers: [.retryAfter: "1"],
+                message: "\(share) requests made with your link already wait on this playlist, the most one link's viewers may together; try again (a link given to many: ask for links of your own)")
         case .stopped:
             throw HTTPError(.serviceUnavailable, message: "HLS of this session stopped; request index.m3u8 again")
         case .gone:

@@ -213,6 +213,7 @@ import Testing
         #expect(!RenditionBook.decodes(["av01.0"], "av01.1.08M.08.0.000.06.06.06.0"))
         #expect(RenditionBook.decodes(["avc1.42"], "avc1.42C01F"))
         #expect(RenditionBook.decodes(["avc1.42C01F"], RenditionBook.expectedCodecString(.h264)))
+        #expect(RenditionBook.decodes(["AVC1.42"], "avc1.42C01F"))
         #expect(!RenditionBook.decodes([""], "vp8"))
         #expect(!RenditionBook.decodes([], "vp8"))
     }
