@@ -46,7 +46,7 @@ import Testing
         #expect(await refused(attacker) == .tooManyFromClient)
         let elsewhere = Self.waiter(waiting, sameLinkElsewhere)
         #expect(await Self.eventually { waiting.count == 3 })
-        #expect(await refused(sameLinkElsewhere) == .tooManyFromClient)
+        #expect(await refused(sameLinkElsewhere) == .tooManyFromToken)
         // Another token, from the same address, has its own share.
         let others = [Self.waiter(waiting, otherToken), Self.waiter(waiting, otherToken), Self.waiter(waiting, third)]
         #expect(await Self.eventually { waiting.count == 6 })
