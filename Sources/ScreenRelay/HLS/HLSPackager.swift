@@ -79,7 +79,7 @@ final class HLSPackager: @unchecked Sendable {
     private let requestRefresh: @Sendable () -> Void
     private let published = Mutex(HLSSnapshot())
     private let lastRequest = Mutex(ContinuousClock.now)
-    /// First requests waiting for the first segments (``waitUntilPlayable(timeout:)``): packaging is not idle
+    /// First requests waiting for the first segments (``waitUntilPlayable(client:clientLimit:)``): packaging is not idle
     /// while one waits, however short the idle time.
     private let firstRequestsWaiting = Mutex(0)
     private let timer: any DispatchSourceTimer
