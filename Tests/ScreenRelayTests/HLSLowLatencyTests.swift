@@ -113,6 +113,10 @@ import Testing
         #expect(HLSDeliveryDirectives.tooFarAhead(.init(segment: 12, part: 0), of: snapshot) != nil)
         #expect(HLSDeliveryDirectives.tooFarAhead(.init(segment: 9, part: 5), of: snapshot) == nil)
         #expect(HLSDeliveryDirectives.tooFarAhead(.init(segment: 9, part: 6), of: snapshot) != nil)
+        // In a later segment, its part 3 at most: its part 0 is the next one at the soonest.
+        #expect(HLSDeliveryDirectives.tooFarAhead(.init(segment: 10, part: 3), of: snapshot) == nil)
+        #expect(HLSDeliveryDirectives.tooFarAhead(.init(segment: 10, part: 4), of: snapshot) != nil)
+        #expect(HLSDeliveryDirectives.tooFarAhead(.init(segment: 11, part: 50), of: snapshot) != nil)
     }
 
     @Test func waitingRequestsGoOnWhenTheirPartIsOutAndAreBounded() async throws {

@@ -39,8 +39,8 @@ struct HLSDeliveryDirectives: Sendable, Equatable {
     }
 
     /// Why the relay will not wait for `position` given what is out now (`snapshot`): a segment more than two
-    /// past the live one, or a part more than three past the next (RFC 8216bis: answer 400 at once); nil if it
-    /// may wait.
+    /// past the live one, or a part more than three past the next (RFC 8216bis: answer 400 at once) — in a later
+    /// segment, whose first part is the next at the soonest, a part past its fourth; nil if it may wait.
     static func tooFarAhead(_ position: HLSSnapshot.Position, of snapshot: HLSSnapshot) -> String? {
         let live = snapshot.liveSegment
         if position.segment > live + 2 {
@@ -49,6 +49,9 @@ struct HLSDeliveryDirectives: Sendable, Equatable {
         let nextPart = snapshot.nextPart
         if position.segment == live, let part = position.part, part > nextPart + 3 {
             return "part \(part) of segment \(live) is more than three past the next one (\(nextPart))"
+        }
+        if position.segment > live, let part = position.part, part > 3 {
+            return "part \(part) of segment \(position.segment) is more than three past the next one (at the soonest part 0 of segment \(live + 1))"
         }
         return nil
     }
