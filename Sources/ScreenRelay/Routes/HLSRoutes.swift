@@ -200,37 +200,38 @@ struct HLSRoutes: RelayRoutes {
             throw HTTPError(.serviceUnavailable, message: "nothing new in \(packager.configuration.blockingWait): the stream has stopped sending; try again")
         case .tooMany:
             let total = packager.configuration.maximumWaitingRequests
-            metrics.refused(.hlsWaiting)
-            if let refused = packager.waiting.refusalToLog() {
-                logger.warning("refusing LL-HLS requests of session \(label): \(total) wait already, the most a session lets wait (\(refused) refused since this was last said; said at most once a minute)")
-            }
-            throw HTTPError(
-                .serviceUnavailable, headers: [.retryAfter: "1"],
-                message: "\(total) players already wait on this playlist of the session's HLS, the most it lets wait; try again")
+            try refuse(
+                .hlsWaiting, packager: packager,
+                log: "refusing LL-HLS requests of session \(label): \(total) wait already, the most a session lets wait",
+                answer: "\(total) players already wait on this playlist of the session's HLS, the most it lets wait; try again")
         case .tooManyFromClient:
             let share = waitingRequestsPerClient
-            metrics.refused(.hlsWaitingPerClient)
-            if let refused = packager.waiting.refusalToLog() {
-                logger.warning("refusing LL-HLS requests of session \(label) from \(client.address): \(share) of that token's requests from there wait already, the most one client may (--hls-waiting-per-client; \(refused) refused since this was last said; said at most once a minute)")
-            }
-            throw HTTPError(
-                .serviceUnavailable, headers: [.retryAfter: "1"],
-                message: "\(share) of your requests already wait on this playlist of the session's HLS, the most one client may; try again when one is answered")
+            try refuse(
+                .hlsWaitingPerClient, packager: packager,
+                log: "refusing LL-HLS requests of session \(label) from \(client.address): \(share) of that token's requests from there wait already, the most one client may (--hls-waiting-per-client)",
+                answer: "\(share) of your requests already wait on this playlist of the session's HLS, the most one client may; try again when one is answered")
         case .tooManyFromToken:
             let share = packager.waiting.tokenLimit
-            metrics.refused(.hlsWaitingPerToken)
-            if let refused = packager.waiting.refusalToLog() {
-                logger.warning("refusing LL-HLS requests of session \(label) for one token: \(share) of its clients' requests wait already, half of what a variant lets wait (\(refused) refused since this was last said; said at most once a minute)")
-            }
-            throw HTTPError(
-                .serviceUnavailable, headers: [.retryAfter: "1"],
-                message: "\(share) requests made with your link already wait on this playlist, the most one link's viewers may together; try again (a link given to many: ask for links of your own)")
+            try refuse(
+                .hlsWaitingPerToken, packager: packager,
+                log: "refusing LL-HLS requests of session \(label) for one token: \(share) of its clients' requests wait already, half of what a variant lets wait",
+                answer: "\(share) requests made with your link already wait on this playlist, the most one link's viewers may together; try again (a link given to many: ask for links of your own)")
         case .stopped:
             throw HTTPError(.serviceUnavailable, message: "HLS of this session stopped; request index.m3u8 again")
         case .gone:
             // Nobody reads the answer; the place is free already.
             throw HTTPError(.serviceUnavailable, message: "the client closed its connection")
         }
+    }
+
+    /// A waiting request refused at once for a full share: counted under `limit`, said in the log at most once a
+    /// minute a variant (with how many since), answered 503 with `Retry-After: 1`.
+    private func refuse(_ limit: RelayLimit, packager: HLSPackager, log: String, answer: String) throws -> Never {
+        metrics.refused(limit)
+        if let refused = packager.waiting.refusalToLog() {
+            logger.warning("\(log) (\(refused) refused since this was last said; said at most once a minute)")
+        }
+        throw HTTPError(.serviceUnavailable, headers: [.retryAfter: "1"], message: answer)
     }
 
     /// Checks the caller may watch `sessionId`; the query to append to URIs (the token, when it came that way),
