@@ -79,9 +79,6 @@ final class HLSPackager: @unchecked Sendable {
     private let requestRefresh: @Sendable () -> Void
     private let published = Mutex(HLSSnapshot())
     private let lastRequest = Mutex(ContinuousClock.now)
-    /// First requests waiting for the first segments (``waitUntilPlayable(client:clientLimit:)``): packaging is not idle
-    /// while one waits, however short the idle time.
-    private let firstRequestsWaiting = Mutex(0)
     private let timer: any DispatchSourceTimer
     private let started = ContinuousClock.now
     private let outputs: [any HLSOutput]
@@ -120,7 +117,8 @@ final class HLSPackager: @unchecked Sendable {
         timer.setEventHandler { [weak self] in
             guard let self else { return }
             self.waiting.expire(now: .now)
-            if !configuration.isWrittenOut, self.firstRequestsWaiting.withLock({ $0 }) == 0,
+            // Not idle while a request waits (a first request for the first segments, however short the idle time).
+            if !configuration.isWrittenOut, self.waiting.count == 0,
                 ContinuousClock.now - self.lastRequest.withLock({ $0 }) > .seconds(configuration.idleSeconds)
             {
                 onIdle()
@@ -188,11 +186,7 @@ final class HLSPackager: @unchecked Sendable {
     /// hlsdemux2 cannot follow a live playlist whose first answer lists one), for a few segment durations, in one
     /// of the waiting places (``HLSWaitingRequests``: within `client`'s share, its token's and the variant's).
     func waitUntilPlayable(client: HLSWaitingRequests.Client, clientLimit: Int) async -> HLSWaitingRequests.Outcome {
-        firstRequestsWaiting.withLock { $0 += 1 }
-        defer {
-            firstRequestsWaiting.withLock { $0 -= 1 }
-            touch()
-        }
+        defer { touch() }
         let start = HLSSnapshot.Position(segment: HLSSegmenter.Settings.startSegments - 1, part: nil)
         let timeout = Duration.milliseconds(Int((configuration.segmentSeconds * 3 + 10) * 1000))
         return await waiting.wait(for: start, client: client, clientLimit: clientLimit, timeout: timeout) { position in

@@ -148,9 +148,6 @@ struct RenditionBook {
         return ask
     }
 
-    /// Whether HLS reads a rendition of `streamId`.
-    func hlsReads(_ streamId: UInt32) -> Bool { entries[streamId]?.hlsReads != nil }
-
     /// The streams whose rendition HLS reads and that the publisher has not started since it was last asked, past
     /// ``askIntervalSeconds``: each to be asked again (marked asked now).
     mutating func hlsAskDue(now: Double) -> [(streamId: UInt32, codec: VideoCodec)] {

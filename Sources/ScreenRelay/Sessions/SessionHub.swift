@@ -130,8 +130,6 @@ actor SessionHub {
                 if let configuration = liveHLS.startsOnFrame { _ = startHLS(configuration) }
             }
             liveHLS.frame(buffer, header: header, stream: stream, isPublished: { router.streamInfo($0) != nil })
-            // HLS moved on to another stream (its publisher came back): its rendition is the one to keep running.
-            if liveHLS.h264 != nil, liveHLS.streamId != hlsReadsRenditionOf { keepHLSRendition() }
         }
         perform(actions)
     }
@@ -187,13 +185,13 @@ actor SessionHub {
     /// that plays only the H.264 variant asks no keyframes of it): what its publisher announced, at the rate its
     /// uplink controller aims at (1 Mbit/s until it says). Nil without a screen stream.
     func hlsAnnouncedVariant() -> HLSPlaylist.Variant? {
-        guard let streamId = liveHLS.keyframeStream(among: router.streamInfos), let properties = router.streamInfo(streamId)?.properties else {
-            return nil
-        }
-        let format = CodedVideoFormat(codec: properties.codec)
+        guard let streamId = liveHLS.keyframeStream(among: router.streamInfos), let info = router.streamInfo(streamId) else { return nil }
+        let properties = info.properties
+        // VP8's MP4 name (`vp08.…`) is not the one WebCodecs knows (`vp8`), which the publisher announced.
         return HLSPlaylist.Variant(
-            codecs: properties.codec == .vp8 ? format.codecString(width: properties.width, height: properties.height, framesPerSecond: properties.estimatedFramesPerSecond, mp4: true)
-                : properties.codecString ?? format.codecString(width: properties.width, height: properties.height, framesPerSecond: properties.estimatedFramesPerSecond),
+            codecs: properties.codec == .vp8
+                ? CodedVideoFormat(codec: .vp8).codecString(width: properties.width, height: properties.height, framesPerSecond: properties.estimatedFramesPerSecond, mp4: true)
+                : StreamRouter<ByteBuffer>.codecString(of: info),
             bandwidth: reportedUplinks[streamId].map { $0.target.multipliedReportingOverflow(by: 1000).partialValue } ?? 1_000_000,
             width: properties.width, height: properties.height, framesPerSecond: properties.estimatedFramesPerSecond, uri: "stream.m3u8")
     }
