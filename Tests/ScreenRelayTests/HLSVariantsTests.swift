@@ -62,9 +62,9 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hls-variants-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        func captureTimes(_ playlist: String) async throws -> [String] {
-            var all: [String] = []
-            // Every segment first (the window moves on; a loaded machine reads them slowly), then what they hold.
+        /// Every segment of `playlist`, fetched (the window moves on, and a variant nobody asks for goes idle: both
+        /// variants are fetched before either is read, which takes a while on a loaded machine).
+        func fetch(_ playlist: String) async throws -> [(segment: HLSPlaylistParser.Segment, path: String)] {
             var fetched: [(segment: HLSPlaylistParser.Segment, path: String)] = []
             for segment in try #require(HLSPlaylistParser.media(playlist)).segments {
                 guard let uri = segment.uri else { continue }
@@ -74,21 +74,26 @@ import Testing
                 try answer.body.write(to: URL(fileURLWithPath: path))
                 fetched.append((segment, path))
             }
+            return fetched
+        }
+        /// The capture times of the fetched segments' frames, each segment's checked.
+        func captureTimes(_ fetched: [(segment: HLSPlaylistParser.Segment, path: String)]) async throws -> [String] {
+            var all: [String] = []
             for (segment, path) in fetched {
-                let uri = path
                 let read = try await ChildProcess.run("/usr/bin/python3", [TestFixtures.emsgReader, path])
                 let events = read.standardOutput.split(separator: "\n").compactMap {
                     try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
                 }
                 let texts = events.compactMap { ($0["txxx"] as? [String: String])?[ID3MetadataTag.metadataDescription] }
                 let captured = events.compactMap { ($0["txxx"] as? [String: String])?[ID3MetadataTag.captureTimeDescription] }
-                #expect(!captured.isEmpty && texts == captured && captured.first == segment.programDateTime, "\(uri): \(captured) \(String(describing: segment.programDateTime))")
+                #expect(!captured.isEmpty && texts == captured && captured.first == segment.programDateTime, "\(path): \(captured) \(String(describing: segment.programDateTime))")
                 all += captured
             }
             return all
         }
-        let renditionTimes = try await captureTimes(h264)
-        let streamTimes = try await captureTimes(media)
+        let (renditionSegments, streamSegments) = (try await fetch(h264), try await fetch(media))
+        let renditionTimes = try await captureTimes(renditionSegments)
+        let streamTimes = try await captureTimes(streamSegments)
         let overlap = renditionTimes.filter { $0 >= streamTimes.first ?? "~" && $0 <= streamTimes.last ?? "" }
         #expect(!overlap.isEmpty && Set(overlap).isSubset(of: Set(streamTimes)), "H.264 \(renditionTimes)\nAV1 \(streamTimes)")
 
