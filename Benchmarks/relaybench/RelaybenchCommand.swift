@@ -101,6 +101,8 @@ struct Fanout: AsyncParsableCommand {
     @Option(help: "With --sample-every: seconds of warm-up before memory must stay flat.") var warmUp: Double = 300
 
     struct Session: Decodable { var sessionId: String; var token: String; var viewerURL: String }
+    struct MintedToken: Decodable { var token: String }
+    static let subscribersPerToken = 100
 
     func run() async throws {
         var logger = Logger(label: "relaybench")
@@ -115,7 +117,18 @@ struct Fanout: AsyncParsableCommand {
         request.setValue("Bearer \(secret)", forHTTPHeaderField: "Authorization")
         let (data, _) = try await URLSession.shared.data(for: request)
         let session = try JSONDecoder().decode(Session.self, from: data)
-        let subscriberToken = String(session.viewerURL.split(separator: "token=").last ?? "")
+        // A viewer token an audience of 100: one link for all would meet the relay's per-token shares (500
+        // connections, joins 100 at once then 20 a second), which are not what is measured here.
+        var subscriberTokens = [String(session.viewerURL.split(separator: "token=").last ?? "")]
+        while subscriberTokens.count * Self.subscribersPerToken < subscribers + stalled {
+            var mint = URLRequest(url: URL(string: server + "/session/\(session.sessionId)/token")!)
+            mint.httpMethod = "POST"
+            mint.setValue("Bearer \(secret)", forHTTPHeaderField: "Authorization")
+            mint.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            mint.httpBody = Data(#"{"role": "subscriber"}"#.utf8)
+            let (minted, _) = try await URLSession.shared.data(for: mint)
+            subscriberTokens.append(try JSONDecoder().decode(MintedToken.self, from: minted).token)
+        }
         let url = RelayEndpoint.webSocketURL(server: server)
 
         let measuring = Locked(false)
@@ -131,7 +144,7 @@ struct Fanout: AsyncParsableCommand {
         for index in 0..<(subscribers + stalled) {
             let stalls = index >= subscribers
             readers.append(Task {
-                try await RelayClient.connect(url: url, token: subscriberToken, client: stalls ? "relaybench-stalled" : "relaybench", logger: logger) {
+                try await RelayClient.connect(url: url, token: subscriberTokens[index / Self.subscribersPerToken], client: stalls ? "relaybench-stalled" : "relaybench", logger: logger) {
                     link, events in
                     var local: [Double] = []
                     var count = 0, bytes = 0

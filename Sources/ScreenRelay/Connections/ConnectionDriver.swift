@@ -63,10 +63,10 @@ struct ConnectionDriver: Sendable {
                         } else {
                             try await write(.binary(flags.map { buffer.replacingFrameFlags($0) } ?? buffer))
                         }
-                        await joined.value?.delivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
+                        joined.value?.noteDelivery(to: connectionId, streamId: streamId, bytes: buffer.readableBytes, isAudio: false)
                     case .audio(let buffer, let streamId):
                         try await write(.binary(buffer))
-                        await joined.value?.audioDelivered(to: connectionId, streamId: streamId, bytes: buffer.readableBytes)
+                        joined.value?.noteDelivery(to: connectionId, streamId: streamId, bytes: buffer.readableBytes, isAudio: true)
                     case .control(let text):
                         try await write(.text(text))
                     case .close(let code, let reason):

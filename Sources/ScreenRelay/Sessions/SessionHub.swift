@@ -23,6 +23,9 @@ actor SessionHub {
     /// What each publisher last reported of its uplink, by stream.
     private var reportedUplinks: [UInt32: (target: Int, estimate: Int)] = [:]
     private var ticks = 0
+    /// What the connections' writers wrote out, and the array the last take emptied (its capacity kept).
+    private nonisolated let deliveries = DeliveryInbox()
+    private var takenDeliveries: [DeliveryInbox.Delivery] = []
     /// Its subscribers' sockets: sampled for the router, paced as it says.
     private var links = SubscriberLinks()
     private var reportedStreams = 0
@@ -278,16 +281,33 @@ actor SessionHub {
         for outlet in outlets.values { outlet.evict(reason: reason) }
     }
 
-    func delivered(to connectionId: String, streamId: UInt32, bytes: Int) {
-        metrics.add(.framesOut)
-        metrics.add(.bytesOut, bytes)
-        perform(router.frameDelivered(to: connectionId, streamId: streamId, now: Self.now()))
+    /// A connection's writer wrote out a video or audio frame of `streamId`: noted with its time, and handed to the
+    /// router with the others noted meanwhile (``DeliveryInbox``); the writer goes on at once.
+    nonisolated func noteDelivery(to connectionId: String, streamId: UInt32, bytes: Int, isAudio: Bool) {
+        let delivery = DeliveryInbox.Delivery(connectionId: connectionId, streamId: streamId, bytes: bytes, isAudio: isAudio, at: Self.now())
+        if deliveries.note(delivery) { Task { await self.takeDeliveries() } }
     }
 
-    func audioDelivered(to connectionId: String, streamId: UInt32, bytes: Int) {
-        metrics.add(.audioFramesOut)
+    /// The deliveries noted since the last take, in the order they were written out, each at its own time.
+    private func takeDeliveries() {
+        deliveries.take(swapping: &takenDeliveries)
+        var (frames, audioFrames, bytes) = (0, 0, 0)
+        var actions: [StreamRouter<ByteBuffer>.Action] = []
+        for delivery in takenDeliveries {
+            bytes += delivery.bytes
+            if delivery.isAudio {
+                audioFrames += 1
+                router.audioFrameDelivered(to: delivery.connectionId, streamId: delivery.streamId)
+            } else {
+                frames += 1
+                actions += router.frameDelivered(to: delivery.connectionId, streamId: delivery.streamId, now: delivery.at)
+            }
+        }
+        takenDeliveries.removeAll(keepingCapacity: true)
+        metrics.add(.framesOut, frames)
+        metrics.add(.audioFramesOut, audioFrames)
         metrics.add(.bytesOut, bytes)
-        router.audioFrameDelivered(to: connectionId, streamId: streamId)
+        perform(actions)
     }
 
     /// A signal from the server's HTTP API.
