@@ -7,9 +7,12 @@
 #     bytes out, missing frames and the relay's resident memory.
 #
 # With two or more cores the relay runs on core 0 and the fan-out's subscribers on core 1, so that the
-# relay's CPU and the subscribers' work are not mixed up.
+# relay's CPU and the subscribers' work are not mixed up; rows of more than BENCH_ONE_CORE_UP_TO subscribers
+# (1000) run both unpinned ("both cores"): the relay's event loops and sessions then spread over every core,
+# beside the load generator.
 #
-#   BENCH_SECONDS  measuring time per run (default 15); BENCH_FANOUT  subscriber counts (default "1 10 100 500");
+#   BENCH_SECONDS  measuring time per run (default 15); BENCH_FANOUT  subscriber counts (default "1 10 100 500 1000
+#   2000");
 #   BENCH_LATENCY=0 skips the latency part; BENCH_BASE=COMMIT runs the fan-out with that commit's screenrelay too,
 #   row by row beside this one's (built once, lib.sh's bench_base), so that a change to the relay is measured
 #   before and after in one run, on the same machine at the same time.
@@ -17,7 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
 seconds="${BENCH_SECONDS:-$(smoke_or 15 2)}"
-fanout="${BENCH_FANOUT:-$(smoke_or "1 10 100 500" 2)}"
+fanout="${BENCH_FANOUT:-$(smoke_or "1 10 100 500 1000 2000" 2)}"
+one_core_up_to="${BENCH_ONE_CORE_UP_TO:-1000}"
 size=$(smoke_or 1920x1080 320x240)
 bench_setup "$size"
 
@@ -27,14 +31,22 @@ port=$(( 20000 + RANDOM % 20000 ))
 relay_core=() subscriber_core=()
 if [ "$(nproc)" -ge 2 ]; then relay_core=(taskset -c 0) subscriber_core=(taskset -c 1); fi
 relay_pid=""
-# start_relay BINARY_DIR: a screenrelay of that build on $port, as $relay_pid and $server (the one before stopped).
+# start_relay BINARY_DIR SUBSCRIBERS: a screenrelay of that build on $port, as $relay_pid and $server (the one before
+# stopped), pinned as the row asks ($pinned), holding a session of that many (where the build has the option).
 start_relay() {
   if [ -n "$relay_pid" ]; then kill "$relay_pid" 2>/dev/null || true; wait "$relay_pid" 2>/dev/null || true; fi
-  "${relay_core[@]}" "$1/screenrelay" --port "$port" 2>>"$work/relay.log" & relay_pid=$!
+  local options=(--port "$port" --data-dir "$work/relay-data-$port")
+  if "$1/screenrelay" --help 2>&1 | grep -q -- --max-connections-per-session; then
+    options+=(--max-connections-per-session "$(( ${2:-1} + 100 ))")
+  fi
+  local cores=("${relay_core[@]}")
+  [ "$pinned" = 1 ] || cores=()
+  "${cores[@]}" "$1/screenrelay" "${options[@]}" 2>>"$work/relay.log" & relay_pid=$!
   pids+=("$relay_pid")
   server="http://127.0.0.1:$port"
   for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
 }
+pinned=1
 start_relay "$bin"
 versions=(this)
 if [ -n "${BENCH_BASE:-}" ]; then bench_base "$BENCH_BASE"; versions=(base this); fi
@@ -82,15 +94,17 @@ kill "$content_pid" 2>/dev/null || true
 echo
 echo "## Fan-out: one 30 fps $size stream (replayed scrolling text, $(( $(stat -c %s "$work/replay.webm") * 8 / 8 / 1000 )) kbit/s) → N subscribers"
 echo
-echo "| relay | subscribers | relay CPU % of a core | p50 ms | p99 ms | max ms | out Mbit/s | missing frames | relay RSS MB |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| relay | subscribers | cores | relay CPU % of a core | p50 ms | p99 ms | max ms | out Mbit/s | missing frames | relay RSS MB |"
+echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
 for n in $fanout; do
+  pinned=1 cores_label="one" load_core=("${subscriber_core[@]}")
+  if [ "$n" -gt "$one_core_up_to" ]; then pinned=0 cores_label="both" load_core=(); fi
   for version in "${versions[@]}"; do
-    if [ "$version" = base ]; then start_relay "$base_bin"; label="$BENCH_BASE"; else start_relay "$bin"; label="this ($(git rev-parse --short HEAD))"; fi
-    line=$("${subscriber_core[@]}" "$benchbin/relaybench" fanout --server "$server" --secret "$SCREENRELAY_SECRET" --recording "$work/replay.webm" \
+    if [ "$version" = base ]; then start_relay "$base_bin" "$n"; label="$BENCH_BASE"; else start_relay "$bin" "$n"; label="this ($(git rev-parse --short HEAD))"; fi
+    line=$("${load_core[@]}" "$benchbin/relaybench" fanout --server "$server" --secret "$SCREENRELAY_SECRET" --recording "$work/replay.webm" \
       --subscribers "$n" --fps 30 --seconds "$seconds" --relay-pid "$relay_pid")
     set -- $line
-    # subscribers N connected C sent S received R missing M% p50 A p99 B max X relayCPU Y% outMbit Z relayRSSMB W
-    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$label" "$2" "${18%\%}" "${12}" "${14}" "${16}" "${20}" "${10}" "${22}"
+    # (the subscribers column: those that connected) subscribers N connected C sent S received R missing M% p50 A p99 B max X relayCPU Y% outMbit Z relayRSSMB W
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$label" "$4" "$cores_label" "${18%\%}" "${12}" "${14}" "${16}" "${20}" "${10}" "${22}"
   done
 done

@@ -43,16 +43,39 @@ struct ConnectionDriver: Sendable {
         writeFrame: (@Sendable (ByteBuffer, MediaFrameHeader.Flags) async throws -> Void)? = nil,
         close: @escaping @Sendable (WireErrorCode, String) async throws -> Void,
         drop: @escaping @Sendable () -> Void = {}, joinedAs: @escaping @Sendable (Role) -> Void = { _ in },
-        link: LinkControl? = nil, logger connectionLogger: Logger
+        link: LinkControl? = nil, channel: (any Channel)? = nil, logger connectionLogger: Logger
     ) async {
         let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
         let outlet = ConnectionOutlet(limits: outletLimits, relay: queuedBytes, metrics: metrics, link: link)
         let machine = Locked(RelayConnection(now: Date().timeIntervalSince1970, helloTimeout: Self.helloTimeout))
         let joined = Locked<SessionHub?>(nil)
         // The writer: everything this client is sent, in order, with backpressure from the transport. It drains
-        // the queue (an error and a close included) and then ends. It is cancelled only when the client let its
+        // the queue (an error and a close included) and then ends. It is stopped only when the client let its
         // queue overflow: its socket may never take another byte, and what was queued for it is dropped.
+        // A WebSocket's channel is written from its event loop (``ChannelOutletWriter``); another transport's by a task.
+        let channelWriter = channel.map { channel in
+            ChannelOutletWriter(
+                outlet: outlet, channel: channel,
+                delivered: { streamId, bytes, isAudio in
+                    joined.value?.noteDelivery(to: connectionId, streamId: streamId, bytes: bytes, isAudio: isAudio)
+                })
+        }
+        if let channelWriter, let channel {
+            do {
+                try await channel.pipeline.addHandler(channelWriter, position: .first).get()
+                channelWriter.start()
+            } catch {
+                channelWriter.stop()
+            }
+        }
         let writer = Task {
+            if let channelWriter {
+                guard let closing = await channelWriter.ended() else { return }
+                // A client that does not answer the close (or is stuck mid-message) is cut off after a grace.
+                Self.drop(after: Self.closeGrace, drop)
+                try? await close(closing.code, closing.reason)
+                return
+            }
             do {
                 while let item = await outlet.next() {
                     defer { outlet.sent(item) }
@@ -85,6 +108,8 @@ struct ConnectionDriver: Sendable {
             metrics.add(.overflowCloses)
             // One line a minute with the count: a token's connections that never read could otherwise write a line each.
             unreadClientsLog.log("closing a client that does not read (\(connectionId)): \(reason)")
+            // (A channel's writer ends as the channel closes; it is not named here: the outlet keeps this action, and
+            // the writer the outlet and its channel.)
             writer.cancel()
             drop()
         }

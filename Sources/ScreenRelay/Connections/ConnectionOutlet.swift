@@ -68,6 +68,9 @@ final class ConnectionOutlet: Sendable {
         var audio = FIFO<Outgoing>()
         /// The writer, when it waits for the next item.
         var waiting: CheckedContinuation<Outgoing?, Never>?
+        /// What a writer on the channel's event loop left to be called when the queue it found empty has an item
+        /// again, or ends (``take(orWhenReady:)``).
+        var whenReady: (@Sendable () -> Void)?
         var finished = false
         var messages = 0
         var controlBytes = 0
@@ -112,7 +115,7 @@ final class ConnectionOutlet: Sendable {
     func yield(_ item: Outgoing) {
         let size = item.queuedBytes
         let isControl = if case .control = item { true } else { false }
-        enum Outcome { case queued, handed(CheckedContinuation<Outgoing?, Never>), overflowed(OverflowNotice, reason: String), dropped }
+        enum Outcome { case queued, readied(@Sendable () -> Void), handed(CheckedContinuation<Outgoing?, Never>), overflowed(OverflowNotice, reason: String), dropped }
         let outcome: Outcome = state.withLock { state in
             if state.overflowed || state.finished { return .dropped }
             let refusal: (RelayLimit, String)? =
@@ -134,10 +137,11 @@ final class ConnectionOutlet: Sendable {
             }
             if let waiting = state.takeWaitingWriter() { return .handed(waiting) }
             if case .audio = item { state.audio.append(item) } else { state.queue.append(item) }
-            return .queued
+            return state.takeWhenReady().map(Outcome.readied) ?? .queued
         }
         switch outcome {
         case .queued, .dropped: break
+        case .readied(let ready): ready()
         case .handed(let writer): writer.resume(returning: item)
         case .overflowed(let notice, let reason): notice.deliver(reason: reason)
         }
@@ -161,6 +165,20 @@ final class ConnectionOutlet: Sendable {
             }
         } onCancel: {
             state.withLock { $0.takeWaitingWriter() }?.resume(returning: nil)
+        }
+    }
+
+    /// What a writer that runs on its channel's event loop takes next (``ChannelOutletWriter``): an item, in the
+    /// order ``next()`` gives them; or nothing yet, and then `ready` is called once when there is (or the outlet
+    /// ends); or the end.
+    enum Taken { case item(Outgoing), later, ended }
+
+    func take(orWhenReady ready: @escaping @Sendable () -> Void) -> Taken {
+        state.withLock { state in
+            if let item = state.popNext() { return .item(item) }
+            if state.finished { return .ended }
+            state.whenReady = ready
+            return .later
         }
     }
 
@@ -205,10 +223,12 @@ final class ConnectionOutlet: Sendable {
 
     /// No more items: the writer drains what is queued and then gets nil.
     func finish() {
-        state.withLock { state in
+        let (writer, ready) = state.withLock { state in
             state.finished = true
-            return state.takeWaitingWriter()
-        }?.resume(returning: nil)
+            return (state.takeWaitingWriter(), state.takeWhenReady())
+        }
+        writer?.resume(returning: nil)
+        ready?()
     }
 
     /// Whom an overflow tells, once the lock is released: the waiting writer (it gets nil and ends) and the
@@ -216,9 +236,11 @@ final class ConnectionOutlet: Sendable {
     fileprivate struct OverflowNotice {
         var action: (@Sendable (String) -> Void)?
         var writer: CheckedContinuation<Outgoing?, Never>?
+        var ready: (@Sendable () -> Void)?
 
         func deliver(reason: String) {
             writer?.resume(returning: nil)
+            ready?()
             action?(reason)
         }
     }
@@ -234,7 +256,7 @@ final class ConnectionOutlet: Sendable {
         relay.release(state.bytes, remaining: 0)
         (state.bytes, state.messages, state.controlBytes) = (0, 0, 0)
         defer { state.onOverflow = nil }
-        return OverflowNotice(action: state.onOverflow, writer: state.takeWaitingWriter())
+        return OverflowNotice(action: state.onOverflow, writer: state.takeWaitingWriter(), ready: state.takeWhenReady())
     }
 }
 
@@ -243,6 +265,11 @@ extension ConnectionOutlet.State {
     fileprivate mutating func takeWaitingWriter() -> CheckedContinuation<Outgoing?, Never>? {
         defer { waiting = nil }
         return waiting
+    }
+
+    fileprivate mutating func takeWhenReady() -> (@Sendable () -> Void)? {
+        defer { whenReady = nil }
+        return whenReady
     }
 
     /// Audio first, unless a control message or close is next in the main queue (it keeps its place before

@@ -1,15 +1,20 @@
 import NIOCore
 
-/// A subscriber's TCP socket as its session sees it: what the kernel knows of it (``LinkSample``), and the rate
-/// its sending is paced at.
+/// A subscriber's TCP socket as its session sees it: what the kernel knows of it (``LinkSample``), read on the
+/// socket's event loop, and the rate its sending is paced at.
 struct LinkControl: Sendable {
-    let sample: @Sendable () async -> LinkSample?
+    /// Where the socket lives: the links of one loop are read together there (``SubscriberLinks/sample(_:)``).
+    let eventLoop: any EventLoop
+    /// `TCP_INFO` now; only on ``eventLoop``.
+    let sampleOnLoop: @Sendable () -> LinkSample?
     /// Paces the socket at most at this many bytes a second (nil: unpaced).
     let pace: @Sendable (_ bytesPerSecond: Double?) async -> Void
 
     /// `channel`'s socket.
     static func socket(_ channel: any Channel) -> LinkControl {
-        LinkControl(sample: { await LinkSample.read(channel) }, pace: { await pace(channel, bytesPerSecond: $0) })
+        LinkControl(
+            eventLoop: channel.eventLoop, sampleOnLoop: { LinkSample.readOnLoop(channel) },
+            pace: { await pace(channel, bytesPerSecond: $0) })
     }
 
     /// `SO_MAX_PACING_RATE`: Linux then paces the connection's packets itself (TCP's internal pacing, without the

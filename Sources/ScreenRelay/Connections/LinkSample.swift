@@ -15,13 +15,17 @@ struct LinkSample: Sendable, Equatable {
         UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
         UInt64, UInt64, UInt64, UInt64, UInt64)
 
-    /// `TCP_INFO` of `channel`'s socket; nil for a channel without one (in process) or on an older kernel.
-    static func read(_ channel: any Channel) async -> LinkSample? {
+    /// `TCP_INFO` of `channel`'s socket, read now: only on the channel's event loop, where it is a plain
+    /// `getsockopt` with no hop; nil for a channel without a socket or on an older kernel.
+    static func readOnLoop(_ channel: any Channel) -> LinkSample? {
         #if os(Linux)
         guard let provider = channel as? any SocketOptionProvider else { return nil }
-        guard let raw: RawInfo = try? await provider.unsafeGetSocketOption(level: .tcp, name: .init(rawValue: 11)).get()  // TCP_INFO
-        else { return nil }
-        return withUnsafeBytes(of: raw) { LinkSample(tcpInfo: $0) }
+        channel.eventLoop.preconditionInEventLoop()
+        var sample: LinkSample?
+        let read: EventLoopFuture<RawInfo> = provider.unsafeGetSocketOption(level: .tcp, name: .init(rawValue: 11))  // TCP_INFO
+        // On its loop the read is done when it returns, and so this runs now.
+        read.assumeIsolated().whenSuccess { raw in sample = withUnsafeBytes(of: raw) { LinkSample(tcpInfo: $0) } }
+        return sample
         #else
         return nil
         #endif

@@ -77,7 +77,7 @@ struct WebSocketRoutes: RelayRoutes {
                 // (and its buffers) for those seconds; thousands of refused hellos a second would add up.
                 drop: { [weak channel] in channel?.close(promise: nil) },
                 joinedAs: { role in if role.mayPublish { binaryLimit.withLock { $0 = WebSocketLimits.maximumMessageSize } } },
-                link: .socket(channel),
+                link: .socket(channel), channel: channel,
                 logger: context.logger)
         }
     }

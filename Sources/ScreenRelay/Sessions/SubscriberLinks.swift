@@ -1,17 +1,23 @@
-/// A session's view of its subscribers' sockets: read together (``sample(_:)``), and paced as the router says,
-/// each told again only when its rate moved by a tenth (``changes(for:rate:)``).
+import NIOCore
+
+/// A session's view of its subscribers' sockets: read together, a loop at a time (``sample(_:)``), and paced as
+/// the router says, each told again only when its rate moved by a tenth (``changes(for:rate:)``).
 struct SubscriberLinks {
     /// The rate each paced socket was last set to, by connection.
     private var pacing: [String: Double] = [:]
 
-    /// What the kernel knows of each socket, read concurrently; those that could not say are left out.
+    /// What the kernel knows of each socket, read where it lives: one visit to each event loop reads all of its
+    /// sockets there, one `getsockopt` each (no task or hop a socket). Those that could not say are left out.
     static func sample(_ sources: [(id: String, link: LinkControl)]) async -> [(id: String, sample: LinkSample)] {
-        await withTaskGroup(of: (String, LinkSample?).self) { group in
-            for (id, link) in sources { group.addTask { (id, await link.sample()) } }
-            var collected: [(id: String, sample: LinkSample)] = []
-            for await (id, sample) in group { if let sample { collected.append((id, sample)) } }
-            return collected
+        var byLoop: [ObjectIdentifier: [(id: String, link: LinkControl)]] = [:]
+        for source in sources { byLoop[ObjectIdentifier(source.link.eventLoop), default: []].append(source) }
+        var collected: [(id: String, sample: LinkSample)] = []
+        for links in byLoop.values {
+            guard let loop = links.first?.link.eventLoop else { continue }
+            let read = try? await loop.submit { links.compactMap { id, link in link.sampleOnLoop().map { (id, $0) } } }.get()
+            collected += read ?? []
         }
+        return collected
     }
 
     /// The sockets of `ids` to set a new pacing rate on (nil: unpaced), given the rate each should have now; noted

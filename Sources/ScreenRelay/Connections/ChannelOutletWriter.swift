@@ -1,0 +1,159 @@
+import NIOCore
+import NIOWebSocket
+import ScreenTransport
+import ScreenWire
+
+/// Writes a WebSocket connection's outlet to its channel from the channel's own event loop: while the channel is
+/// writable it takes what is queued and writes it as WebSocket frames, one flush for all it took; when the outlet
+/// is empty it asks to be called again when it is not, and when the channel is full it waits for the channel to
+/// say it is writable again (``channelWritabilityChanged(context:)``).
+///
+/// A frame fanned out to a thousand subscribers is a thousand writes within milliseconds. Written by a task per
+/// connection through hummingbird-websocket's writer, each cost two task switches and a hop to the event loop,
+/// more than the router's work and the socket's together; here a burst costs one hop a connection.
+///
+/// Every message goes this way, control messages too, so that they keep their order with the frames; only the
+/// closing handshake goes through hummingbird-websocket: ``ended()`` says it is due, once the frames before it
+/// were written.
+final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    // @unchecked Sendable: `ended` is set and read only on `channel.eventLoop` (every entry point hops there
+    // first); the rest is immutable, or Sendable.
+    typealias InboundIn = NIOAny
+
+    private let outlet: ConnectionOutlet
+    private let channel: any Channel
+    /// A video or audio frame was written out.
+    private let delivered: @Sendable (_ streamId: UInt32, _ bytes: Int, _ isAudio: Bool) -> Void
+    /// Completed when nothing more is written, with the close that is then due (nil: none).
+    private let finished: EventLoopPromise<Close?>
+    /// Nothing more is written: the outlet ended, a close went, a write failed, or the writer was stopped.
+    private var ended = false
+    /// What the outlet calls when it has an item again: made once (a closure a take would be allocated a frame).
+    private var readyAgain: @Sendable () -> Void = {}
+
+    init(
+        outlet: ConnectionOutlet, channel: any Channel, delivered: @escaping @Sendable (UInt32, Int, Bool) -> Void
+    ) {
+        self.outlet = outlet
+        self.channel = channel
+        self.delivered = delivered
+        finished = channel.eventLoop.makePromise()
+        // Weakly: the outlet keeps it until called, and the channel's pipeline keeps the writer.
+        readyAgain = { [weak self] in
+            guard let self else { return }
+            channel.eventLoop.execute { self.drain() }
+        }
+    }
+
+    /// Starts writing (the handler is in the channel's pipeline).
+    func start() { channel.eventLoop.execute { self.drain() } }
+
+    /// Writes nothing (it could not join its channel's pipeline: the channel closed meanwhile).
+    func stop() { channel.eventLoop.execute { self.end() } }
+
+    /// A close the outlet asked for: the closing handshake's code and reason.
+    struct Close: Sendable {
+        var code: WireErrorCode
+        var reason: String
+    }
+
+    /// Waits until nothing more is written; the close then due, if the outlet asked for one.
+    func ended() async -> Close? { (try? await finished.futureResult.get()) ?? nil }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { drain() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        end()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { end() }
+
+    private func end(closing close: Close? = nil) {
+        guard !ended else { return }
+        ended = true
+        finished.succeed(close)
+    }
+
+    /// Writes what is queued while the channel takes it.
+    private func drain() {
+        guard !ended else { return }
+        var wrote = false
+        defer { if wrote { channel.flush() } }
+        while channel.isWritable {
+            switch outlet.take(orWhenReady: readyAgain) {
+            case .later: return
+            case .ended:
+                end()
+                return
+            case .item(let item):
+                wrote = true
+                write(item)
+                if ended { return }
+            }
+        }
+    }
+
+    private func write(_ item: Outgoing) {
+        switch item {
+        case .frame(let buffer, let streamId, let flags):
+            let bytes = buffer.readableBytes
+            writeBinary(buffer, flags: flags, item: item) { [delivered] in delivered(streamId, bytes, false) }
+        case .audio(let buffer, let streamId):
+            let bytes = buffer.readableBytes
+            writeBinary(buffer, flags: nil, item: item) { [delivered] in delivered(streamId, bytes, true) }
+        case .control(let text):
+            writeMessage(opcode: .text, pieces: CollectionOfOne(ByteBuffer(string: text)), item: item, written: nil)
+        case .close(let code, let reason):
+            outlet.sent(item)
+            channel.flush()
+            end(closing: Close(code: code, reason: reason))
+        }
+    }
+
+    /// A binary message: the shared buffer in slices (its flags byte replaced in a small copy of the bytes before it).
+    private func writeBinary(_ buffer: ByteBuffer, flags: MediaFrameHeader.Flags?, item: Outgoing, written: @escaping @Sendable () -> Void) {
+        if let flags {
+            writeMessage(opcode: .binary, pieces: buffer.framePieces(flags: flags, pieceSize: WebSocketLimits.maximumFrameSize), item: item, written: written)
+        } else if buffer.readableBytes <= WebSocketLimits.maximumFrameSize {
+            writeMessage(opcode: .binary, pieces: CollectionOfOne(buffer), item: item, written: written)
+        } else {
+            writeMessage(opcode: .binary, pieces: buffer.slices(of: WebSocketLimits.maximumFrameSize), item: item, written: written)
+        }
+    }
+
+    /// One message as WebSocket frames (a continuation frame a piece after the first); `written` once the last
+    /// frame's bytes went to the socket, and the outlet told the item no longer counts whatever became of it.
+    private func writeMessage<Pieces: Collection<ByteBuffer>>(
+        opcode: WebSocketOpcode, pieces: Pieces, item: Outgoing, written: (@Sendable () -> Void)?
+    ) {
+        var remaining = pieces.count
+        var first = true
+        let done = channel.eventLoop.makePromise(of: Void.self)
+        for piece in pieces {
+            remaining -= 1
+            let frame = WebSocketFrame(fin: remaining == 0, opcode: first ? opcode : .continuation, data: piece)
+            channel.write(frame, promise: remaining == 0 ? done : nil)
+            first = false
+        }
+        done.futureResult.assumeIsolated().whenComplete { [outlet, self] result in
+            outlet.sent(item)
+            switch result {
+            case .success: written?()
+            case .failure: self.end()
+            }
+        }
+    }
+}
+
+extension ByteBuffer {
+    /// This buffer in consecutive slices of at most `size` bytes (shared storage, nothing copied).
+    fileprivate func slices(of size: Int) -> [ByteBuffer] {
+        stride(from: 0, to: readableBytes, by: size).compactMap { offset in
+            getSlice(at: readerIndex + offset, length: Swift.min(size, readableBytes - offset))
+        }
+    }
+}
