@@ -41,9 +41,9 @@ test: deps
 # screenpub (AV1, VP9) and ffmpeg x11grab on the same Xvfb content (CPU, bytes, SSIM, RSS, with ratios), the
 # codec choice's evidence (AV1 and VP9 by size and rate, a bit-rate sweep for bytes at equal SSIM), H.264 (openh264
 # against x264, beside AV1, VP9 and ffmpeg's libx264, and what its rendition costs), 4:2:0 against
-# 4:4:4 on coloured text (and the evidence for --chroma auto), allocations
-# per frame, then latency and fan-out through screenrelay, HLS (glass to glass, relay CPU, bytes), PipeWire and
-# mutter against GStreamer, what privacy masks cost, sound, and WHIP into Janus.
+# 4:4:4 on coloured text (and the evidence for --chroma auto), allocations per frame, then latency and fan-out
+# through screenrelay (and the relay's instructions per delivered frame), HLS (glass to glass, relay CPU, bytes),
+# PipeWire and mutter against GStreamer, what privacy masks cost, sound, and WHIP into Janus.
 bench: deps
 	Benchmarks/run.sh
 	Benchmarks/codecs.sh
@@ -51,6 +51,7 @@ bench: deps
 	Benchmarks/chroma.sh
 	Benchmarks/allocations.sh
 	Benchmarks/relay.sh
+	Benchmarks/relay-instructions.sh
 	Benchmarks/hls.sh
 	Benchmarks/pipewire.sh
 	Benchmarks/masks.sh

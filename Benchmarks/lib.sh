@@ -12,7 +12,8 @@
 #                                     what it drew before; bench_content_stop stops it;
 #   bench_base COMMIT                 a commit's release screenpub, screenrelay and screensub, built once into a
 #                                     cache of their own (BENCH_BASE_DIR, default ~/.cache/screenpub-bench/COMMIT),
-#                                     as base_bin: what a benchmark compares this commit with;
+#                                     as base_bin: what a benchmark compares this commit with (with a static Swift
+#                                     runtime, as this commit's release build: the same kind of binary);
 #   smoke_or NORMAL SMOKE             NORMAL, or SMOKE in a smoke run: what a script's defaults are made of.
 # Everything is stopped and removed on exit, whatever way the script ends.
 #
@@ -98,14 +99,17 @@ bench_content_stop() {
 bench_base() {
   local base_dir="${BENCH_BASE_DIR:-$HOME/.cache/screenpub-bench/$1}"
   base_bin="$base_dir/bin"
-  [ -x "$base_bin/screenpub" ] && [ -x "$base_bin/screenrelay" ] && [ -x "$base_bin/screensub" ] && return
+  [ -x "$base_bin/screenpub" ] && [ -x "$base_bin/screenrelay" ] && [ -x "$base_bin/screensub" ] && [ -e "$base_bin/.static" ] && return
   echo "building $1 (once) into $base_dir…" >&2
+  rm -rf "$base_bin"
   rm -rf "$base_dir/src"
   mkdir -p "$base_dir"
   git worktree add --detach "$base_dir/src" "$1" >&2
   local product
-  for product in screenpub screenrelay screensub; do swift build -c release --package-path "$base_dir/src" --product "$product" >&2; done
+  local flags=(-c release --static-swift-stdlib --package-path "$base_dir/src")
+  for product in screenpub screenrelay screensub; do swift build "${flags[@]}" --product "$product" >&2; done
   mkdir -p "$base_bin"
-  cp "$(swift build -c release --package-path "$base_dir/src" --show-bin-path)"/{screenpub,screenrelay,screensub} "$base_bin/"
+  cp "$(swift build "${flags[@]}" --show-bin-path)"/{screenpub,screenrelay,screensub} "$base_bin/"
+  touch "$base_bin/.static"
   git worktree remove --force "$base_dir/src" >&2 || true
 }

@@ -39,8 +39,8 @@ packages=(
   # tests: an independent ID3 reader for the timed metadata in HLS segments; GStreamer's gst-launch-1.0, whose
   # hlsdemux2 plays the relay's HLS as another player would, and its H.264 decoder (avdec_h264) an H.264 share's
   python3-mutagen gstreamer1.0-tools gstreamer1.0-libav
-  # benchmark: GNU time for CPU seconds and peak RSS
-  time bc
+  # benchmark: GNU time for CPU seconds and peak RSS; valgrind's callgrind for the relay's instructions per frame
+  time bc valgrind
   # make deb: static Foundation links libcurl; dpkg-shlibdeps computes Depends:; lintian and
   # desktop-file-validate check the package and the autostart entry
   libcurl4-openssl-dev dpkg-dev binutils lintian desktop-file-utils man-db

@@ -18,6 +18,7 @@ import Testing
         ("chroma.sh", "| terminal scrolling every frame | 30 | vp9 | 1500 | 444 |"),
         ("allocations.sh", "| libswiftCore.so |"),
         ("relay.sh", " | 2 | "),
+        ("relay-instructions.sh", " | 2 | 5 | "),
         ("hls.sh", "| frames | payload bytes |"),
         ("masks.sh", "| typing | --mask-region, a quarter, pixelated |"),
         ("pipewire.sh", "| clock, captured at 5 fps | "),

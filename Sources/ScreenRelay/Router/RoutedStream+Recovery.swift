@@ -58,11 +58,12 @@ extension RoutedStream {
     /// pictures of its layers when they cost it less than ``catchUpInKeyframes`` keyframes and would reach it
     /// sooner than a fresh picture (``CatchUpPlan``), else with a requested keyframe.
     mutating func restart(_ subscriberId: String, now: Double, cause: KeyframeCause, counters: inout RouterCounters) -> [Action] {
-        guard let position = subscribers.position(of: subscriberId) else { return [] }
-        var subscription = subscribers.values[position]
-        guard subscription.needsRestart, subscription.link.inFlight.isEmpty,
-            now - subscription.restartKeyframeAskedAt >= limits.subscriberKeyframeIntervalSeconds
+        // Checked where it is: this runs at every delivery, and a copy of the subscription costs more than the check.
+        guard let position = subscribers.position(of: subscriberId), subscribers.values[position].needsRestart,
+            subscribers.values[position].link.inFlight.isEmpty,
+            now - subscribers.values[position].restartKeyframeAskedAt >= limits.subscriberKeyframeIntervalSeconds
         else { return [] }
+        var subscription = subscribers.values[position]
         if let plan = catchUpPlan(for: subscription, now: now, cause: cause) {
             var actions: [Action] = []
             for (step, index) in plan.indices.enumerated() {
@@ -106,7 +107,7 @@ extension RoutedStream {
     /// thinned subscriber's link, idle after a layer-0 frame, carries the newest picture there is instead of
     /// nothing until the next layer-0 frame.
     mutating func releaseHeld(_ subscriberId: String, now: Double, counters: inout RouterCounters) -> [Action] {
-        guard let position = subscribers.position(of: subscriberId) else { return [] }
+        guard let position = subscribers.position(of: subscriberId), subscribers.values[position].held != nil else { return [] }
         var subscription = subscribers.values[position]
         guard let held = subscription.held, !subscription.waitingForKeyframe,
             // Nothing older than what it was sent since (a catch-up) goes to be shown.
