@@ -42,6 +42,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        // Its client and frame handling, for the relay connection on a channel of screenpub's own (the socket's pacing).
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -194,12 +196,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift),
-        // The client part (the NIOPosix): the WebSocket transport, the HTTP client, trust, the session API's client.
+        // The client part (the NIOPosix): the WebSocket transport on a channel of its own, the HTTP client, trust, the session API's client.
         .target(
             name: "ScreenTransportClient",
             dependencies: [
                 "ScreenMedia", "ScreenWire", "ScreenTransport",
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -9,6 +9,10 @@
 #   slowviewer   screenpub and a fast viewer on the relay's machine, a second viewer behind 250 kbit/s.
 #   narrowing    the same, the second viewer's link going 1 Mbit/s → 250 kbit/s at 20 s → 1 Mbit/s at 40 s.
 #
+# Each run's summary: the link's use and the fast viewer's p95 together after the first 10 s (uplink), and in the
+# drop, the time from the drop until frames are back under 600 ms for good (recovery) with the use and p95 of the
+# narrow 20 s; uplink and drop run BENCH_RUNS times (3), the others once, each version in turn.
+#
 # Per 10 s of each run: capture → arrival p50 and p95 (screensub's latency: both ends on one clock), change →
 # arrival p95 (from when the newest change a frame shows was drawn: time held back before encoding counts), what was
 # delivered against the link's rate, keyframes seen by the (fast) viewer, the slow viewer's frame rate and
@@ -16,7 +20,7 @@
 # relaybench controller). Environment: BENCH_BASE (commit), BENCH_SECONDS (60), BENCH_SCENARIOS, BENCH_VERSIONS
 # ("base this"), BENCH_KEEP (a directory that keeps each run's viewer JSON lines and logs), BENCH_PUBLISH_ARGS
 # (more screenpub options, for both versions: e.g. "--temporal-layers 2"), BENCH_RELAY_ARGS (more screenrelay options:
-# e.g. "--subscriber-fit-in 0"), BENCH_SLOW_KBPS (the slow viewer's link, 250).
+# e.g. "--subscriber-fit-in 0"), BENCH_SLOW_KBPS (the slow viewer's link, 250), BENCH_RUNS (runs of uplink and drop, 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
@@ -32,6 +36,7 @@ base="${BENCH_BASE:-fa734f1}"
 seconds="${BENCH_SECONDS:-$(smoke_or 60 12)}"
 scenarios="${BENCH_SCENARIOS:-$(smoke_or "uplink drop slowviewer narrowing" slowviewer)}"
 versions="${BENCH_VERSIONS:-$(smoke_or "base this" this)}"
+runs="${BENCH_RUNS:-$(smoke_or 3 1)}"
 python=/usr/bin/python3
 secret="network-bench-secret-that-is-32-bytes-long"
 
@@ -121,11 +126,50 @@ for index, group in enumerate(windows(fast)):
 EOF
 }
 
-# run VERSION SCENARIO: one run with VERSION's binaries (this|base); prints its rows.
+# summary NAME VIEWER_JSON LINK_KBPS [DROP_MS RESTORE_MS]: one run's summary row. Without a drop: the link's use
+# and p95 after the first 10 s. With one (wall-clock ms): the recovery, then the use of the narrow link and p95
+# between the drop and the restore.
+summary() {
+  "$python" - "$@" <<'EOF2'
+import json, sys
+from datetime import datetime
+name, viewer, link = sys.argv[1], sys.argv[2], float(sys.argv[3])
+drop = float(sys.argv[4]) if len(sys.argv) > 4 else None
+restore = float(sys.argv[5]) if len(sys.argv) > 5 else None
+frames = []
+for line in open(viewer):
+    try:
+        f = json.loads(line)
+    except ValueError:
+        continue
+    if f.get("kind") == "video" and "latencyMilliseconds" in f:
+        capture = datetime.fromisoformat(f["wallClock"].replace("Z", "+00:00")).timestamp() * 1000
+        frames.append((capture + f["latencyMilliseconds"], f["latencyMilliseconds"], f["bytes"]))
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
+def use_and_p95(start, end):
+    inside = [f for f in frames if start <= f[0] < end]
+    if not inside or end <= start: return float("nan"), float("nan")
+    return sum(f[2] for f in inside) * 8 / (end - start) / link * 100, pct([f[1] for f in inside], .95)
+if not frames:
+    print(f"| {name} | – | – | – |")
+elif drop is None:
+    use, p95 = use_and_p95(frames[0][0] + 10000, frames[-1][0])
+    print(f"| {name} | {use:.0f} % | {p95:.0f} | – |")
+else:
+    late = [f[0] for f in frames if drop <= f[0] < restore and f[1] >= 600]
+    recovery = (max(late) - drop) / 1000 if late else 0
+    use, p95 = use_and_p95(drop, restore)
+    print(f"| {name} | {use:.0f} % | {p95:.0f} | {recovery:.1f} s |")
+EOF2
+}
+
+# run VERSION SCENARIO RUN: one run with VERSION's binaries (this|base); prints its rows.
 run() {
   local version=$1 scenario=$2 dir
   if [ "$version" = this ]; then dir=$bin; else dir=$base_bin; fi
-  local ns="spnb$$" subnet=$((RANDOM % 200 + 20)) out="$work/$version-$scenario"
+  local ns="spnb$$" subnet=$((RANDOM % 200 + 20)) out="$work/$version-$scenario-$3"
   make_namespace "$ns" "$subnet"
   local here="10.78.$subnet.1"
   SCREENRELAY_SECRET=$secret "$dir/screenrelay" --host "$here" --port 0 --data-dir "$out-relay" --metrics-token "$secret" ${BENCH_RELAY_ARGS:-} 2>"$out-relay.log" & local relay=$!
@@ -161,8 +205,10 @@ run() {
     pids+=("$slow")
   fi
   local cpu0; cpu0=$(cpu_seconds_of "$pub")
+  local drop_ms="" restore_ms=""
   if [ "$scenario" = drop ]; then
-    sleep 20; limit "${ns}n" 500 "$ns"; sleep 20; limit "${ns}n" 2000 "$ns"; sleep $((seconds - 40))
+    sleep 20; limit "${ns}n" 500 "$ns"; drop_ms=$(date +%s%3N)
+    sleep 20; limit "${ns}n" 2000 "$ns"; restore_ms=$(date +%s%3N); sleep $((seconds - 40))
   elif [ "$scenario" = narrowing ]; then
     sleep 20; limit "${ns}h" 250; sleep 20; limit "${ns}h" 1000; sleep $((seconds - 40))
   else
@@ -180,6 +226,10 @@ run() {
   ip link delete "${ns}h" 2>/dev/null || true
   if [ -n "${BENCH_KEEP:-}" ]; then mkdir -p "$BENCH_KEEP" && cp "$out"-* "$BENCH_KEEP/" 2>/dev/null || true; fi
   CHANGES_LOG="$out-changes.log" report "$scenario ($version)" "$out-fast.json" "$link" ${slow:+"$out-slow.json"}
+  case "$scenario" in
+    uplink) summary "$scenario ($version) run $3" "$out-fast.json" "$link" >>"$work/summary.md" ;;
+    drop) summary "$scenario ($version) run $3" "$out-fast.json" 500 "$drop_ms" "$restore_ms" >>"$work/summary.md" ;;
+  esac
   printf "| %s (%s) | screenpub CPU | %.1f %% of a core | relay: %s | shaped link: %s |\n" "$scenario" "$version" "$(echo "$cpu * 100 / $seconds" | bc -l)" "${relayed%, }" "$drops" >>"$work/cpu.md"
   # What a person sees: the newest picture each viewer held, sampled every 0.1 s after the first 10 s.
   local viewer
@@ -193,9 +243,21 @@ echo
 echo "| scenario (commit) | window | p50 ms | p95 ms | p95 from change ms | delivered kbit/s / link | keyframes (fast viewer) | slow viewer fps | slow longest freeze ms | slow p95 ms | slow p95 from change ms |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for scenario in $scenarios; do
-  for version in $versions; do run "$version" "$scenario"; done
+  count=1
+  case "$scenario" in uplink|drop) count=$runs ;; esac
+  for index in $(seq "$count"); do
+    for version in $versions; do run "$version" "$scenario" "$index"; done
+  done
 done
 echo
+if [ -s "$work/summary.md" ]; then
+  echo "Each run of uplink and drop: the link's use and the fast viewer's capture → arrival p95 after the first 10 s (uplink, of 1 Mbit/s), and for the drop those of the narrow 20 s (of 500 kbit/s) and the recovery: from the drop until frames are under 600 ms for good:"
+  echo
+  echo "| scenario (commit) | link use | p95 ms | recovery |"
+  echo "|---|---:|---:|---:|"
+  cat "$work/summary.md"
+  echo
+fi
 echo "The newest picture each viewer held, its age sampled every 0.1 s after the first 10 s (catch-up frames count for nothing until the picture they lead to is shown; Benchmarks/picture_age.py):"
 echo
 echo "| scenario (commit) | viewer | age p50 ms | age p95 ms | worst ms | pictures shown | stale (older than one it had) |"

@@ -1,16 +1,29 @@
 /// What the uplink allows a relay publisher's capture side, as a pure state machine: the encoder's target rate
-/// and until when frames wait, from the ``UplinkController`` fed with the relay's acknowledgements (protocol 3),
-/// and when to tell the relay what the uplink does (`uplink`, at most every ``reportIntervalSeconds``, when it
-/// changed). Without acknowledgements it holds frames only while one is queued already.
+/// and until when frames wait, from the ``UplinkController`` fed with the relay's acknowledgements (protocol 3)
+/// and with its own socket's drain times (``SocketDrainTimer``), the rate that socket is paced at
+/// (``socketPacingDue()``), and when to tell the relay what the uplink does (`uplink`, at most every
+/// ``reportIntervalSeconds``, when it changed). Without acknowledgements it holds frames only while one is queued
+/// already, and leaves the socket unpaced.
 struct PublisherPacing: Sendable {
     /// The uplink is reported to the relay at most this often.
     static var reportIntervalSeconds: Double { 2 }
+    /// The socket is paced this far above the target. The target stays under 0.9 of what the link delivers
+    /// (``UplinkController/Configuration/linkShare``), so a frame enters the link's bottleneck at most an eighth
+    /// faster than it drains there (a 60 KB page leaves some 7 KB in its queue, where unpaced it would have been
+    /// the whole page, and a short queue would have dropped it), and what the link is measured to deliver can
+    /// still show above the target for it to climb.
+    static var socketHeadroom: Double { 1.25 }
 
     private(set) var uplink: UplinkController?
     /// The relay of the current connection acknowledges frames, and the uplink is followed.
     private(set) var measures = false
     /// The uplink as last reported to the relay, and when.
     private var reported: (target: Int, estimate: Int?, at: Double)?
+    private var drain = SocketDrainTimer()
+    /// The stretch being timed already counted as a measure while it drained.
+    private var drainingCounted = false
+    /// The rate the socket was last paced at, bytes a second; nil: unpaced.
+    private var socketPacing: Double?
 
     init(uplink: UplinkController.Configuration?) {
         self.uplink = uplink.map(UplinkController.init)
@@ -25,7 +38,44 @@ struct PublisherPacing: Sendable {
     mutating func connectionChanged() {
         measures = false
         reported = nil
+        drain.reset()
+        socketPacing = nil
         uplink?.connectionChanged()
+    }
+
+    /// `bytes` are written to the socket at `now`, which held `pendingBefore` (nil: not asked, as for sound).
+    mutating func writing(bytes: Int, pendingBefore: Int?, now: Double) {
+        guard measures else { return }
+        if !drain.isTiming { drainingCounted = false }
+        drain.writing(bytes: bytes, pendingBefore: pendingBefore, now: now)
+    }
+
+    /// A stretch written to an idle socket is being timed: the socket is worth sampling.
+    var timesSocket: Bool { measures && drain.isTiming }
+
+    /// The socket held `pending` bytes at `now`: whether the target changed.
+    mutating func socketSampled(pending: Int, now: Double) -> Bool {
+        guard measures, let reading = drain.sampled(pending: pending, now: now) else { return false }
+        switch reading {
+        case .drained(let bytes, let seconds):
+            return uplink?.socketDrained(bytes: bytes, seconds: seconds) ?? false
+        case .draining(let delivered, let seconds) where !drainingCounted:
+            let before = uplink?.targetKbps
+            drainingCounted = uplink?.socketDraining(deliveredBytes: delivered, seconds: seconds) ?? false
+            return uplink?.targetKbps != before
+        case .draining:
+            return false
+        }
+    }
+
+    /// The rate to pace the socket at now (bytes a second), when it moved by a tenth from the one set: the target
+    /// with ``socketHeadroom``; nil when nothing is to change. Noted as set.
+    mutating func socketPacingDue() -> Double? {
+        guard measures, let uplink else { return nil }
+        let wanted = Double(uplink.targetKbps) * 1000 / 8 * Self.socketHeadroom
+        if let applied = socketPacing, abs(wanted - applied) < 0.1 * applied { return nil }
+        socketPacing = wanted
+        return wanted
     }
 
     /// Frame `sequence` of `bytes` was handed to the connection at `now`.

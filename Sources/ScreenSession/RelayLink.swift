@@ -9,6 +9,9 @@ import ScreenTransportClient
 public struct RelayLink: Sendable {
     let outbound: RelayOutbound
 
+    /// The TCP socket below, when there is one.
+    var socket: LinkControl? { outbound.socket }
+
     public func send(_ message: ControlMessage) async throws {
         try await outbound.send(.text(message.encoded()))
     }

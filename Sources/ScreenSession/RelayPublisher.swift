@@ -14,7 +14,9 @@ public import ScreenTransport
 /// With a relay of protocol 3, the publisher asks for acknowledgements and follows its uplink with an
 /// ``UplinkController``: the encoder's target rate and when it holds frames back go to the capture thread
 /// through `pacing`. Frames are held while one waits to be sent or while more is in flight than the link carries
-/// in the controller's target delay, so no socket buffer below holds more than that either.
+/// in the controller's target delay, so no socket buffer below holds more than that either. Over a socket of its own
+/// (``ScreenTransport/RelayOutbound/socket``), the publisher paces it at the target and times what it writes to it
+/// idle until the kernel holds none of it, a measure of the link beside the acknowledgements (RelayPublisher+Socket).
 ///
 /// With a relay of protocol 7, it offers a second rendition in each codec of `renditionCodecs` (`publish` with
 /// `renditions`): when the relay asks (`startRendition`), `renditions` tells the capture thread to encode it, its
@@ -126,7 +128,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         }
     }
 
-    private func seconds() -> Double { Double(clock.nanoseconds(fromTicks: clock.now())) / 1e9 }
+    func seconds() -> Double { Double(clock.nanoseconds(fromTicks: clock.now())) / 1e9 }
 
     /// Tells the capture thread what the uplink allows (``PublisherPacing/advice(queuedFrames:queuedBytes:)``).
     func updatePacing(_ state: State) {
@@ -258,14 +260,21 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
             // The relay's answers to `publish` and `publishRendition`, from the reader to the sender.
             let (publishedIds, published) = AsyncStream<UInt32>.makeStream()
             let (renditionIds, renditionPublished) = AsyncStream<UInt32>.makeStream()
-            // Sending runs beside reading; when sending is done it closes the link, which ends reading.
+            // Sending runs beside reading; when sending is done it closes the link, which ends reading. The socket
+            // is watched beside both while what was written to it idle drains.
+            let (socketWakeUps, socketWatch) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            let watcher = link.socket.map { socket in Task { await self.watchSocket(socket, wakeUps: socketWakeUps) } }
             let sender = Task {
-                try await self.sendFrames(link, publishedIds: publishedIds, renditionIds: renditionIds, wakeUps: wakeUps, offersRenditions: protocolVersion >= 7)
+                try await self.sendFrames(
+                    link, publishedIds: publishedIds, renditionIds: renditionIds, wakeUps: wakeUps, socketWatch: socketWatch,
+                    offersRenditions: protocolVersion >= 7)
             }
             do {
                 defer {
                     published.finish()
                     renditionPublished.finish()
+                    socketWatch.finish()
+                    watcher?.cancel()
                 }
                 try await self.readEvents(events, published: published, renditionPublished: renditionPublished)
             } catch {
@@ -327,11 +336,12 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
     /// The sender of one connection: on each wake-up, announces what changed of the stream, then sends the queued
     /// sound and pictures until the queue is empty; once finished, unpublishes and closes the link.
     private func sendFrames(
-        _ link: RelayLink, publishedIds: AsyncStream<UInt32>, renditionIds: AsyncStream<UInt32>, wakeUps: AsyncStream<Void>, offersRenditions: Bool
+        _ link: RelayLink, publishedIds: AsyncStream<UInt32>, renditionIds: AsyncStream<UInt32>, wakeUps: AsyncStream<Void>,
+        socketWatch: AsyncStream<Void>.Continuation, offersRenditions: Bool
     ) async throws {
         var sender = StreamSender(
             link: link, answers: publishedIds.makeAsyncIterator(), renditionAnswers: renditionIds.makeAsyncIterator(),
-            offersRenditions: offersRenditions)
+            offersRenditions: offersRenditions, socketWatch: socketWatch)
         for await _ in wakeUps {
             try await announceChanges(&sender)
             while true {
@@ -359,21 +369,6 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         }
     }
 
-    /// One connection's sender: the stream as published on it, and its sequence numbers.
-    struct StreamSender {
-        let link: RelayLink
-        var answers: AsyncStream<UInt32>.Iterator
-        var renditionAnswers: AsyncStream<UInt32>.Iterator
-        /// The relay takes renditions (protocol 7).
-        let offersRenditions: Bool
-        var published: (id: UInt32, properties: StreamProperties, revision: Int)?
-        var sequence: UInt64 = 0
-        var audioSequence: UInt64 = 0
-        /// The second rendition as published on this connection, and its sequence numbers.
-        var rendition: (id: UInt32, codec: VideoCodec)?
-        var renditionSequence: UInt64 = 0
-    }
-
     /// Tells the relay of a pause, mute or new frame rate since the stream was announced.
     private func announceChanges(_ sender: inout StreamSender) async throws {
         guard let stream = sender.published else { return }
@@ -391,6 +386,8 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
                 streamID: stream.id, sequence: sender.audioSequence, codec: audio.codec, channels: audio.channels,
                 samples: audio.samples, captureTime: audio.captureTime, wallClockMilliseconds: audio.wallClockMilliseconds,
                 isSilence: audio.isSilence, payloadLength: audio.payload.count)
+            let now = seconds()
+            state.withLock { $0.pacing.writing(bytes: header.encodedSize + audio.payload.count, pendingBefore: nil, now: now) }
             try await sender.link.send(header, payload: audio.payload)
             sender.audioSequence += 1
         }
@@ -408,6 +405,7 @@ public final class RelayPublisher: EncodedFrameSink, ConcurrentAudioSink {
         }
         let sequence = sender.sequence
         let header = frame.header(streamId: published.id, sequence: sequence, readsLayers: readsLayers)
+        await prepareSocket(writing: header.encodedSize + frame.payload.count, sender)
         let now = seconds()
         state.withLock { state in
             state.pacing.sent(sequence: sequence, bytes: header.encodedSize + frame.payload.count, now: now)

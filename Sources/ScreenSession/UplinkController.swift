@@ -161,6 +161,31 @@ public struct UplinkController: Sendable {
         return target.afterAcknowledgement(queued: onTheWay - transfer, deliveryKbps: delivery.kbps, now: now)
     }
 
+    /// The socket held none of what was written to it idle `seconds` ago, `bytes` in all (``SocketDrainTimer``):
+    /// the link carried them in that time, as the kernel's acknowledgements tell, without waiting for the relay's.
+    /// A link that narrowed lowers the target at once. Returns whether ``targetKbps`` changed.
+    @discardableResult
+    public mutating func socketDrained(bytes: Int, seconds: Double) -> Bool {
+        guard seconds.isFinite, seconds > 0 else { return false }
+        delivery.add(bytes: bytes, milliseconds: seconds * 1000, ontoIdleLink: true)
+        return target.underLink(deliveryKbps: delivery.kbps)
+    }
+
+    /// The socket, timed since it was idle `seconds` ago, has carried `deliveredBytes` and still holds the rest: when
+    /// that is well under the delivery rate (a link that narrowed under a frame), it counts as a measure now, before
+    /// the frame is through. At most once a stretch: the caller stops asking once it did. Returns whether it counted.
+    public mutating func socketDraining(deliveredBytes: Int, seconds: Double) -> Bool {
+        guard seconds >= Self.shortestDrainingMeasure, seconds.isFinite, let kbps = delivery.kbps else { return false }
+        let soFarKbps = Double(deliveredBytes) * 8 / seconds / 1000
+        guard soFarKbps < UplinkDeliveryRate.narrowedBelow * Double(kbps) else { return false }
+        delivery.add(bytes: deliveredBytes, milliseconds: seconds * 1000, ontoIdleLink: false)
+        _ = target.underLink(deliveryKbps: delivery.kbps)
+        return true
+    }
+
+    /// A frame's stretch under way is judged from this long: before, a few packets' timing says little.
+    static var shortestDrainingMeasure: Double { 0.1 }
+
     /// From when the next frame may be encoded, seconds on the publisher's clock; minus infinity when at once:
     /// once at most one frame is on its way, and the link, carrying it from when it was handed over at the
     /// delivery rate and then `queuedBytes` waiting to be sent, is busy for less than half the target delay.

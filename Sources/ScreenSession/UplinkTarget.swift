@@ -42,6 +42,19 @@ struct UplinkTarget: Sendable {
         return bounded(before)
     }
 
+    /// What the socket says the link delivers, `deliveryKbps`: the target goes down to
+    /// ``UplinkController/Configuration/linkShare`` of it when above, and never up on it. Returns whether it changed.
+    mutating func underLink(deliveryKbps: Int?) -> Bool {
+        guard let deliveryKbps else { return false }
+        let before = kbps
+        let ceiling = Int(Double(deliveryKbps) * configuration.linkShare)
+        if kbps > ceiling {
+            kbps = ceiling
+            reason = .linkLimited
+        }
+        return bounded(before)
+    }
+
     /// A receiver's report: `fractionLost` of the packets since the last one, frames `queued` ms longer on the way
     /// than the shortest round trip of late, sending at `sendingKbps`. Returns whether the target changed.
     mutating func afterReceiverReport(fractionLost: Double, queued: Double, sendingKbps: Double?, now: Double) -> Bool {

@@ -28,10 +28,17 @@ public protocol RelayTransport: Sendable {
 public struct RelayOutbound: Sendable {
     private let sendMessage: @Sendable (RelayMessage) async throws -> Void
     private let closeConnection: @Sendable () async throws -> Void
+    /// The TCP socket below, when there is one (not in process): what the kernel holds of what was sent, and its
+    /// pacing.
+    public let socket: LinkControl?
 
-    public init(send: @escaping @Sendable (RelayMessage) async throws -> Void, close: @escaping @Sendable () async throws -> Void) {
+    public init(
+        send: @escaping @Sendable (RelayMessage) async throws -> Void, close: @escaping @Sendable () async throws -> Void,
+        socket: LinkControl? = nil
+    ) {
         sendMessage = send
         closeConnection = close
+        self.socket = socket
     }
 
     /// Sends one message; waits while the transport applies backpressure.

@@ -70,15 +70,11 @@ public struct RelayHTTPClient: Sendable {
         headers: [(name: String, value: String)] = [], saving file: FileHandle?
     ) async throws(RelayClientError) -> Response {
         let json = body?.data
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = components.host.map(Self.unbracketed), !host.isEmpty
-        else {
+        guard let address = RelayAddress(url, plain: "http", secure: "https") else {
             throw RelayClientError(.unreachable, "\(url) is not an http:// or https:// URL")
         }
-        let secure = scheme == "https"
-        let port = components.port ?? (secure ? 443 : 80)
         let tlsContext: NIOSSLContext?
-        if secure {
+        if address.secure {
             do {
                 tlsContext = try NIOSSLContext(configuration: trust.tlsConfiguration())
             } catch let error as RelayClientError {
@@ -89,8 +85,8 @@ public struct RelayHTTPClient: Sendable {
         } else {
             tlsContext = nil
         }
-        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: Self.target(components))
-        head.headers.add(name: "Host", value: components.port.map { "\(Self.bracketed(host)):\($0)" } ?? Self.bracketed(host))
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: address.target)
+        head.headers.add(name: "Host", value: address.hostHeader)
         head.headers.add(name: "Connection", value: "close")
         head.headers.add(name: "User-Agent", value: "screenpub")
         if let bearer { head.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
@@ -106,7 +102,7 @@ public struct RelayHTTPClient: Sendable {
             return try await withThrowingTaskGroup(of: Response.self) { group in
                 group.addTask { [maximumBody] in
                     try await Self.exchange(
-                        host: host, port: port, tls: tlsContext, head: request, body: json, maximumBody: maximumBody, saving: file)
+                        address, tls: tlsContext, head: request, body: json, maximumBody: maximumBody, saving: file)
                 }
                 group.addTask { [timeoutSeconds] in
                     try await Task.sleep(for: .milliseconds(Int(timeoutSeconds * 1000)))
@@ -124,17 +120,16 @@ public struct RelayHTTPClient: Sendable {
     }
 
     private static func exchange(
-        host: String, port: Int, tls: NIOSSLContext?, head: HTTPRequestHead, body: Data?, maximumBody: Int, saving file: FileHandle?
+        _ address: RelayAddress, tls: NIOSSLContext?, head: HTTPRequestHead, body: Data?, maximumBody: Int, saving file: FileHandle?
     ) async throws -> Response {
-        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(10))
-            .connect(host: host, port: port) { channel in
+            .connect(host: address.host, port: address.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {
                         // A name is checked against the certificate (and sent as SNI); an address is checked as an address.
                         try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: tls, serverHostname: isAddress ? nil : host))
+                            NIOSSLClientHandler(context: tls, serverHostname: address.isAddress ? nil : address.host))
                     }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
@@ -177,17 +172,6 @@ public struct RelayHTTPClient: Sendable {
             }
             throw writeFailure ?? RelayClientError(.unreachable, "the connection closed before the answer was complete")
         }
-    }
-
-    private static func target(_ components: URLComponents) -> String {
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        return components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
-    }
-
-    private static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
-    /// Foundation on Linux gives an IPv6 literal's host with its brackets (`[::1]`), which a lookup would take for a name.
-    private static func unbracketed(_ host: String) -> String {
-        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 }
 

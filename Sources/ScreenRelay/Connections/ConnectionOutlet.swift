@@ -1,5 +1,6 @@
 import Hummingbird
 import Synchronization
+import ScreenTransport
 import ScreenWire
 
 /// What a connection's writer task sends, in order.

@@ -1,4 +1,5 @@
 import NIOCore
+import ScreenTransport
 
 /// A session's view of its subscribers' sockets: read together, a loop at a time (``sample(_:)``), and paced as
 /// the router says, each told again only when its rate moved by a tenth (``changes(for:rate:)``).

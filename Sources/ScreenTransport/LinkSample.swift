@@ -1,14 +1,15 @@
-import NIOCore
+package import NIOCore
 
-/// What the kernel knows of a subscriber's TCP connection (`TCP_INFO`): how fast it delivers, and how much sent
-/// media it still holds (not yet sent, or sent and not yet acknowledged: in the network's queues). The relay's own
-/// deliveries are reported as soon as its small socket buffers take a frame; this says what lies below them.
-struct LinkSample: Sendable, Equatable {
+/// What the kernel knows of a TCP connection (`TCP_INFO`): how fast it delivers, and how much sent data it still
+/// holds (not yet sent, or sent and not yet acknowledged: in the network's queues). The relay reads it of its
+/// subscribers' sockets, the publisher of its own uplink: what an application's writes were taken by says nothing
+/// of what lies below the socket's buffers.
+public struct LinkSample: Sendable, Equatable {
     /// Bytes per second the connection delivered lately (the kernel's rate sampler), when it was not limited
     /// by having nothing to send; nil otherwise.
-    var deliveryBytesPerSecond: Double?
-    /// Bytes written and not yet acknowledged by the peer.
-    var pendingBytes: Int
+    public var deliveryBytesPerSecond: Double?
+    /// Bytes written and not yet acknowledged by the peer: not yet sent, and sent in whole segments.
+    public var pendingBytes: Int
 
     /// Linux's `struct tcp_info` as raw bytes (232 of them on this kernel; a larger buffer is fine).
     private typealias RawInfo = (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
@@ -17,7 +18,7 @@ struct LinkSample: Sendable, Equatable {
 
     /// `TCP_INFO` of `channel`'s socket, read now: only on the channel's event loop, where it is a plain
     /// `getsockopt` with no hop; nil for a channel without a socket or on an older kernel.
-    static func readOnLoop(_ channel: any Channel) -> LinkSample? {
+    package static func readOnLoop(_ channel: any Channel) -> LinkSample? {
         #if os(Linux)
         guard let provider = channel as? any SocketOptionProvider else { return nil }
         channel.eventLoop.preconditionInEventLoop()
@@ -33,19 +34,21 @@ struct LinkSample: Sendable, Equatable {
 
     /// Fields at their offsets in `struct tcp_info` (linux/tcp.h, a stable ABI): tcpi_snd_mss (16), tcpi_unacked
     /// (24, in segments), tcpi_notsent_bytes (144), tcpi_delivery_rate (160), and the delivery rate's app-limited
-    /// bit (byte 7, bit 0).
-    init?(tcpInfo bytes: UnsafeRawBufferPointer) {
+    /// bit (byte 7, bit 0). Counts too large to add up say "all of it" rather than trap.
+    package init?(tcpInfo bytes: UnsafeRawBufferPointer) {
         guard bytes.count >= 168 else { return nil }
         let mss = Int(bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
         let unacked = Int(bytes.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
         let notSent = Int(bytes.loadUnaligned(fromByteOffset: 144, as: UInt32.self))
         let rate = bytes.loadUnaligned(fromByteOffset: 160, as: UInt64.self)
         let appLimited = bytes[7] & 1 != 0
-        pendingBytes = notSent + unacked * mss
+        let inFlight = unacked.multipliedReportingOverflow(by: mss)
+        let pending = notSent.addingReportingOverflow(inFlight.partialValue)
+        pendingBytes = inFlight.overflow || pending.overflow ? .max : pending.partialValue
         deliveryBytesPerSecond = !appLimited && rate > 0 ? Double(rate) : nil
     }
 
-    init(deliveryBytesPerSecond: Double?, pendingBytes: Int) {
+    public init(deliveryBytesPerSecond: Double?, pendingBytes: Int) {
         self.deliveryBytesPerSecond = deliveryBytesPerSecond
         self.pendingBytes = pendingBytes
     }

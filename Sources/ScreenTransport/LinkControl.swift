@@ -1,17 +1,32 @@
-import NIOCore
+package import NIOCore
 
-/// A subscriber's TCP socket as its session sees it: what the kernel knows of it (``LinkSample``), read on the
-/// socket's event loop, and the rate its sending is paced at.
-struct LinkControl: Sendable {
-    /// Where the socket lives: the links of one loop are read together there (``SubscriberLinks/sample(_:)``).
-    let eventLoop: any EventLoop
+/// A TCP socket as the one sending on it sees it: what the kernel knows of it (``LinkSample``), and the rate its
+/// sending is paced at. The relay has one per subscriber, read on the socket's event loop; the publisher one for
+/// its uplink (``RelayOutbound/socket``), read through ``sample()``.
+public struct LinkControl: Sendable {
+    /// Where the socket lives: the relay reads the links of one loop together there.
+    package let eventLoop: any EventLoop
     /// `TCP_INFO` now; only on ``eventLoop``.
-    let sampleOnLoop: @Sendable () -> LinkSample?
+    package let sampleOnLoop: @Sendable () -> LinkSample?
     /// Paces the socket at most at this many bytes a second (nil: unpaced).
-    let pace: @Sendable (_ bytesPerSecond: Double?) async -> Void
+    public let pace: @Sendable (_ bytesPerSecond: Double?) async -> Void
+
+    package init(
+        eventLoop: any EventLoop, sampleOnLoop: @escaping @Sendable () -> LinkSample?,
+        pace: @escaping @Sendable (_ bytesPerSecond: Double?) async -> Void
+    ) {
+        self.eventLoop = eventLoop
+        self.sampleOnLoop = sampleOnLoop
+        self.pace = pace
+    }
+
+    /// What the kernel knows of the socket now, read on its loop; nil when it cannot say.
+    public func sample() async -> LinkSample? {
+        try? await eventLoop.submit(sampleOnLoop).get()
+    }
 
     /// `channel`'s socket.
-    static func socket(_ channel: any Channel) -> LinkControl {
+    package static func socket(_ channel: any Channel) -> LinkControl {
         LinkControl(
             eventLoop: channel.eventLoop, sampleOnLoop: { LinkSample.readOnLoop(channel) },
             pace: { await pace(channel, bytesPerSecond: $0) })

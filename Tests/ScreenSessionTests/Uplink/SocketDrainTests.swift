@@ -1,0 +1,96 @@
+import Testing
+
+@testable import ScreenSession
+
+/// The publisher's own socket as a measure of its uplink: stretches written to it idle timed until drained, what
+/// that tells the controller, and the pacing rate it is set to; from made-up samples.
+@Suite struct SocketDrainTests {
+    @Test func aStretchStartsOnlyOnAnIdleSocketTakesInWhatFollowsAndEndsWhenDrained() {
+        var timer = SocketDrainTimer()
+        timer.writing(bytes: 30_000, pendingBefore: 8_000, now: 0)
+        #expect(!timer.isTiming, "written behind what the socket still held: not timed")
+        #expect(timer.sampled(pending: 0, now: 0.1) == nil)
+        timer.writing(bytes: 30_000, pendingBefore: nil, now: 0.2)
+        #expect(!timer.isTiming, "a write that did not look (sound) starts nothing")
+        timer.writing(bytes: 30_000, pendingBefore: 200, now: 1)
+        timer.writing(bytes: 200, pendingBefore: nil, now: 1.05)
+        #expect(timer.sampled(pending: 20_200, now: 1.1) == .draining(deliveredBytes: 10_000, seconds: 0.1 as Double))
+        timer.writing(bytes: 10_000, pendingBefore: 20_000, now: 1.2)
+        #expect(timer.sampled(pending: 1_000, now: 1.3) == .drained(bytes: 40_200, seconds: 0.3 as Double), "about nothing held is drained")
+        #expect(!timer.isTiming && timer.sampled(pending: 0, now: 1.4) == nil)
+    }
+
+    @Test func hostileCountsNeitherTrapNorGoNegative() {
+        var timer = SocketDrainTimer()
+        timer.writing(bytes: .max, pendingBefore: 0, now: 0)
+        timer.writing(bytes: .max, pendingBefore: nil, now: 0)
+        timer.writing(bytes: -5, pendingBefore: nil, now: 0)
+        #expect(timer.sampled(pending: .max, now: -1) == .draining(deliveredBytes: 0, seconds: 0))
+        timer.reset()
+        #expect(!timer.isTiming)
+    }
+
+    /// A controller that measured a link of 1000 kbit/s from the relay's acknowledgements.
+    static func measuredAtAMegabit() -> UplinkController {
+        var controller = UplinkController(configuration: .init(maximumKbps: 1500))
+        for index in 0..<6 {
+            let sent = Double(index)
+            controller.sent(sequence: UInt64(index), bytes: 25_000, now: sent)
+            controller.acknowledged(sequence: UInt64(index), receivedAt: sent * 1000 + 200, now: sent + 0.2)
+        }
+        return controller
+    }
+
+    @Test func aDrainedStretchMeasuresTheLinkAndANarrowedOneLowersTheTargetAtOnce() throws {
+        var controller = Self.measuredAtAMegabit()
+        let before = try #require(controller.deliveryKbps)
+        #expect(before > 900 && before < 1100, "\(before)")
+        let target = controller.targetKbps
+        #expect(controller.socketDrained(bytes: 25_000, seconds: 0.2) == false, "the same link: nothing moves")
+        #expect(controller.targetKbps == target)
+        // The link fell to 400 kbit/s: 25 KB took half a second.
+        #expect(controller.socketDrained(bytes: 25_000, seconds: 0.5) == true)
+        #expect(controller.targetKbps < target && controller.targetKbps <= Int(Double(controller.deliveryKbps ?? 0) * 0.9))
+        #expect(controller.socketDrained(bytes: 25_000, seconds: .nan) == false && controller.socketDrained(bytes: 25_000, seconds: 0) == false)
+    }
+
+    @Test func aStretchDrainingFarSlowerThanTheLinkCountsBeforeItIsThrough() {
+        var controller = Self.measuredAtAMegabit()
+        let target = controller.targetKbps
+        #expect(controller.socketDraining(deliveredBytes: 1_000, seconds: 0.05) == false, "too early to say")
+        #expect(controller.socketDraining(deliveredBytes: 12_000, seconds: 0.1) == false, "at the link's rate")
+        #expect(controller.socketDraining(deliveredBytes: 5_000, seconds: 0.1) == true, "400 kbit/s so far")
+        #expect(controller.targetKbps < target)
+    }
+
+    @Test func theSocketIsPacedAtTheTargetWithHeadroomAgainOnlyWhenItMovedByATenth() {
+        var pacing = PublisherPacing(uplink: .init(maximumKbps: 1000))
+        pacing.connected(acknowledges: false)
+        #expect(pacing.socketPacingDue() == nil, "a relay that does not acknowledge: unpaced")
+        pacing.connected(acknowledges: true)
+        #expect(pacing.socketPacingDue() == 1000 * 1000 / 8 * PublisherPacing.socketHeadroom)
+        #expect(pacing.socketPacingDue() == nil, "unchanged")
+        pacing.connectionChanged()
+        pacing.connected(acknowledges: true)
+        #expect(pacing.socketPacingDue() != nil, "a new socket is paced anew")
+    }
+
+    @Test func thePacingFollowsSamplesOfTheSocket() {
+        var pacing = PublisherPacing(uplink: .init(maximumKbps: 1000))
+        pacing.connected(acknowledges: true)
+        _ = pacing.socketPacingDue()
+        // Acknowledged frames measure 1 Mbit/s; then a page written to the idle socket drains at 300 kbit/s.
+        for index in 0..<6 {
+            pacing.sent(sequence: UInt64(index), bytes: 25_000, now: Double(index))
+            _ = pacing.acknowledged(sequence: UInt64(index), receivedAt: Double(index) * 1000 + 200, now: Double(index) + 0.2)
+        }
+        pacing.writing(bytes: 30_000, pendingBefore: 0, now: 10)
+        #expect(pacing.timesSocket)
+        #expect(pacing.socketSampled(pending: 26_000, now: 10.1) == true, "a narrowing seen under way")
+        #expect(pacing.socketSampled(pending: 22_000, now: 10.2) == false, "once a stretch")
+        _ = pacing.socketSampled(pending: 0, now: 10.8)
+        #expect(!pacing.timesSocket)
+        let rate = pacing.socketPacingDue()
+        #expect(rate.map { $0 < 1000 * 1000 / 8 } == true, "\(String(describing: rate))")
+    }
+}

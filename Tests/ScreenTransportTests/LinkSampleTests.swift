@@ -1,0 +1,34 @@
+import ScreenTransport
+import Testing
+
+/// `struct tcp_info` read as the relay and the publisher read their sockets.
+@Suite struct LinkSampleTests {
+    /// A `tcp_info` of `size` bytes with these fields at their offsets.
+    static func info(size: Int = 232, appLimited: Bool, mss: UInt32, unacked: UInt32, notSent: UInt32, rate: UInt64) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: size)
+        func put<Value: FixedWidthInteger>(_ value: Value, at offset: Int) {
+            withUnsafeBytes(of: value.littleEndian) { for (index, byte) in $0.enumerated() { bytes[offset + index] = byte } }
+        }
+        if appLimited { bytes[7] = 1 }
+        put(mss, at: 16)
+        put(unacked, at: 24)
+        put(notSent, at: 144)
+        put(rate, at: 160)
+        return bytes
+    }
+
+    @Test func pendingIsWhatIsNotSentAndTheUnacknowledgedSegmentsAndTheRateOnlyWhenNotAppLimited() {
+        let busy = Self.info(appLimited: false, mss: 1448, unacked: 10, notSent: 5000, rate: 125_000)
+        let sample = busy.withUnsafeBytes { LinkSample(tcpInfo: $0) }
+        #expect(sample == LinkSample(deliveryBytesPerSecond: 125_000, pendingBytes: 5000 + 14_480))
+        let idle = Self.info(appLimited: true, mss: 1448, unacked: 0, notSent: 0, rate: 125_000)
+        #expect(idle.withUnsafeBytes { LinkSample(tcpInfo: $0) } == LinkSample(deliveryBytesPerSecond: nil, pendingBytes: 0))
+    }
+
+    @Test func aShortInfoIsNoneAndTheLargestCountsDoNotTrap() {
+        #expect(Self.info(size: 160, appLimited: false, mss: 1, unacked: 1, notSent: 1, rate: 1).withUnsafeBytes { LinkSample(tcpInfo: $0) } == nil)
+        let largest = Self.info(appLimited: false, mss: .max, unacked: .max, notSent: .max, rate: .max)
+        let sample = largest.withUnsafeBytes { LinkSample(tcpInfo: $0) }
+        #expect(sample?.pendingBytes == .max)
+    }
+}
