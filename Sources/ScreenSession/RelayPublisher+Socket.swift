@@ -48,7 +48,7 @@ extension RelayPublisher {
                 do { try await Task.sleep(for: Self.socketSampleInterval) } catch { return }
                 guard let sample = await socket.sample() else { return }
                 let now = seconds()
-                let (changed, rate) = state.withLock { state in
+                let (changed, rate) = state.withLock { state -> ((targetKbps: Int, uplinkKbps: Int?, reason: String)?, Double?) in
                     defer { updatePacing(state) }
                     guard state.pacing.socketSampled(pending: sample.pendingBytes, now: now) else { return (nil, nil) }
                     return (state.pacing.status(connected: true), state.pacing.socketPacingDue())

@@ -12,7 +12,10 @@
 /// when the encoder sends less than the link could carry. Frames sent onto an idle link also measure, with it, what
 /// an idle link does to any frame: a token bucket lets its first bytes through at the line's rate (a 25 KB frame on
 /// 500 kbit/s with a 3 KB bucket seemed 14 % faster than the link), a long way adds its delay; the slope of their
-/// time against their size (``IdleLinkFit``) has neither, and the delivery rate is never taken above it.
+/// time against their size (``IdleLinkFit``) has neither, and the delivery rate is never taken above it. Over a
+/// socket of its own, the publisher also times what it writes to an idle socket until the kernel holds none of it
+/// (``socketDrained(bytes:seconds:)``, ``socketDraining(deliveredBytes:seconds:)``): the same measure without the
+/// relay in between, and one that shows a link that narrowed while a frame is still on its way.
 ///
 /// The target (``UplinkTarget``) backs off multiplicatively (to ``Configuration/backoff`` of what was delivered)
 /// when frames queue longer than ``Configuration/targetDelayMilliseconds`` behind others, probes upwards gently

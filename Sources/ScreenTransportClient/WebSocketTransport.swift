@@ -31,7 +31,7 @@ public struct WebSocketTransport: RelayTransport {
         let tls = address.secure ? try trust.tlsConfiguration() : nil
         let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
         do {
-            let channel = RelayWebSocketChannel(address: address, tls: try tls.map(NIOSSLContext.init)) { inbound, outbound, socket in
+            let channel = RelayWebSocketChannel(address: address, tls: try tls.map { try NIOSSLContext(configuration: $0) }) { inbound, outbound, socket in
                 // One message at a time: the fragments of a long one must not interleave with another's.
                 let writing = AsyncMutex()
                 let sending = RelayOutbound(

@@ -103,6 +103,28 @@ import Testing
         }
     }
 
+    /// What a viewer's video frames arriving between `from` and `to` used of a `kbps` link, their capture → arrival
+    /// p95, and with `dropAt`, the recovery: from it until frames were under 600 ms for good. A sentence for the
+    /// test's output, never asserted (timings are Benchmarks/network.sh's).
+    static func linkUse(_ viewer: ChildProcess, kbps: Int, from: Date, to: Date, dropAt: Date? = nil) -> String {
+        let frames: [(arrival: Date, latency: Double, bytes: Int)] = jsonLines(viewer).compactMap { line in
+            guard line["kind"] as? String == "video", let latency = (line["latencyMilliseconds"] as? NSNumber)?.doubleValue,
+                let bytes = (line["bytes"] as? NSNumber)?.intValue, let received = (line["receivedAtMilliseconds"] as? NSNumber)?.doubleValue
+            else { return nil }
+            let arrival = Date(timeIntervalSince1970: received / 1000)
+            return from <= arrival && arrival < to ? (arrival, latency, bytes) : nil
+        }
+        let latencies = frames.map(\.latency).sorted()
+        let p95 = latencies.isEmpty ? Double.nan : latencies[min(latencies.count - 1, latencies.count * 95 / 100)]
+        let use = Double(frames.map(\.bytes).reduce(0, +) * 8) / to.timeIntervalSince(from) / Double(kbps * 10)
+        var sentence = "link use \(Int(use.rounded())) % of \(kbps) kbit/s at a p95 of \(Int(p95.isFinite ? p95 : -1)) ms"
+        if let dropAt {
+            let late = frames.filter { $0.latency >= 600 }.map(\.arrival).max()
+            sentence += ", back under 600 ms \(String(format: "%.1f", late.map { $0.timeIntervalSince(dropAt) } ?? 0)) s after the drop"
+        }
+        return sentence
+    }
+
     /// A publisher behind an uplink of 500 kbit/s, configured at 1500, sharing pages of text that change twice a
     /// second: it measures the uplink, aims below it, holds frames back before encoding rather than dropping
     /// encoded ones, and the viewer keeps getting pictures without a keyframe beyond the first.
@@ -114,10 +136,11 @@ import Testing
         let viewer = try watch(stage.server, token: share.viewerToken)
         try await Task.sleep(for: .seconds(15))
         let settled = try await status(share.controlSocket)
-        let framesAtSettling = Self.frames(viewer).count
+        let (framesAtSettling, settledAt) = (Self.frames(viewer).count, Date())
         try await Task.sleep(for: .seconds(15))
         let end = try await status(share.controlSocket)
         let frames = Self.frames(viewer)
+        print("behind a 500 kbit/s uplink, once settled: \(Self.linkUse(viewer, kbps: 500, from: settledAt, to: Date()))")
         await stage.end([share.process, viewer])
 
         let relayStatus = (end["destinations"] as? [[String: Any]])?.first { $0["kind"] as? String == "relay" } ?? [:]
@@ -143,9 +166,11 @@ import Testing
         try await Task.sleep(for: .seconds(10))
         let wide = try await status(share.controlSocket)
         try await stage.network.limit(.outOfNamespace, kbps: 500)
+        let droppedAt = Date()
         try await Task.sleep(for: .seconds(15))
         let narrow = try await status(share.controlSocket)
         let framesWhileNarrow = Self.frames(viewer).count
+        print("an uplink dropped from 2000 to 500 kbit/s: \(Self.linkUse(viewer, kbps: 500, from: droppedAt, to: Date(), dropAt: droppedAt))")
         try await stage.network.limit(.outOfNamespace, kbps: 2000)
         try await Task.sleep(for: .seconds(20))
         let recovered = try await status(share.controlSocket)
