@@ -25,7 +25,8 @@ struct SocketDrainTimer: Sendable {
     /// starts when it was idle, and one under way takes them in.
     mutating func writing(bytes: Int, pendingBefore: Int?, now: Double) {
         if let timed = stretch {
-            stretch = (timed.bytes.addingReportingOverflow(max(0, bytes)).partialValue, timed.since)
+            let sum = timed.bytes.addingReportingOverflow(max(0, bytes))
+            stretch = (sum.overflow ? .max : sum.partialValue, timed.since)
         } else if let pendingBefore, pendingBefore <= Self.idleBytes {
             stretch = (max(0, bytes), now)
         }
@@ -39,7 +40,8 @@ struct SocketDrainTimer: Sendable {
             stretch = nil
             return .drained(bytes: timed.bytes, seconds: seconds)
         }
-        return .draining(deliveredBytes: max(0, timed.bytes - pending), seconds: seconds)
+        let delivered = timed.bytes.subtractingReportingOverflow(pending)
+        return .draining(deliveredBytes: delivered.overflow ? 0 : max(0, delivered.partialValue), seconds: seconds)
     }
 
     /// A new connection: a stretch on the old one ends unmeasured.

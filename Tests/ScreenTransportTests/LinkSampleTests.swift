@@ -3,9 +3,9 @@ import Testing
 
 /// `struct tcp_info` read as the relay and the publisher read their sockets.
 @Suite struct LinkSampleTests {
-    /// A `tcp_info` of `size` bytes with these fields at their offsets.
-    static func info(size: Int = 232, appLimited: Bool, mss: UInt32, unacked: UInt32, notSent: UInt32, rate: UInt64) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: size)
+    /// A `tcp_info` of this kernel's 232 bytes with these fields at their offsets.
+    static func info(appLimited: Bool, mss: UInt32, unacked: UInt32, notSent: UInt32, rate: UInt64) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 232)
         func put<Value: FixedWidthInteger>(_ value: Value, at offset: Int) {
             withUnsafeBytes(of: value.littleEndian) { for (index, byte) in $0.enumerated() { bytes[offset + index] = byte } }
         }
@@ -26,7 +26,8 @@ import Testing
     }
 
     @Test func aShortInfoIsNoneAndTheLargestCountsDoNotTrap() {
-        #expect(Self.info(size: 160, appLimited: false, mss: 1, unacked: 1, notSent: 1, rate: 1).withUnsafeBytes { LinkSample(tcpInfo: $0) } == nil)
+        let older = Self.info(appLimited: false, mss: 1, unacked: 1, notSent: 1, rate: 1).prefix(167)
+        #expect(older.withUnsafeBytes { LinkSample(tcpInfo: $0) } == nil, "a kernel whose tcp_info ends before the delivery rate")
         let largest = Self.info(appLimited: false, mss: .max, unacked: .max, notSent: .max, rate: .max)
         let sample = largest.withUnsafeBytes { LinkSample(tcpInfo: $0) }
         #expect(sample?.pendingBytes == .max)

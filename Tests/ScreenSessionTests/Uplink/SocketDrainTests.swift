@@ -13,10 +13,10 @@ import Testing
         timer.writing(bytes: 30_000, pendingBefore: nil, now: 0.2)
         #expect(!timer.isTiming, "a write that did not look (sound) starts nothing")
         timer.writing(bytes: 30_000, pendingBefore: 200, now: 1)
-        timer.writing(bytes: 200, pendingBefore: nil, now: 1.05)
-        #expect(timer.sampled(pending: 20_200, now: 1.1) == .draining(deliveredBytes: 10_000, seconds: 0.1 as Double))
-        timer.writing(bytes: 10_000, pendingBefore: 20_000, now: 1.2)
-        #expect(timer.sampled(pending: 1_000, now: 1.3) == .drained(bytes: 40_200, seconds: 0.3 as Double), "about nothing held is drained")
+        timer.writing(bytes: 200, pendingBefore: nil, now: 1.0625)
+        #expect(timer.sampled(pending: 20_200, now: 1.125) == .draining(deliveredBytes: 10_000, seconds: 0.125))
+        timer.writing(bytes: 10_000, pendingBefore: 20_000, now: 1.25)
+        #expect(timer.sampled(pending: 1_000, now: 1.5) == .drained(bytes: 40_200, seconds: 0.5), "about nothing held is drained")
         #expect(!timer.isTiming && timer.sampled(pending: 0, now: 1.4) == nil)
     }
 
@@ -86,8 +86,8 @@ import Testing
         }
         pacing.writing(bytes: 30_000, pendingBefore: 0, now: 10)
         #expect(pacing.timesSocket)
-        #expect(pacing.socketSampled(pending: 26_000, now: 10.1) == true, "a narrowing seen under way")
-        #expect(pacing.socketSampled(pending: 22_000, now: 10.2) == false, "once a stretch")
+        #expect(pacing.socketSampled(pending: 26_000, now: 10.125) == true, "a narrowing seen under way")
+        #expect(pacing.socketSampled(pending: 22_000, now: 10.25) == false, "once a stretch")
         _ = pacing.socketSampled(pending: 0, now: 10.8)
         #expect(!pacing.timesSocket)
         let rate = pacing.socketPacingDue()
