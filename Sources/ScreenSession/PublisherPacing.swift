@@ -7,11 +7,13 @@
 struct PublisherPacing: Sendable {
     /// The uplink is reported to the relay at most this often.
     static var reportIntervalSeconds: Double { 2 }
-    /// The socket is paced this far above the target. The target stays under 0.9 of what the link delivers
-    /// (``UplinkController/Configuration/linkShare``), so a frame enters the link's bottleneck at most an eighth
-    /// faster than it drains there (a 60 KB page leaves some 7 KB in its queue, where unpaced it would have been
-    /// the whole page, and a short queue would have dropped it), and what the link is measured to deliver can
-    /// still show above the target for it to climb.
+    /// The socket is paced this far above the target, or above what the link was measured to deliver when that is
+    /// more (it is, but for the configured rate before any measure: the target stays under 0.9 of it). A frame then
+    /// enters the link's bottleneck at most a quarter faster than it drains there: a 60 KB page leaves some 12 KB in
+    /// its queue, where unpaced it would have been the whole page, and a short queue drops it. Never on the target
+    /// alone: what a paced socket delivers is the pacing, and a target backed off far below the link measured a
+    /// link that slow, and stayed there (a link back at 2 Mbit/s carried 120 kbit/s for 20 s). Above the measure,
+    /// the measure can always show a link wider than itself, as the relay's subscribers' pacing does (1.25 too).
     static var socketHeadroom: Double { 1.25 }
 
     private(set) var uplink: UplinkController?
@@ -20,8 +22,8 @@ struct PublisherPacing: Sendable {
     /// The uplink as last reported to the relay, and when.
     private var reported: (target: Int, estimate: Int?, at: Double)?
     private var drain = SocketDrainTimer()
-    /// The stretch being timed already counted as a measure while it drained.
-    private var drainingCounted = false
+    /// When the stretch being timed last counted as a measure while it drained.
+    private var drainingCountedAt: Double?
     /// The rate the socket was last paced at, bytes a second; nil: unpaced.
     private var socketPacing: Double?
 
@@ -46,7 +48,7 @@ struct PublisherPacing: Sendable {
     /// `bytes` are written to the socket at `now`, which held `pendingBefore` (nil: not asked, as for sound).
     mutating func writing(bytes: Int, pendingBefore: Int?, now: Double) {
         guard measures else { return }
-        if !drain.isTiming { drainingCounted = false }
+        if !drain.isTiming { drainingCountedAt = nil }
         drain.writing(bytes: bytes, pendingBefore: pendingBefore, now: now)
     }
 
@@ -59,9 +61,10 @@ struct PublisherPacing: Sendable {
         switch reading {
         case .drained(let bytes, let seconds):
             return uplink?.socketDrained(bytes: bytes, seconds: seconds) ?? false
-        case .draining(let delivered, let seconds) where !drainingCounted:
+        case .draining(let delivered, let seconds)
+            where drainingCountedAt.map { now - $0 >= UplinkController.shortestDrainingMeasure } ?? true:
             let before = uplink?.targetKbps
-            drainingCounted = uplink?.socketDraining(deliveredBytes: delivered, seconds: seconds) ?? false
+            if uplink?.socketDraining(deliveredBytes: delivered, seconds: seconds) == true { drainingCountedAt = now }
             return uplink?.targetKbps != before
         case .draining:
             return false
@@ -69,10 +72,10 @@ struct PublisherPacing: Sendable {
     }
 
     /// The rate to pace the socket at now (bytes a second), when it moved by a tenth from the one set: the target
-    /// with ``socketHeadroom``; nil when nothing is to change. Noted as set.
+    /// or the link's measure if more, with ``socketHeadroom``; nil when nothing is to change. Noted as set.
     mutating func socketPacingDue() -> Double? {
         guard measures, let uplink else { return nil }
-        let wanted = Double(uplink.targetKbps) * 1000 / 8 * Self.socketHeadroom
+        let wanted = Double(max(uplink.targetKbps, uplink.deliveryKbps ?? 0)) * 1000 / 8 * Self.socketHeadroom
         if let applied = socketPacing, abs(wanted - applied) < 0.1 * applied { return nil }
         socketPacing = wanted
         return wanted

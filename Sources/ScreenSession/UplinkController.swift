@@ -176,7 +176,8 @@ public struct UplinkController: Sendable {
 
     /// The socket, timed since it was idle `seconds` ago, has carried `deliveredBytes` and still holds the rest: when
     /// that is well under the delivery rate (a link that narrowed under a frame), it counts as a measure now, before
-    /// the frame is through. At most once a stretch: the caller stops asking once it did. Returns whether it counted.
+    /// the frame is through. The caller asks again ``shortestDrainingMeasure`` after it counted, so that a link that
+    /// fell far comes down in a few steps. Returns whether it counted.
     public mutating func socketDraining(deliveredBytes: Int, seconds: Double) -> Bool {
         guard seconds >= Self.shortestDrainingMeasure, seconds.isFinite, let kbps = delivery.kbps else { return false }
         let soFarKbps = Double(deliveredBytes) * 8 / seconds / 1000

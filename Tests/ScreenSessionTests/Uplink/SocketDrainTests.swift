@@ -63,6 +63,18 @@ import Testing
         #expect(controller.targetKbps < target)
     }
 
+    @Test func theSocketIsPacedAboveTheLinksMeasureNotTheTargetUnderIt() {
+        var pacing = PublisherPacing(uplink: .init(maximumKbps: 1500))
+        pacing.connected(acknowledges: true)
+        for index in 0..<6 {
+            pacing.sent(sequence: UInt64(index), bytes: 25_000, now: Double(index))
+            _ = pacing.acknowledged(sequence: UInt64(index), receivedAt: Double(index) * 1000 + 200, now: Double(index) + 0.2)
+        }
+        let link = PublisherPacing.socketHeadroom * 1000 * 1000 / 8
+        let rate = pacing.socketPacingDue()
+        #expect(rate.map { $0 > 0.95 * link && $0 < 1.05 * link } == true, "at the link's measure, not the target's: \(String(describing: rate))")
+    }
+
     @Test func theSocketIsPacedAtTheTargetWithHeadroomAgainOnlyWhenItMovedByATenth() {
         var pacing = PublisherPacing(uplink: .init(maximumKbps: 1000))
         pacing.connected(acknowledges: false)
@@ -87,7 +99,8 @@ import Testing
         pacing.writing(bytes: 30_000, pendingBefore: 0, now: 10)
         #expect(pacing.timesSocket)
         #expect(pacing.socketSampled(pending: 26_000, now: 10.125) == true, "a narrowing seen under way")
-        #expect(pacing.socketSampled(pending: 22_000, now: 10.25) == false, "once a stretch")
+        #expect(pacing.socketSampled(pending: 25_000, now: 10.1875) == false, "not again so soon")
+        #expect(pacing.socketSampled(pending: 24_000, now: 10.25) == true, "still far slower a tenth of a second on")
         _ = pacing.socketSampled(pending: 0, now: 10.8)
         #expect(!pacing.timesSocket)
         let rate = pacing.socketPacingDue()
