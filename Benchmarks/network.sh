@@ -123,46 +123,27 @@ for index, group in enumerate(windows(fast)):
     else:
         row += " – | – | – | – |"
     print(row)
+# One run's summary, added to SUMMARY_TO: without a drop, the link's use (of SUMMARY_KBPS) and p95 after the first
+# 10 s; with one (DROP_MS and RESTORE_MS, wall clock), the use and p95 between the two and the recovery: from the
+# drop until frames are under 600 ms for good.
+if os.environ.get("SUMMARY_TO"):
+    use_link = float(os.environ["SUMMARY_KBPS"])
+    drop, restore = (float(os.environ[k]) if os.environ.get(k) else None for k in ("DROP_MS", "RESTORE_MS"))
+    def use_and_p95(start, end):
+        inside = [f for f in fast if start <= f["_arrival"] < end]
+        if not inside or end <= start: return float("nan"), float("nan")
+        return sum(f["bytes"] for f in inside) * 8 / (end - start) / use_link * 100, pct([f["latencyMilliseconds"] for f in inside], .95)
+    if not fast:
+        row = f"| {name} | – | – | – |"
+    elif drop is None:
+        use, p95 = use_and_p95(fast[0]["_arrival"] + 10000, fast[-1]["_arrival"])
+        row = f"| {name} | {use:.0f} % | {p95:.0f} | – |"
+    else:
+        late = [f["_arrival"] for f in fast if drop <= f["_arrival"] < restore and f["latencyMilliseconds"] >= 600]
+        use, p95 = use_and_p95(drop, restore)
+        row = f"| {name} | {use:.0f} % | {p95:.0f} | {(max(late) - drop) / 1000 if late else 0:.1f} s |"
+    with open(os.environ["SUMMARY_TO"], "a") as out: print(row, file=out)
 EOF
-}
-
-# summary NAME VIEWER_JSON LINK_KBPS [DROP_MS RESTORE_MS]: one run's summary row. Without a drop: the link's use
-# and p95 after the first 10 s. With one (wall-clock ms): the recovery, then the use of the narrow link and p95
-# between the drop and the restore.
-summary() {
-  "$python" - "$@" <<'EOF2'
-import json, sys
-from datetime import datetime
-name, viewer, link = sys.argv[1], sys.argv[2], float(sys.argv[3])
-drop = float(sys.argv[4]) if len(sys.argv) > 4 else None
-restore = float(sys.argv[5]) if len(sys.argv) > 5 else None
-frames = []
-for line in open(viewer):
-    try:
-        f = json.loads(line)
-    except ValueError:
-        continue
-    if f.get("kind") == "video" and "latencyMilliseconds" in f:
-        capture = datetime.fromisoformat(f["wallClock"].replace("Z", "+00:00")).timestamp() * 1000
-        frames.append((capture + f["latencyMilliseconds"], f["latencyMilliseconds"], f["bytes"]))
-def pct(values, p):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
-def use_and_p95(start, end):
-    inside = [f for f in frames if start <= f[0] < end]
-    if not inside or end <= start: return float("nan"), float("nan")
-    return sum(f[2] for f in inside) * 8 / (end - start) / link * 100, pct([f[1] for f in inside], .95)
-if not frames:
-    print(f"| {name} | – | – | – |")
-elif drop is None:
-    use, p95 = use_and_p95(frames[0][0] + 10000, frames[-1][0])
-    print(f"| {name} | {use:.0f} % | {p95:.0f} | – |")
-else:
-    late = [f[0] for f in frames if drop <= f[0] < restore and f[1] >= 600]
-    recovery = (max(late) - drop) / 1000 if late else 0
-    use, p95 = use_and_p95(drop, restore)
-    print(f"| {name} | {use:.0f} % | {p95:.0f} | {recovery:.1f} s |")
-EOF2
 }
 
 # run VERSION SCENARIO RUN: one run with VERSION's binaries (this|base); prints its rows.
@@ -225,11 +206,12 @@ run() {
   ip netns delete "$ns" 2>/dev/null || true
   ip link delete "${ns}h" 2>/dev/null || true
   if [ -n "${BENCH_KEEP:-}" ]; then mkdir -p "$BENCH_KEEP" && cp "$out"-* "$BENCH_KEEP/" 2>/dev/null || true; fi
-  CHANGES_LOG="$out-changes.log" report "$scenario ($version)" "$out-fast.json" "$link" ${slow:+"$out-slow.json"}
-  case "$scenario" in
-    uplink) summary "$scenario ($version) run $3" "$out-fast.json" "$link" >>"$work/summary.md" ;;
-    drop) summary "$scenario ($version) run $3" "$out-fast.json" 500 "$drop_ms" "$restore_ms" >>"$work/summary.md" ;;
-  esac
+  # uplink and drop are summed up per run (report's SUMMARY_TO).
+  local summary_to="" summary_kbps=$link name="$scenario ($version)"
+  case "$scenario" in uplink|drop) summary_to="$work/summary.md"; name="$name run $3" ;; esac
+  if [ "$scenario" = drop ]; then summary_kbps=500; fi
+  SUMMARY_TO="$summary_to" SUMMARY_KBPS="$summary_kbps" DROP_MS="$drop_ms" RESTORE_MS="$restore_ms" CHANGES_LOG="$out-changes.log" \
+    report "$name" "$out-fast.json" "$link" ${slow:+"$out-slow.json"}
   printf "| %s (%s) | screenpub CPU | %.1f %% of a core | relay: %s | shaped link: %s |\n" "$scenario" "$version" "$(echo "$cpu * 100 / $seconds" | bc -l)" "${relayed%, }" "$drops" >>"$work/cpu.md"
   # What a person sees: the newest picture each viewer held, sampled every 0.1 s after the first 10 s.
   local viewer
