@@ -30,15 +30,12 @@ public struct RateControl: Sendable, Hashable {
     public static let lowestKbps = 50
 
     /// The rate-control buffer while the target follows the network (``RealtimeEncoder/setTargetBitrate(kbps:)``).
-    public static let linkFollowingBufferMilliseconds = 500
+    public static let linkFollowingBufferMilliseconds = 400
     /// The largest frame other than a keyframe while the target follows the network, in milliseconds of the
     /// target: below the buffer, since the libraries overshoot a page change's budget (until the quantizer floor
-    /// catches up), and since whatever is on its way when a link narrows is carried at the narrow rate. Unpaced,
-    /// 400 ms let 75–136 KB frames into a link that fell from 2 Mbit/s to 500 kbit/s as bursts, and TCP stalled
-    /// on the losses (300 ms held pages of text on a 1 Mbit/s uplink to a third of it); the publisher's socket
-    /// is paced at the target now (ScreenSession's PublisherPacing), so that a page enters a narrowed link about
-    /// as fast as it drains, and its queue holds it instead of dropping it.
-    public static let linkFollowingFrameMilliseconds = 400
+    /// catches up), and since whatever is on its way when a link narrows is carried at the narrow rate (400 ms
+    /// let 75–136 KB frames into a link that fell from 2 Mbit/s to 500 kbit/s, and TCP stalled on the losses).
+    public static let linkFollowingFrameMilliseconds = 300
 
     /// How far the quantizer (of 0–63) goes for a frame half as large, about (libaom and libvpx, text).
     static let quantizerStepsPerHalving = 6
