@@ -30,15 +30,19 @@ public struct RateControl: Sendable, Hashable {
     public static let lowestKbps = 50
 
     /// The rate-control buffer while the target follows the network (``RealtimeEncoder/setTargetBitrate(kbps:)``).
-    public static let linkFollowingBufferMilliseconds = 400
+    public static let linkFollowingBufferMilliseconds = 500
     /// The largest frame other than a keyframe while the target follows the network, in milliseconds of the
     /// target: below the buffer, since the libraries overshoot a page change's budget (until the quantizer floor
     /// catches up), and since whatever is on its way when a link narrows is carried at the narrow rate (400 ms
-    /// let 75–136 KB frames into a link that fell from 2 Mbit/s to 500 kbit/s, and TCP stalled on the losses).
-    public static let linkFollowingFrameMilliseconds = 300
+    /// let 75–136 KB frames into a link that fell from 2 Mbit/s to 500 kbit/s unpaced, and TCP stalled on the
+    /// losses; 300 held pages of text to a third of a 1 Mbit/s uplink). The publisher's socket is paced now
+    /// (ScreenSession's PublisherPacing): a page enters a narrowed link about as fast as it drains.
+    public static let linkFollowingFrameMilliseconds = 400
 
-    /// How far the quantizer (of 0–63) goes for a frame half as large, about (libaom and libvpx, text).
-    static let quantizerStepsPerHalving = 6
+    /// How far the quantizer (of 0–63) is moved for a frame half as large (libaom and libvpx, text: about 6; more,
+    /// so that pages fit a link that narrowed under a 400 ms cap within three of them, as they did under 300 with
+    /// 6: 8 took four, LinkFollowingTests).
+    static let quantizerStepsPerHalving = 10
 
     /// The highest quantizer a refinement may use: text that was coded at whatever the bit rate allowed while it
     /// changed is coded again at least this finely once it stands still.
