@@ -6,8 +6,10 @@ extension RoutedStream {
     /// one holding a frame gets it if its link has room.
     mutating func delivered(to subscriberId: String, now: Double, counters: inout RouterCounters) -> [Action] {
         guard let position = subscribers.position(of: subscriberId), subscribers.values[position].link.delivered(now: now) else { return [] }
-        return restart(subscriberId, now: now, cause: .subscriberBehind, counters: &counters)
+        let actions = restart(subscriberId, now: now, cause: .subscriberBehind, counters: &counters)
             + releaseHeld(subscriberId, now: now, counters: &counters)
+        note(at: position)
+        return actions
     }
 
     /// An audio frame sent to a subscriber was written out.
@@ -20,6 +22,7 @@ extension RoutedStream {
     mutating func linkMeasured(_ subscriberId: String, deliveryBytesPerSecond: Double?, pendingBytes: Int, now: Double) {
         guard let position = subscribers.position(of: subscriberId) else { return }
         subscribers.values[position].link.measured(deliveryBytesPerSecond: deliveryBytesPerSecond, pendingBytes: pendingBytes, now: now)
+        note(at: position)
     }
 
     /// Evicts those that have taken nothing for ``RouterLimits/stallSeconds``, serves keyframe requests that
@@ -31,7 +34,7 @@ extension RoutedStream {
             guard let position = subscribers.position(of: subscriberId) else { continue }
             if subscribers.values[position].link.hasStalled(now: now, for: limits.stallSeconds) {
                 counters.evictedSubscribers += 1
-                subscribers.remove(subscriberId)
+                unsubscribe(subscriberId)
                 actions.append(.evict(subscriberId, reason: "it took none of the media queued for it for \(Int(limits.stallSeconds)) s"))
             } else if subscribers.values[position].requests.takeWaiting(now: now) {
                 actions += serveKeyframeRequest(subscriberId, now: now, counters: &counters)
@@ -40,6 +43,7 @@ extension RoutedStream {
             } else if subscribers.values[position].held != nil {
                 actions += releaseHeld(subscriberId, now: now, counters: &counters)
             }
+            if let position = subscribers.position(of: subscriberId) { note(at: position) }
         }
         if let cause = keyframes.pending { actions += requestKeyframe(now: now, cause: cause, counters: &counters) }
         return actions
@@ -51,7 +55,9 @@ extension RoutedStream {
         guard let position = subscribers.position(of: subscriberId) else { return [] }
         subscribers.values[position].waitingForKeyframe = true
         subscribers.values[position].needsRestart = true
-        return restart(subscriberId, now: now, cause: .subscriberAsked, counters: &counters)
+        let actions = restart(subscriberId, now: now, cause: .subscriberAsked, counters: &counters)
+        note(at: position)
+        return actions
     }
 
     /// Starts a subscriber that skipped again, once it has drained and its own ceiling allows: from the cached
@@ -77,6 +83,7 @@ extension RoutedStream {
             subscription.needsRestart = false
             subscription.requests.satisfied()
             actions += announce(subscriberId, &subscription)
+            note(subscriberId, &subscription)
             subscribers.values[position] = subscription
             return actions
         }
@@ -117,6 +124,7 @@ extension RoutedStream {
         subscription.held = nil
         counters.fittedInFrames += 1
         let action = send(held.frame, bytes: held.bytes, to: subscriberId, &subscription, now: now, arrival: held.arrival, fittedIn: true)
+        note(subscriberId, &subscription)
         subscribers.values[position] = subscription
         return [action]
     }

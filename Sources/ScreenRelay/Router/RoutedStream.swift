@@ -12,6 +12,8 @@ struct RoutedStream<Frame> {
     var info: StreamInfo
     let limits: RouterLimits
     var subscribers = SubscriberTable<RoutedSubscription<Frame>>()
+    /// Its subscriptions closely watched and by layer, kept as each changes (``note(_:_:)``).
+    private(set) var gauges = SubscriptionGauges()
     var cache: PictureCache<Frame>
     var cadence = StreamCadence()
     var keyframes: KeyframeThrottle
@@ -49,6 +51,7 @@ struct RoutedStream<Frame> {
         subscription.readsLayers = layers
         subscription.readsCatchUp = catchUp
         guard let joining = cache.joining(maximumBytes: limits.maximumQueuedBytes) else {
+            note(connectionId, &subscription)
             subscribers.insert(subscription, for: connectionId)
             return requestKeyframe(now: now, cause: .newSubscriber, counters: &counters)
         }
@@ -60,8 +63,33 @@ struct RoutedStream<Frame> {
                 clears: cached.layer != 0, catchUp: index < joining.entries.count - 1))
         }
         subscription.waitingForKeyframe = false
+        note(connectionId, &subscription)
         subscribers.insert(subscription, for: connectionId)
         return actions
+    }
+
+    /// A subscription ends (unsubscribed, its connection gone, or evicted).
+    @discardableResult
+    mutating func unsubscribe(_ connectionId: String) -> RoutedSubscription<Frame>? {
+        guard let subscription = subscribers.remove(connectionId) else { return nil }
+        if let reading = subscription.gauged { gauges.remove(connectionId, reading) }
+        return subscription
+    }
+
+    /// Counts a subscription in the gauges as it is now (after anything that may have changed it).
+    mutating func note(_ subscriberId: String, _ subscription: inout RoutedSubscription<Frame>) {
+        let reading = subscription.reading(topLayer: cadence.topLayer)
+        guard subscription.gauged != reading else { return }
+        gauges.change(subscriberId, from: subscription.gauged, to: reading)
+        subscription.gauged = reading
+    }
+
+    /// ``note(_:_:)`` of the subscription at `position`, where it is.
+    mutating func note(at position: Int) {
+        let reading = subscribers.values[position].reading(topLayer: cadence.topLayer)
+        guard subscribers.values[position].gauged != reading else { return }
+        gauges.change(subscribers.ids[position], from: subscribers.values[position].gauged, to: reading)
+        subscribers.values[position].gauged = reading
     }
 
     /// An admitted video frame: into the cache and the pace, and offered to every subscriber in turn.
@@ -82,6 +110,7 @@ struct RoutedStream<Frame> {
             skipped = offer(
                 frame, header: header, size: size, arrival: arrival, to: table.ids[position], &table.values[position], now: now,
                 actions: &actions, counters: &counters) || skipped
+            note(table.ids[position], &table.values[position])
         }
         swap(&table, &subscribers)
         if skipped {

@@ -26,6 +26,8 @@ struct RoutedSubscription<Frame> {
     /// It asked for audio frames; how many it has in flight.
     var audio = false
     var queuedAudio = 0
+    /// What its stream's gauges count it as (nil: not counted yet).
+    var gauged: SubscriptionGauges.Reading?
 
     init(now: Double, limits: RouterLimits) {
         link = SubscriberLink(now: now)
@@ -38,4 +40,9 @@ struct RoutedSubscription<Frame> {
     /// Its link is timed closely (sampled every tick rather than every half second): it is thinned, and its busy
     /// periods and held frames decide what more it gets.
     func watchedClosely(topLayer: Int) -> Bool { held != nil || link.idleStart.isTiming && layers.highest < topLayer }
+
+    /// What its stream's gauges are to count it as now.
+    func reading(topLayer: Int) -> SubscriptionGauges.Reading {
+        SubscriptionGauges.Reading(watched: watchedClosely(topLayer: topLayer), layer: waitingForKeyframe ? nil : layers.effective(topLayer: topLayer))
+    }
 }

@@ -70,7 +70,7 @@ extension StreamRouter {
         case .unsubscribe(let streamId):
             if renditions.stopWaiting(connectionId, for: streamId) { return [] }
             guard let serving = servingStream(of: connectionId, for: streamId) else { return [] }
-            streams[serving]?.subscribers.remove(connectionId)
+            streams[serving]?.unsubscribe(connectionId)
             return [.discardQueued(connectionId, streamId: serving)]
         case .requestKeyframe(let asked):
             let streamId = servingStream(of: connectionId, for: asked) ?? asked

@@ -93,16 +93,9 @@ public struct StreamRouter<Frame> {
 
     /// How many subscribers of all streams get each highest layer, and how many wait for a keyframe (`nil`).
     public var subscribersByLayer: [Int?: Int] {
-        var counts: [Int?: Int] = [:]
-        for stream in streams.values {
-            // By position, reading each subscription where it is (a `for subscription in` would copy each).
-            let subscriptions = stream.subscribers.values
-            for position in subscriptions.indices {
-                let layer = subscriptions[position].waitingForKeyframe ? nil : subscriptions[position].layers.effective(topLayer: stream.cadence.topLayer)
-                counts[layer, default: 0] += 1
-            }
-        }
-        return counts
+        // Each stream keeps its own count as its subscriptions change (``SubscriptionGauges``).
+        guard streams.count > 1 else { return streams.first?.value.gauges.byLayer ?? [:] }
+        return streams.values.reduce(into: [:]) { counts, stream in counts.merge(stream.gauges.byLayer, uniquingKeysWith: +) }
     }
 
     public func queuedAudioFrames(for connectionId: String, streamId: UInt32) -> Int? {
@@ -115,16 +108,11 @@ public struct StreamRouter<Frame> {
     }
 
     /// The subscriber connections whose links are timed closely (``RoutedSubscription/watchedClosely(topLayer:)``),
-    /// in the order they joined: the server samples them every tick, the others every half second.
+    /// each once, in the order of their ids: the server samples them every tick, the others every half second.
+    /// Kept by each stream as its subscriptions change (``SubscriptionGauges``): no walk of the subscriptions.
     public var closelyWatchedSubscriberIds: [String] {
-        var watched = Set<String>()
-        for stream in streams.values {
-            let subscriptions = stream.subscribers.values
-            for position in subscriptions.indices where subscriptions[position].watchedClosely(topLayer: stream.cadence.topLayer) {
-                watched.insert(stream.subscribers.ids[position])
-            }
-        }
-        return watched.isEmpty ? [] : connectionOrder.filter(watched.contains)
+        guard streams.count > 1 else { return streams.first?.value.gauges.watched.sorted() ?? [] }
+        return streams.values.reduce(into: Set<String>()) { $0.formUnion($1.gauges.watched) }.sorted()
     }
 
     // MARK: Connections
@@ -168,7 +156,7 @@ public struct StreamRouter<Frame> {
             if streams[streamId]?.info.connectionId == connectionId {
                 actions += endStream(streamId, reason: "disconnected", now: now)
             } else {
-                streams[streamId]?.subscribers.remove(connectionId)
+                streams[streamId]?.unsubscribe(connectionId)
             }
         }
         renditions.forget(connectionId)

@@ -58,7 +58,8 @@ struct ThinLinkSimulation {
 
     static func run(
         _ frames: [Frame], until end: Double, discardableLayers: Bool, catchUp: Bool = false, slowBytesPerSecond: Double = 31_000,
-        tickEvery: Double, sampleEvery: Double?, answersKeyframeRequests: Bool = false, limits: Router.Limits = .init()
+        tickEvery: Double, sampleEvery: Double?, answersKeyframeRequests: Bool = false, limits: Router.Limits = .init(),
+        afterEachStep: (Router) -> Void = { _ in }
     ) -> Outcome {
         var router = StreamRouterTests().sessionWithStream(subscribers: ["fast", "slow"], limits: limits, discardableLayers: discardableLayers)
         _ = router.handle(.subscribe(streamId: 1, layers: true, catchUp: catchUp), from: "fast", now: 0)
@@ -107,6 +108,7 @@ struct ThinLinkSimulation {
                 note(ticked)
                 lastTick = now
             }
+            afterEachStep(router)
         }
         let slowFrames = zip(slow.received, slow.arrivals).map { (name: $0, sent: sentAt[$0] ?? .nan, arrived: $1) }
         return Outcome(
