@@ -23,9 +23,9 @@ demo:
 	scripts/demo.sh
 
 # The whole test suite: real Xvfb, real libvpx/libyuv, real libavformat, ffprobe, relays and headless Chromium;
-# the .deb, the benchmarks' tools (in the same release build: make bench builds) and the fuzz target are built
-# first (the packaging tests check the .deb: contents, lintian, that its binaries run; a short fuzz run replays
-# the corpus; every benchmark script has a smoke run).
+# the .deb, the benchmarks' tools and the relay they count instructions of (in the same release build: make bench
+# builds) and the fuzz target are built first (the packaging tests check the .deb: contents, lintian, that its
+# binaries run; a short fuzz run replays the corpus; every benchmark script has a smoke run).
 # In parallel; Swift Testing only (there are no XCTest tests), so XCTest prints no "Executed 0 tests" line and
 # the log ends with Swift Testing's summary. The test binary writes its console straight to this output
 # (descriptor 3, SCREENPUB_TEST_CONSOLE_FD): swift test's relay of it loses lines on a loaded machine. Then no
@@ -33,7 +33,7 @@ demo:
 test: deps
 	$(SWIFT) build --build-tests
 	packaging/deb/build.sh
-	scripts/release-build.sh screenbench relaybench >/dev/null
+	scripts/release-build.sh screenbench relaybench screenrelay >/dev/null
 	Benchmarks/fuzz.sh --build-only
 	SCREENPUB_TEST_CONSOLE_FD=3 $(SWIFT) test --skip-build --disable-xctest 3>&1
 	@scripts/no-children-left.sh "$$($(SWIFT) build --show-bin-path)"

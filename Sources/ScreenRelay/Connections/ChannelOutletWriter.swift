@@ -8,6 +8,10 @@ import ScreenWire
 /// is empty it asks to be called again when it is not, and when the channel is full it waits for the channel to
 /// say it is writable again (``channelWritabilityChanged(context:)``).
 ///
+/// It sits just below the WebSocket frame encoder (``install()``), above TLS, and writes each frame as its header's
+/// few bytes and the payload's shared buffer: what the encoder would write, without a cast of each frame through
+/// the pipeline's type-erased data or the handlers above it.
+///
 /// A frame fanned out to a thousand subscribers is a thousand writes within milliseconds. Written by a task per
 /// connection through hummingbird-websocket's writer, each cost two task switches and a hop to the event loop,
 /// more than the router's work and the socket's together; here a burst costs one hop a connection.
@@ -28,6 +32,8 @@ final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler,
     private let finished: EventLoopPromise<Close?>
     /// Nothing more is written: the outlet ended, a close went, a write failed, or the writer was stopped.
     private var ended = false
+    /// Its place in the pipeline, from where frames go down to the socket (nil: not in the pipeline).
+    private var context: ChannelHandlerContext?
     /// What the outlet calls when it has an item again: made once (a closure a take would be allocated a frame).
     private var readyAgain: @Sendable () -> Void = {}
 
@@ -45,8 +51,14 @@ final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler,
         }
     }
 
-    /// Starts writing (the handler is in the channel's pipeline).
-    func start() { channel.eventLoop.execute { self.drain() } }
+    /// Puts it in the channel's pipeline just below the WebSocket frame encoder, and starts writing.
+    func install() async throws {
+        try await channel.eventLoop.submit {
+            let pipeline = self.channel.pipeline.syncOperations
+            try pipeline.addHandler(self, position: .before(try pipeline.handler(type: WebSocketFrameEncoder.self)))
+            self.drain()
+        }.get()
+    }
 
     /// Writes nothing (it could not join its channel's pipeline: the channel closed meanwhile).
     func stop() { channel.eventLoop.execute { self.end() } }
@@ -70,7 +82,12 @@ final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler,
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { end() }
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        end()
+    }
 
     private func end(closing close: Close? = nil) {
         guard !ended else { return }
@@ -80,9 +97,9 @@ final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler,
 
     /// Writes what is queued while the channel takes it.
     private func drain() {
-        guard !ended else { return }
+        guard !ended, let context else { return }
         var wrote = false
-        defer { if wrote { channel.flush() } }
+        defer { if wrote { context.flush() } }
         while channel.isWritable {
             switch outlet.take(orWhenReady: readyAgain) {
             case .later: return
@@ -91,52 +108,55 @@ final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler,
                 return
             case .item(let item):
                 wrote = true
-                write(item)
+                write(item, context: context)
                 if ended { return }
             }
         }
     }
 
-    private func write(_ item: Outgoing) {
+    private func write(_ item: Outgoing, context: ChannelHandlerContext) {
         switch item {
         case .frame(let buffer, let streamId, let flags):
             let bytes = buffer.readableBytes
-            writeBinary(buffer, flags: flags, item: item) { [delivered] in delivered(streamId, bytes, false) }
+            writeBinary(buffer, flags: flags, item: item, context: context) { [delivered] in delivered(streamId, bytes, false) }
         case .audio(let buffer, let streamId):
             let bytes = buffer.readableBytes
-            writeBinary(buffer, flags: nil, item: item) { [delivered] in delivered(streamId, bytes, true) }
+            writeBinary(buffer, flags: nil, item: item, context: context) { [delivered] in delivered(streamId, bytes, true) }
         case .control(let text):
-            writeMessage(opcode: .text, pieces: CollectionOfOne(ByteBuffer(string: text)), item: item, written: nil)
+            writeMessage(opcode: .text, pieces: CollectionOfOne(ByteBuffer(string: text)), item: item, context: context, written: nil)
         case .close(let code, let reason):
             outlet.sent(item)
-            channel.flush()
+            context.flush()
             end(closing: Close(code: code, reason: reason))
         }
     }
 
     /// A binary message: the shared buffer in slices (its flags byte replaced in a small copy of the bytes before it).
-    private func writeBinary(_ buffer: ByteBuffer, flags: MediaFrameHeader.Flags?, item: Outgoing, written: @escaping @Sendable () -> Void) {
+    private func writeBinary(
+        _ buffer: ByteBuffer, flags: MediaFrameHeader.Flags?, item: Outgoing, context: ChannelHandlerContext, written: @escaping @Sendable () -> Void
+    ) {
+        let size = WebSocketLimits.maximumFrameSize
         if let flags {
-            writeMessage(opcode: .binary, pieces: buffer.framePieces(flags: flags, pieceSize: WebSocketLimits.maximumFrameSize), item: item, written: written)
-        } else if buffer.readableBytes <= WebSocketLimits.maximumFrameSize {
-            writeMessage(opcode: .binary, pieces: CollectionOfOne(buffer), item: item, written: written)
+            writeMessage(opcode: .binary, pieces: buffer.framePieces(flags: flags, pieceSize: size), item: item, context: context, written: written)
+        } else if buffer.readableBytes <= size {
+            writeMessage(opcode: .binary, pieces: CollectionOfOne(buffer), item: item, context: context, written: written)
         } else {
-            writeMessage(opcode: .binary, pieces: buffer.slices(of: WebSocketLimits.maximumFrameSize), item: item, written: written)
+            writeMessage(opcode: .binary, pieces: buffer.slices(of: size), item: item, context: context, written: written)
         }
     }
 
     /// One message as WebSocket frames (a continuation frame a piece after the first); `written` once the last
     /// frame's bytes went to the socket, and the outlet told the item no longer counts whatever became of it.
     private func writeMessage<Pieces: Collection<ByteBuffer>>(
-        opcode: WebSocketOpcode, pieces: Pieces, item: Outgoing, written: (@Sendable () -> Void)?
+        opcode: WebSocketOpcode, pieces: Pieces, item: Outgoing, context: ChannelHandlerContext, written: (@Sendable () -> Void)?
     ) {
         var remaining = pieces.count
         var first = true
         let done = channel.eventLoop.makePromise(of: Void.self)
         for piece in pieces {
             remaining -= 1
-            let frame = WebSocketFrame(fin: remaining == 0, opcode: first ? opcode : .continuation, data: piece)
-            channel.write(frame, promise: remaining == 0 ? done : nil)
+            context.write(NIOAny(Self.frameHeader(fin: remaining == 0, opcode: first ? opcode : .continuation, length: piece.readableBytes, allocator: context.channel.allocator)), promise: nil)
+            context.write(NIOAny(piece), promise: remaining == 0 ? done : nil)
             first = false
         }
         done.futureResult.assumeIsolated().whenComplete { [outlet, self] result in
@@ -146,6 +166,25 @@ final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler,
             case .failure: self.end()
             }
         }
+    }
+}
+
+extension ChannelOutletWriter {
+    /// A server's WebSocket frame header (RFC 6455 §5.2: unmasked): FIN and opcode, then the payload's length in
+    /// 7 bits, or 126 and 16 bits, or 127 and 64 bits.
+    static func frameHeader(fin: Bool, opcode: WebSocketOpcode, length: Int, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var header = allocator.buffer(capacity: 10)
+        header.writeInteger(UInt8(webSocketOpcode: opcode) | (fin ? 0x80 : 0))
+        switch length {
+        case ..<126: header.writeInteger(UInt8(length))
+        case ...Int(UInt16.max):
+            header.writeInteger(UInt8(126))
+            header.writeInteger(UInt16(length))
+        default:
+            header.writeInteger(UInt8(127))
+            header.writeInteger(UInt64(length))
+        }
+        return header
     }
 }
 

@@ -60,10 +60,9 @@ struct ConnectionDriver: Sendable {
                     joined.value?.noteDelivery(to: connectionId, streamId: streamId, bytes: bytes, isAudio: isAudio)
                 })
         }
-        if let channelWriter, let channel {
+        if let channelWriter {
             do {
-                try await channel.pipeline.addHandler(channelWriter, position: .first).get()
-                channelWriter.start()
+                try await channelWriter.install()
             } catch {
                 channelWriter.stop()
             }
