@@ -105,6 +105,8 @@ for n in $fanout; do
       --subscribers "$n" --fps 30 --seconds "$seconds" --relay-pid "$relay_pid")
     set -- $line
     # (the subscribers column: those that connected) subscribers N connected C sent S received R missing M% p50 A p99 B max X relayCPU Y% outMbit Z relayRSSMB W
-    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$label" "$4" "$cores_label" "${18%\%}" "${12}" "${14}" "${16}" "${20}" "${10}" "${22}"
+    connected=$4
+    [ "$4" = "$2" ] || connected="$4 of $2"  # a relay that holds fewer in a session (fa734f1 held no 2000)
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$label" "$connected" "$cores_label" "${18%\%}" "${12}" "${14}" "${16}" "${20}" "${10}" "${22}"
   done
 done
