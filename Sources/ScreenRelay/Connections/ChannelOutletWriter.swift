@@ -20,8 +20,8 @@ import ScreenWire
 /// closing handshake goes through hummingbird-websocket: ``ended()`` says it is due, once the frames before it
 /// were written.
 final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
-    // @unchecked Sendable: `ended` is set and read only on `channel.eventLoop` (every entry point hops there
-    // first); the rest is immutable, or Sendable.
+    // @unchecked Sendable: `ended` and `context` are set and read only on `channel.eventLoop` (every entry point
+    // hops there first, or is a pipeline event there); `readyAgain` is set once, in init; the rest is immutable.
     typealias InboundIn = NIOAny
 
     private let outlet: ConnectionOutlet
