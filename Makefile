@@ -29,13 +29,15 @@ demo:
 # In parallel; Swift Testing only (there are no XCTest tests), so XCTest prints no "Executed 0 tests" line and
 # the log ends with Swift Testing's summary. The test binary writes its console straight to this output
 # (descriptor 3, SCREENPUB_TEST_CONSOLE_FD): swift test's relay of it loses lines on a loaded machine. Then no
-# screenpub, screenrelay or screensub of the run may be left running (silent when none is).
+# screenpub, screenrelay or screensub of the run may be left running (silent when none is). The release build's
+# directory goes to the tests as BENCH_RELEASE_BIN: a `swift build` started inside `swift test` waits for the
+# lock `swift test` holds on .build until the run ends.
 test: deps
 	$(SWIFT) build --build-tests
 	packaging/deb/build.sh
-	scripts/release-build.sh screenbench relaybench screenrelay >/dev/null
 	Benchmarks/fuzz.sh --build-only
-	SCREENPUB_TEST_CONSOLE_FD=3 $(SWIFT) test --skip-build --disable-xctest 3>&1
+	release_bin=$$(scripts/release-build.sh screenbench relaybench screenrelay) && \
+	BENCH_RELEASE_BIN="$$release_bin" SCREENPUB_TEST_CONSOLE_FD=3 $(SWIFT) test --skip-build --disable-xctest 3>&1
 	@scripts/no-children-left.sh "$$($(SWIFT) build --show-bin-path)"
 
 # screenpub (AV1, VP9) and ffmpeg x11grab on the same Xvfb content (CPU, bytes, SSIM, RSS, with ratios), the
