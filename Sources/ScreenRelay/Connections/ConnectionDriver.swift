@@ -34,16 +34,29 @@ struct ConnectionDriver: Sendable {
         }
     }
 
+    /// How what a client is sent reaches it.
+    enum Output: Sendable {
+        /// A WebSocket's channel, written from its event loop (``ChannelOutletWriter``).
+        case channel(any Channel)
+        /// Message by message, by a task (the in-process transport).
+        case messages(@Sendable (RelayMessage) async throws -> Void)
+
+        var channel: (any Channel)? { if case .channel(let channel) = self { channel } else { nil } }
+
+        /// Writes a message where there is no channel (a channel's messages are its writer's).
+        func write(_ message: RelayMessage) async throws {
+            if case .messages(let write) = self { try await write(message) }
+        }
+    }
+
     /// Serves one client, whatever carries it (a WebSocket, or the in-process transport): drives its
     /// ``RelayConnection`` with what it sends and the time, joins it to the session its hello names, feeds its
     /// messages to the session and writes what the session sends it, in order, with the transport's
     /// backpressure. Returns when the connection has ended.
     func serve(
-        inbound: RelayInbound, write: @escaping @Sendable (RelayMessage) async throws -> Void,
-        writeFrame: (@Sendable (ByteBuffer, MediaFrameHeader.Flags) async throws -> Void)? = nil,
-        close: @escaping @Sendable (WireErrorCode, String) async throws -> Void,
+        inbound: RelayInbound, output: Output, close: @escaping @Sendable (WireErrorCode, String) async throws -> Void,
         drop: @escaping @Sendable () -> Void = {}, joinedAs: @escaping @Sendable (Role) -> Void = { _ in },
-        link: LinkControl? = nil, channel: (any Channel)? = nil, logger connectionLogger: Logger
+        link: LinkControl? = nil, logger connectionLogger: Logger
     ) async {
         let connectionId = "c" + SessionRegistry.newIdentifier().prefix(12)
         let outlet = ConnectionOutlet(limits: outletLimits, relay: queuedBytes, metrics: metrics, link: link)
@@ -53,7 +66,7 @@ struct ConnectionDriver: Sendable {
         // the queue (an error and a close included) and then ends. It is stopped only when the client let its
         // queue overflow: its socket may never take another byte, and what was queued for it is dropped.
         // A WebSocket's channel is written from its event loop (``ChannelOutletWriter``); another transport's by a task.
-        let channelWriter = channel.map { channel in
+        let channelWriter = output.channel.map { channel in
             ChannelOutletWriter(
                 outlet: outlet, channel: channel,
                 delivered: { streamId, bytes, isAudio in
@@ -80,17 +93,13 @@ struct ConnectionDriver: Sendable {
                     defer { outlet.sent(item) }
                     switch item {
                     case .frame(let buffer, let streamId, let flags):
-                        if let flags, let writeFrame {
-                            try await writeFrame(buffer, flags)
-                        } else {
-                            try await write(.binary(flags.map { buffer.replacingFrameFlags($0) } ?? buffer))
-                        }
+                        try await output.write(.binary(flags.map { buffer.replacingFrameFlags($0) } ?? buffer))
                         joined.value?.noteDelivery(to: connectionId, streamId: streamId, bytes: buffer.readableBytes, isAudio: false)
                     case .audio(let buffer, let streamId):
-                        try await write(.binary(buffer))
+                        try await output.write(.binary(buffer))
                         joined.value?.noteDelivery(to: connectionId, streamId: streamId, bytes: buffer.readableBytes, isAudio: true)
                     case .control(let text):
-                        try await write(.text(text))
+                        try await output.write(.text(text))
                     case .close(let code, let reason):
                         // A client that does not answer the close (or is stuck mid-message) is cut off after a grace.
                         Self.drop(after: Self.closeGrace, drop)

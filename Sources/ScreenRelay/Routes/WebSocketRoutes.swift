@@ -59,25 +59,14 @@ struct WebSocketRoutes: RelayRoutes {
                         return nil
                     }
                 },
-                write: { message in
-                    // Written in fragments of WebSocketLimits.maximumFrameSize when longer (the channel's setting).
-                    switch message {
-                    case .text(let text): try await outbound.writeTextMessage(text)
-                    case .binary(let buffer): try await outbound.writeBinaryMessage(buffer)
-                    }
-                },
-                writeFrame: { buffer, flags in
-                    // One message in pieces: the few bytes up to the flags copied, the rest the shared buffer's own.
-                    try await outbound.withBinaryMessageWriter { writer in
-                        for piece in buffer.framePieces(flags: flags, pieceSize: WebSocketLimits.maximumFrameSize) { try await writer(piece) }
-                    }
-                },
+                // Written from the channel's event loop, below the WebSocket encoder (``ChannelOutletWriter``).
+                output: .channel(channel),
                 close: { code, reason in try await outbound.close(Self.closeCode(for: code), reason: String(reason.prefix(120))) },
                 // Weakly: the hard close after a close's grace must not keep a connection the client already ended
                 // (and its buffers) for those seconds; thousands of refused hellos a second would add up.
                 drop: { [weak channel] in channel?.close(promise: nil) },
                 joinedAs: { role in if role.mayPublish { binaryLimit.withLock { $0 = WebSocketLimits.maximumMessageSize } } },
-                link: .socket(channel), channel: channel,
+                link: .socket(channel),
                 logger: context.logger)
         }
     }

@@ -161,7 +161,7 @@ public final class RelayServer: Service {
     /// without a socket (screenpub's embedded relay publishes through it).
     public var inProcessTransport: InProcessTransport {
         InProcessTransport(endpoint: "the relay in this process") { [connections] inbound, write, close, logger in
-            await connections.serve(inbound: inbound, write: write, close: close, logger: logger)
+            await connections.serve(inbound: inbound, output: .messages(write), close: close, logger: logger)
         }
     }
 
