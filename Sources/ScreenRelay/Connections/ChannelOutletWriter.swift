@@ -117,13 +117,11 @@ final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler,
     private func write(_ item: Outgoing, context: ChannelHandlerContext) {
         switch item {
         case .frame(let buffer, let streamId, let flags):
-            let bytes = buffer.readableBytes
-            writeBinary(buffer, flags: flags, item: item, context: context) { [delivered] in delivered(streamId, bytes, false) }
+            writeBinary(buffer, flags: flags, item: item, context: context, delivery: Delivery(streamId: streamId, bytes: buffer.readableBytes, isAudio: false))
         case .audio(let buffer, let streamId):
-            let bytes = buffer.readableBytes
-            writeBinary(buffer, flags: nil, item: item, context: context) { [delivered] in delivered(streamId, bytes, true) }
+            writeBinary(buffer, flags: nil, item: item, context: context, delivery: Delivery(streamId: streamId, bytes: buffer.readableBytes, isAudio: true))
         case .control(let text):
-            writeMessage(opcode: .text, pieces: CollectionOfOne(ByteBuffer(string: text)), item: item, context: context, written: nil)
+            writeMessage(opcode: .text, pieces: CollectionOfOne(ByteBuffer(string: text)), item: item, context: context, delivery: nil)
         case .close(let code, let reason):
             outlet.sent(item)
             context.flush()
@@ -131,60 +129,51 @@ final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler,
         }
     }
 
+    /// A video or audio frame, reported once written (a value: no closure allocated a frame for it).
+    private struct Delivery {
+        var streamId: UInt32
+        var bytes: Int
+        var isAudio: Bool
+    }
+
     /// A binary message: the shared buffer in slices (its flags byte replaced in a small copy of the bytes before it).
     private func writeBinary(
-        _ buffer: ByteBuffer, flags: MediaFrameHeader.Flags?, item: Outgoing, context: ChannelHandlerContext, written: @escaping @Sendable () -> Void
+        _ buffer: ByteBuffer, flags: MediaFrameHeader.Flags?, item: Outgoing, context: ChannelHandlerContext, delivery: Delivery
     ) {
         let size = WebSocketLimits.maximumFrameSize
         if let flags {
-            writeMessage(opcode: .binary, pieces: buffer.framePieces(flags: flags, pieceSize: size), item: item, context: context, written: written)
+            writeMessage(opcode: .binary, pieces: buffer.framePieces(flags: flags, pieceSize: size), item: item, context: context, delivery: delivery)
         } else if buffer.readableBytes <= size {
-            writeMessage(opcode: .binary, pieces: CollectionOfOne(buffer), item: item, context: context, written: written)
+            writeMessage(opcode: .binary, pieces: CollectionOfOne(buffer), item: item, context: context, delivery: delivery)
         } else {
-            writeMessage(opcode: .binary, pieces: buffer.slices(of: size), item: item, context: context, written: written)
+            writeMessage(opcode: .binary, pieces: buffer.slices(of: size), item: item, context: context, delivery: delivery)
         }
     }
 
-    /// One message as WebSocket frames (a continuation frame a piece after the first); `written` once the last
-    /// frame's bytes went to the socket, and the outlet told the item no longer counts whatever became of it.
+    /// One message as WebSocket frames (a continuation frame a piece after the first), their headers from this
+    /// loop's ``FrameHeaderCache``; once the last frame's bytes went to the socket, the delivery is reported and
+    /// the outlet told the item no longer counts, whatever became of it.
     private func writeMessage<Pieces: Collection<ByteBuffer>>(
-        opcode: WebSocketOpcode, pieces: Pieces, item: Outgoing, context: ChannelHandlerContext, written: (@Sendable () -> Void)?
+        opcode: WebSocketOpcode, pieces: Pieces, item: Outgoing, context: ChannelHandlerContext, delivery: Delivery?
     ) {
+        let headers = FrameHeaderCache.forThisThread
         var remaining = pieces.count
         var first = true
         let done = channel.eventLoop.makePromise(of: Void.self)
         for piece in pieces {
             remaining -= 1
-            context.write(NIOAny(Self.frameHeader(fin: remaining == 0, opcode: first ? opcode : .continuation, length: piece.readableBytes, allocator: context.channel.allocator)), promise: nil)
+            let header = headers.header(fin: remaining == 0, opcode: first ? opcode : .continuation, length: piece.readableBytes, allocator: context.channel.allocator)
+            context.write(NIOAny(header), promise: nil)
             context.write(NIOAny(piece), promise: remaining == 0 ? done : nil)
             first = false
         }
-        done.futureResult.assumeIsolated().whenComplete { [outlet, self] result in
+        done.futureResult.assumeIsolated().whenComplete { [outlet, delivered, self] result in
             outlet.sent(item)
             switch result {
-            case .success: written?()
+            case .success: if let delivery { delivered(delivery.streamId, delivery.bytes, delivery.isAudio) }
             case .failure: self.end()
             }
         }
-    }
-}
-
-extension ChannelOutletWriter {
-    /// A server's WebSocket frame header (RFC 6455 §5.2: unmasked): FIN and opcode, then the payload's length in
-    /// 7 bits, or 126 and 16 bits, or 127 and 64 bits.
-    static func frameHeader(fin: Bool, opcode: WebSocketOpcode, length: Int, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var header = allocator.buffer(capacity: 10)
-        header.writeInteger(UInt8(webSocketOpcode: opcode) | (fin ? 0x80 : 0))
-        switch length {
-        case ..<126: header.writeInteger(UInt8(length))
-        case ...Int(UInt16.max):
-            header.writeInteger(UInt8(126))
-            header.writeInteger(UInt16(length))
-        default:
-            header.writeInteger(UInt8(127))
-            header.writeInteger(UInt64(length))
-        }
-        return header
     }
 }
 
