@@ -12,7 +12,8 @@ public final class RawSocket: @unchecked Sendable {
     public let descriptor: Int32
 
     /// Connects to `host:port` (IPv4), from `source` if given; reads wait at most `timeout` seconds.
-    public init(host: String = "127.0.0.1", port: Int, source: String? = nil, timeout: Double = 30) throws {
+    /// `receiveBuffer` (bytes) makes a reader the relay can fill at once.
+    public init(host: String = "127.0.0.1", port: Int, source: String? = nil, timeout: Double = 30, receiveBuffer: Int? = nil) throws {
         // Kept in a local until connected: a class fully initialized when its init throws is deinitialized, and
         // deinit's close after the failure path's would close a descriptor number another connection may have
         // taken meanwhile (a relay in this process crashes on the accepted socket it finds closed).
@@ -21,6 +22,9 @@ public final class RawSocket: @unchecked Sendable {
         var interval = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        if var receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, socklen_t(MemoryLayout<Int32>.size))
+        }
         if let source {
             var local = Self.address(source, port: 0)
             let bound = withUnsafePointer(to: &local) {
@@ -41,6 +45,19 @@ public final class RawSocket: @unchecked Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// Shuts its sending side (a FIN), as a client that went away without a close frame; it may still read.
+    public func shutdownSending() { shutdown(descriptor, Int32(SHUT_WR)) }
+
+    /// Resets the connection (an RST, as from a crashed client or a middlebox) and takes no more part in it: its
+    /// reads and writes fail from now on. (The descriptor is closed at deinit, as ever: a reset socket stays open.)
+    public func reset() {
+        var linger = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+        // A connect to AF_UNSPEC dissolves the association: with a zero linger, the kernel sends the RST now.
+        var unspecified = sockaddr(sa_family: sa_family_t(AF_UNSPEC), sa_data: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        _ = connect(descriptor, &unspecified, socklen_t(MemoryLayout<sockaddr>.size))
+    }
 
     private static func address(_ host: String, port: Int) -> sockaddr_in {
         var address = sockaddr_in()
@@ -136,19 +153,24 @@ public final class RawSocket: @unchecked Sendable {
         return String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n").first ?? ""
     }
 
-    /// A masked client frame: `opcode` (1 text, 2 binary, 0 continuation, 8 close, 10 pong), FIN as given.
-    /// `declaredLength` claims a payload length other than the bytes sent (for oversized-frame attacks).
-    public static func webSocketFrame(opcode: UInt8, fin: Bool = true, payload: [UInt8], declaredLength: Int? = nil) -> [UInt8] {
+    /// A masked client frame: `opcode` (1 text, 2 binary, 0 continuation, 8 close, 9 ping, 10 pong), FIN as given.
+    /// `declaredLength` claims a payload length other than the bytes sent (for oversized-frame attacks); `masked:
+    /// false` leaves the mask out, as no client may (RFC 6455 §5.1).
+    public static func webSocketFrame(
+        opcode: UInt8, fin: Bool = true, payload: [UInt8], declaredLength: Int? = nil, masked: Bool = true
+    ) -> [UInt8] {
         var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
         let length = declaredLength ?? payload.count
+        let maskBit: UInt8 = masked ? 0x80 : 0
         if length < 126 {
-            frame.append(0x80 | UInt8(length))
+            frame.append(maskBit | UInt8(length))
         } else if length <= 0xFFFF {
-            frame += [0x80 | 126, UInt8(length >> 8), UInt8(length & 0xFF)]
+            frame += [maskBit | 126, UInt8(length >> 8), UInt8(length & 0xFF)]
         } else {
-            frame.append(0x80 | 127)
+            frame.append(maskBit | 127)
             frame += (0..<8).reversed().map { UInt8((length >> ($0 * 8)) & 0xFF) }
         }
+        guard masked else { return frame + payload }
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
         frame += mask
         frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }

@@ -95,6 +95,8 @@ struct RelayChildChannel: ServerChildChannel {
                 guard case .websocket = result else { return }
                 pipeline.removeHandler(observer, promise: nil)
                 pipeline.removeHandler(headGuard, promise: nil)
+                // Before the first frame: an unmasked one closes the connection, a close stops its writer.
+                do { try ClientFrameWatch.install(in: pipeline) } catch { channel.close(promise: nil) }
             }
             return Value(base: value, firstRequest: upgrader.upgradeResultFuture)
         }.nonisolated()

@@ -51,11 +51,13 @@ final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler,
         }
     }
 
-    /// Puts it in the channel's pipeline just below the WebSocket frame encoder, and starts writing.
+    /// Puts it in the channel's pipeline just below the WebSocket frame encoder, and starts writing; it writes
+    /// nothing more once the client closes (the pipeline's ``ClientFrameWatch`` says when).
     func install() async throws {
         try await channel.eventLoop.submit {
             let pipeline = self.channel.pipeline.syncOperations
             try pipeline.addHandler(self, position: .before(try pipeline.handler(type: WebSocketFrameEncoder.self)))
+            (try? pipeline.handler(type: ClientFrameWatch.self))?.whenClosing { [weak self] in self?.end() }
             self.drain()
         }.get()
     }
@@ -89,9 +91,11 @@ final class ChannelOutletWriter: ChannelInboundHandler, RemovableChannelHandler,
         end()
     }
 
+    /// Nothing more is written: what the outlet still holds goes (its bytes no longer count against the budgets).
     private func end(closing close: Close? = nil) {
         guard !ended else { return }
         ended = true
+        outlet.discardQueued()
         finished.succeed(close)
     }
 

@@ -23,6 +23,9 @@ struct ConnectionDriver: Sendable {
     static let helloTimeout: Double = 10
     /// How long a client the relay closes has to answer the close before its connection is cut.
     static let closeGrace = Duration.seconds(10)
+    /// How long a client that went (its close, a reset, its end of the socket shut) keeps its connection: the
+    /// answer to its close goes within it, unless it does not read.
+    static let departureGrace = Duration.seconds(2)
     /// The longest a connection's timer sleeps at once (seconds), so that a cancelled sleep's timer is soon gone.
     static let longestTimerSleep: Double = 60
 
@@ -169,6 +172,9 @@ struct ConnectionDriver: Sendable {
                     if let counted { metrics.add(counted) }
                     outlet.yield(.control(ControlMessage.error(code: error.kind, message: error.message).encoded()))
                     outlet.yield(.close(error.kind, reason))
+                    // The error and the close are written within the close's grace, or the connection is cut: a
+                    // client that does not read (busy sending pings, say) is not kept waiting for them.
+                    Self.drop(after: Self.closeGrace, drop)
                 case .drop:
                     dropUnreadClient("it does not read what it is sent")
                 }
@@ -188,10 +194,21 @@ struct ConnectionDriver: Sendable {
             connectionLogger.debug("connection \(connectionId) ended: \(error)")
         }
         if let hub = joined.value { await hub.leave(connectionId) }
-        outlet.finish()
+        if machine.value.isClosing {
+            // The relay's own close: the error and the close it queued are written first (within the close's grace).
+            outlet.finish()
+        } else {
+            // The client went (its close, a reset, its end of the socket shut): nothing queued is of use to it, and
+            // after a close nothing more may be sent (RFC 6455 §5.5.1). The answer to its close has a moment to go;
+            // then the connection is cut, and what was on its way to the socket stops counting.
+            outlet.discardQueued()
+            Self.drop(after: Self.departureGrace, drop)
+        }
         // A client that let its queue overflow may never read again: its connection is dropped now (the
         // transport closes it when this returns), not after a write that may never complete.
         if !machine.value.isDropped { await writer.value }
+        // What a writer that ended early (a failed write) left: it no longer counts against the relay's budget.
+        outlet.discardQueued()
     }
 
     /// The verdict on a hello's token (whether its session still exists is seen when joining it).

@@ -232,6 +232,31 @@ final class ConnectionOutlet: Sendable {
         ready?()
     }
 
+    /// Nothing more will be written (the client went, or its writer ended): what is queued goes now and stops
+    /// counting, and the outlet is finished (what is yielded later is dropped). Items the writer already took
+    /// count until it says they were ``sent(_:)``.
+    func discardQueued() {
+        let (writer, ready) = state.withLock { state in
+            state.finished = true
+            var freed = 0
+            while let item = state.queue.popFirst() ?? state.audio.popFirst() {
+                freed += item.queuedBytes
+                if case .control = item {
+                    state.messages -= 1
+                    state.controlBytes -= item.queuedBytes
+                }
+            }
+            // (After an overflow the queue was dropped and its bytes given back already.)
+            if freed > 0, !state.overflowed {
+                state.bytes -= freed
+                relay.release(freed, remaining: state.bytes)
+            }
+            return (state.takeWaitingWriter(), state.takeWhenReady())
+        }
+        writer?.resume(returning: nil)
+        ready?()
+    }
+
     /// Whom an overflow tells, once the lock is released: the waiting writer (it gets nil and ends) and the
     /// connection's ``onOverflow(_:)`` action (it closes the connection).
     fileprivate struct OverflowNotice {

@@ -1,0 +1,122 @@
+import Foundation
+import ScreenMedia
+@testable import ScreenRelay
+import ScreenSession
+import ScreenTesting
+import ScreenWire
+import Testing
+
+/// A viewer that goes while the relay holds frames for it (a reset, its end of the socket shut, a close frame) takes
+/// nothing with it: what was queued for it stops counting against the relay's budget at once, its connection and
+/// descriptor go within seconds, and after its close it is sent nothing more. Clients that break the protocol's
+/// rules (an unmasked frame, pings instead of a hello) are closed within the documented times.
+@Suite(.watchdog()) struct ClientGoneTests {
+    enum Departure: String, CaseIterable, CustomTestStringConvertible {
+        case reset, shutdown, closeFrame
+        var testDescription: String { rawValue }
+    }
+
+    /// A publisher sending 64 KiB frames ten times a second and a viewer that reads none of them, until the relay
+    /// holds at least 768 KiB for it; then the viewer goes its way.
+    @Test(arguments: Departure.allCases)
+    func whatWasQueuedForAViewerThatWentIsGivenBack(departure: Departure) async throws {
+        // The router keeps its frames queued for it (no skip to a keyframe, no close for taking nothing).
+        let relay = try await RunningRelay {
+            $0.subscriberStallSeconds = 600
+            $0.subscriberQueueMilliseconds = 600_000
+        }
+        let session = try await relay.createSession()
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let (publisher, stream, publishing) = try await relay.readingPublisher(token: session.token)
+        defer { publishing.cancel() }
+        let viewer = try RawSocket(port: relay.port, timeout: 10, receiveBuffer: 4096)
+        #expect(await viewer.upgradeToWebSocket().contains("101"))
+        for message: ControlMessage in [.hello(token: viewerToken, client: "gone"), .subscribe(streamId: stream.streamId)] {
+            await viewer.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(message.encoded().utf8)))
+        }
+        try await relay.waitForConnections(2)
+        let sending = Task {
+            let payload = [UInt8](repeating: 0x5A, count: 64 << 10)
+            var sequence: UInt64 = 0
+            while !Task.isCancelled {
+                let header = MediaFrameHeader(
+                    streamID: stream.streamId, sequence: sequence, flags: sequence == 0 ? [.keyframe] : [], codec: .vp9,
+                    width: 320, height: 240, captureTime: MediaTime(value: Int64(sequence), timescale: 10),
+                    wallClockMilliseconds: 0, metadata: .empty, payloadLength: payload.count)
+                try await publisher.send(header, payload: payload)
+                sequence += 1
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        defer { sending.cancel() }
+        #expect(
+            try await eventually(20) { relay.server.metrics.value(RelayMetrics.Name.queuedBytes) >= 768 << 10 },
+            "the relay never held much for the viewer: \(relay.server.metrics.value(RelayMetrics.Name.queuedBytes)) bytes")
+
+        switch departure {
+        case .reset:
+            viewer.reset()
+        case .shutdown:
+            viewer.shutdownSending()
+        case .closeFrame:
+            await viewer.send(RawSocket.webSocketFrame(opcode: 8, payload: [0x03, 0xE8]))
+            // It reads from now on: what came before its close, then the relay's close, and nothing after it.
+            var mediaBytesAfterClose = 0
+            var answered = false
+            while let frame = await viewer.receiveWebSocketFrame() {
+                if frame.opcode == 8 { answered = true; break }
+                if frame.opcode == 2 { mediaBytesAfterClose += frame.payload.count }
+            }
+            #expect(answered, "the relay did not answer the viewer's close")
+            // In the kernel's buffers and the channel's when the close came: a few frames at most, not the 768 KiB
+            // and more the relay held.
+            #expect(mediaBytesAfterClose < 512 << 10, "the relay went on sending after the close: \(mediaBytesAfterClose) bytes")
+        }
+        #expect(
+            try await eventually(10) { relay.server.metrics.value(RelayMetrics.Name.queuedBytes) < 16 << 10 },
+            "\(relay.server.metrics.value(RelayMetrics.Name.queuedBytes)) bytes still count for a viewer that went (\(departure))")
+        #expect(
+            try await eventually(10) { relay.server.metrics.value(.connections) == 1 },
+            "the viewer's connection is still open (\(departure))")
+    }
+
+    /// RFC 6455 §5.1: a client's frames are masked, and a server closes a connection whose frames are not (1002,
+    /// with why), whether its client holds a token or not.
+    @Test(arguments: [true, false])
+    func anUnmaskedFrameClosesTheConnection(withToken: Bool) async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let token = withToken ? try await relay.token(session: session.sessionId, role: .subscriber) : "not-a-token"
+        let client = try RawSocket(port: relay.port, timeout: 10)
+        #expect(await client.upgradeToWebSocket().contains("101"))
+        let hello = Array(ControlMessage.hello(token: token, client: "unmasked").encoded().utf8)
+        await client.send(RawSocket.webSocketFrame(opcode: 1, payload: hello, masked: false))
+        var close: RawSocket.WebSocketFrame?
+        while let frame = await client.receiveWebSocketFrame() {
+            if frame.opcode == 8 { close = frame; break }
+        }
+        let payload = close?.payload ?? []
+        #expect(payload.count >= 2 && UInt16(payload[0]) << 8 | UInt16(payload[1]) == 1002)
+        #expect(String(decoding: payload.dropFirst(2), as: UTF8.self).contains("masked"))
+        #expect(await client.isClosedByPeer(within: 5))
+    }
+
+    /// A client without a token that sends pings instead of a hello and reads nothing (not the pongs, not the
+    /// refusal) is cut off at the hello deadline and the close's grace (10 s each), not left to a write stall.
+    @Test func pingsInsteadOfAHelloAreCutOffAfterTheHelloDeadlineAndTheGrace() async throws {
+        let relay = try await RunningRelay()
+        let client = try RawSocket(port: relay.port, timeout: 5, receiveBuffer: 4096)
+        #expect(await client.upgradeToWebSocket().contains("101"))
+        let started = ContinuousClock.now
+        let ping = RawSocket.webSocketFrame(opcode: 9, payload: [UInt8](repeating: 0x50, count: 120))
+        var open = true
+        while open, ContinuousClock.now - started < .seconds(45) {
+            open = await client.send(ping)
+            if open { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(!open, "the client was still connected after \(elapsed)")
+        #expect(elapsed < .seconds(30), "the client was cut off only after \(elapsed)")
+        #expect(try await eventually(10) { relay.server.metrics.value(.connections) == 0 })
+    }
+}
