@@ -143,7 +143,8 @@ public enum ControlMessage: Sendable, Hashable {
         do {
             head = try decoder.decode(Head.self, from: bytes)
         } catch {
-            throw WireError(.malformed, "control message is not a JSON object with \"v\" and \"type\"")
+            let problem = DecodingProblem.describe(error).map { ": \($0)" } ?? ""
+            throw WireError(.malformed, "control message is not a JSON object with a whole-number \"v\" and a string \"type\"\(problem)")
         }
         guard head.v == version else {
             throw WireError(.unsupportedVersion, "control message version \(head.v) is not supported (this peer speaks \(version))")
@@ -245,7 +246,8 @@ public enum ControlMessage: Sendable, Hashable {
         } catch let error as WireError {
             throw error
         } catch {
-            throw WireError(.malformed, "\(String(head.type.prefix(64)).escapingControlCharacters) message has missing or invalid fields")
+            let problem = DecodingProblem.describe(error, isJSON: true) ?? "it has missing or invalid fields"
+            throw WireError(.malformed, "\(String(head.type.prefix(64)).escapingControlCharacters) message: \(problem)")
         }
     }
 }

@@ -38,6 +38,16 @@ struct RelayConnectionTests {
         #expect(connection.tick(now: 1011).isEmpty, "the hello deadline no longer applies once joined")
         let control = connection.received(.text(ControlMessage.subscribe(streamId: 1).encoded()))
         guard case .control(.subscribe(1, _, _, _, _)) = try #require(control.first) else { Issue.record("\(control)"); return }
+        #expect(!connection.isClosing)
+        // A viewer's token publishes nothing: its media is refused as not allowed, with what to do instead.
+        let refused = Self.refusal(connection.received(Self.videoFrame()))
+        #expect(refused?.0 == .forbidden && refused?.1.contains("publisher's token") == true, "\(String(describing: refused))")
+    }
+
+    @Test func aPublishersMediaGoesToTheSession() throws {
+        var connection = RelayConnection(now: 1000, helloTimeout: 10)
+        _ = connection.received(Self.hello)
+        _ = connection.tokenVerdict(.success(Self.grant(.publisher, expiresAt: 5000)))
         guard case .video(_, let header) = try #require(connection.received(Self.videoFrame()).first) else { Issue.record("no video"); return }
         #expect(header.streamID == 1 && header.isKeyframe)
         #expect(!connection.isClosing)

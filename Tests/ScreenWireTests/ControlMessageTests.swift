@@ -202,3 +202,26 @@ import Testing
         #expect("\u{1B}[2J\t\\ é \u{202E}".escapingControlCharacters == "\\u{1b}[2J\\t\\\\ é \\u{202e}")
     }
 }
+
+/// A message the relay cannot read is refused with the field that is wrong and how, not "invalid fields".
+@Suite struct ControlMessageRefusalTests {
+    @Test(arguments: [
+        (#"{"v":1,"type":"subscribe"}"#, #""streamId" is missing"#),
+        (#"{"v":1,"type":"subscribe","streamId":-1}"#, "out of its field's range"),
+        (#"{"v":1,"type":"subscribe","streamId":4294967296}"#, "out of its field's range"),
+        (#"{"v":1,"type":"subscribe","streamId":"7"}"#, #""streamId" is not a whole number in range"#),
+        (#"{"v":1,"type":"subscribe","streamId":7,"audio":"yes"}"#, #""audio" is not true or false"#),
+        (#"{"v":1.5,"type":"hello","token":"t"}"#, #""v""#),
+        (#"{"v":1e308,"type":"hello","token":"t"}"#, #""v""#),
+        (#"{"type":"hello","token":"t"}"#, #""v" is missing"#),
+        (#"{"v":1,"type":"hello","token":"t""#, "it is not valid JSON"),
+    ])
+    func namesTheFieldAndWhatIsWrongWithIt(text: String, expected: String) {
+        #expect(throws: WireError.self) { try ControlMessage.parse(text) }
+        do {
+            _ = try ControlMessage.parse(text)
+        } catch {
+            #expect(error.message.contains(expected), "\(text): \(error.message)")
+        }
+    }
+}

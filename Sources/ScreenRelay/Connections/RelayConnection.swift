@@ -72,6 +72,8 @@ struct RelayConnection: Sendable {
             return refuse(WireError(.badState, "the first message must be hello"))
         case (.joined, .text(let text)):
             do throws(WireError) { return [.control(try ControlMessage.parse(text))] } catch { return refuse(error) }
+        case (.joined(let role, _), .binary) where !role.mayPublish:
+            return refuse(WireError(.forbidden, "a \(role.rawValue)'s token may not send media: publish with a publisher's token"))
         case (.joined, .binary(let buffer)):
             let parsed = buffer.withUnsafeReadableBytes { bytes in Result { () throws(WireError) in try MediaMessage.parse(bytes) } }
             switch parsed {
