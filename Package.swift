@@ -83,7 +83,7 @@ let package = Package(
         // WHIP's media side: GStreamer's webrtcbin fed already-encoded frames. Its header hides GStreamer and GLib.
         .target(
             name: "CWHIPShims", cSettings: [.unsafeFlags(["-I/usr/include/gstreamer-1.0"] + glibIncludes)],
-            linkerSettings: ["gstwebrtc-1.0", "gstapp-1.0", "gstbase-1.0", "gstsdp-1.0", "gstreamer-1.0", "gobject-2.0", "glib-2.0"]
+            linkerSettings: ["gstwebrtc-1.0", "gstapp-1.0", "gstrtp-1.0", "gstbase-1.0", "gstsdp-1.0", "gstreamer-1.0", "gobject-2.0", "glib-2.0"]
                 .map { .linkedLibrary($0) }),
         // One shim target per C library, for what Swift cannot call directly (macros, variadics, process-wide
         // handlers); each links only its own library, so a module links only the C libraries it uses.
@@ -310,7 +310,10 @@ let package = Package(
             ],
             path: "Benchmarks/relaybench",
             swiftSettings: strictSwift),
-        .testTarget(name: "ScreenWHIPTests", dependencies: ["ScreenWHIP", "ScreenMedia", "ScreenTransportClient"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "ScreenWHIPTests",
+            dependencies: ["ScreenWHIP", "ScreenMedia", "ScreenTransportClient", "ScreenCodec", "ScreenTesting", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSwift),
         .testTarget(name: "ScreenMediaTests", dependencies: ["ScreenMedia"], swiftSettings: strictSwift),
         .testTarget(
             name: "ScreenPipelineTests", dependencies: ["ScreenMedia", "ScreenCodec", "ScreenPipeline", "ScreenTesting"],

@@ -1,5 +1,5 @@
 // WHIP's media side on GStreamer: appsrc (already-encoded VP8/VP9/H.264) → rtpvp8pay / rtpvp9pay / rtph264pay →
-// webrtcbin.
+// webrtcbin; optionally appsrc (Opus) → rtpopuspay → webrtcbin, and a data channel for the frames' metadata.
 // Swift cannot emit GObject signals or set properties (variadic C), so the whole negotiation lives here and
 // is driven synchronously with GstPromise waits; webrtcbin and its libnice agent run their own threads.
 
@@ -13,17 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-struct CWHIPSession {
-    GstElement *pipeline;
-    GstElement *source;
-    GstElement *webrtc;
-    gchar *offer;
-    CWHIPKeyframeRequest on_keyframe_request;
-    CWHIPStateChange on_state_change;
-    void *context;
-    /// Monotonic time (µs) of the last RTCP packet from the receiver; 0: none yet.
-    gint64 last_rtcp;
-};
+#include "CWHIPSessionPrivate.h"
 
 /// webrtcbin's connection-state changed.
 static void on_connection_state(GObject *object, GParamSpec *spec, gpointer user) {
@@ -113,7 +103,7 @@ static const GstStructure *await(GstPromise *promise, const char *what, char *er
     return reply;
 }
 
-CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *turn_urls, size_t turn_count, int timeout_ms,
+CWHIPSession *CWHIP_start(int codec, CWHIPExtras extras, const char *stun_url, const char *const *turn_urls, size_t turn_count, int timeout_ms,
     CWHIPKeyframeRequest on_keyframe_request, CWHIPStateChange on_state_change, void *context, char *error,
     size_t error_size) {
     if (error && error_size) error[0] = 0;
@@ -139,14 +129,27 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
     // the SFU's next keyframe request mends the picture). One SSRC in the offer and in the packets: an SFU that
     // maps streams by the SDP's a=ssrc (Janus) drops packets of another, and addresses its keyframe requests to
     // the one it knows.
+    // Buffers carry their capture time as PTS (the pipeline runs on CLOCK_MONOTONIC, the capture clock), so the
+    // payloaders' RTP timestamps of video and sound share one time base and RTCP maps them to one wall clock.
     guint32 ssrc = g_random_int_range(1, G_MAXINT32);
-    char description[768];
+    guint32 audio_ssrc = ssrc ^ 0x5a5a5a5a;
+    int channels = extras.audio_channels == 1 ? 1 : 2;
+    char audio[512] = "";
+    if (extras.audio_channels > 0)
+        snprintf(audio, sizeof audio,
+            " appsrc name=audio is-live=true format=time do-timestamp=false max-buffers=50 max-bytes=0 leaky-type=downstream "
+            "caps=audio/x-opus,channel-mapping-family=0,channels=%d,rate=48000 "
+            "! rtpopuspay mtu=1200 ssrc=%u ! application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,ssrc=(uint)%u "
+            "! webrtc.sink_1",
+            channels, audio_ssrc, audio_ssrc);
+    char description[1400];
     snprintf(description, sizeof description,
-        "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=60 max-bytes=0 leaky-type=downstream caps=%s "
-        "! %s mtu=1200 ssrc=%u "
+        "webrtcbin name=webrtc bundle-policy=max-bundle "
+        "appsrc name=source is-live=true format=time do-timestamp=false max-buffers=60 max-bytes=0 leaky-type=downstream caps=%s "
+        "! %s name=payloader mtu=1200 ssrc=%u "
         "! application/x-rtp,media=video,encoding-name=%s,payload=96,clock-rate=90000,ssrc=(uint)%u "
-        "! webrtcbin name=webrtc bundle-policy=max-bundle",
-        source_caps, payloader, ssrc, name, ssrc);
+        "! webrtc.sink_0%s",
+        source_caps, payloader, ssrc, name, ssrc, audio);
     GError *failure = NULL;
     GstElement *pipeline = gst_parse_launch(description, &failure);
     // A missing element (plugin not installed) may still give a partial pipeline, with the error set.
@@ -161,14 +164,21 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
         return NULL;
     }
 
+    GstClock *clock = g_object_new(GST_TYPE_SYSTEM_CLOCK, "clock-type", GST_CLOCK_TYPE_MONOTONIC, NULL);
+    gst_object_ref_sink(clock);
+    gst_pipeline_use_clock(GST_PIPELINE(pipeline), clock);
+    gst_object_unref(clock);
+
     CWHIPSession *session = g_new0(CWHIPSession, 1);
+    g_mutex_init(&session->pending_lock);
     session->pipeline = pipeline;
     session->source = gst_bin_get_by_name(GST_BIN(pipeline), "source");
+    session->audio_source = extras.audio_channels > 0 ? gst_bin_get_by_name(GST_BIN(pipeline), "audio") : NULL;
     session->webrtc = gst_bin_get_by_name(GST_BIN(pipeline), "webrtc");
     session->on_keyframe_request = on_keyframe_request;
     session->on_state_change = on_state_change;
     session->context = context;
-    if (!session->source || !session->webrtc) {
+    if (!session->source || !session->webrtc || (extras.audio_channels > 0 && !session->audio_source)) {
         say(error, error_size, "%s", "the WebRTC pipeline is incomplete");
         CWHIP_stop(session);
         return NULL;
@@ -205,6 +215,20 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
     GstPad *source_pad = gst_element_get_static_pad(session->source, "src");
     gst_pad_add_probe(source_pad, GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, on_upstream_event, session, NULL);
     gst_object_unref(source_pad);
+    GstElement *payloader_element = gst_bin_get_by_name(GST_BIN(pipeline), "payloader");
+    if (payloader_element) {
+        GstPad *packets = gst_element_get_static_pad(payloader_element, "src");
+        gst_pad_add_probe(packets, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST, CWHIP_on_video_packets, session, NULL);
+        gst_object_unref(packets);
+        gst_object_unref(payloader_element);
+    }
+    // RTCP sender reports map RTP time to the wall clock at capture (the buffers' running time), not at sending:
+    // a receiver then lines sound up with the picture captured with it, whatever each took to encode.
+    GstElement *rtpbin = find_rtpbin(session->webrtc);
+    if (rtpbin) {
+        g_object_set(rtpbin, "rtcp-sync-send-time", FALSE, NULL);
+        gst_object_unref(rtpbin);
+    }
 
     if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
         say(error, error_size, "%s", "the WebRTC pipeline does not start");
@@ -222,16 +246,44 @@ CWHIPSession *CWHIP_start(int codec, const char *stun_url, const char *const *tu
         "rtcp-fb-nack-pli=true,rtcp-fb-ccm-fir=true,rtcp-fb-goog-remb=true%s",
         name, ssrc, format);
     GstCaps *caps = gst_caps_from_string(preferences);
-    GArray *transceivers = NULL;
-    g_signal_emit_by_name(session->webrtc, "get-transceivers", &transceivers);
-    if (transceivers) {
-        for (guint index = 0; index < transceivers->len; index++) {
-            GstWebRTCRTPTransceiver *transceiver = g_array_index(transceivers, GstWebRTCRTPTransceiver *, index);
-            g_object_set(transceiver, "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "codec-preferences", caps, NULL);
-        }
-        g_array_unref(transceivers);
+    GstPad *video_pad = gst_element_get_static_pad(session->webrtc, "sink_0");
+    GstWebRTCRTPTransceiver *video_transceiver = NULL;
+    if (video_pad) g_object_get(video_pad, "transceiver", &video_transceiver, NULL);
+    if (video_transceiver) {
+        g_object_set(video_transceiver, "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "codec-preferences", caps, NULL);
+        gst_object_unref(video_transceiver);
     }
+    if (video_pad) gst_object_unref(video_pad);
     gst_caps_unref(caps);
+    if (extras.audio_channels > 0) {
+        // The sound's transceiver (the one sink_1's link made): Opus as WebRTC knows it (always "/2" in SDP).
+        char audio_preferences[256];
+        snprintf(audio_preferences, sizeof audio_preferences,
+            "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2,ssrc=(uint)%u",
+            audio_ssrc);
+        GstCaps *audio_caps = gst_caps_from_string(audio_preferences);
+        GstPad *audio_pad = gst_element_get_static_pad(session->webrtc, "sink_1");
+        GstWebRTCRTPTransceiver *audio_transceiver = NULL;
+        if (audio_pad) g_object_get(audio_pad, "transceiver", &audio_transceiver, NULL);
+        if (audio_transceiver) {
+            g_object_set(audio_transceiver, "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "codec-preferences", audio_caps, NULL);
+            gst_object_unref(audio_transceiver);
+        }
+        if (audio_pad) gst_object_unref(audio_pad);
+        gst_caps_unref(audio_caps);
+    }
+    if (extras.metadata_channel) {
+        // Made before the offer, so that the one offer carries it (m=application). Unordered and never
+        // retransmitted: a metadata message that comes late is worth nothing to a picture already shown.
+        GstStructure *options = gst_structure_new("options", "ordered", G_TYPE_BOOLEAN, FALSE, "max-retransmits", G_TYPE_INT, 0, NULL);
+        g_signal_emit_by_name(session->webrtc, "create-data-channel", "screenpub-metadata", options, &session->channel);
+        gst_structure_free(options);
+        if (!session->channel) {
+            say(error, error_size, "%s", "webrtcbin made no data channel for the frame metadata");
+            CWHIP_stop(session);
+            return NULL;
+        }
+    }
 
     GstPromise *promise = gst_promise_new();
     g_signal_emit_by_name(session->webrtc, "create-offer", NULL, promise);
@@ -308,12 +360,34 @@ int CWHIP_set_answer(CWHIPSession *session, const char *sdp, char *error, size_t
     return 0;
 }
 
-int CWHIP_push(CWHIPSession *session, const uint8_t *data, size_t size, int keyframe) {
-    // Timestamped by appsrc with the pipeline's running time as it arrives: frames are pushed as they are
-    // encoded, live, and the RTP clock needs nothing more.
+/// `capture_ns` as the pipeline's running time (its clock is CLOCK_MONOTONIC); GST_CLOCK_TIME_NONE when it comes
+/// before the pipeline started.
+static GstClockTime running_time(CWHIPSession *session, int64_t capture_ns) {
+    GstClockTime base = gst_element_get_base_time(session->pipeline);
+    if (capture_ns < 0 || (guint64)capture_ns < base) return GST_CLOCK_TIME_NONE;
+    return (guint64)capture_ns - base;
+}
+
+int CWHIP_push(CWHIPSession *session, const uint8_t *data, size_t size, int keyframe, int64_t capture_ns,
+    const uint8_t *message, size_t message_size, size_t timestamp_offset) {
+    GstClockTime pts = running_time(session, capture_ns);
+    if (!GST_CLOCK_TIME_IS_VALID(pts)) return 1;
     GstBuffer *buffer = gst_buffer_new_memdup(data, size);
+    GST_BUFFER_PTS(buffer) = pts;
     if (!keyframe) GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
+    // Queued before the frame, so that the payloader's first packet of it finds its message.
+    if (session->channel && message) CWHIP_queue_message(session, pts, message, message_size, timestamp_offset);
     return gst_app_src_push_buffer(GST_APP_SRC(session->source), buffer) == GST_FLOW_OK ? 0 : -1;
+}
+
+int CWHIP_push_audio(CWHIPSession *session, const uint8_t *data, size_t size, int64_t capture_ns, int samples) {
+    if (!session->audio_source) return -1;
+    GstClockTime pts = running_time(session, capture_ns);
+    if (!GST_CLOCK_TIME_IS_VALID(pts)) return 1;
+    GstBuffer *buffer = gst_buffer_new_memdup(data, size);
+    GST_BUFFER_PTS(buffer) = pts;
+    if (samples > 0) GST_BUFFER_DURATION(buffer) = gst_util_uint64_scale_int((guint64)samples, GST_SECOND, 48000);
+    return gst_app_src_push_buffer(GST_APP_SRC(session->audio_source), buffer) == GST_FLOW_OK ? 0 : -1;
 }
 
 int CWHIP_state(CWHIPSession *session, char *error, size_t error_size) {
@@ -349,45 +423,12 @@ void CWHIP_stop(CWHIPSession *session) {
     gst_object_unref(bus);
     gst_element_set_state(session->pipeline, GST_STATE_NULL);
     if (session->source) gst_object_unref(session->source);
+    if (session->audio_source) gst_object_unref(session->audio_source);
+    if (session->channel) g_object_unref(session->channel);
     if (session->webrtc) gst_object_unref(session->webrtc);
     gst_object_unref(session->pipeline);
     g_free(session->offer);
+    g_mutex_clear(&session->pending_lock);
     g_free(session);
 }
 
-/// One statistics entry of webrtcbin's get-stats reply.
-static gboolean read_stats_entry(GQuark field, const GValue *value, gpointer user) {
-    (void)field;
-    CWHIPReceiverReport *report = user;
-    if (!GST_VALUE_HOLDS_STRUCTURE(value)) return TRUE;
-    const GstStructure *entry = gst_value_get_structure(value);
-    GstWebRTCStatsType type = 0;
-    if (!gst_structure_get(entry, "type", GST_TYPE_WEBRTC_STATS_TYPE, &type, NULL)) return TRUE;
-    if (type == GST_WEBRTC_STATS_REMOTE_INBOUND_RTP) {
-        double number = 0;
-        gint lost = 0;
-        if (gst_structure_get_double(entry, "fraction-lost", &number)) { report->fraction_lost = number; report->has_report = 1; }
-        if (gst_structure_get_double(entry, "round-trip-time", &number)) report->round_trip_seconds = number;
-        if (gst_structure_get_double(entry, "jitter", &number)) report->jitter_seconds = number;
-        if (gst_structure_get_int(entry, "packets-lost", &lost)) report->packets_lost = lost;
-    } else if (type == GST_WEBRTC_STATS_OUTBOUND_RTP) {
-        guint64 bytes = 0;
-        if (gst_structure_get_uint64(entry, "bytes-sent", &bytes)) report->bytes_sent = bytes;
-    }
-    return TRUE;
-}
-
-int CWHIP_receiver_report(CWHIPSession *session, CWHIPReceiverReport *report) {
-    memset(report, 0, sizeof *report);
-    report->round_trip_seconds = -1;
-    GstPromise *promise = gst_promise_new();
-    g_signal_emit_by_name(session->webrtc, "get-stats", NULL, promise);
-    if (gst_promise_wait(promise) != GST_PROMISE_RESULT_REPLIED) {
-        gst_promise_unref(promise);
-        return -1;
-    }
-    const GstStructure *reply = gst_promise_get_reply(promise);
-    if (reply) gst_structure_foreach(reply, read_stats_entry, report);
-    gst_promise_unref(promise);
-    return report->has_report ? 0 : -1;
-}

@@ -23,6 +23,8 @@ public final class JanusSFU: @unchecked Sendable {
     public let token: String
     /// `whip+http://…`: what screenpub publishes to.
     public var whipURL: String { "whip+http://\(sfuAddress):8080/whip/\(room)" }
+    /// The same room behind a front whose answers refuse the data channel (as an SFU without data channels does).
+    public var whipNoDataURL: String { "whip+http://\(sfuAddress):8080/whip-nodata/\(room)" }
     public var janusURL: String { "http://\(sfuAddress):8088/janus" }
     private let directory: String
     private var janus: ChildProcess?

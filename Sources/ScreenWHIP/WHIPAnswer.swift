@@ -43,4 +43,14 @@ struct WHIPAnswer: Sendable, Equatable {
             throw WHIPError(.unreachable, "the WHIP endpoint at \(url) answered HTTP \(response.status)\(said.isEmpty ? "" : ": \(said)")")
         }
     }
+
+    /// The media kinds (`video`, `audio`, `application`) an answer accepts: its m-lines whose port is not 0.
+    static func acceptedMedia(in sdp: String) -> Set<String> {
+        var kinds: Set<String> = []
+        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("m=") {
+            let fields = line.dropFirst(2).split(separator: " ")
+            if fields.count > 1, fields[1] != "0" { kinds.insert(String(fields[0])) }
+        }
+        return kinds
+    }
 }

@@ -16,8 +16,9 @@ final class WHIPMediaSession: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
 
-    init(pointer: OpaquePointer, context: Unmanaged<WHIPSessionEvents>) {
+    init(pointer: OpaquePointer, context: Unmanaged<WHIPSessionEvents>, hasMetadataChannel: Bool) {
         self.pointer = pointer
+        self.hasMetadataChannel = hasMetadataChannel
         self.context = context
         events = context.takeUnretainedValue()
     }
@@ -46,9 +47,50 @@ final class WHIPMediaSession: @unchecked Sendable {
         }
     }
 
-    /// Hands one encoded frame to webrtcbin's queue; whether it took it.
+    /// Hands one encoded frame to webrtcbin's queue, and with a metadata channel its ``WHIPFrameMessage``; whether it
+    /// took it (a frame captured before the session's pipeline started is not).
     func push(_ frame: EncodedFrame) -> Bool {
-        CWHIP_push(pointer, frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), frame.payload.count, frame.isKeyframe ? 1 : 0) == 0
+        let payload = frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        let capture = Self.nanoseconds(frame.captureTime)
+        guard hasMetadataChannel else {
+            return CWHIP_push(pointer, payload, frame.payload.count, frame.isKeyframe ? 1 : 0, capture, nil, 0, 0) == 0
+        }
+        let message = WHIPFrameMessage(wallClock: frame.wallClock, isKeyframe: frame.isKeyframe, metadata: frame.metadata).encoded()
+        return CWHIP_push(
+            pointer, payload, frame.payload.count, frame.isKeyframe ? 1 : 0, capture, message, message.count, WHIPFrameMessage.timestampOffset) == 0
+    }
+
+    /// Hands one Opus packet to webrtcbin's sound queue; whether it took it.
+    func pushAudio(_ frame: EncodedAudioFrame) -> Bool {
+        let samples = Int32(clamping: frame.samples)
+        return CWHIP_push_audio(
+            pointer, frame.payload.baseAddress?.assumingMemoryBound(to: UInt8.self), frame.payload.count, Self.nanoseconds(frame.captureTime),
+            samples) == 0
+    }
+
+    /// A capture time in CLOCK_MONOTONIC nanoseconds (the pipeline's clock); -1 when it cannot be one.
+    static func nanoseconds(_ time: MediaTime) -> Int64 {
+        let nanoseconds = Int128(time.value) * Int128(MediaTime.nanosecondTimescale) / Int128(time.timescale)
+        return Int64(exactly: nanoseconds) ?? -1
+    }
+
+    /// Whether the session offered a metadata data channel.
+    let hasMetadataChannel: Bool
+
+    /// The metadata channel's state: not open yet (or none), open, closed.
+    func metadataChannelState() -> WHIPMetadataChannelState {
+        switch CWHIP_metadata_channel_state(pointer) {
+        case 1: .open
+        case 2: .closed
+        default: .notOpen
+        }
+    }
+
+    /// Metadata messages sent on the data channel so far, and those not sent.
+    func metadataCounts() -> (sent: UInt64, unsent: UInt64) {
+        var sent: UInt64 = 0, unsent: UInt64 = 0
+        CWHIP_metadata_counts(pointer, &sent, &unsent)
+        return (sent, unsent)
     }
 
     /// The peer connection's state now (a pipeline error reads as failed, with its text).
@@ -81,8 +123,12 @@ final class WHIPMediaSession: @unchecked Sendable {
             bytesSent: report.bytes_sent)
     }
 
-    /// Starts webrtcbin's media for `codec` with `iceServers`; its callbacks reach `events`.
-    static func start(codec: VideoCodec, iceServers: [String], events: WHIPSessionEvents) async throws -> WHIPMediaSession {
+    /// Starts webrtcbin's media for `codec` (and Opus of `audioChannels`, 0: none; a metadata data channel when
+    /// `metadataChannel`) with `iceServers`; its callbacks reach `events`.
+    static func start(
+        codec: VideoCodec, audioChannels: Int = 0, metadataChannel: Bool = false, iceServers: [String], events: WHIPSessionEvents
+    ) async throws -> WHIPMediaSession {
+        let extras = CWHIPExtras(audio_channels: Int32(clamping: audioChannels), metadata_channel: metadataChannel ? 1 : 0)
         let context = Unmanaged.passRetained(events)
         let codecNumber: Int32 = switch codec {
         case .vp8: 8
@@ -98,7 +144,7 @@ final class WHIPMediaSession: @unchecked Sendable {
                 var error = [CChar](repeating: 0, count: 512)
                 let made = withCStrings(turns) { turnPointers in
                     CWHIP_start(
-                        codecNumber, stun, turnPointers, turns.count, 10_000,
+                        codecNumber, extras, stun, turnPointers, turns.count, 10_000,
                         { pointer in
                             guard let pointer else { return }
                             let events = Unmanaged<WHIPSessionEvents>.fromOpaque(pointer).takeUnretainedValue()
@@ -123,12 +169,17 @@ final class WHIPMediaSession: @unchecked Sendable {
                 context.release()
                 throw WHIPError(.connection, "webrtcbin started no session")
             }
-            return WHIPMediaSession(pointer: pointer, context: context)
+            return WHIPMediaSession(pointer: pointer, context: context, hasMetadataChannel: metadataChannel)
         case .failure(let error):
             context.release()
             throw error
         }
     }
+}
+
+/// Where the frame metadata's data channel is.
+enum WHIPMetadataChannelState: Sendable, Equatable {
+    case notOpen, open, closed
 }
 
 /// What a WebRTC receiver's RTCP reports say, as the uplink controller takes them.

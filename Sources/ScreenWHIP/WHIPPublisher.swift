@@ -18,7 +18,10 @@ import Synchronization
 /// round trip), read from webrtcbin's statistics once a second, drive an ``UplinkController`` whose target goes to
 /// the encoder through `pacing`; webrtcbin passes no per-packet feedback (transport-cc) up, so frames are not held
 /// back on it, and the rate follows the network at the pace of those reports.
-public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
+///
+/// With `metadata`, each frame's ``WHIPFrameMessage`` goes on a data channel beside the video; with `audio`, the
+/// share's Opus goes on a second transceiver, its RTP time on the video's (both from the capture clock).
+public final class WHIPPublisher: EncodedFrameSink, ConcurrentAudioSink, @unchecked Sendable {
     // @unchecked: the mutable state is in `state` (a Mutex); the webrtcbin session it names is pushed to and
     // stopped only under `mediaLock`, so a frame never reaches a stopped session; the rest is immutable.
     public let endpoint: String
@@ -44,20 +47,34 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         /// ICE servers the endpoint named in its last `201` (`Link: …; rel="ice-server"`), for the next session.
         var learnedIceServers: [String] = []
         var framesSent = 0
+        var audioFramesSent = 0
         var uplink: UplinkController?
+        /// Said once per publisher: the SFU does not carry the metadata (or the sound) to viewers.
+        var toldMetadataLost = false
+        var toldAudioLost = false
     }
     private let state = Mutex(State())
     private let mediaLock = NSLock()
     /// Where the controller's target goes to the encoder.
     private let pacing: EncoderPacing.Voice?
+    /// The share's sound, sent beside the picture (nil: none).
+    let audio: AudioProperties?
+    /// Whether frames' metadata goes on a data channel.
+    let sendsMetadata: Bool
+    /// Seconds after connecting by which the metadata channel should be open; past them the publisher says that the
+    /// metadata does not reach viewers.
+    static let metadataChannelGrace = 5.0
 
     /// `endpoint`: the WHIP endpoint as `http(s)://…` (the `whip+` prefix removed).
     public init(
         endpoint: String, token: String?, codec: VideoCodec, pictureRequests: PictureRequests,
         reconnection: ReconnectStateMachine.Policy = .init(), trust: ClientTrust = .system, connectTimeout: Double = 20,
-        uplink: UplinkController.Configuration? = nil, pacing: EncoderPacing.Voice? = nil, logger: Logger
+        uplink: UplinkController.Configuration? = nil, pacing: EncoderPacing.Voice? = nil, audio: AudioProperties? = nil,
+        metadata: Bool = true, logger: Logger
     ) {
         self.pacing = pacing
+        self.audio = audio
+        sendsMetadata = metadata
         var initial = State()
         initial.uplink = uplink.map(UplinkController.init)
         state.withLock { $0 = initial }
@@ -82,15 +99,23 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         /// The encoder target the receiver's reports led to, and why.
         public var targetKbps: Int?
         public var rateReason: String?
+        public var audioFramesSent = 0
+        /// Metadata messages handed to the data channel in the current session, and those not sent.
+        public var metadataSent: UInt64 = 0
+        public var metadataUnsent: UInt64 = 0
     }
 
     public var status: Status {
-        state.withLock {
-            Status(
-                connected: $0.connected, everConnected: $0.everConnected, lastProblem: $0.lastProblem,
-                framesSent: $0.framesSent, keyframeRequestsReceived: sessionEvents.keyframeRequestsReceived.load(ordering: .relaxed),
-                targetKbps: $0.uplink?.targetKbps, rateReason: $0.uplink?.reason.description)
+        let (current, session) = state.withLock { state in
+            (Status(
+                connected: state.connected, everConnected: state.everConnected, lastProblem: state.lastProblem,
+                framesSent: state.framesSent, keyframeRequestsReceived: sessionEvents.keyframeRequestsReceived.load(ordering: .relaxed),
+                targetKbps: state.uplink?.targetKbps, rateReason: state.uplink?.reason.description, audioFramesSent: state.audioFramesSent),
+             state.session)
         }
+        var status = current
+        if let counts = session?.metadataCounts() { (status.metadataSent, status.metadataUnsent) = counts }
+        return status
     }
 
     // MARK: Frames (capture thread)
@@ -103,6 +128,15 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
         defer { mediaLock.unlock() }
         guard let session = state.withLock({ $0.connected ? $0.session : nil }) else { return }
         if session.push(frame) { state.withLock { $0.framesSent += 1 } }
+    }
+
+    /// Sound from the share's audio thread: sent while a session is connected, dropped otherwise (never waits).
+    public func writeAudio(_ frame: EncodedAudioFrame) throws {
+        guard audio != nil else { return }
+        mediaLock.lock()
+        defer { mediaLock.unlock() }
+        guard let session = state.withLock({ $0.connected ? $0.session : nil }) else { return }
+        if session.pushAudio(frame) { state.withLock { $0.audioFramesSent += 1 } }
     }
 
     public func finish() throws {
@@ -131,7 +165,8 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
     private func sessionOnce() async throws {
         let learned = state.withLock { $0.learnedIceServers }
         let iceServers = learned.isEmpty ? await iceServersFromOptions() : learned
-        let session = try await WHIPMediaSession.start(codec: codec, iceServers: iceServers, events: sessionEvents)
+        let session = try await WHIPMediaSession.start(
+            codec: codec, audioChannels: audio?.channels ?? 0, metadataChannel: sendsMetadata, iceServers: iceServers, events: sessionEvents)
         let resource = Locked<String?>(nil)
         do {
             try await media(session, resource: resource)
@@ -178,6 +213,13 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
             if !known { logger.info("the WHIP endpoint names ICE servers \(answer.iceServers.map(WHIPLink.redacted).joined(separator: ", ")); used from the next session") }
         }
         try Self.checkAnswer(answer.sdp, codec: codec, endpoint: endpoint)
+        let accepted = WHIPAnswer.acceptedMedia(in: answer.sdp)
+        if sendsMetadata, !accepted.contains("application") { tellMetadataLost("its answer refuses the data channel") }
+        if audio != nil, !accepted.contains("audio") {
+            if state.withLock({ state in defer { state.toldAudioLost = true }; return !state.toldAudioLost }) {
+                logger.warning("the WHIP endpoint at \(endpoint) refused the sound (no audio in its answer): viewers get the picture alone")
+            }
+        }
         do {
             try session.setAnswer(answer.sdp)
         } catch {
@@ -210,6 +252,11 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                     logger.debug("the SFU's first RTCP arrived; it is watched for silence")
                 case .followReceiverReports:
                     followReceiverReports(session)
+                    if sendsMetadata, case .connected(let since, _) = watch.state, now() - since > Self.metadataChannelGrace,
+                        session.metadataChannelState() != .open
+                    {
+                        tellMetadataLost("its data channel did not open within \(Int(Self.metadataChannelGrace)) s of connecting")
+                    }
                 case .wait(let seconds):
                     wait = .milliseconds(Int(seconds * 1000))
                 case .lose(let message):
@@ -224,6 +271,13 @@ public final class WHIPPublisher: EncodedFrameSink, @unchecked Sendable {
                 group.cancelAll()
             }
         }
+    }
+
+    /// Says once, for the publisher's life, that the frames' metadata does not reach the SFU's viewers (the picture
+    /// still goes).
+    private func tellMetadataLost(_ why: String) {
+        guard state.withLock({ state in defer { state.toldMetadataLost = true }; return !state.toldMetadataLost }) else { return }
+        logger.warning("the frame metadata does not reach viewers through \(endpoint): \(why) (the picture is shared without it)")
     }
 
     /// Feeds the receiver's latest report (through webrtcbin's statistics) to the uplink controller and its target

@@ -8,6 +8,8 @@ POST /whip/{room}        Authorization: Bearer TOKEN, body application/sdp (a co
                          Location: /whip/resource/{id}
 DELETE /whip/resource/{id}  leaves (destroys the Janus session), 200
 POST /redirect/…         307 to the same path without /redirect (a WHIP endpoint that moved)
+POST /whip-nodata/{room}  the same, but the answer refuses the offer's data channel (its m=application port 0, out of
+                         the BUNDLE group), as an SFU without data channels answers
 POST /keyframe           asks every publisher for a keyframe (VideoRoom's configure "keyframe": Janus sends a PLI),
                          as Janus does when a WebRTC subscriber joins
 
@@ -28,6 +30,27 @@ api = JanusAPI(JANUS)
 janus = api.call
 sessions = {}  # resource id -> (janus session id, publisher handle id)
 lock = threading.Lock()
+
+
+def refuse_data_channel(sdp):
+    """The answer with its application m-line refused (port 0) and left out of the BUNDLE group."""
+    head, *sections = sdp.split("\r\nm=")
+    refused = []
+    for index, section in enumerate(sections):
+        if section.startswith("application "):
+            fields = section.split("\r\n")
+            mid = next((line[6:] for line in fields if line.startswith("a=mid:")), None)
+            first = fields[0].split(" ")
+            first[1] = "0"
+            sections[index] = "\r\n".join([" ".join(first)] + [line for line in fields[1:] if not line.startswith("a=candidate")])
+            if mid:
+                refused.append(mid)
+    lines = []
+    for line in head.split("\r\n"):
+        if line.startswith("a=group:BUNDLE"):
+            line = " ".join(word for word in line.split(" ") if word not in refused)
+        lines.append(line)
+    return "\r\nm=".join(["\r\n".join(lines)] + sections)
 
 
 def keepalive():
@@ -67,7 +90,8 @@ class Front(http.server.BaseHTTPRequestHandler):
             return self.reply(200, str(len(held)).encode())
         if self.path.startswith("/redirect/"):
             return self.reply(307, b"", [("Location", self.path[len("/redirect"):])])
-        if not self.path.startswith("/whip/"):
+        no_data = self.path.startswith("/whip-nodata/")
+        if not self.path.startswith("/whip/") and not no_data:
             return self.reply(404, b"no such endpoint")
         if self.headers.get("Authorization") != f"Bearer {TOKEN}":
             return self.reply(401, b"wrong or missing token", [("WWW-Authenticate", "Bearer")])
@@ -88,10 +112,11 @@ class Front(http.server.BaseHTTPRequestHandler):
         jsep = answer.get("jsep")
         if not jsep:
             return self.reply(502, json.dumps(answer).encode())
+        sdp = refuse_data_channel(jsep["sdp"]) if no_data else jsep["sdp"]
         resource = "%016x" % random.getrandbits(64)
         with lock:
             sessions[resource] = (session, handle)
-        self.reply(201, jsep["sdp"].encode(), [("Content-Type", "application/sdp"), ("Location", f"/whip/resource/{resource}")])
+        self.reply(201, sdp.encode(), [("Content-Type", "application/sdp"), ("Location", f"/whip/resource/{resource}")])
 
     def do_DELETE(self):
         resource = self.path.rsplit("/", 1)[-1]

@@ -6,8 +6,9 @@ import ScreenWHIP
 
 /// An SFU that takes WHIP (RFC 9725): `whip+https://sfu.example.org/whip/room` (`whip+http://` for a test
 /// bench), with `--whip-token`. Janus (behind a WHIP front), LiveKit's WHIP ingress, MediaMTX, SRS, Cloudflare.
-/// The same encoded VP8/VP9 frames as every other destination, over WebRTC; frame metadata, archives and chat
-/// stay with screenrelay.
+/// The same encoded VP8/VP9/H.264 frames as every other destination, over WebRTC, with each frame's metadata on a
+/// data channel beside them and the share's Opus sound (`--audio`) on the video's clock; archives and chat stay with
+/// screenrelay.
 public struct WHIPDestination: StreamDestination {
     let publisher: WHIPPublisher
 
@@ -23,7 +24,7 @@ public struct WHIPDestination: StreamDestination {
                 endpoint: endpoint, token: context.options.whipToken, codec: codec, pictureRequests: context.pictureRequests,
                 reconnection: context.options.reconnect ? .init() : .never, trust: context.options.trust,
                 uplink: UplinkController.Configuration(maximumKbps: context.bitrateKbps), pacing: context.pacing.addVoice(),
-                logger: context.logger))
+                audio: context.audio, logger: context.logger))
     }
 
     public var endpoint: String { "whip+" + publisher.endpoint }
