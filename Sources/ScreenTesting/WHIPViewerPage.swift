@@ -42,6 +42,8 @@ public final class WHIPViewerPage: Sendable {
         public var framesShown: Int
         public var framesPaired: Int
         public var messages: Int
+        /// Messages that came after their frame was shown (still on screen).
+        public var lateMessages: Int
         public var rejectedMessages: Int
         public var dataChannel: String
         public var audioTracks: Int
@@ -52,7 +54,7 @@ public final class WHIPViewerPage: Sendable {
 
     public func state() async throws -> State {
         try await browser.evaluate(
-            "(({framesShown, framesPaired, messages, rejectedMessages, dataChannel, audioTracks, peakLevel, medianLatencyMs, status}) => ({framesShown, framesPaired, messages, rejectedMessages, dataChannel, audioTracks, peakLevel, medianLatencyMs, status}))(window.whipViewer)")
+            "(({framesShown, framesPaired, messages, lateMessages, rejectedMessages, dataChannel, audioTracks, peakLevel, medianLatencyMs, status}) => ({framesShown, framesPaired, messages, lateMessages, rejectedMessages, dataChannel, audioTracks, peakLevel, medianLatencyMs, status}))(window.whipViewer)")
     }
 
     public func shown() async throws -> [Shown] { try await browser.evaluate("window.whipViewer.shown") }

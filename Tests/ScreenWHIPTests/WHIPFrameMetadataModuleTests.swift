@@ -41,6 +41,6 @@ struct WHIPFrameMetadataModuleTests {
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("# pass 7") && text.contains("# skipped 0"), "\(text)")
+        #expect(text.contains("# pass 8") && text.contains("# skipped 0"), "\(text)")
     }
 }

@@ -118,7 +118,6 @@ import Testing
         let counted = agree + offByOne + worse.count
         #expect(counted >= 60, "frames shown and read: \(counted); \(state); publisher \(publisher.status)\n\(sfu.log.suffix(1500))")
         #expect(Double(agree) >= 0.95 * Double(max(counted, 1)), "\(agree) of \(counted) agree, \(offByOne) off by one; \(worse.prefix(10))")
-        #expect(worse.count <= 2, "frames shown without or with a far metadata: \(worse.prefix(10))")
         #expect(worse.allSatisfy { $0.hasPrefix("unpaired") }, "a frame paired with metadata more than one frame off: \(worse)")
         // Janus relays the publisher's messages on a channel it labels with the publisher's id.
         #expect(state.dataChannel != "none" && state.messages >= 100 && state.rejectedMessages == 0, "\(state)")

@@ -116,3 +116,24 @@ test('hostile rtpTimestamps find nothing', () => {
   const pairing = new FrameMetadataPairing();
   for (const value of [-1, 2 ** 32, 1.5, NaN, undefined, '5']) assert.equal(pairing.messageFor(value), null);
 });
+
+test('a message that comes after its frame was shown pairs with the frame still on screen', () => {
+  const pairing = new FrameMetadataPairing();
+  const callbacks = [];
+  const video = { requestVideoFrameCallback: (callback) => callbacks.push(callback) };
+  const reports = [];
+  globalThis.performance ??= { timeOrigin: 0 };
+  pairing.watch(video, (shown) => reports.push(shown));
+  const sent = timestamps(6, 1000, 3);
+  const show = (i) => callbacks.shift()(0, { rtpTimestamp: (sent[i] + 42) >>> 0, expectedDisplayTime: 5 });
+  sent.slice(0, 5).forEach((t, i) => pairing.addMessage(message({ rtpTimestamp: t, metadata: [i] })));
+  for (let i = 0; i < 5; i++) show(i);
+  assert.equal(reports[4].message.metadata[0], 4);
+  show(5);
+  assert.equal(reports[5].message, null, 'its message has not come yet');
+  pairing.addMessage(message({ rtpTimestamp: sent[5], metadata: [5] }));
+  assert.equal(reports.length, 7);
+  assert.equal(reports[6].late, true);
+  assert.equal(reports[6].message.metadata[0], 5);
+  assert.equal(reports[6].rtpTimestamp, (sent[5] + 42) >>> 0);
+});

@@ -45,6 +45,9 @@ install -m644 packaging/systemd/screenpub.service packaging/systemd/screenrelay.
 # Not in /etc/xdg/autostart: sharing starts only for a user who asks for it (README, "Run it as a service").
 install -m644 packaging/autostart/screenpub.desktop "$stage/usr/share/screenpub/screenpub.desktop"
 install -m644 Sources/ScreenRelay/Viewer/* "$stage/usr/share/screenpub/viewer/"
+# The WHIP viewer: static files to serve beside an SFU (README, "Publishing into an SFU").
+install -d "$stage/usr/share/screenpub/whip-viewer"
+install -m644 packaging/whip-viewer/* "$stage/usr/share/screenpub/whip-viewer/"
 install -m644 packaging/examples/screenpub.toml packaging/examples/screenrelay.toml packaging/examples/nginx-screenrelay.conf packaging/examples/nginx-hls.conf packaging/examples/nginx-hls-origin.conf \
   packaging/examples/Caddyfile "$stage/usr/share/doc/screenpub/examples/"
 install -m644 packaging/deb/copyright "$stage/usr/share/doc/screenpub/copyright"

@@ -59,6 +59,7 @@ export class FrameMetadataPairing {
     this.votes = new Map();
     this.misses = 0;
     this.rejected = 0;             // messages that were not version-1 messages
+    this.waiting = null;           // the frame on screen whose message had not come yet: {rtpTimestamp, displayMs, late}
   }
 
   /// A data-channel message arrived; false when it was refused.
@@ -70,6 +71,14 @@ export class FrameMetadataPairing {
     while (this.messages.length > HISTORY) {
       const old = this.messages.shift();
       if (this.byTimestamp.get(old.rtpTimestamp) === old) this.byTimestamp.delete(old.rtpTimestamp);
+    }
+    // The data channel and the picture travel apart through an SFU: a message may come just after its frame was
+    // shown. The frame still on screen gets it then.
+    const waiting = this.waiting;
+    if (waiting && this.offset !== null && ((waiting.rtpTimestamp - this.offset) >>> 0) === message.rtpTimestamp) {
+      this.waiting = null;
+      this.misses = 0;
+      waiting.late(message);
     }
     return true;
   }
@@ -106,20 +115,26 @@ export class FrameMetadataPairing {
     return this.byTimestamp.get((rtpTimestamp - best) >>> 0) || null;
   }
 
-  /// Calls `onFrame({rtpTimestamp, message, metadata, captureToDisplayMs})` for every frame `video` shows
-  /// (requestVideoFrameCallback); message/metadata null and captureToDisplayMs null when unpaired.
+  /// Calls `onFrame({rtpTimestamp, message, metadata, captureToDisplayMs, late})` for every frame `video` shows
+  /// (requestVideoFrameCallback); message/metadata and captureToDisplayMs null when unpaired. A frame still on
+  /// screen whose message comes after it was shown is reported again with `late: true` (capture → display then
+  /// still counts from its display).
   watch(video, onFrame) {
+    const report = (rtpTimestamp, message, displayMs, late) => onFrame({
+      rtpTimestamp,
+      message,
+      metadata: message ? describeMetadata(message.metadata) : null,
+      captureToDisplayMs: message ? displayMs - message.captureMs : null,
+      late,
+    });
     const step = (now, frame) => {
-      const rtpTimestamp = frame.rtpTimestamp;
-      const message = rtpTimestamp === undefined ? null : this.messageFor(rtpTimestamp);
+      const rtpTimestamp = Number.isInteger(frame.rtpTimestamp) ? frame.rtpTimestamp : null;
+      const message = rtpTimestamp === null ? null : this.messageFor(rtpTimestamp);
       // The wall clock at the frame's expected display: exact on one machine, otherwise as good as clock sync.
       const displayMs = performance.timeOrigin + (frame.expectedDisplayTime || now);
-      onFrame({
-        rtpTimestamp: rtpTimestamp === undefined ? null : rtpTimestamp,
-        message,
-        metadata: message ? describeMetadata(message.metadata) : null,
-        captureToDisplayMs: message ? displayMs - message.captureMs : null,
-      });
+      this.waiting = message || rtpTimestamp === null ? null
+        : { rtpTimestamp, late: (arrived) => report(rtpTimestamp, arrived, displayMs, true) };
+      report(rtpTimestamp, message, displayMs, false);
       video.requestVideoFrameCallback(step);
     };
     video.requestVideoFrameCallback(step);

@@ -13,7 +13,7 @@ const SHOWN_KEPT = 2000;
 
 const state = {
   framesShown: 0, framesPaired: 0, shown: [], lastMetadata: null, lastLatencyMs: null, medianLatencyMs: null,
-  messages: 0, dataChannel: "none", audioTracks: 0, peakLevel: 0, level: 0, status: "starting",
+  messages: 0, lateMessages: 0, dataChannel: "none", audioTracks: 0, peakLevel: 0, level: 0, status: "starting",
   get rejectedMessages() { return pairing.rejected; },
 };
 window.whipViewer = state;
@@ -25,10 +25,18 @@ function median(values) {
 }
 
 pairing.watch(video, (shown) => {
-  state.framesShown += 1;
-  $("frames").textContent = String(state.framesShown);
-  state.shown.push({ rtpTimestamp: shown.rtpTimestamp, metadata: shown.metadata, captureToDisplayMs: shown.captureToDisplayMs, at: Date.now() });
-  if (state.shown.length > SHOWN_KEPT) state.shown.shift();
+  const entry = { rtpTimestamp: shown.rtpTimestamp, metadata: shown.metadata, captureToDisplayMs: shown.captureToDisplayMs, late: shown.late };
+  if (shown.late) {
+    // The message of the frame on screen came after it: the frame's entry gets it.
+    const last = state.shown[state.shown.length - 1];
+    if (last && last.rtpTimestamp === shown.rtpTimestamp) Object.assign(last, entry);
+    state.lateMessages += 1;
+  } else {
+    state.framesShown += 1;
+    $("frames").textContent = String(state.framesShown);
+    state.shown.push(entry);
+    if (state.shown.length > SHOWN_KEPT) state.shown.shift();
+  }
   if (shown.message === null) return;
   state.framesPaired += 1;
   state.lastMetadata = shown.metadata;
