@@ -19,7 +19,7 @@ struct RelaybenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relaybench",
         abstract: "Measure screenrelay: end-to-end latency and fan-out (driven by Benchmarks/relay.sh).",
-        subcommands: [Latency.self, Fanout.self, HLSLatency.self, AudioBench.self, TilesBench.self, WHIPBench.self, ControllerBench.self])
+        subcommands: [Latency.self, Fanout.self, HLSLatency.self, AudioBench.self, TilesBench.self, WHIPBench.self, WHIPViewerBench.self, ControllerBench.self])
 }
 
 /// Latency in milliseconds from a frame's monotonic capture time (CLOCK_MONOTONIC, the same clock on one
