@@ -101,6 +101,18 @@ struct WHIPViewerBench: AsyncParsableCommand {
         }
         let whipLatencies = try await whipPage.shown().dropFirst(before).compactMap(\.captureToDisplayMs)
         let state = try await whipPage.state()
+        // Where the WHIP page's time goes: the browser's video jitter buffer and decoding (its own statistics).
+        _ = try await whipPage.browser.evaluate(
+            """
+            (window.whipSubscriber.pc.getStats().then((report) => report.forEach((entry) => {
+              if (entry.type === 'inbound-rtp' && entry.kind === 'video') window.videoStats = {
+                jitterBufferMs: 1000 * entry.jitterBufferDelay / Math.max(1, entry.jitterBufferEmittedCount),
+                decodeMs: 1000 * entry.totalDecodeTime / Math.max(1, entry.framesDecoded) };
+            })), true)
+            """, as: Bool.self)
+        try await Task.sleep(for: .milliseconds(300))
+        struct VideoStats: Decodable { var jitterBufferMs: Double; var decodeMs: Double }
+        let stats: VideoStats? = try? await whipPage.browser.evaluate("window.videoStats")
         print("640×360 typing at \(Int(fps)) fps, VP9, sound on, \(Int(seconds)) s, both pages on this machine (one wall clock):")
         print("")
         print("| viewer | frames | capture → display p50 ms | p90 ms | p99 ms |")
@@ -110,6 +122,9 @@ struct WHIPViewerBench: AsyncParsableCommand {
             print(String(format: "| %@ | %d | %.0f | %.0f | %.0f |", name, samples.count, p50, p90, p99))
         }
         print("(relay: its latest frame's value sampled every 50 ms; WHIP: every shown frame; \(state.framesPaired) of \(state.framesShown) WHIP frames paired, \(state.lateMessages) by a late message)")
+        if let stats {
+            print(String(format: "WHIP page's WebRTC statistics: video jitter buffer mean %.0f ms, decode mean %.1f ms a frame", stats.jitterBufferMs, stats.decodeMs))
+        }
 
         // Beeps and flashes at the same instants; the WHIP page notes when it shows each flash (rVFC's expected display
         // time) and when each beep is heard (a WebAudio analyser of the received track, its output timestamp).

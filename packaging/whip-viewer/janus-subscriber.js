@@ -86,6 +86,9 @@ export class JanusSubscriber {
     this.pc = pc;
     this.stream = new MediaStream();
     pc.ontrack = (event) => {
+      // A screen is watched live: the smallest jitter buffer the browser allows (it still grows it on a jittery
+      // network), as the relay's viewer shows a frame as soon as it is decoded.
+      if ("jitterBufferTarget" in event.receiver) event.receiver.jitterBufferTarget = 0;
       this.stream.addTrack(event.track);
       this.callbacks.onTrack?.(this.stream);
     };
