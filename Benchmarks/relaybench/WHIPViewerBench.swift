@@ -128,7 +128,7 @@ struct WHIPViewerBench: AsyncParsableCommand {
 
         // Beeps and flashes at the same instants; the WHIP page notes when it shows each flash (rVFC's expected display
         // time) and when each beep is heard (a WebAudio analyser of the received track, its output timestamp).
-        _ = try await whipPage.browser.evaluate(Self.avProbe, as: Bool.self)
+        try await whipPage.startAVProbe()
         painter.fill(window: canvas, PixelRect(x: 0, y: 0, width: 640, height: 360), color: black)
         painter.sync()
         try await Task.sleep(for: .seconds(1))
@@ -146,60 +146,10 @@ struct WHIPViewerBench: AsyncParsableCommand {
             painter.sync()
         }
         try await Task.sleep(for: .seconds(2))
-        struct Probe: Decodable { var flashes: [Double]; var beeps: [Double] }
-        let probe: Probe = try await whipPage.browser.evaluate("window.avProbe")
-        // Each flash with the beep nearest to it (within 500 ms).
-        let offsets = probe.flashes.compactMap { flash -> Double? in
-            guard let beep = probe.beeps.min(by: { abs($0 - flash) < abs($1 - flash) }), abs(beep - flash) < 500 else { return nil }
-            return beep - flash
-        }
+        let probe = try await whipPage.avProbe()
+        let offsets = probe.offsets
         let (p50, _, p99, _) = percentiles(offsets)
         print(String(format: "A/V on the WHIP viewer through Janus: %d of %d flashes paired with a beep (%d beeps heard); audio − video p50 %.0f ms p99 %.0f ms, min %.0f max %.0f",
                      offsets.count, beeps, probe.beeps.count, p50, p99, offsets.min() ?? .nan, offsets.max() ?? .nan))
     }
-
-    /// Injected into the WHIP page: flash display times (a frame's mean brightness crossing up) and beep times (the
-    /// received track's level crossing up, at its output time), as wall-clock milliseconds.
-    static let avProbe = """
-        (() => {
-          const probe = { flashes: [], beeps: [] };
-          window.avProbe = probe;
-          const video = document.getElementById('video');
-          const canvas = document.createElement('canvas');
-          canvas.width = 16; canvas.height = 9;
-          const context = canvas.getContext('2d', { willReadFrequently: true });
-          let bright = false;
-          const step = (now, frame) => {
-            context.drawImage(video, 0, 0, 16, 9);
-            const data = context.getImageData(0, 0, 16, 9).data;
-            let sum = 0;
-            for (let i = 0; i < data.length; i += 4) sum += data[i];
-            const isBright = sum / (data.length / 4) > 200;
-            if (isBright && !bright) probe.flashes.push(performance.timeOrigin + (frame.expectedDisplayTime || now));
-            bright = isBright;
-            video.requestVideoFrameCallback(step);
-          };
-          video.requestVideoFrameCallback(step);
-          const audio = new AudioContext();
-          const analyser = audio.createAnalyser();
-          analyser.fftSize = 256;
-          audio.createMediaStreamSource(video.srcObject).connect(analyser);
-          const samples = new Float32Array(analyser.fftSize);
-          let loud = false;
-          setInterval(() => {
-            if (audio.state === 'suspended') audio.resume();
-            analyser.getFloatTimeDomainData(samples);
-            let sum = 0;
-            for (const s of samples) sum += s * s;
-            const isLoud = Math.sqrt(sum / samples.length) > 0.05;
-            if (isLoud && !loud) {
-              const stamp = audio.getOutputTimestamp();
-              const heard = stamp.performanceTime + (audio.currentTime - stamp.contextTime) * 1000;
-              probe.beeps.push(performance.timeOrigin + heard);
-            }
-            loud = isLoud;
-          }, 2);
-          return true;
-        })()
-        """
 }

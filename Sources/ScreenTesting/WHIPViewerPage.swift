@@ -59,6 +59,69 @@ public final class WHIPViewerPage: Sendable {
 
     public func shown() async throws -> [Shown] { try await browser.evaluate("window.whipViewer.shown") }
 
+    /// Starts noting, in the page, when each white flash is shown and each beep heard (``avProbe()`` reads them).
+    public func startAVProbe() async throws { _ = try await browser.evaluate(Self.avProbeScript, as: Bool.self) }
+
+    /// When the page showed each flash (a frame's mean brightness crossing up, at its expected display time) and heard
+    /// each beep (the received track's level crossing up, at its output time), wall-clock milliseconds.
+    public struct AVProbe: Decodable, Sendable {
+        public var flashes: [Double]
+        public var beeps: [Double]
+
+        /// Audio − video of each flash and the beep nearest to it (within 500 ms), milliseconds.
+        public var offsets: [Double] {
+            flashes.compactMap { flash -> Double? in
+                guard let beep = beeps.min(by: { abs($0 - flash) < abs($1 - flash) }), abs(beep - flash) < 500 else { return nil }
+                return beep - flash
+            }
+        }
+    }
+
+    public func avProbe() async throws -> AVProbe { try await browser.evaluate("window.avProbe") }
+
+    static let avProbeScript = """
+        (() => {
+          const probe = { flashes: [], beeps: [] };
+          window.avProbe = probe;
+          const video = document.getElementById('video');
+          const canvas = document.createElement('canvas');
+          canvas.width = 16; canvas.height = 9;
+          const context = canvas.getContext('2d', { willReadFrequently: true });
+          let bright = false;
+          const step = (now, frame) => {
+            context.drawImage(video, 0, 0, 16, 9);
+            const data = context.getImageData(0, 0, 16, 9).data;
+            let sum = 0;
+            for (let i = 0; i < data.length; i += 4) sum += data[i];
+            const isBright = sum / (data.length / 4) > 200;
+            if (isBright && !bright) probe.flashes.push(performance.timeOrigin + (frame.expectedDisplayTime || now));
+            bright = isBright;
+            video.requestVideoFrameCallback(step);
+          };
+          video.requestVideoFrameCallback(step);
+          const audio = new AudioContext();
+          const analyser = audio.createAnalyser();
+          analyser.fftSize = 256;
+          audio.createMediaStreamSource(video.srcObject).connect(analyser);
+          const samples = new Float32Array(analyser.fftSize);
+          let loud = false;
+          setInterval(() => {
+            if (audio.state === 'suspended') audio.resume();
+            analyser.getFloatTimeDomainData(samples);
+            let sum = 0;
+            for (const s of samples) sum += s * s;
+            const isLoud = Math.sqrt(sum / samples.length) > 0.05;
+            if (isLoud && !loud) {
+              const stamp = audio.getOutputTimestamp();
+              const heard = stamp.performanceTime + (audio.currentTime - stamp.contextTime) * 1000;
+              probe.beeps.push(performance.timeOrigin + heard);
+            }
+            loud = isLoud;
+          }, 2);
+          return true;
+        })()
+        """
+
     public func close() {
         browser.close()
         server.signal(SIGKILL)
