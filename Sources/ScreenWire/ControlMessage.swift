@@ -143,7 +143,9 @@ public enum ControlMessage: Sendable, Hashable {
         do {
             head = try decoder.decode(Head.self, from: bytes)
         } catch {
-            let problem = DecodingProblem.describe(error).map { ": \($0)" } ?? ""
+            // (JSON that does not decode to the head has a number out of range: "v" past an integer's.)
+            let isJSON = (try? JSONSerialization.jsonObject(with: bytes)) != nil
+            let problem = DecodingProblem.describe(error, isJSON: isJSON).map { ": \($0)" } ?? ""
             throw WireError(.malformed, "control message is not a JSON object with a whole-number \"v\" and a string \"type\"\(problem)")
         }
         guard head.v == version else {

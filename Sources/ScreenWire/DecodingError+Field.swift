@@ -14,7 +14,7 @@ enum DecodingProblem {
             return "\"\(path(context.codingPath))\" is not \(kind(type))"
         case .dataCorrupted(let context):
             guard context.codingPath.isEmpty else { return "\"\(path(context.codingPath))\" is out of range or not valid" }
-            return isJSON ? "a number is out of its field's range (a stream id is 0–4294967295, a sequence 0–2^64−1)" : "it is not valid JSON"
+            return isJSON ? "a number is out of its field's range" : "it is not valid JSON"
         @unknown default:
             return nil
         }

@@ -212,7 +212,8 @@ import Testing
         (#"{"v":1,"type":"subscribe","streamId":"7"}"#, #""streamId" is not a whole number in range"#),
         (#"{"v":1,"type":"subscribe","streamId":7,"audio":"yes"}"#, #""audio" is not true or false"#),
         (#"{"v":1.5,"type":"hello","token":"t"}"#, #""v""#),
-        (#"{"v":1e308,"type":"hello","token":"t"}"#, #""v""#),
+        (#"{"v":1e308,"type":"hello","token":"t"}"#, "out of its field's range"),
+        (#"{"v":1,"type":"publish","properties":{"width":1e308}}"#, "publish message: "),
         (#"{"type":"hello","token":"t"}"#, #""v" is missing"#),
         (#"{"v":1,"type":"hello","token":"t""#, "it is not valid JSON"),
     ])

@@ -38,9 +38,19 @@ final class ClientFrameWatch: ChannelInboundHandler, RemovableChannelHandler, @u
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         guard frame.maskKey != nil else { return refuseUnmasked(context: context) }
-        if frame.opcode == .connectionClose { close() }
+        if frame.opcode == .connectionClose {
+            close()
+            // The answer to its close goes within the departure grace, or the connection is cut: a client that
+            // closes and then reads nothing would otherwise keep its connection until it is found not reading.
+            let channel = context.channel
+            context.eventLoop.scheduleTask(in: Self.departureGrace) { channel.close(promise: nil) }
+        }
         context.fireChannelRead(data)
     }
+
+    /// ``ConnectionDriver/departureGrace``, as the event loop counts time.
+    private static let departureGrace = TimeAmount.nanoseconds(
+        ConnectionDriver.departureGrace.components.seconds * 1_000_000_000 + ConnectionDriver.departureGrace.components.attoseconds / 1_000_000_000)
 
     private func close() {
         guard !closing else { return }
