@@ -89,6 +89,24 @@ struct ActiveMap {
         noteCoded(sent, asReference: layer.isReference)
     }
 
+    /// Makes the unrefined blocks the map, and keeps them unrefined: one part of a refinement in parts
+    /// (``RefinementSteps``), each of which codes them all again, finer, until ``finishRefinement()``. Changes
+    /// carried from skipped frames are coded with it, and what the reference predates.
+    mutating func beginRefinementStep(layer: TemporalLayers.Frame = .init(layer: 0, refreshMask: 1)) {
+        for index in sent.indices {
+            sent[index] = unrefined[index] | thisFrame[index] | staleInReference[index]
+            unrefined[index] = sent[index]
+            lastFrame[index] = 0
+            thisFrame[index] = 0
+        }
+        noteCoded(sent, asReference: layer.isReference)
+    }
+
+    /// The refinement in parts is over: its blocks count as refined.
+    mutating func finishRefinement() {
+        for index in unrefined.indices { unrefined[index] = 0 }
+    }
+
     /// Lends the map computed by the last ``update(changed:)`` (rows × columns bytes, 1 = code this block).
     mutating func withMap<Result>(_ body: (UnsafeMutablePointer<UInt8>) -> Result) -> Result {
         // The map has a byte for every block of a picture of at least one block, so it is never empty.

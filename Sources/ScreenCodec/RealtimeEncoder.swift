@@ -26,6 +26,8 @@ public final class RealtimeEncoder: VideoEncoder {
     /// The lowest quantizer the library may use now, over ``RateControl/minQuantizer``, while the target follows
     /// the link (``followFrameSize(codedBytes:)``).
     private var quantizerFloor = 0
+    /// A changed picture refined in parts while the target follows the link (``refinesInParts``).
+    private var steps = RefinementSteps()
 
     public init(configuration: VideoEncoderConfiguration) {
         self.configuration = configuration
@@ -51,9 +53,18 @@ public final class RealtimeEncoder: VideoEncoder {
         // A library that skipped the frame to hold its rate (openh264) owes the keyframe still.
         if keyframe, codedBytes == 0 { input.requestKeyframe() }
         if rate.followsLink, !keyframe { try followFrameSize(codedBytes: codedBytes) }
+        // Parts follow a change (not a keepalive), from the quantizer it was coded with; none where the library
+        // cannot predict from the change (a frame above layer 0 that only LAST could read).
+        if refinesInParts, input.hasUnrefinedChanges, codedBytes > 0 {
+            steps.changed(codedAt: layer.isReference || backend.predictsFromAnySlot ? backend.lastQuantizer() : nil)
+        }
     }
 
-    public var hasUnrefinedChanges: Bool { input.hasUnrefinedChanges }
+    public var hasUnrefinedChanges: Bool { refinesInParts ? steps.nextQuantizer != nil : input.hasUnrefinedChanges }
+
+    /// While the target follows the link, a change is refined in parts, from the next tick on (``RefinementSteps``);
+    /// not by openh264, which lays out its frames' layers and references itself.
+    public var refinesInParts: Bool { rate.followsLink && codec != .h264 }
 
     public func skip(_ frame: VideoFrame) { input.skip(frame) }
 
@@ -93,13 +104,33 @@ public final class RealtimeEncoder: VideoEncoder {
     }
 
     public func refine(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
-        guard isOpen, !input.needsReopening(for: frame), let (presentationTime, layer) = input.prepareRefinement(frame) else { return }
+        guard isOpen, !input.needsReopening(for: frame) else { return }
+        if refinesInParts {
+            try refineStep(frame, output: output)
+            return
+        }
+        guard let (presentationTime, layer) = input.prepareRefinement(frame) else { return }
         var refinement = rate
         refinement.maxQuantizer = min(rate.maxQuantizer, RateControl.refinementMaxQuantizer)
         refinement.minQuantizer = min(rate.minQuantizer, refinement.maxQuantizer)
         try backend.require(backend.setRate(refinement), "refused the refinement's quantizer", .encoderFailed)
         defer { _ = applyRate(rate) }
         try encodePicture(frame, presentationTime: presentationTime, keyframe: false, wholeFrame: false, layer: layer, output: output)
+    }
+
+    /// One part of a refinement in parts: the blocks coded since the change, again, at the next part's quantizer
+    /// (neither finer nor coarser: the library's rate control would spend a still picture's budget on a few
+    /// blocks, or none), which ``RefinementSteps`` moves so that a part takes about a tick of the link.
+    private func refineStep(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws {
+        guard let quantizer = steps.nextQuantizer else { return }
+        let (presentationTime, layer) = input.prepareRefinementStep(frame)
+        var part = rate
+        (part.minQuantizer, part.maxQuantizer) = (quantizer, quantizer)
+        try backend.require(backend.setRate(part), "refused a refinement's quantizer of \(quantizer)", .encoderFailed)
+        defer { _ = applyRate(rate) }
+        let bytes = try encodePicture(frame, presentationTime: presentationTime, keyframe: false, wholeFrame: false, layer: layer, output: output)
+        steps.refined(at: backend.lastQuantizer() ?? quantizer, bytes: bytes, budgetBytes: RateControl.linkFollowingFrameMilliseconds * rate.targetKbps / 8)
+        if steps.nextQuantizer == nil { input.finishRefinementSteps() }
     }
 
     /// Changes the target bit rate (kbit/s, at least ``RateControl/lowestKbps``) and, when given, the quantizer
@@ -190,6 +221,7 @@ public final class RealtimeEncoder: VideoEncoder {
         try backend.open(picture: picture, rate: rate, configuration: configuration)
         appliedFramePercent = nil
         quantizerFloor = 0
+        steps.reset()
         isOpen = true
     }
 }

@@ -11,6 +11,10 @@ public protocol VideoEncoder: AnyObject {
     /// Codes the unchanged last picture (`frame`, nothing changed in it) once more, at high quality where it
     /// was coded since the last refinement: what a screen that went still deserves, for a few frames' bytes.
     func refine(_ frame: VideoFrame, output: (EncodedFrame) throws -> Void) throws
+    /// Whether changes are refined in parts, one at each tick the screen stays unchanged from the next on (a
+    /// target that follows the link: a part fits a tick of it), rather than once, after the screen stood still
+    /// for a while.
+    var refinesInParts: Bool { get }
     /// Takes `frame`'s changes into the picture without coding them (the network cannot take a frame now): the
     /// next ``encode(_:output:)`` codes them with its own, and a requested keyframe stays requested.
     func skip(_ frame: VideoFrame)

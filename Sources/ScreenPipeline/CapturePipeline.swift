@@ -10,7 +10,10 @@ public import ScreenMedia
 /// metadata and timestamps), so that live viewers and recordings can tell "idle" from "stalled". Once the
 /// screen has stood still for `refineAfter`, the blocks coded since the last such moment are coded once more at
 /// high quality (``VideoEncoder/refine(_:output:)``): text that changed while the bit rate was tight ends up
-/// sharp when people stop to read it.
+/// sharp when people stop to read it. Under a target that follows the link, a change is refined in parts
+/// instead, one at each unchanged tick the link takes, from the next on (``VideoEncoder/refinesInParts``): a page
+/// goes as a coarse frame of about a tick of the link, then finer ones, so that no frame takes much longer than a
+/// tick to arrive and the link stays busy.
 public final class CapturePipeline: FrameConsumer {
     public struct Configuration: Sendable {
         public var metadata: MetadataPolicy
@@ -141,8 +144,11 @@ public final class CapturePipeline: FrameConsumer {
             try send(frame)
             return
         }
+        // A change refined in parts (a target that follows the link) is refined from the next tick the link
+        // takes on, a part a tick; otherwise once the screen has stood still for refineAfter.
+        let partDue = encoder.refinesInParts && encoder.hasUnrefinedChanges
         if let still = configuration.refineAfter, encoder.hasUnrefinedChanges || rendition?.hasUnrefinedChanges == true, let lastChangeTime,
-            (time - lastChangeTime).seconds >= still
+            partDue || (time - lastChangeTime).seconds >= still
         {
             statistics.countRefinement()
             frame.changedRects.removeAll(keepingCapacity: true)  // nothing to convert again

@@ -27,7 +27,7 @@ import Testing
     }
 
     /// Twenty-eight pages of text (960×540), drawn on a virtual display and read back.
-    private func textPages() async throws -> [VideoFrame] {
+    static func textPages() async throws -> [VideoFrame] {
         let (width, height) = (960, 540)
         let display = try await VirtualDisplay(width: width, height: height)
         let painter = try XPainter(displayName: display.name)
@@ -44,7 +44,7 @@ import Testing
 
     @Test(arguments: [(VideoCodec.av1, 1), (.av1, 3), (.vp9, 1), (.vp9, 3)])
     func aNewPageOfTextFitsTheLinksDelay(codec: VideoCodec, layers: Int) async throws {
-        let pages = try await textPages()
+        let pages = try await Self.textPages()
         let linkDelayBytes = 800 * RateControl.linkFollowingBufferMilliseconds / 8
         let following = try largestFrame(of: pages, codec: codec, layers: layers, followingTheLink: true)
         let configured = try largestFrame(of: pages, codec: codec, layers: layers, followingTheLink: false)
@@ -58,7 +58,7 @@ import Testing
     /// within it after a few pages, and lowers it again once the link is wide.
     @Test(arguments: [VideoCodec.av1, .vp9])
     func pagesFitANarrowedLinkWithinThreePages(codec: VideoCodec) async throws {
-        let pages = try await textPages()
+        let pages = try await Self.textPages()
         let encoder = RealtimeEncoder(configuration: .init(
             codec: codec, bitrateKbps: 2000, framesPerSecond: 5, temporalLayers: 3, followsNetwork: true))
         var time = 0
