@@ -82,11 +82,8 @@ final class AV1EncoderBackend: EncoderBackend {
         return quantizer >= 0 ? Int(quantizer) : nil
     }
 
-    /// Any slot: a part of a refinement above layer 0 reads its layer's.
-    var predictsFromAnySlot: Bool { true }
-
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
-        CAOMShims_setFrameReferences(context.pointer, UInt32(frame.refreshMask), Int32(frame.readsSlot)) == AOM_CODEC_OK
+        CAOMShims_setFrameReferences(context.pointer, UInt32(frame.refreshMask)) == AOM_CODEC_OK
     }
 
     func setActiveMap(_ blocks: ActiveBlocks) -> Bool {

@@ -17,8 +17,6 @@ struct EncoderInput {
     private var needsFullConversion = true
     /// Whether something was coded since the last refinement (``prepareRefinement(_:)``).
     private(set) var hasUnrefinedChanges = false
-    /// The layer of the last frame that coded a change: a refinement in parts refines it in it.
-    private(set) var changedLayer = TemporalLayers.Frame.keyframe
     /// The covers painted over the picture now (``VideoFrame/covers``).
     private var paintedCovers = FrameCovers()
     /// A frame skipped since the last coded one changed all of the picture, or some of it.
@@ -65,10 +63,7 @@ struct EncoderInput {
         let wholeFrame = keyframe || skippedWholeFrame || changesWholeFrame(frame)
         skippedWholeFrame = false
         let layer = layers.next(keyframe: keyframe, baseLayer: unchanged)
-        if keyframe || !unchanged {
-            hasUnrefinedChanges = true
-            changedLayer = layer
-        }
+        if keyframe || !unchanged { hasUnrefinedChanges = true }
         if activeMap != nil {
             // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
             if wholeFrame {
@@ -121,11 +116,11 @@ struct EncoderInput {
     }
 
     /// Times one part of a refinement in parts (``RefinementSteps``) and makes the active map every block coded
-    /// since the parts began, or since the last refinement. A part goes in the layer of the change it refines,
-    /// predicting from it (``TemporalLayers/part(of:)``).
+    /// since the parts began, or since the last refinement. A part goes in layer 0, predicting from the change
+    /// it refines (only changes in layer 0 are refined in parts).
     mutating func prepareRefinementStep(_ frame: VideoFrame) -> (presentationTime: Int64, layer: TemporalLayers.Frame) {
         hasUnrefinedChanges = false
-        let layer = layers.part(of: changedLayer)
+        let layer = layers.next(keyframe: false, baseLayer: true)
         activeMap?.beginRefinementStep(layer: layer)
         return (nextPresentationTime(for: frame), layer)
     }
