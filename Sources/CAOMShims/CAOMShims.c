@@ -23,12 +23,19 @@ int CAOMShims_lastQuantizer(aom_codec_ctx_t *ctx) {
     return aom_codec_control(ctx, AOME_GET_LAST_QUANTIZER_64, &quantizer) == AOM_CODEC_OK ? quantizer : -1;
 }
 
-aom_codec_err_t CAOMShims_setFrameReferences(aom_codec_ctx_t *ctx, unsigned int refreshMask) {
-    // LAST reads slot 0 (the newest layer-0 frame); no other reference is used; every reference index must
-    // still name a valid slot.
+aom_codec_err_t CAOMShims_setFrameReferences(aom_codec_ctx_t *ctx, unsigned int refreshMask, int readSlot) {
+    // LAST reads slot `readSlot` (0: the newest layer-0 frame); no other reference is used; every reference
+    // index must still name a valid slot.
+    if (readSlot < 0 || readSlot > 7) return AOM_CODEC_INVALID_PARAM;
     aom_svc_ref_frame_config_t references = {0};
-    for (int reference = 0; reference < 7; reference++) references.ref_idx[reference] = 0;
+    for (int reference = 0; reference < 7; reference++) references.ref_idx[reference] = readSlot;
     references.reference[0] = 1;
     for (int slot = 0; slot < 8; slot++) references.refresh[slot] = (refreshMask >> slot) & 1;
+    // libaom refreshes only slots that some reference index names: the unused references (GOLDEN on) name
+    // the other slots to refresh (a frame above layer 0 keeps itself in its layer's slot).
+    int unused = 1;
+    for (int slot = 0; slot < 8 && unused < 7; slot++) {
+        if (slot != readSlot && ((refreshMask >> slot) & 1)) references.ref_idx[unused++] = slot;
+    }
     return aom_codec_control(ctx, AV1E_SET_SVC_REF_FRAME_CONFIG, &references);
 }

@@ -16,6 +16,11 @@ final class AV1EncoderBackend: EncoderBackend {
     private let image = LibraryHandle(aom_image_t())
     var config = aom_codec_enc_cfg_t()
     private var packets: aom_codec_iter_t? = nil
+    /// The slots the last coded frame was kept in, and the slot the next one predicts from
+    /// (``setFrameLayer(_:)``): when the last frame was kept but not where the next reads, the next is coded
+    /// error-resilient (``encodePicture(presentationTime:duration:keyframe:)``).
+    private var lastRefreshMask: UInt8 = 0xFF
+    private var nextFrame = TemporalLayers.Frame.keyframe
 
     static let defaultSpeed = 10
 
@@ -82,8 +87,12 @@ final class AV1EncoderBackend: EncoderBackend {
         return quantizer >= 0 ? Int(quantizer) : nil
     }
 
+    /// Any slot: a part of a refinement above layer 0 reads its layer's.
+    var predictsFromAnySlot: Bool { true }
+
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
-        CAOMShims_setFrameReferences(context.pointer, UInt32(frame.refreshMask)) == AOM_CODEC_OK
+        nextFrame = frame
+        return CAOMShims_setFrameReferences(context.pointer, UInt32(frame.refreshMask), Int32(frame.readsSlot)) == AOM_CODEC_OK
     }
 
     func setActiveMap(_ blocks: ActiveBlocks) -> Bool {
@@ -92,7 +101,14 @@ final class AV1EncoderBackend: EncoderBackend {
 
     func encodePicture(presentationTime: Int64, duration: Int, keyframe: Bool) -> Bool {
         packets = nil
-        let flags = keyframe ? aom_enc_frame_flags_t(AOM_EFLAG_FORCE_KF) : 0
+        // libaom carries a frame's segment map (the active map, cyclic refresh) into the next from the frame
+        // coded before it, where its decoder takes it from the slot the next predicts from: after a frame kept
+        // only in another slot (a frame above layer 0, kept for its refinement's parts), they differ and the
+        // decoder refused the stream ("corrupted segment_ids"). Error-resilient, the next frame carries none.
+        let keptElsewhere = lastRefreshMask != 0 && lastRefreshMask & (1 << nextFrame.readsSlot) == 0
+        let flags = keyframe ? aom_enc_frame_flags_t(AOM_EFLAG_FORCE_KF) : keptElsewhere ? aom_enc_frame_flags_t(AOM_EFLAG_ERROR_RESILIENT) : 0
+        lastRefreshMask = keyframe ? 0xFF : nextFrame.refreshMask
+        nextFrame = TemporalLayers.Frame(layer: 0, refreshMask: 1)
         return aom_codec_encode(context.pointer, image.pointer, aom_codec_pts_t(presentationTime), UInt(duration), flags) == AOM_CODEC_OK
     }
 

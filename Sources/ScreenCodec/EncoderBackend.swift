@@ -44,6 +44,8 @@ protocol EncoderBackend: AnyObject {
     func setActiveMap(_ blocks: ActiveBlocks) -> Bool
     /// The next frame's layer and references.
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool
+    /// Whether a frame may predict from a slot other than 0 (``TemporalLayers/Frame/readsSlot``).
+    var predictsFromAnySlot: Bool { get }
     /// The library's speed for a busy machine (`faster`) or as configured; nil when there is nothing to change.
     func speed(faster: Bool, configured: Int?) -> Int?
     func setSpeed(_ speed: Int) -> Bool

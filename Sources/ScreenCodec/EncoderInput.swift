@@ -17,6 +17,8 @@ struct EncoderInput {
     private var needsFullConversion = true
     /// Whether something was coded since the last refinement (``prepareRefinement(_:)``).
     private(set) var hasUnrefinedChanges = false
+    /// The layer of the last frame that coded a change: a refinement in parts refines it in it.
+    private(set) var changedLayer = TemporalLayers.Frame.keyframe
     /// The covers painted over the picture now (``VideoFrame/covers``).
     private var paintedCovers = FrameCovers()
     /// A frame skipped since the last coded one changed all of the picture, or some of it.
@@ -63,7 +65,10 @@ struct EncoderInput {
         let wholeFrame = keyframe || skippedWholeFrame || changesWholeFrame(frame)
         skippedWholeFrame = false
         let layer = layers.next(keyframe: keyframe, baseLayer: unchanged)
-        if keyframe || !unchanged { hasUnrefinedChanges = true }
+        if keyframe || !unchanged {
+            hasUnrefinedChanges = true
+            changedLayer = layer
+        }
         if activeMap != nil {
             // Mutated through optional chaining, in place: a local copy would make its arrays copy on write.
             if wholeFrame {
@@ -116,11 +121,11 @@ struct EncoderInput {
     }
 
     /// Times one part of a refinement in parts (``RefinementSteps``) and makes the active map every block coded
-    /// since the parts began, or since the last refinement. A part goes in layer 0, predicting from the change
-    /// it refines (only changes in layer 0 are refined in parts).
+    /// since the parts began, or since the last refinement. A part goes in the layer of the change it refines,
+    /// predicting from it (``TemporalLayers/part(of:)``).
     mutating func prepareRefinementStep(_ frame: VideoFrame) -> (presentationTime: Int64, layer: TemporalLayers.Frame) {
         hasUnrefinedChanges = false
-        let layer = layers.next(keyframe: false, baseLayer: true)
+        let layer = layers.part(of: changedLayer)
         activeMap?.beginRefinementStep(layer: layer)
         return (nextPresentationTime(for: frame), layer)
     }

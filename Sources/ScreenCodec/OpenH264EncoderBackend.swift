@@ -141,6 +141,7 @@ final class OpenH264EncoderBackend: EncoderBackend {
     /// openh264 lays its frames out in layers itself (0, 2, 1, 2, … with three, like ``TemporalLayers``); each
     /// packet says the layer it coded.
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool { true }
+    var predictsFromAnySlot: Bool { false }
 
     func speed(faster: Bool, configured: Int?) -> Int? {
         let normal = configured ?? Self.defaultSpeed

@@ -53,11 +53,10 @@ public final class RealtimeEncoder: VideoEncoder {
         // A library that skipped the frame to hold its rate (openh264) owes the keyframe still.
         if keyframe, codedBytes == 0 { input.requestKeyframe() }
         if rate.followsLink, !keyframe { try followFrameSize(codedBytes: codedBytes) }
-        // Parts follow a change (not a keepalive), from the quantizer it was coded with; only a change in layer 0,
-        // which every frame predicts from (a part after a frame above it would code its change again, from the
-        // picture before it: 2.5 times a tick of the link for a 1080p page).
+        // Parts follow a change (not a keepalive), from the quantizer it was coded with; none where the library
+        // cannot predict from the change (a frame above layer 0 that only LAST could read).
         if refinesInParts, input.hasUnrefinedChanges, codedBytes > 0 {
-            steps.changed(codedAt: layer.isReference ? backend.lastQuantizer() : nil)
+            steps.changed(codedAt: layer.isReference || backend.predictsFromAnySlot ? backend.lastQuantizer() : nil)
         }
     }
 

@@ -15,13 +15,18 @@
 /// could point LAST at another slot, codes blocks its decoder refuses beside an active map.
 ///
 /// Keyframes refresh every slot; keepalives and refinements are coded in layer 0 (whoever is thinned to layer 0
-/// gets them), and the pattern starts over after them and after keyframes.
+/// gets them), and the pattern starts over after them and after keyframes. A frame above layer 0 is also kept in
+/// its layer's own slot (1 or 2), which only the parts of a refinement in parts read (``part(of:)``): a part
+/// refines the frame before it in that frame's layer, so that a viewer thinned below it drops both.
 struct TemporalLayers: Hashable {
     /// One frame's place in the structure.
     struct Frame: Hashable {
         var layer: Int
         /// Bit i: the frame is kept in slot i (layer 0: slot 0, the reference; a keyframe: every slot).
         var refreshMask: UInt8
+        /// The slot it predicts from: 0 (the reference), but for a part of a refinement in parts of a frame above
+        /// layer 0, which predicts from that frame, kept in its layer's slot.
+        var readsSlot = 0
 
         var isReference: Bool { refreshMask & 1 != 0 }
         static let keyframe = Frame(layer: 0, refreshMask: 0xFF)
@@ -46,9 +51,15 @@ struct TemporalLayers: Hashable {
         defer { index = (index + 1) % patternLength }
         switch (count, index) {
         case (1, _), (_, 0): return Frame(layer: 0, refreshMask: 1)
-        case (2, _), (_, 2): return Frame(layer: 1, refreshMask: 0)
-        default: return Frame(layer: 2, refreshMask: 0)
+        case (2, _), (_, 2): return Frame(layer: 1, refreshMask: 1 << 1)
+        default: return Frame(layer: 2, refreshMask: 1 << 2)
         }
+    }
+
+    /// A part of a refinement in parts of `changed` (the last frame that coded a change): in its layer, predicting
+    /// from it and kept where it was. The pattern goes on after it where it was.
+    func part(of changed: Frame) -> Frame {
+        changed.layer == 0 ? Frame(layer: 0, refreshMask: 1) : Frame(layer: changed.layer, refreshMask: 1 << changed.layer, readsSlot: changed.layer)
     }
 
     private var patternLength: Int { 1 << (count - 1) }

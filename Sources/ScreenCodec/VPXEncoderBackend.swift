@@ -78,6 +78,10 @@ final class VPXEncoderBackend: EncoderBackend {
 
     /// Every frame predicts from LAST (slot 0, the newest layer-0 frame: also what the active map's inactive blocks
     /// copy from); only layer-0 frames refresh it.
+    /// LAST only: pointed elsewhere, libvpx coded blocks beside an active map that its decoder refused
+    /// (``TemporalLayers``), so only a change in layer 0 is refined in parts.
+    var predictsFromAnySlot: Bool { false }
+
     func setFrameLayer(_ frame: TemporalLayers.Frame) -> Bool {
         let noOtherReference = UInt(VP8_EFLAG_NO_REF_GF) | UInt(VP8_EFLAG_NO_REF_ARF) | UInt(VP8_EFLAG_NO_UPD_GF) | UInt(VP8_EFLAG_NO_UPD_ARF)
         let keptNowhere = noOtherReference | UInt(VP8_EFLAG_NO_UPD_LAST) | UInt(VP8_EFLAG_NO_UPD_ENTROPY)

@@ -31,7 +31,10 @@ import Testing
         for _ in 0..<40 {
             let frame = layers.next(keyframe: false, baseLayer: false)
             #expect(frame.isReference == (frame.layer == 0))
-            #expect(frame.refreshMask == (frame.layer == 0 ? 1 : 0), "a frame above layer 0 is kept nowhere: dropping it loses nothing")
+            #expect(frame.refreshMask == 1 << frame.layer, "a frame above layer 0 is kept only in its layer's slot, which no lower layer reads")
+            #expect(frame.readsSlot == 0)
+            let part = layers.part(of: frame)
+            #expect(part.layer == frame.layer && part.readsSlot == (frame.layer == 0 ? 0 : frame.layer) && part.refreshMask == frame.refreshMask, "a part refines the frame in its own layer")
         }
     }
 

@@ -16,7 +16,7 @@ aom_codec_err_t CAOMShims_setActiveMap(aom_codec_ctx_t *ctx, unsigned char *acti
 // The quantizer (0–63) of the last frame encoded; -1 when the library cannot tell.
 int CAOMShims_lastQuantizer(aom_codec_ctx_t *ctx);
 // The next frame's references: it predicts from slot 0 only (as LAST) and stores itself in the slots of
-// `refreshMask` (bit i: slot i).
-aom_codec_err_t CAOMShims_setFrameReferences(aom_codec_ctx_t *ctx, unsigned int refreshMask);
+// `refreshMask` (bit i: slot i); LAST is slot `readSlot` (0 but for a part of a refinement above layer 0).
+aom_codec_err_t CAOMShims_setFrameReferences(aom_codec_ctx_t *ctx, unsigned int refreshMask, int readSlot);
 
 #endif
