@@ -74,4 +74,40 @@ import Testing
         #expect(parts.allSatisfy { $0.bytes <= tickBytes * 3 / 2 }, "parts: \(parts.map(\.bytes)); a tick of the link is \(tickBytes) bytes")
         #expect(try code(page, change: false).bytes == 0, "no part after the last")
     }
+
+    /// Three layers (AV1): a change above layer 0 is refined in its layer, predicting from it; the stream thinned
+    /// to layer 0, to layers 0 and 1, or whole, decodes, and each shows the newest page it was sent.
+    @Test func partsOfChangesAboveLayerZeroThinWithThem() async throws {
+        let pages = try await LinkFollowingTests.textPages()
+        let encoder = RealtimeEncoder(configuration: .init(codec: .av1, bitrateKbps: 1500, framesPerSecond: 5, temporalLayers: 3, followsNetwork: true))
+        try encoder.setTargetBitrate(kbps: 800)
+        var sent: [(page: Int, frame: CollectedFrame, part: Bool)] = []
+        for (index, page) in pages[0..<12].enumerated() {
+            page.captureTime = MediaTime(value: Int64(sent.count * 200), timescale: 1000)
+            page.markAllChanged()
+            let sink = CollectingSink()
+            try encoder.encode(page) { try sink.write($0) }
+            sent += sink.frames.map { (index, $0, false) }
+            page.changedRects.removeAll()
+            for _ in 0..<2 where encoder.hasUnrefinedChanges {
+                page.captureTime = MediaTime(value: Int64(sent.count * 200), timescale: 1000)
+                let parts = CollectingSink()
+                try encoder.refine(page) { try parts.write($0) }
+                sent += parts.frames.map { (index, $0, true) }
+            }
+        }
+        let partLayers = Set(sent.filter(\.part).map(\.frame.temporalLayer))
+        #expect(partLayers.count > 1, "parts in more than one layer: \(partLayers)")
+        for highest in 0...2 {
+            let decoder = try FrameDecoder(codec: .av1)
+            for (index, frame, _) in sent where frame.temporalLayer <= highest {
+                try frame.payload.withUnsafeBytes { payload in
+                    try decoder.decode(payload) { shown in
+                        let (own, other) = (Self.difference(shown, pages[index]), Self.difference(shown, pages[(index + 1) % 12]))
+                        #expect(own < other / 2, "layers 0…\(highest), page \(index): \(own) from it, \(other) from the next")
+                    }
+                }
+            }
+        }
+    }
 }
