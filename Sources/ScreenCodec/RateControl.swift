@@ -32,12 +32,20 @@ public struct RateControl: Sendable, Hashable {
     /// The rate-control buffer while the target follows the network (``RealtimeEncoder/setTargetBitrate(kbps:)``).
     public static let linkFollowingBufferMilliseconds = 500
     /// The largest frame other than a keyframe while the target follows the network, in milliseconds of the
-    /// target: about a capture tick at 5 fps. A page of text is then sent in parts (``RefinementSteps``): coded
-    /// coarsely within this, then finer at the ticks after it, each part within this again. As one frame of up to
-    /// 400 ms, a page on a 1 Mbit/s uplink arrived as late as its own transmit time (p95 0.41–0.44 s) and kept
-    /// the link 57–61 % busy (a page that found it busy waited for the next tick); under a quarter of a second a
-    /// frame that is on its way when the link narrows is through within a few ticks.
-    public static let linkFollowingFrameMilliseconds = 200
+    /// target: below the buffer, since the libraries overshoot a page change's budget (until the quantizer floor
+    /// catches up), and since whatever is on its way when a link narrows is carried at the narrow rate (400 ms
+    /// let 75–136 KB frames into a link that fell from 2000 to 500 kbit/s unpaced, and TCP stalled on the losses).
+    /// The publisher's socket is paced (ScreenSession's PublisherPacing): a page enters a narrowed link about as
+    /// fast as it drains. While the link holds the target below the configured rate, frames are parts instead
+    /// (``partMilliseconds``).
+    public static let linkFollowingFrameMilliseconds = 400
+
+    /// The largest frame other than a keyframe while the link holds the target below the configured rate: about
+    /// a capture tick at 5 fps. A page of text is then sent in parts (``RefinementSteps``): coded coarsely within
+    /// this, then finer at the ticks after it, each part within this again. As one frame of up to 400 ms, a page
+    /// on a 1 Mbit/s uplink arrived as late as its own transmit time (p95 0.41–0.44 s) and kept the link 57–61 %
+    /// busy (a page that found it busy waited for the next tick).
+    public static let partMilliseconds = 200
 
     /// How far the quantizer (of 0–63) is moved for a frame half as large (libaom and libvpx, text: about 6; more,
     /// so that pages fit a link that narrowed under a 400 ms cap within three of them, as they did under 300 with

@@ -62,9 +62,15 @@ public final class RealtimeEncoder: VideoEncoder {
 
     public var hasUnrefinedChanges: Bool { refinesInParts ? steps.nextQuantizer != nil : input.hasUnrefinedChanges }
 
-    /// While the target follows the link, a change is refined in parts, from the next tick on (``RefinementSteps``);
-    /// not by openh264, which lays out its frames' layers and references itself.
-    public var refinesInParts: Bool { rate.followsLink && codec != .h264 }
+    /// While the link holds the target below the configured rate, a change is refined in parts, from the next
+    /// tick on (``RefinementSteps``): a thin uplink is used without a frame taking much more than a tick of it.
+    /// Where the link carries the configured rate, pages go whole and are refined once the screen is still (parts
+    /// there would fill the configured rate with refinements, which every viewer, a thinned one too, is sent).
+    /// Not by openh264, which lays out its frames' layers and references itself.
+    public var refinesInParts: Bool { rate.followsLink && codec != .h264 && rate.targetKbps < configuration.bitrateKbps }
+
+    /// The largest frame other than a keyframe, in milliseconds of the target, while it follows the link.
+    private var frameMilliseconds: Int { refinesInParts ? RateControl.partMilliseconds : RateControl.linkFollowingFrameMilliseconds }
 
     public func skip(_ frame: VideoFrame) { input.skip(frame) }
 
@@ -84,7 +90,8 @@ public final class RealtimeEncoder: VideoEncoder {
         try setRate(targetKbps: kbps)
     }
 
-    /// Caps the next frame at ``RateControl/linkFollowingFrameMilliseconds`` of the target. The libraries cap a
+    /// Caps the next frame at ``RateControl/linkFollowingFrameMilliseconds`` of the target
+    /// (``RateControl/partMilliseconds`` while refining in parts). The libraries cap a
     /// frame as a share of their average frame, which is the target times the time since the frame before (they
     /// take the frame rate from the timestamps: a screen that changes twice a second is coded at 2 fps, and frames
     /// held back for the link make the gaps longer; left alone, a page change after a gap of a second could spend
@@ -92,7 +99,7 @@ public final class RealtimeEncoder: VideoEncoder {
     private func capFrameSize() throws(CodecError) {
         let interval = 1000 / configuration.framesPerSecond
         let averageFrame = max(interval, input.millisecondsSincePreviousFrame.map(Double.init) ?? interval)
-        let percent = max(1, Int((Double(RateControl.linkFollowingFrameMilliseconds) * 100 / averageFrame).rounded()))
+        let percent = max(1, Int((Double(frameMilliseconds) * 100 / averageFrame).rounded()))
         guard percent != appliedFramePercent else { return }
         try backend.require(backend.setMaximumInterFrame(percentOfAverage: percent), "refused a largest frame of \(percent) % of the average", .encoderFailed)
         appliedFramePercent = percent
@@ -129,7 +136,7 @@ public final class RealtimeEncoder: VideoEncoder {
         try backend.require(backend.setRate(part), "refused a refinement's quantizer of \(quantizer)", .encoderFailed)
         defer { _ = applyRate(rate) }
         let bytes = try encodePicture(frame, presentationTime: presentationTime, keyframe: false, wholeFrame: false, layer: layer, output: output)
-        steps.refined(at: backend.lastQuantizer() ?? quantizer, bytes: bytes, budgetBytes: RateControl.linkFollowingFrameMilliseconds * rate.targetKbps / 8)
+        steps.refined(at: backend.lastQuantizer() ?? quantizer, bytes: bytes, budgetBytes: frameMilliseconds * rate.targetKbps / 8)
         if steps.nextQuantizer == nil { input.finishRefinementSteps() }
     }
 
@@ -164,7 +171,7 @@ public final class RealtimeEncoder: VideoEncoder {
     /// (a page's size predicts the next page's; smaller changes, or a link that came back, let the quality come
     /// back within a few frames; between 60 and 110 % it holds, so that it does not swing).
     private func followFrameSize(codedBytes: Int) throws(CodecError) {
-        let budget = Double(RateControl.linkFollowingFrameMilliseconds * rate.targetKbps) / 8
+        let budget = Double(frameMilliseconds * rate.targetKbps) / 8
         let ratio = Double(codedBytes) / budget
         var floor = quantizerFloor
         if ratio > 1.1, let last = backend.lastQuantizer() {

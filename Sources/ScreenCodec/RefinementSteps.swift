@@ -1,5 +1,5 @@
 /// A picture that changed under a target that follows the link, refined in parts: each change is coded within
-/// about a capture tick of the link (``RateControl/linkFollowingFrameMilliseconds``), and the unchanged picture is
+/// about a capture tick of the link (``RateControl/partMilliseconds``), and the unchanged picture is
 /// coded again at the following ticks, each time at a finer quantizer, each part again within about a tick of
 /// the link, until the picture is coded as finely as a still screen's refinement is
 /// (``RateControl/refinementMaxQuantizer``), ``mostSteps`` parts were sent, or the next change comes.

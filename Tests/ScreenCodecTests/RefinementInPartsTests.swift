@@ -60,7 +60,7 @@ import Testing
             let sizes = try [code(page, change: true).bytes] + (0..<(1 + index % 2)).map { _ in try code(page, change: false).bytes }
             if index >= 8 { settled += sizes.filter { $0 > 0 } }
         }
-        let tickBytes = 800 * RateControl.linkFollowingFrameMilliseconds / 8
+        let tickBytes = 800 * RateControl.partMilliseconds / 8
         #expect(settled.allSatisfy { $0 <= tickBytes * 3 / 2 }, "pages and their parts, once settled: \(settled); a tick of the link is \(tickBytes) bytes")
 
         let page = pages[16]
