@@ -34,25 +34,34 @@ import Testing
         let deadline = Date().addingTimeInterval(churnSeconds)
         var joins = 0
         var refusedWithoutToken = 0
-        while Date() < deadline {
-            try? await RelayClient.connect(transport: TransportKind.webSocket.to(relay), token: token, logger: quietLogger) { link, events in
-                for try await event in events {
-                    if case .control(.welcome(_, _, _, let streams, _, _)) = event, let stream = streams.first {
-                        try await link.send(.subscribe(streamId: stream.streamId, decodes: ["avc1.42"]))
-                        return
+        // Each join within 20 s, or it is named here (a test that must not hang says what got stuck).
+        var stuck: [String] = []
+        while Date() < deadline, stuck.isEmpty {
+            let joined: Void?? = await within(20) {
+                try? await RelayClient.connect(transport: TransportKind.webSocket.to(relay), token: token, logger: quietLogger) { link, events in
+                    for try await event in events {
+                        if case .control(.welcome(_, _, _, let streams, _, _)) = event, let stream = streams.first {
+                            try await link.send(.subscribe(streamId: stream.streamId, decodes: ["avc1.42"]))
+                            return
+                        }
                     }
                 }
             }
+            if joined == nil { stuck.append("join \(joins + 1) with the token") }
             joins += 1
-            let welcomed = try? await RelayClient.connect(transport: TransportKind.webSocket.to(relay), token: "", logger: quietLogger) { link, events in
-                try? await link.send(.subscribe(streamId: 1, decodes: ["avc1.42"]))
-                for try await event in events {
-                    if case .control(.welcome) = event { return true }
+            let welcomed = await within(20) {
+                try? await RelayClient.connect(transport: TransportKind.webSocket.to(relay), token: "", logger: quietLogger) { link, events in
+                    try? await link.send(.subscribe(streamId: 1, decodes: ["avc1.42"]))
+                    for try await event in events {
+                        if case .control(.welcome) = event { return true }
+                    }
+                    return false
                 }
-                return false
             }
-            if welcomed != true { refusedWithoutToken += 1 }
+            if welcomed == nil { stuck.append("join \(joins) without a token") }
+            if welcomed != .some(.some(true)) { refusedWithoutToken += 1 }
         }
+        #expect(stuck.isEmpty, "no answer within 20 s: \(stuck)")
         #expect(joins > 20 && refusedWithoutToken == joins, "\(joins) joins, \(refusedWithoutToken) refused without a token")
 
         let metrics = String(decoding: try await RelayHTTPClient().send("GET", "\(relay.base)/metrics").body, as: UTF8.self)

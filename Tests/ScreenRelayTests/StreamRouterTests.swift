@@ -193,6 +193,38 @@ import Testing
         #expect(router.subscriberCount(of: 1) == 1 && router.counters.evictedSubscribers == 1)
     }
 
+    /// A subscriber that takes nothing and subscribes again and again (within the subscription allowance) is
+    /// evicted at the stall limit from when it first took nothing, not from its latest subscription; one that takes
+    /// a frame between its subscriptions starts afresh.
+    @Test(arguments: [false, true])
+    func subscribingAgainDoesNotRestartTheStallLimit(takesAFrameBetween: Bool) {
+        var router = sessionWithStream(subscribers: ["churner"], limits: .init(maximumQueuedMilliseconds: 60_000, stallSeconds: 20))
+        _ = router.frame("K", header: header(1, 0, key: true), size: 10, from: "p", now: 0)
+        _ = router.handle(.subscribe(streamId: 1), from: "churner", now: 0)
+        var evictedAt: Double?
+        for sequence in 1...300 where evictedAt == nil {
+            let now = Double(sequence) * 0.1
+            _ = router.frame("D\(sequence)", header: header(1, UInt64(sequence), key: false), size: 10, from: "p", now: now)
+            if sequence % 20 == 0 {
+                // Every 2 s: unsubscribe and subscribe again (the cached pictures are queued for it once more).
+                _ = router.handle(.unsubscribe(streamId: 1), from: "churner", now: now)
+                if takesAFrameBetween, sequence == 100 {
+                    _ = router.handle(.subscribe(streamId: 1), from: "churner", now: now)
+                    _ = router.frameDelivered(to: "churner", streamId: 1, now: now)
+                    _ = router.handle(.unsubscribe(streamId: 1), from: "churner", now: now)
+                }
+                _ = router.handle(.subscribe(streamId: 1), from: "churner", now: now)
+            }
+            if router.tick(now: now).contains(where: { if case .evict("churner", _) = $0 { true } else { false } }) { evictedAt = now }
+        }
+        if takesAFrameBetween {
+            // It took a frame at 10 s: 20 s from then.
+            #expect(evictedAt.map { (29.9...30.5).contains($0) } == true, "evicted at \(String(describing: evictedAt))")
+        } else {
+            #expect(evictedAt.map { (19.9...20.5).contains($0) } == true, "evicted at \(String(describing: evictedAt))")
+        }
+    }
+
     func audioHeader(_ streamId: UInt32, _ sequence: UInt64) -> AudioFrameHeader {
         AudioFrameHeader(
             streamID: streamId, sequence: sequence, codec: .opus, channels: 2, samples: 960,

@@ -25,7 +25,7 @@ struct ConnectionDriver: Sendable {
     static let closeGrace = Duration.seconds(10)
     /// How long a client that went (its close, a reset, its end of the socket shut) keeps its connection: the
     /// answer to its close goes within it, unless it does not read.
-    static let departureGrace = Duration.seconds(2)
+    static let departureGrace = Duration.seconds(5)
     /// The longest a connection's timer sleeps at once (seconds), so that a cancelled sleep's timer is soon gone.
     static let longestTimerSleep: Double = 60
 

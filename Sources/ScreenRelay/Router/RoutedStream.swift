@@ -43,10 +43,13 @@ struct RoutedStream<Frame> {
     /// A new subscriber: it starts with the cached group of pictures (a long one as its layer-0 frames only:
     /// nobody knows yet what its link carries; all but the newest as catch-up), so it shows the current screen at
     /// once; with no usable cache it waits for a requested keyframe.
+    /// `unreadSince`: since when its connection has taken nothing of an earlier subscription's frames.
     mutating func subscribe(
-        _ connectionId: String, audio: Bool, layers: Bool, catchUp: Bool, now: Double, counters: inout RouterCounters
+        _ connectionId: String, audio: Bool, layers: Bool, catchUp: Bool, unreadSince: Double? = nil, now: Double,
+        counters: inout RouterCounters
     ) -> [Action] {
         var subscription = RoutedSubscription<Frame>(now: now, limits: limits)
+        if let unreadSince { subscription.link.carryStall(since: unreadSince) }
         subscription.audio = audio
         subscription.readsLayers = layers
         subscription.readsCatchUp = catchUp

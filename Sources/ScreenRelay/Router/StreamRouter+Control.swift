@@ -70,7 +70,9 @@ extension StreamRouter {
         case .unsubscribe(let streamId):
             if renditions.stopWaiting(connectionId, for: streamId) { return [] }
             guard let serving = servingStream(of: connectionId, for: streamId) else { return [] }
-            streams[serving]?.unsubscribe(connectionId)
+            if let since = streams[serving]?.unsubscribe(connectionId)?.link.stalledSince {
+                unreadSince[connectionId] = min(since, unreadSince[connectionId] ?? since)
+            }
             return [.discardQueued(connectionId, streamId: serving)]
         case .requestKeyframe(let asked):
             let streamId = servingStream(of: connectionId, for: asked) ?? asked

@@ -82,7 +82,8 @@ extension StreamRouter {
     /// buffers, about when it left). Measures the subscriber's drain rate; a subscriber that skipped and has now
     /// drained is restarted, and one holding a frame gets it when its link has room.
     public mutating func frameDelivered(to connectionId: String, streamId: UInt32, now: Double) -> [Action] {
-        streams[streamId]?.delivered(to: connectionId, now: now, counters: &counters) ?? []
+        if !unreadSince.isEmpty { unreadSince.removeValue(forKey: connectionId) }
+        return streams[streamId]?.delivered(to: connectionId, now: now, counters: &counters) ?? []
     }
 
     /// An audio frame sent to a subscriber was written out.

@@ -57,7 +57,8 @@ extension StreamRouter {
 
     private mutating func join(_ connectionId: String, _ streamId: UInt32, _ options: RenditionBook.Waiting, now: Double) -> [Action] {
         streams[streamId]?.subscribe(
-            connectionId, audio: options.audio, layers: options.layers, catchUp: options.catchUp, now: now, counters: &counters) ?? []
+            connectionId, audio: options.audio, layers: options.layers, catchUp: options.catchUp, unreadSince: unreadSince[connectionId],
+            now: now, counters: &counters) ?? []
     }
 
     /// `publishRendition`: the publisher of `streamId` started the rendition it offered; who waits for it joins it.

@@ -57,6 +57,10 @@ public struct StreamRouter<Frame> {
     var nextStreamId: UInt32 = 1
     /// Which streams can have, or have, a rendition, and who waits for one (protocol 7).
     var renditions = RenditionBook()
+    /// Since when each connection that ended a subscription with frames it never took has taken nothing: its next
+    /// subscription's stall counts from then, so that subscribing again does not restart the stall limit. One
+    /// entry a connection, gone with its first delivery or its departure.
+    var unreadSince: [String: Double] = [:]
 
     /// Joins and leaves are told to the members at most this often, those that cancel out within it not at all.
     static var announcementSeconds: Double { 1 }
@@ -160,6 +164,7 @@ public struct StreamRouter<Frame> {
             }
         }
         renditions.forget(connectionId)
+        unreadSince.removeValue(forKey: connectionId)
         shares.leave(connectionId)
         membership.left(connectionId)
         return actions

@@ -31,6 +31,9 @@ struct SubscriberLink {
     private(set) var lastDeliveryAt: Double
     /// Since when it has taken nothing of a non-empty queue.
     private(set) var stalledSince: Double?
+    /// Since when its connection has taken nothing of an earlier subscription's frames: its stall counts from then
+    /// (until it takes a frame).
+    private var carriedStall: Double?
     /// The kernel's delivery rate, smoothed.
     private(set) var kernelRate: Double?
     /// The lowest of the kernel's recent measures, climbing ``lowestMeasureClimb`` a sample: what a layer's return
@@ -42,6 +45,9 @@ struct SubscriberLink {
     private(set) var idleStart = IdleStartTiming()
 
     init(now: Double) { lastDeliveryAt = now }
+
+    /// Its connection took nothing of an earlier subscription's frames since `since`.
+    mutating func carryStall(since: Double) { carriedStall = since }
 
     /// Bytes per second it has been taking frames at: the kernel's measure when there is one, else the gaps
     /// between deliveries; nil before either can tell.
@@ -60,7 +66,7 @@ struct SubscriberLink {
 
     /// A frame of `bytes` was queued for it.
     mutating func sent(_ bytes: Int, fittedIn: Bool, now: Double) {
-        if inFlight.isEmpty { stalledSince = now }
+        if inFlight.isEmpty { stalledSince = carriedStall ?? now }
         idleStart.sent(bytes, now: now)
         inFlight.append(InFlight(bytes: bytes, queuedAt: now, fittedIn: fittedIn))
         queuedBytes += bytes
@@ -81,6 +87,7 @@ struct SubscriberLink {
             drainSeconds = drainSeconds * Self.deliveryDecay + busy
         }
         lastDeliveryAt = now
+        carriedStall = nil
         stalledSince = inFlight.isEmpty ? nil : now
         return true
     }
