@@ -73,13 +73,21 @@ import Testing
         let deaf = try RawSocket(port: relay.port)
         #expect(await deaf.upgradeToWebSocket().contains("101"))
         await deaf.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(ControlMessage.hello(token: victim.viewerToken, client: "deaf").encoded().utf8)))
+        // And a client with no token that floods pings and reads nothing (not the pongs): in no session.
+        let pinging = try RawSocket(port: relay.port, timeout: 2, receiveBuffer: 4096)
+        #expect(await pinging.upgradeToWebSocket().contains("101"))
+        let flood = Task.detached {
+            let ping = RawSocket.webSocketFrame(opcode: 9, payload: [UInt8](repeating: 0x50, count: 120))
+            while !Task.isCancelled, await pinging.send(ping) {}
+        }
+        defer { flood.cancel() }
         try await Task.sleep(for: .milliseconds(300))
         let start = Date()
         relay.process.signal(SIGTERM)
         let outcome = await relay.process.wait(timeout: 30)
         let took = Date().timeIntervalSince(start)
         #expect(took < 30, "the relay was still running \(took) s after SIGTERM")
-        #expect(took < 2 + 5 + 3, "SIGTERM took \(took) s with a viewer that reads nothing (grace 2 s)")
+        #expect(took < 2 + 5 + 3, "SIGTERM took \(took) s with a viewer that reads nothing and a tokenless client pinging (grace 2 s)")
         #expect(outcome.status == 0 || outcome.status == 143, "\(outcome.status) \(outcome.standardError)")
         // The recording was finished and announced on the way out.
         #expect(outcome.standardError.contains("archive"), "\(outcome.standardError)")

@@ -194,7 +194,7 @@ public final class RelayServer: Service {
             // files are complete even when the wait runs out and the rest is cancelled.
             try await withGracefulShutdownHandler {
                 try await app.run()
-            } onGracefulShutdown: { [archives, registry, logger, configuration] in
+            } onGracefulShutdown: { [archives, registry, logger, configuration, channelCensus] in
                 Task {
                     await archives?.stopAll()
                     // Clients that have not closed by the end of the grace (one that reads nothing, one that never
@@ -203,6 +203,8 @@ public final class RelayServer: Service {
                     let hubs = await registry.all
                     if !hubs.isEmpty { logger.notice("shutdown grace over: dropping the connections still open") }
                     for hub in hubs { await hub.dropEveryone(reason: "the relay is shutting down") }
+                    // And those in no session: a client that never said hello (pinging, say), an HTTP request.
+                    channelCensus.closeAll()
                 }
             }
         } catch {
