@@ -75,11 +75,12 @@ import Testing
         let relay: RunningRelayProcess
         let server: String
 
-        /// Stops the scene, kills `processes` (what they have said is all a test reads) and removes the namespace
-        /// and the home.
+        /// Stops the scene, kills `processes` (what they have said is all a test reads) and the relay, and removes
+        /// the namespace and the home. (The relay is killed here, not left to its object's end: in a full parallel
+        /// run its object outlived the test, and the relay the run.)
         func end(_ processes: [ChildProcess]) async {
             await scene.stop()
-            for process in processes { process.endInBackground(signal: SIGKILL) }
+            for process in processes + [relay.process] { process.endInBackground(signal: SIGKILL) }
             await network.remove()
             try? FileManager.default.removeItem(atPath: home)
         }
