@@ -103,20 +103,14 @@ struct AudioBench: AsyncParsableCommand {
 
         // Beeps and flashes at the same instants.
         let painter = try XPainter(displayName: display.name)
-        let black = XPainter.pixel(red: 0, green: 0, blue: 0), white = XPainter.pixel(red: 255, green: 255, blue: 255)
+        let black = XPainter.pixel(red: 0, green: 0, blue: 0)
         let canvas = painter.createWindow(PixelRect(x: 0, y: 0, width: 640, height: 360), color: black)
         let start = clock.nanoseconds(fromTicks: clock.now()) + 1_000_000_000
         // A random phase against the capture ticks each time: a picture's capture time is the tick after the
         // paint, so the offsets spread over a frame interval.
         let instants = (0..<beeps).map { start + UInt64($0) * 1_000_000_000 + UInt64.random(in: 0..<(1_000_000_000 / UInt64(fps))) }
         tone.play(.beeps(frequency: 1000, at: instants, milliseconds: 150))
-        for instant in instants {
-            while clock.nanoseconds(fromTicks: clock.now()) + 2_000_000 < instant { try await Task.sleep(for: .milliseconds(1)) }
-            while clock.nanoseconds(fromTicks: clock.now()) < instant {}
-            painter.fill(window: canvas, PixelRect(x: 0, y: 0, width: 640, height: 360), color: white)
-            try await Task.sleep(for: .milliseconds(150))
-            painter.fill(window: canvas, PixelRect(x: 0, y: 0, width: 640, height: 360), color: black)
-        }
+        try await painter.flash(window: canvas, PixelRect(x: 0, y: 0, width: 640, height: 360), at: instants, clock: clock)
         try await Task.sleep(for: .seconds(1))
         // Pictures come at least every 50 ms (--keepalive 0.05): a longer gap before a flash means dropped frames.
         let offsets = received.offsets(at: instants.map(Int64.init), frameGap: 80_000_000).milliseconds

@@ -17,14 +17,7 @@ struct WHIPBench: AsyncParsableCommand {
     var fps = 5.0
 
     func run() async throws {
-        let sfu = try await JanusSFU()
-        do {
-            try await measure(sfu)
-        } catch {
-            await sfu.stop()
-            throw error
-        }
-        await sfu.stop()
+        try await JanusSFU().use { try await measure($0) }
     }
 
     private func measure(_ sfu: JanusSFU) async throws {

@@ -24,14 +24,7 @@ struct WHIPViewerBench: AsyncParsableCommand {
     static let secret = "relaybench-whip-viewer-secret-of-32-bytes-or-more"
 
     func run() async throws {
-        let sfu = try await JanusSFU()
-        do {
-            try await measure(sfu)
-        } catch {
-            await sfu.stop()
-            throw error
-        }
-        await sfu.stop()
+        try await JanusSFU().use { try await measure($0) }
     }
 
     private func measure(_ sfu: JanusSFU) async throws {
@@ -41,7 +34,7 @@ struct WHIPViewerBench: AsyncParsableCommand {
         try await tone.waitUntilListed(on: pipewire)
         let display = try await VirtualDisplay(width: 640, height: 360)
         let painter = try XPainter(displayName: display.name)
-        let black = XPainter.pixel(red: 0, green: 0, blue: 0), white = XPainter.pixel(red: 255, green: 255, blue: 255)
+        let black = XPainter.pixel(red: 0, green: 0, blue: 0)
         let canvas = painter.createWindow(PixelRect(x: 0, y: 0, width: 640, height: 360), color: XPainter.pixel(red: 40, green: 40, blue: 90))
         painter.sync()
 
@@ -136,15 +129,7 @@ struct WHIPViewerBench: AsyncParsableCommand {
         let start = clock.nanoseconds(fromTicks: clock.now()) + 1_000_000_000
         let instants = (0..<beeps).map { start + UInt64($0) * 1_000_000_000 + UInt64.random(in: 0..<UInt64(1e9 / fps)) }
         tone.play(.beeps(frequency: 1000, at: instants, milliseconds: 150))
-        for instant in instants {
-            while clock.nanoseconds(fromTicks: clock.now()) + 2_000_000 < instant { try await Task.sleep(for: .milliseconds(1)) }
-            while clock.nanoseconds(fromTicks: clock.now()) < instant {}
-            painter.fill(window: canvas, PixelRect(x: 0, y: 0, width: 640, height: 360), color: white)
-            painter.sync()
-            try await Task.sleep(for: .milliseconds(150))
-            painter.fill(window: canvas, PixelRect(x: 0, y: 0, width: 640, height: 360), color: black)
-            painter.sync()
-        }
+        try await painter.flash(window: canvas, PixelRect(x: 0, y: 0, width: 640, height: 360), at: instants, clock: clock)
         try await Task.sleep(for: .seconds(2))
         let probe = try await whipPage.avProbe()
         let offsets = probe.offsets

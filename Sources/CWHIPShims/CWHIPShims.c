@@ -84,6 +84,21 @@ static GstPadProbeReturn on_upstream_event(GstPad *pad, GstPadProbeInfo *info, g
 }
 
 /// Waits for a promise and returns its reply (owned by the promise), or NULL with the reason in `error`.
+/// Makes the transceiver that linking `pad_name` of webrtcbin made send-only, with `preferences` (caps) as its
+/// codec preferences: what the offer then says of that media.
+static void send_only(GstElement *webrtc, const char *pad_name, const char *preferences) {
+    GstCaps *caps = gst_caps_from_string(preferences);
+    GstPad *pad = gst_element_get_static_pad(webrtc, pad_name);
+    GstWebRTCRTPTransceiver *transceiver = NULL;
+    if (pad) g_object_get(pad, "transceiver", &transceiver, NULL);
+    if (transceiver) {
+        g_object_set(transceiver, "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "codec-preferences", caps, NULL);
+        gst_object_unref(transceiver);
+    }
+    if (pad) gst_object_unref(pad);
+    if (caps) gst_caps_unref(caps);
+}
+
 static const GstStructure *await(GstPromise *promise, const char *what, char *error, size_t size) {
     GstPromiseResult result = gst_promise_wait(promise);
     if (result != GST_PROMISE_RESULT_REPLIED) {
@@ -245,32 +260,14 @@ CWHIPSession *CWHIP_start(int codec, CWHIPExtras extras, const char *stun_url, c
         "application/x-rtp,media=video,encoding-name=%s,payload=96,clock-rate=90000,ssrc=(uint)%u,rtcp-fb-nack=true,"
         "rtcp-fb-nack-pli=true,rtcp-fb-ccm-fir=true,rtcp-fb-goog-remb=true%s",
         name, ssrc, format);
-    GstCaps *caps = gst_caps_from_string(preferences);
-    GstPad *video_pad = gst_element_get_static_pad(session->webrtc, "sink_0");
-    GstWebRTCRTPTransceiver *video_transceiver = NULL;
-    if (video_pad) g_object_get(video_pad, "transceiver", &video_transceiver, NULL);
-    if (video_transceiver) {
-        g_object_set(video_transceiver, "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "codec-preferences", caps, NULL);
-        gst_object_unref(video_transceiver);
-    }
-    if (video_pad) gst_object_unref(video_pad);
-    gst_caps_unref(caps);
+    send_only(session->webrtc, "sink_0", preferences);
     if (extras.audio_channels > 0) {
         // The sound's transceiver (the one sink_1's link made): Opus as WebRTC knows it (always "/2" in SDP).
         char audio_preferences[256];
         snprintf(audio_preferences, sizeof audio_preferences,
             "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2,ssrc=(uint)%u",
             audio_ssrc);
-        GstCaps *audio_caps = gst_caps_from_string(audio_preferences);
-        GstPad *audio_pad = gst_element_get_static_pad(session->webrtc, "sink_1");
-        GstWebRTCRTPTransceiver *audio_transceiver = NULL;
-        if (audio_pad) g_object_get(audio_pad, "transceiver", &audio_transceiver, NULL);
-        if (audio_transceiver) {
-            g_object_set(audio_transceiver, "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "codec-preferences", audio_caps, NULL);
-            gst_object_unref(audio_transceiver);
-        }
-        if (audio_pad) gst_object_unref(audio_pad);
-        gst_caps_unref(audio_caps);
+        send_only(session->webrtc, "sink_1", audio_preferences);
     }
     if (extras.metadata_channel) {
         // Made before the offer, so that the one offer carries it (m=application). Unordered and never

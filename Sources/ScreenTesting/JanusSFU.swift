@@ -168,6 +168,17 @@ public final class JanusSFU: @unchecked Sendable {
     /// What Janus logged so far (its view of the WebRTC sessions).
     public var log: String { janus?.outputSoFar ?? "" }
 
+    /// Runs `body` with this SFU, then stops it (processes, namespace), also when `body` throws.
+    public func use<Result>(_ body: (JanusSFU) async throws -> Result) async throws -> Result {
+        let result: Result
+        do { result = try await body(self) } catch {
+            await stop()
+            throw error
+        }
+        await stop()
+        return result
+    }
+
     public func stop() async {
         front?.signal(SIGKILL)
         _ = await front?.wait(timeout: 10)

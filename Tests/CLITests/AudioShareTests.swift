@@ -143,20 +143,10 @@ import Testing
         let screensub = try ChildProcess(RunningShare.screensub, ["--server", share.server, "--token", share.viewerToken, "--output", recording, "--count", "400"])
         let (reception, task) = receive(share, pictures: 400)
         let painter = try XPainter(displayName: display.name)
-        let black = XPainter.pixel(red: 0, green: 0, blue: 0), white = XPainter.pixel(red: 255, green: 255, blue: 255)
+        let black = XPainter.pixel(red: 0, green: 0, blue: 0)
         let canvas = painter.createWindow(PixelRect(x: 0, y: 0, width: 320, height: 240), color: black)
-        var painted: [UInt64] = []
-        for instant in instants {
-            // Paint at the beep's instant (a busy wait for the last millisecond: sleeping is not that precise).
-            while clock.nanoseconds(fromTicks: clock.now()) + 2_000_000 < instant { try await Task.sleep(for: .milliseconds(1)) }
-            while clock.nanoseconds(fromTicks: clock.now()) < instant {}
-            painter.fill(window: canvas, PixelRect(x: 0, y: 0, width: 320, height: 240), color: white)
-            painter.sync()
-            painted.append(clock.nanoseconds(fromTicks: clock.now()))
-            try await Task.sleep(for: .milliseconds(150))
-            painter.fill(window: canvas, PixelRect(x: 0, y: 0, width: 320, height: 240), color: black)
-            painter.sync()
-        }
+        // Painted at each beep's instant.
+        let painted = try await painter.flash(window: canvas, PixelRect(x: 0, y: 0, width: 320, height: 240), at: instants, clock: clock)
         _ = try await task.value
         // Pictures come at least every 50 ms (--keepalive 0.05): a longer gap before a flash means dropped frames.
         // A flash this test painted late (it or the X server starved on a loaded machine: the paint returned more than

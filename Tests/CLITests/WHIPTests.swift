@@ -22,14 +22,7 @@ import Testing
 
     /// Runs `body` with an SFU, and removes it (processes, namespace) afterwards, also when `body` throws.
     func withSFU(codec: String = "vp9", _ body: (JanusSFU) async throws -> Void) async throws {
-        let sfu = try await sfu(codec: codec)
-        do {
-            try await body(sfu)
-        } catch {
-            await sfu.stop()
-            throw error
-        }
-        await sfu.stop()
+        try await sfu(codec: codec).use(body)
     }
 
     func publish(_ sfu: JanusSFU, display: VirtualDisplay, _ extra: [String] = [], token: String? = nil, url: String? = nil) throws -> ChildProcess {

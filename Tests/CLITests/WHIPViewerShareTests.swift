@@ -18,12 +18,7 @@ import Testing
     }
 
     func withSFU(_ body: (JanusSFU) async throws -> Void) async throws {
-        let sfu = try await sfu()
-        do { try await body(sfu) } catch {
-            await sfu.stop()
-            throw error
-        }
-        await sfu.stop()
+        try await sfu().use(body)
     }
 
     func publish(_ url: String, _ sfu: JanusSFU, display: VirtualDisplay, _ extra: [String], pipewire: PrivatePipeWire? = nil) throws -> ChildProcess {
@@ -71,7 +66,7 @@ import Testing
 
             // A/V where the page plays them: beeps and white flashes at the same instants, one a second.
             try await page.startAVProbe()
-            let black = XPainter.pixel(red: 0, green: 0, blue: 0), white = XPainter.pixel(red: 255, green: 255, blue: 255)
+            let black = XPainter.pixel(red: 0, green: 0, blue: 0)
             painter.fill(window: cover, PixelRect(x: 0, y: 0, width: 320, height: 240), color: black)
             painter.sync()
             tone.play(.silence)
@@ -80,15 +75,7 @@ import Testing
             let start = clock.nanoseconds(fromTicks: clock.now()) + 1_000_000_000
             let instants = (0..<5).map { start + UInt64($0) * 1_000_000_000 }
             tone.play(.beeps(frequency: 1000, at: instants, milliseconds: 150))
-            for instant in instants {
-                while clock.nanoseconds(fromTicks: clock.now()) + 2_000_000 < instant { try await Task.sleep(for: .milliseconds(1)) }
-                while clock.nanoseconds(fromTicks: clock.now()) < instant {}
-                painter.fill(window: cover, PixelRect(x: 0, y: 0, width: 320, height: 240), color: white)
-                painter.sync()
-                try await Task.sleep(for: .milliseconds(150))
-                painter.fill(window: cover, PixelRect(x: 0, y: 0, width: 320, height: 240), color: black)
-                painter.sync()
-            }
+            try await painter.flash(window: cover, PixelRect(x: 0, y: 0, width: 320, height: 240), at: instants, clock: clock)
             try await Task.sleep(for: .seconds(2))
             let probe = try await page.avProbe()
             let offsets = probe.offsets.sorted()

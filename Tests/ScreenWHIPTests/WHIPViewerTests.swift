@@ -59,18 +59,11 @@ import Testing
     }
 
     @Test func chromiumThroughJanusShowsEachShownFramesOwnMetadata() async throws {
-        let sfu = try await sfu()
-        let page: WHIPViewerPage
-        do { page = try await WHIPViewerPage(sfu: sfu) } catch {
-            await sfu.stop()
-            throw error
+        try await sfu().use { sfu in
+            let page = try await WHIPViewerPage(sfu: sfu)
+            defer { page.close() }
+            try await watchFrames(sfu, page)
         }
-        defer { page.close() }
-        do { try await watchFrames(sfu, page) } catch {
-            await sfu.stop()
-            throw error
-        }
-        await sfu.stop()
     }
 
     func watchFrames(_ sfu: JanusSFU, _ page: WHIPViewerPage) async throws {
