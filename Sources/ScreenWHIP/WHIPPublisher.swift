@@ -216,9 +216,7 @@ public final class WHIPPublisher: EncodedFrameSink, ConcurrentAudioSink, @unchec
         let accepted = WHIPAnswer.acceptedMedia(in: answer.sdp)
         if sendsMetadata, !accepted.contains("application") { tellMetadataLost("its answer refuses the data channel") }
         if audio != nil, !accepted.contains("audio") {
-            if state.withLock({ state in defer { state.toldAudioLost = true }; return !state.toldAudioLost }) {
-                logger.warning("the WHIP endpoint at \(endpoint) refused the sound (no audio in its answer): viewers get the picture alone")
-            }
+            warnOnce(\.toldAudioLost, "the WHIP endpoint at \(endpoint) refused the sound (no audio in its answer): viewers get the picture alone")
         }
         do {
             try session.setAnswer(answer.sdp)
@@ -276,8 +274,13 @@ public final class WHIPPublisher: EncodedFrameSink, ConcurrentAudioSink, @unchec
     /// Says once, for the publisher's life, that the frames' metadata does not reach the SFU's viewers (the picture
     /// still goes).
     private func tellMetadataLost(_ why: String) {
-        guard state.withLock({ state in defer { state.toldMetadataLost = true }; return !state.toldMetadataLost }) else { return }
-        logger.warning("the frame metadata does not reach viewers through \(endpoint): \(why) (the picture is shared without it)")
+        warnOnce(\.toldMetadataLost, "the frame metadata does not reach viewers through \(endpoint): \(why) (the picture is shared without it)")
+    }
+
+    /// Logs `message` the first time `told` is found false, and sets it.
+    private func warnOnce(_ told: WritableKeyPath<State, Bool>, _ message: @autoclosure () -> String) {
+        guard state.withLock({ state in defer { state[keyPath: told] = true }; return !state[keyPath: told] }) else { return }
+        logger.warning("\(message())")
     }
 
     /// Feeds the receiver's latest report (through webrtcbin's statistics) to the uplink controller and its target

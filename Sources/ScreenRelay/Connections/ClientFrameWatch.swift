@@ -43,14 +43,10 @@ final class ClientFrameWatch: ChannelInboundHandler, RemovableChannelHandler, @u
             // The answer to its close goes within the departure grace, or the connection is cut: a client that
             // closes and then reads nothing would otherwise keep its connection until it is found not reading.
             let channel = context.channel
-            context.eventLoop.scheduleTask(in: Self.departureGrace) { channel.close(promise: nil) }
+            context.eventLoop.scheduleTask(in: TimeAmount(ConnectionDriver.departureGrace)) { channel.close(promise: nil) }
         }
         context.fireChannelRead(data)
     }
-
-    /// ``ConnectionDriver/departureGrace``, as the event loop counts time.
-    private static let departureGrace = TimeAmount.nanoseconds(
-        ConnectionDriver.departureGrace.components.seconds * 1_000_000_000 + ConnectionDriver.departureGrace.components.attoseconds / 1_000_000_000)
 
     private func close() {
         guard !closing else { return }
