@@ -80,6 +80,73 @@ import Testing
             "the viewer's connection is still open (\(departure))")
     }
 
+    /// Viewers holding a token that subscribe, read nothing and go (reset, shut, close), and clients with no token
+    /// that connect and reset, 30 of each: an honest viewer of the same stream keeps getting its frames, and what
+    /// the others had queued is given back.
+    @Test func anHonestViewerKeepsItsFramesWhileOthersComeAndGo() async throws {
+        let relay = try await RunningRelay {
+            $0.subscriberStallSeconds = 600
+            $0.subscriberQueueMilliseconds = 600_000
+        }
+        let session = try await relay.createSession()
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let (publisher, stream, publishing) = try await relay.readingPublisher(token: session.token)
+        defer { publishing.cancel() }
+        let arrivals = Locked<[ContinuousClock.Instant]>([])
+        let honest = Task {
+            try await RelayClient.connect(url: relay.webSocketURL, token: viewerToken, logger: quietLogger) { link, events in
+                try await link.send(.subscribe(streamId: stream.streamId))
+                while let event = try await events.next() {
+                    if case .media = event { arrivals.withLock { $0.append(.now) } }
+                }
+            }
+        }
+        defer { honest.cancel() }
+        let sending = Task {
+            let payload = [UInt8](repeating: 0x5A, count: 16 << 10)
+            var sequence: UInt64 = 0
+            while !Task.isCancelled {
+                let header = MediaFrameHeader(
+                    streamID: stream.streamId, sequence: sequence, flags: sequence == 0 ? [.keyframe] : [], codec: .vp9,
+                    width: 320, height: 240, captureTime: MediaTime(value: Int64(sequence), timescale: 10),
+                    wallClockMilliseconds: 0, metadata: .empty, payloadLength: payload.count)
+                try await publisher.send(header, payload: payload)
+                sequence += 1
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        defer { sending.cancel() }
+        #expect(try await eventually(20) { arrivals.value.count >= 5 }, "the honest viewer got nothing")
+        let started = ContinuousClock.now
+        for round in 0..<30 {
+            let viewer = try RawSocket(port: relay.port, timeout: 5, receiveBuffer: 4096)
+            _ = await viewer.upgradeToWebSocket()
+            for message: ControlMessage in [.hello(token: viewerToken, client: "gone"), .subscribe(streamId: stream.streamId)] {
+                await viewer.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(message.encoded().utf8)))
+            }
+            let tokenless = try RawSocket(port: relay.port, timeout: 5)
+            _ = await tokenless.upgradeToWebSocket()
+            try await Task.sleep(for: .milliseconds(150))
+            switch round % 3 {
+            case 0: viewer.reset()
+            case 1: viewer.shutdownSending()
+            default: await viewer.send(RawSocket.webSocketFrame(opcode: 8, payload: [0x03, 0xE8]))
+            }
+            tokenless.reset()
+        }
+        let ended = ContinuousClock.now
+        // The honest viewer's frames all along: about ten a second, no gap of a second.
+        let during = arrivals.value.filter { $0 >= started && $0 <= ended }
+        let gaps = zip(during.dropFirst(), during).map { $0 - $1 }
+        #expect(Double(during.count) >= (ended - started) / .milliseconds(100) / 2, "\(during.count) frames in \(ended - started)")
+        #expect((gaps.max() ?? .zero) < .seconds(1), "the honest viewer waited \(gaps.max() ?? .zero) for a frame")
+        // All that the others had queued is given back; what is left is what is on its way to the honest viewer.
+        #expect(
+            try await eventually(10) { relay.server.metrics.value(RelayMetrics.Name.queuedBytes) < 64 << 10 },
+            "\(relay.server.metrics.value(RelayMetrics.Name.queuedBytes)) bytes still count for viewers that went")
+        #expect(try await eventually(10) { relay.server.metrics.value(.connections) == 2 }, "connections of clients that went are still open")
+    }
+
     /// RFC 6455 §5.1: a client's frames are masked, and a server closes a connection whose frames are not (1002,
     /// with why), whether its client holds a token or not.
     @Test(arguments: [true, false])
