@@ -4,19 +4,28 @@
 /// that the measure is bytes over a time the link was never idle. While it drains, what it delivered so far over
 /// the time taken is a rate too: a link that narrowed shows in it before the frame is through. Pure: the caller
 /// samples the socket and passes the time.
+///
+/// The clock starts at the first sample that shows bytes acknowledged, not at the write, and what was acknowledged
+/// by then is left out: an idle link's token bucket lets its first few kilobytes through at the line's rate (3 KB
+/// of a 500 kbit/s `tbf`, tens of KB of a cable modem's), and their acknowledgements come back together a round trip
+/// later. Counted, they made a 15 KB frame on 500 kbit/s drain "at 625 kbit/s", and a target at 0.9 of that sat
+/// above the link. From the first acknowledgement on, what the sample sees is the bottleneck's own rate, and the
+/// round trip is not counted either. A stretch that drained before any such sample says nothing of the link.
 struct SocketDrainTimer: Sendable {
     /// The socket counts as idle holding at most this much: a packet's worth, for the sound frames sent beside.
     static var idleBytes: Int { 1500 }
 
     enum Reading: Sendable, Equatable {
-        /// All of `bytes` were carried in `seconds`: the stretch is over.
+        /// `bytes` were carried in `seconds` after the first were acknowledged: the stretch is over.
         case drained(bytes: Int, seconds: Double)
-        /// `deliveredBytes` of the stretch were carried in `seconds`, the rest is still held.
+        /// `deliveredBytes` were carried in `seconds` (since the first were acknowledged, or since the write while
+        /// none is), the rest is still held.
         case draining(deliveredBytes: Int, seconds: Double)
     }
 
-    /// The busy stretch being timed: bytes written into it, since when.
-    private var stretch: (bytes: Int, since: Double)?
+    /// The busy stretch being timed: bytes written into it, since when; and the first sample that showed some of
+    /// them acknowledged: how many, when.
+    private var stretch: (bytes: Int, since: Double, firstAcknowledged: (bytes: Int, at: Double)?)?
 
     /// A stretch is being timed: the socket is worth sampling.
     var isTiming: Bool { stretch != nil }
@@ -26,22 +35,33 @@ struct SocketDrainTimer: Sendable {
     mutating func writing(bytes: Int, pendingBefore: Int?, now: Double) {
         if let timed = stretch {
             let sum = timed.bytes.addingReportingOverflow(max(0, bytes))
-            stretch = (sum.overflow ? .max : sum.partialValue, timed.since)
+            stretch?.bytes = sum.overflow ? .max : sum.partialValue
         } else if let pendingBefore, pendingBefore <= Self.idleBytes {
-            stretch = (max(0, bytes), now)
+            stretch = (max(0, bytes), now, nil)
         }
     }
 
-    /// The socket held `pending` bytes at `now`; nil while no stretch is timed.
+    /// The socket held `pending` bytes at `now`; nil while no stretch is timed, and for a stretch that drained
+    /// before a sample showed any of it acknowledged.
     mutating func sampled(pending: Int, now: Double) -> Reading? {
         guard let timed = stretch else { return nil }
-        let seconds = max(0, now - timed.since)
+        let difference = timed.bytes.subtractingReportingOverflow(max(0, pending))
+        let delivered = difference.overflow ? 0 : max(0, difference.partialValue)
+        guard let first = timed.firstAcknowledged else {
+            if pending <= Self.idleBytes {
+                stretch = nil
+                return nil
+            }
+            if delivered > 0 { stretch?.firstAcknowledged = (delivered, now) }
+            return .draining(deliveredBytes: 0, seconds: delivered > 0 ? 0 : max(0, now - timed.since))
+        }
+        let seconds = max(0, now - first.at)
+        let since = max(0, delivered - first.bytes)
         guard pending > Self.idleBytes else {
             stretch = nil
-            return .drained(bytes: timed.bytes, seconds: seconds)
+            return .drained(bytes: since, seconds: seconds)
         }
-        let delivered = timed.bytes.subtractingReportingOverflow(pending)
-        return .draining(deliveredBytes: delivered.overflow ? 0 : max(0, delivered.partialValue), seconds: seconds)
+        return .draining(deliveredBytes: since, seconds: seconds)
     }
 
     /// A new connection: a stretch on the old one ends unmeasured.

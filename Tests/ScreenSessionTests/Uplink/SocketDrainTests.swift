@@ -14,10 +14,37 @@ import Testing
         #expect(!timer.isTiming, "a write that did not look (sound) starts nothing")
         timer.writing(bytes: 30_000, pendingBefore: 200, now: 1)
         timer.writing(bytes: 200, pendingBefore: nil, now: 1.0625)
-        #expect(timer.sampled(pending: 20_200, now: 1.125) == .draining(deliveredBytes: 10_000, seconds: 0.125))
+        #expect(timer.sampled(pending: 30_200, now: 1.0625) == .draining(deliveredBytes: 0, seconds: 0.0625), "nothing acknowledged yet")
+        #expect(timer.sampled(pending: 20_200, now: 1.125) == .draining(deliveredBytes: 0, seconds: 0), "the clock starts at the first acknowledgement")
         timer.writing(bytes: 10_000, pendingBefore: 20_000, now: 1.25)
-        #expect(timer.sampled(pending: 1_000, now: 1.5) == .drained(bytes: 40_200, seconds: 0.5), "about nothing held is drained")
+        #expect(timer.sampled(pending: 10_200, now: 1.375) == .draining(deliveredBytes: 20_000, seconds: 0.25))
+        #expect(timer.sampled(pending: 1_000, now: 1.5) == .drained(bytes: 29_200, seconds: 0.375), "about nothing held is drained")
         #expect(!timer.isTiming && timer.sampled(pending: 0, now: 1.4) == nil)
+    }
+
+    /// A 15 KB frame onto an idle 500 kbit/s link whose token bucket lets 3 KB through at once, sampled every 5 ms
+    /// with the acknowledgements a round trip of 20 ms late: the measure is the link's rate, not the 625 kbit/s
+    /// that timing from the write made of it.
+    @Test func aTokenBucketsBurstAndTheRoundTripAreLeftOutOfTheMeasure() throws {
+        var timer = SocketDrainTimer()
+        let (bytes, burst, bytesPerSecond, roundTrip) = (15_000, 3_000, 62_500.0, 0.02)
+        timer.writing(bytes: bytes, pendingBefore: 0, now: 0)
+        var reading: SocketDrainTimer.Reading?
+        for step in 1...200 where timer.isTiming {
+            let now = Double(step) * 0.005
+            let carried = now < roundTrip ? 0 : min(bytes, burst + Int((now - roundTrip) * bytesPerSecond))
+            reading = timer.sampled(pending: bytes - carried, now: now)
+        }
+        guard case .drained(let carried, let seconds) = try #require(reading) else { Issue.record("\(String(describing: reading))"); return }
+        let kbps = Double(carried) * 8 / seconds / 1000
+        #expect(kbps > 450 && kbps < 550, "\(carried) bytes in \(seconds) s: \(kbps) kbit/s")
+    }
+
+    @Test func aStretchThatDrainedBeforeAnySampleSawItAcknowledgedMeasuresNothing() {
+        var timer = SocketDrainTimer()
+        timer.writing(bytes: 3_500, pendingBefore: 0, now: 0)
+        #expect(timer.sampled(pending: 0, now: 0.005) == nil, "a bucket's burst and a packet: no rate in it")
+        #expect(!timer.isTiming)
     }
 
     @Test func hostileCountsNeitherTrapNorGoNegative() {
@@ -98,9 +125,10 @@ import Testing
         }
         pacing.writing(bytes: 30_000, pendingBefore: 0, now: 10)
         #expect(pacing.timesSocket)
-        #expect(pacing.socketSampled(pending: 26_000, now: 10.125) == true, "a narrowing seen under way")
-        #expect(pacing.socketSampled(pending: 25_000, now: 10.1875) == false, "not again so soon")
-        #expect(pacing.socketSampled(pending: 24_000, now: 10.25) == true, "still far slower a tenth of a second on")
+        #expect(pacing.socketSampled(pending: 29_000, now: 10.005) == false, "the first acknowledgement starts the clock")
+        #expect(pacing.socketSampled(pending: 25_000, now: 10.125) == true, "a narrowing seen under way")
+        #expect(pacing.socketSampled(pending: 24_000, now: 10.1875) == false, "not again so soon")
+        #expect(pacing.socketSampled(pending: 23_000, now: 10.25) == true, "still far slower a tenth of a second on")
         _ = pacing.socketSampled(pending: 0, now: 10.8)
         #expect(!pacing.timesSocket)
         let rate = pacing.socketPacingDue()
