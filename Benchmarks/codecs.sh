@@ -42,7 +42,7 @@ for size in ${BENCH_SIZES-$(smoke_or "1280x720 1920x1080 2560x1440" 320x240)}; d
       sleep $(( seconds - warmup - 1 ))
       last=$(cpu_seconds_of "$pid")
       wait "$pid" || true
-      kill "$content_pid" 2>/dev/null; wait "$content_pid" 2>/dev/null || true; content_pid=""
+      kill "$content_pid" 2>/dev/null || true; wait "$content_pid" 2>/dev/null || true; content_pid=""
       steady=$(echo "100 * ($last - $warm) / ($seconds - $warmup - 1)" | bc -l)
       missed=$(grep -o '[0-9]* ticks missed' "$work/log" | grep -o '^[0-9]*' || echo "?")
       read -r ssim ssim_y < <(quality terminal "$out" "$seconds")
@@ -80,7 +80,7 @@ for scene in terminal:0.2 pageflip:1; do
       "$benchbin/screenbench" --display "$DISPLAY" --content "$content" --interval "$interval" & content_pid=$!
       sleep 1
       record "$tool" "$kbps" "$out"
-      kill "$content_pid" 2>/dev/null; wait "$content_pid" 2>/dev/null || true; content_pid=""
+      kill "$content_pid" 2>/dev/null || true; wait "$content_pid" 2>/dev/null || true; content_pid=""
       read -r ssim ssim_y < <(quality "$content" "$out" "$sweep_seconds")
       bytes=$(stat -c %s "$out")
       points[$tool]="${points[$tool]:-} $ssim:$bytes"

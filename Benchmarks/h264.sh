@@ -123,16 +123,17 @@ done
 printf "\n3. The H.264 rendition of an AV1 share through screenrelay (typing at 5 fps)\n\n"
 export SCREENRELAY_SECRET
 SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)
-port=$(( 20000 + RANDOM % 20000 ))
-server="http://127.0.0.1:$port"
-"$bin/screenrelay" --port "$port" --data-dir "$work/relay" 2>"$work/relay.log" & relay_pid=$!
-pids+=("$relay_pid")
-for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
+bench_relay "$bin" "$work/relay.log"
 bench_content typing 0.2
 "$bin/screenpub" --server "$server" --fps 5 --codec av1 --no-cursor --control-socket "" >"$work/pub.out" 2>"$work/pub.log" & pub_pid=$!
 pids+=("$pub_pid")
 viewer=""
 for _ in $(seq 100); do viewer=$(grep '^viewer:' "$work/pub.out" 2>/dev/null | awk '{print $2}' || true); [ -n "$viewer" ] && break; sleep 0.1; done
+if [ -z "$viewer" ]; then
+  echo "h264.sh: screenpub printed no viewer link within 10 s; the end of its log:" >&2
+  tail -20 "$work/pub.log" >&2
+  exit 1
+fi
 token=${viewer##*token=}
 # cpu_over PID SECONDS -> CPU % of a core over the next SECONDS.
 cpu_over() { local before after; before=$(cpu_seconds_of "$1"); sleep "$2"; after=$(cpu_seconds_of "$1"); echo "100 * ($after - $before) / $2" | bc -l; }
@@ -146,7 +147,9 @@ sleep 3
 relay_start=$(cpu_seconds_of "$relay_pid")
 pub_during=$(cpu_over "$pub_pid" "$phase_seconds")
 relay_during=$(echo "100 * ($(cpu_seconds_of "$relay_pid") - $relay_start) / $phase_seconds" | bc -l)
-kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null || true
+# (It may have ended already: a kill that finds nothing is no failure.)
+kill "$watcher" 2>/dev/null || true
+wait "$watcher" 2>/dev/null || true
 left=$(date +%s.%N)
 stopped=""
 for _ in $(seq 300); do

@@ -30,11 +30,7 @@ bench_content typing 0.2
 # pub_pid, server, viewer (the viewer link), token (the viewer's) and session.
 pair_bin=$bin
 start_pair() {
-  port=$(( 20000 + RANDOM % 20000 ))
-  "$pair_bin/screenrelay" --port "$port" --data-dir "$work/relay-$port" "$@" 2>"$work/relay-$port.log" & relay_pid=$!
-  pids+=("$relay_pid")
-  server="http://127.0.0.1:$port"
-  for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
+  bench_relay "$pair_bin" "$work/relay.log" "$@"
   "$pair_bin/screenpub" --server "$server" --fps 5 --control-socket "" >"$work/pub-$port.out" 2>"$work/pub-$port.log" & pub_pid=$!
   pids+=("$pub_pid")
   viewer=""

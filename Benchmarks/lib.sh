@@ -7,6 +7,8 @@
 #                                     (scripts/release-build.sh) and sets bin and benchbin (their directory);
 #   bench_display SIZE                a virtual display of SIZE as $DISPLAY (a private Xvfb), stopped at exit;
 #   bench_on_exit COMMAND             runs COMMAND at exit, before the display stops and $work is removed;
+#   bench_relay BIN LOG [OPTION...]   a screenrelay from BIN on a port the kernel picks, as relay_pid, port and
+#                                     server, logging to LOG (relay_launcher: a command it runs under, as taskset);
 #   bench_setup SIZE                  all four products and a display (relay.sh, soak.sh, hls.sh, masks.sh);
 #   bench_content CONTENT INTERVAL    screenbench draws CONTENT on $DISPLAY, a change every INTERVAL s, instead of
 #                                     what it drew before; bench_content_stop stops it;
@@ -54,6 +56,34 @@ bench_on_exit() {
   bench_exits=("$1" "${bench_exits[@]}")
 }
 
+# A port the kernel picks (--port 0, read back from the relay's log) rather than one drawn at random: the tests run
+# every script at once, beside relays of their own, and a taken port ended a script without a word.
+relay_launcher=()
+bench_relay() {
+  local binary=$1 log=$2 data
+  shift 2
+  data=$(mktemp -d "$work/relay-data.XXXXXX")
+  local before=0
+  if [ -f "$log" ]; then before=$(wc -l <"$log"); fi
+  "${relay_launcher[@]}" "$binary/screenrelay" --port 0 --data-dir "$data" "$@" 2>>"$log" & relay_pid=$!
+  pids+=("$relay_pid")
+  port=""
+  # (Up to 2 minutes: under valgrind, on a machine running every test, it takes a while.)
+  for _ in $(seq 2400); do
+    port=$(tail -n +"$((before + 1))" "$log" | grep -o 'listening on port [0-9]*' | head -1 | awk '{print $4}' || true)
+    [ -n "$port" ] && break
+    kill -0 "$relay_pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  if [ -z "$port" ]; then
+    echo "$(basename "$0"): screenrelay did not start; the end of its log:" >&2
+    tail -n +"$((before + 1))" "$log" | tail -20 >&2
+    exit 1
+  fi
+  server="http://127.0.0.1:$port"
+  for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
+}
+
 bench_setup() {
   bench_build screenpub screenrelay screenbench relaybench
   bench_display "$1"
@@ -92,7 +122,7 @@ bench_content() {
   sleep 1
 }
 bench_content_stop() {
-  if [ -n "$bench_content_pid" ]; then kill "$bench_content_pid" 2>/dev/null; wait "$bench_content_pid" 2>/dev/null || true; fi
+  if [ -n "$bench_content_pid" ]; then kill "$bench_content_pid" 2>/dev/null || true; wait "$bench_content_pid" 2>/dev/null || true; fi
   bench_content_pid=""
 }
 

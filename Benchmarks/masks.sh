@@ -52,5 +52,5 @@ for content in $(smoke_or "idle typing" typing); do
     [ -z "$baseline" ] && baseline=$cpu
     printf "| %s | %s | %.2f | %.2f | %s | %.2f |\n" "$content" "$label" "$cpu" "$steady" "$frames" "$(echo "$cpu / $baseline" | bc -l)"
   done
-  kill "$scene" 2>/dev/null; wait "$scene" 2>/dev/null || true
+  kill "$scene" 2>/dev/null || true; wait "$scene" 2>/dev/null || true
 done

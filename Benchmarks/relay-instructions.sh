@@ -48,16 +48,12 @@ metric() { curl -s "http://127.0.0.1:$port/metrics" -H "Authorization: Bearer $S
 # measure BINARY SUBSCRIBERS FPS: "instructions frames"
 measure() {
   # valgrind 3.19 cannot read the DWARF 5 of Swift's debug information: a copy without it (symbols kept).
-  strip --strip-debug -o "$work/screenrelay-counted" "$1"
-  port=$(( 20000 + RANDOM % 20000 ))
-  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/callgrind.%p" \
-    "$work/screenrelay-counted" --port "$port" --data-dir "$work/data-$port" 2>>"$work/valgrind.log" & local relay=$!
-  pids+=("$relay")
-  for _ in $(seq 600); do
-    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-    kill -0 "$relay" 2>/dev/null || { echo "relay-instructions.sh: screenrelay stopped under valgrind (see below)" >&2; tail -20 "$work/valgrind.log" >&2; exit 1; }
-    sleep 0.2
-  done
+  mkdir -p "$work/counted"
+  strip --strip-debug -o "$work/counted/screenrelay" "$1"
+  relay_launcher=(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/callgrind.%p")
+  bench_relay "$work/counted" "$work/valgrind.log"
+  relay_launcher=()
+  local relay=$relay_pid
   "$benchbin/relaybench" fanout --server "http://127.0.0.1:$port" --secret "$SCREENRELAY_SECRET" --recording "$work/replay.webm" \
     --subscribers "$2" --fps "$3" --seconds $(( seconds + 30 )) --relay-pid "$relay" >/dev/null & local bench=$!
   local waited=0

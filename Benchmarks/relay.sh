@@ -27,24 +27,20 @@ bench_setup "$size"
 
 export SCREENRELAY_SECRET
 SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)
-port=$(( 20000 + RANDOM % 20000 ))
 relay_core=() subscriber_core=()
 if [ "$(nproc)" -ge 2 ]; then relay_core=(taskset -c 0) subscriber_core=(taskset -c 1); fi
 relay_pid=""
-# start_relay BINARY_DIR SUBSCRIBERS: a screenrelay of that build on $port, as $relay_pid and $server (the one before
+# start_relay BINARY_DIR SUBSCRIBERS: a screenrelay of that build (bench_relay), as $relay_pid and $server (the one before
 # stopped), pinned as the row asks ($pinned), holding a session of that many (where the build has the option).
 start_relay() {
   if [ -n "$relay_pid" ]; then kill "$relay_pid" 2>/dev/null || true; wait "$relay_pid" 2>/dev/null || true; fi
-  local options=(--port "$port" --data-dir "$work/relay-data-$port")
+  local options=()
   if "$1/screenrelay" --help 2>&1 | grep -q -- --max-connections-per-session; then
     options+=(--max-connections-per-session "$(( ${2:-1} + 100 ))")
   fi
-  local cores=("${relay_core[@]}")
-  [ "$pinned" = 1 ] || cores=()
-  "${cores[@]}" "$1/screenrelay" "${options[@]}" 2>>"$work/relay.log" & relay_pid=$!
-  pids+=("$relay_pid")
-  server="http://127.0.0.1:$port"
-  for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
+  relay_launcher=("${relay_core[@]}")
+  [ "$pinned" = 1 ] || relay_launcher=()
+  bench_relay "$1" "$work/relay.log" "${options[@]}"
 }
 pinned=1
 start_relay "$bin"

@@ -25,11 +25,7 @@ kill "$content_pid" 2>/dev/null || true
 
 export SCREENRELAY_SECRET
 SCREENRELAY_SECRET=$(head -c 32 /dev/urandom | base64)
-port=$(( 20000 + RANDOM % 20000 ))
-"$bin/screenrelay" --port "$port" --data-dir "$work/relay" 2>"$work/relay.log" & relay_pid=$!
-pids+=("$relay_pid")
-server="http://127.0.0.1:$port"
-for _ in $(seq 100); do curl -sf "$server/healthz" >/dev/null && break; sleep 0.1; done
+bench_relay "$bin" "$work/relay.log"
 
 echo "## Soak: ${seconds} s, 30 fps publisher, 15 reading + 5 stalled subscribers, relay RSS every ${sample} s"
 echo
