@@ -12,11 +12,17 @@
 /// above the link. From the first acknowledgement on, what the sample sees is the bottleneck's own rate, and the
 /// round trip is not counted either. It ends at the last sample that still saw bytes held: sampled every few
 /// milliseconds, the one that sees the socket drained comes up to a sample's interval after it did, which on a
-/// 0.2 s stretch took 2–5 % off the measure. A stretch that drained before any such sample says nothing of the
-/// link.
+/// 0.2 s stretch took 2–5 % off the measure. A stretch that drained before any such sample is timed from its
+/// write when it is larger than a thin link's bucket lets through at once (``drainedAtOnceBytes``): a fast link,
+/// shown as such (on the relay's own machine, the acknowledgements of a relay busy for a moment otherwise took the
+/// target under `--bitrate`, and the viewers were sent refinements in parts); a smaller one says nothing.
 struct SocketDrainTimer: Sendable {
     /// The socket counts as idle holding at most this much: a packet's worth, for the sound frames sent beside.
     static var idleBytes: Int { 1500 }
+    /// A stretch of at least this much that drained before a sample saw it under way measures the link: more than
+    /// a thin link's token bucket lets through at once with the packets behind it (`tbf`'s 20 ms of the rate, at
+    /// least 3 KB: 4–8 KB at 0.5–2 Mbit/s).
+    static var drainedAtOnceBytes: Int { 16_000 }
 
     enum Reading: Sendable, Equatable {
         /// `bytes` were carried in `seconds`, from the first sample that saw some acknowledged to the last that saw
@@ -47,8 +53,8 @@ struct SocketDrainTimer: Sendable {
         }
     }
 
-    /// The socket held `pending` bytes at `now`; nil while no stretch is timed, and for a stretch that drained
-    /// before a sample showed any of it acknowledged.
+    /// The socket held `pending` bytes at `now`; nil while no stretch is timed, and for a stretch under
+    /// ``drainedAtOnceBytes`` that drained before a sample showed any of it acknowledged.
     mutating func sampled(pending: Int, now: Double) -> Reading? {
         guard let timed = stretch else { return nil }
         let difference = timed.bytes.subtractingReportingOverflow(max(0, pending))
@@ -56,7 +62,7 @@ struct SocketDrainTimer: Sendable {
         guard let first = timed.first else {
             if pending <= Self.idleBytes {
                 stretch = nil
-                return nil
+                return delivered >= Self.drainedAtOnceBytes ? .drained(bytes: delivered, seconds: max(0, now - timed.since)) : nil
             }
             if delivered > 0 { stretch?.first = (delivered, now) }
             return .draining(deliveredBytes: 0, seconds: delivered > 0 ? 0 : max(0, now - timed.since))

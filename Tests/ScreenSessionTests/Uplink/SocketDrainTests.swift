@@ -40,11 +40,13 @@ import Testing
         #expect(kbps > 490 && kbps < 510, "\(carried) bytes in \(seconds) s: \(kbps) kbit/s")
     }
 
-    @Test func aStretchThatDrainedBeforeAnySampleSawItAcknowledgedMeasuresNothing() {
+    @Test func aSmallStretchThatDrainedBeforeAnySampleSawItAcknowledgedMeasuresNothingALargeOneAFastLink() {
         var timer = SocketDrainTimer()
         timer.writing(bytes: 3_500, pendingBefore: 0, now: 0)
         #expect(timer.sampled(pending: 0, now: 0.005) == nil, "a bucket's burst and a packet: no rate in it")
         #expect(!timer.isTiming)
+        timer.writing(bytes: 30_000, pendingBefore: 0, now: 1.5)
+        #expect(timer.sampled(pending: 0, now: 1.5078125) == .drained(bytes: 30_000, seconds: 0.0078125), "no thin link's bucket holds 30 KB")
     }
 
     @Test func hostileCountsNeitherTrapNorGoNegative() {
