@@ -135,11 +135,14 @@ import Testing
             tokenless.reset()
         }
         let ended = ContinuousClock.now
-        // The honest viewer's frames all along: about ten a second, no gap of a second.
+        // The honest viewer's frames all along: about ten a second, at least half of them, and no gap as long as a
+        // departure's waits (5 s for a client that went, 10 s for a refusal's close): were one of them to hold the
+        // relay's loop, the gap would be that long. (Measured: with every test beside it on two cores, 1.6 s once;
+        // four runs of it at once beside four busy loops, 3.2 s once.)
         let during = arrivals.value.filter { $0 >= started && $0 <= ended }
         let gaps = zip(during.dropFirst(), during).map { $0 - $1 }
         #expect(Double(during.count) >= (ended - started) / .milliseconds(100) / 2, "\(during.count) frames in \(ended - started)")
-        #expect((gaps.max() ?? .zero) < .seconds(1), "the honest viewer waited \(gaps.max() ?? .zero) for a frame")
+        #expect((gaps.max() ?? .zero) < .seconds(4.5), "the honest viewer waited \(gaps.max() ?? .zero) for a frame")
         // All that the others had queued is given back; what is left is what is on its way to the honest viewer.
         #expect(
             try await eventually(10) { relay.server.metrics.value(RelayMetrics.Name.queuedBytes) < 64 << 10 },
