@@ -14,8 +14,8 @@
 /// milliseconds, the one that sees the socket drained comes up to a sample's interval after it did, which on a
 /// 0.2 s stretch took 2–5 % off the measure. A stretch that drained before any such sample is timed from its
 /// write when it is larger than a thin link's bucket lets through at once (``drainedAtOnceBytes``): a fast link,
-/// shown as such (on the relay's own machine, the acknowledgements of a relay busy for a moment otherwise took the
-/// target under `--bitrate`, and the viewers were sent refinements in parts); a smaller one says nothing.
+/// shown as such (on the relay's own machine, the acknowledgements of a relay busy for a moment can otherwise take
+/// the target under `--bitrate`, and the viewers are sent refinements in parts); a smaller one says nothing.
 struct SocketDrainTimer: Sendable {
     /// The socket counts as idle holding at most this much: a packet's worth, for the sound frames sent beside.
     static var idleBytes: Int { 1500 }
