@@ -16,11 +16,11 @@ import Testing
         var testDescription: String { rawValue }
     }
 
-    /// A publisher sending 64 KiB frames ten times a second and a viewer that reads none of them, until the relay
-    /// holds at least 768 KiB for it; then the viewer goes its way.
-    @Test(arguments: Departure.allCases)
-    func whatWasQueuedForAViewerThatWentIsGivenBack(departure: Departure) async throws {
-        // The router keeps its frames queued for it (no skip to a keyframe, no close for taking nothing).
+    /// A relay whose router keeps a viewer's frames queued (no skip to a keyframe, no close for taking nothing),
+    /// a viewer's token for its session, and a publisher of a test stream there (its task to cancel when done).
+    static func relayThatKeepsQueuing() async throws -> (
+        relay: RunningRelay, viewerToken: String, publisher: RelayLink, stream: StreamInfo, publishing: Task<Void, any Error>
+    ) {
         let relay = try await RunningRelay {
             $0.subscriberStallSeconds = 600
             $0.subscriberQueueMilliseconds = 600_000
@@ -28,26 +28,20 @@ import Testing
         let session = try await relay.createSession()
         let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
         let (publisher, stream, publishing) = try await relay.readingPublisher(token: session.token)
+        return (relay, viewerToken, publisher, stream, publishing)
+    }
+
+    /// A publisher sending 64 KiB frames ten times a second and a viewer that reads none of them, until the relay
+    /// holds at least 768 KiB for it; then the viewer goes its way.
+    @Test(arguments: Departure.allCases)
+    func whatWasQueuedForAViewerThatWentIsGivenBack(departure: Departure) async throws {
+        let (relay, viewerToken, publisher, stream, publishing) = try await Self.relayThatKeepsQueuing()
         defer { publishing.cancel() }
         let viewer = try RawSocket(port: relay.port, timeout: 10, receiveBuffer: 4096)
         #expect(await viewer.upgradeToWebSocket().contains("101"))
-        for message: ControlMessage in [.hello(token: viewerToken, client: "gone"), .subscribe(streamId: stream.streamId)] {
-            await viewer.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(message.encoded().utf8)))
-        }
+        await viewer.helloAndSubscribe(token: viewerToken, client: "gone", streamId: stream.streamId)
         try await relay.waitForConnections(2)
-        let sending = Task {
-            let payload = [UInt8](repeating: 0x5A, count: 64 << 10)
-            var sequence: UInt64 = 0
-            while !Task.isCancelled {
-                let header = MediaFrameHeader(
-                    streamID: stream.streamId, sequence: sequence, flags: sequence == 0 ? [.keyframe] : [], codec: .vp9,
-                    width: 320, height: 240, captureTime: MediaTime(value: Int64(sequence), timescale: 10),
-                    wallClockMilliseconds: 0, metadata: .empty, payloadLength: payload.count)
-                try await publisher.send(header, payload: payload)
-                sequence += 1
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
+        let sending = publisher.sendingOpaqueFrames(streamId: stream.streamId, bytes: 64 << 10)
         defer { sending.cancel() }
         #expect(
             try await eventually(20) { relay.server.metrics.value(RelayMetrics.Name.queuedBytes) >= 768 << 10 },
@@ -84,13 +78,7 @@ import Testing
     /// that connect and reset, 30 of each: an honest viewer of the same stream keeps getting its frames, and what
     /// the others had queued is given back.
     @Test func anHonestViewerKeepsItsFramesWhileOthersComeAndGo() async throws {
-        let relay = try await RunningRelay {
-            $0.subscriberStallSeconds = 600
-            $0.subscriberQueueMilliseconds = 600_000
-        }
-        let session = try await relay.createSession()
-        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
-        let (publisher, stream, publishing) = try await relay.readingPublisher(token: session.token)
+        let (relay, viewerToken, publisher, stream, publishing) = try await Self.relayThatKeepsQueuing()
         defer { publishing.cancel() }
         let arrivals = Locked<[ContinuousClock.Instant]>([])
         let honest = Task {
@@ -102,28 +90,14 @@ import Testing
             }
         }
         defer { honest.cancel() }
-        let sending = Task {
-            let payload = [UInt8](repeating: 0x5A, count: 16 << 10)
-            var sequence: UInt64 = 0
-            while !Task.isCancelled {
-                let header = MediaFrameHeader(
-                    streamID: stream.streamId, sequence: sequence, flags: sequence == 0 ? [.keyframe] : [], codec: .vp9,
-                    width: 320, height: 240, captureTime: MediaTime(value: Int64(sequence), timescale: 10),
-                    wallClockMilliseconds: 0, metadata: .empty, payloadLength: payload.count)
-                try await publisher.send(header, payload: payload)
-                sequence += 1
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
+        let sending = publisher.sendingOpaqueFrames(streamId: stream.streamId, bytes: 16 << 10)
         defer { sending.cancel() }
         #expect(try await eventually(20) { arrivals.value.count >= 5 }, "the honest viewer got nothing")
         let started = ContinuousClock.now
         for round in 0..<30 {
             let viewer = try RawSocket(port: relay.port, timeout: 5, receiveBuffer: 4096)
             _ = await viewer.upgradeToWebSocket()
-            for message: ControlMessage in [.hello(token: viewerToken, client: "gone"), .subscribe(streamId: stream.streamId)] {
-                await viewer.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(message.encoded().utf8)))
-            }
+            await viewer.helloAndSubscribe(token: viewerToken, client: "gone", streamId: stream.streamId)
             let tokenless = try RawSocket(port: relay.port, timeout: 5)
             _ = await tokenless.upgradeToWebSocket()
             try await Task.sleep(for: .milliseconds(150))

@@ -99,10 +99,7 @@ import Testing
         // seconds.
         let payload = [UInt8](repeating: 0x5A, count: 64 << 10)
         @Sendable func header(_ sequence: UInt64, streamId: UInt32) -> MediaFrameHeader {
-            MediaFrameHeader(
-                streamID: streamId, sequence: sequence, flags: sequence == 0 ? [.keyframe] : [], codec: .vp9, width: 320, height: 240,
-                captureTime: MediaTime(value: Int64(sequence), timescale: 10), wallClockMilliseconds: 0, metadata: .empty,
-                payloadLength: payload.count)
+            TestMedia.opaqueHeader(streamId: streamId, sequence: sequence, payloadLength: payload.count)
         }
         let healthy = Locked(0)
         let (publisher, stream, publishing) = try await relay.readingPublisher(token: session.token)

@@ -125,6 +125,15 @@ enum TestMedia {
         return sink.frames
     }
 
+    /// The header of an opaque test frame (the relay reads only headers): VP9 320×240, a keyframe first, frame
+    /// `sequence` captured at `sequence`/10 s.
+    static func opaqueHeader(streamId: UInt32, sequence: UInt64, payloadLength: Int) -> MediaFrameHeader {
+        MediaFrameHeader(
+            streamID: streamId, sequence: sequence, flags: sequence == 0 ? [.keyframe] : [], codec: .vp9, width: 320, height: 240,
+            captureTime: MediaTime(value: Int64(sequence), timescale: 10), wallClockMilliseconds: 0, metadata: .empty,
+            payloadLength: payloadLength)
+    }
+
     static func header(_ frame: CollectedFrame, streamId: UInt32, sequence: UInt64) -> MediaFrameHeader {
         MediaFrameHeader(
             streamID: streamId, sequence: sequence, flags: frame.isKeyframe ? [.keyframe] : [], codec: frame.codec,
@@ -167,10 +176,33 @@ extension RelayLink {
         return stream
     }
 
+    /// Sends opaque frames of `bytes` on `streamId` ten times a second until the task is cancelled.
+    func sendingOpaqueFrames(streamId: UInt32, bytes: Int) -> Task<Void, any Error> {
+        Task {
+            let payload = [UInt8](repeating: 0x5A, count: bytes)
+            var sequence: UInt64 = 0
+            while !Task.isCancelled {
+                try await send(TestMedia.opaqueHeader(streamId: streamId, sequence: sequence, payloadLength: payload.count), payload: payload)
+                sequence += 1
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
     /// Sends `frames` on `streamId`, numbered from 0.
     func send(_ frames: [CollectedFrame], streamId: UInt32) async throws {
         for (index, frame) in frames.enumerated() {
             try await send(TestMedia.header(frame, streamId: streamId, sequence: UInt64(index)), payload: frame.payload)
+        }
+    }
+}
+
+extension RawSocket {
+    /// Says hello with `token` as `client` and subscribes to `streamId`, as text frames on an upgraded socket (a
+    /// viewer whose reading the test controls).
+    func helloAndSubscribe(token: String, client: String, streamId: UInt32) async {
+        for message: ControlMessage in [.hello(token: token, client: client), .subscribe(streamId: streamId)] {
+            _ = await send(RawSocket.webSocketFrame(opcode: 1, payload: Array(message.encoded().utf8)))
         }
     }
 }

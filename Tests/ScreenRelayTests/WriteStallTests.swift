@@ -26,17 +26,11 @@ import Testing
         // The deaf viewer: hello and subscribe over a raw socket, then it never reads again.
         let deaf = try RawSocket(port: relay.port, timeout: 10)
         #expect(await deaf.upgradeToWebSocket().contains("101"))
-        for message: ControlMessage in [.hello(token: viewerToken, client: "deaf"), .subscribe(streamId: stream.streamId)] {
-            _ = await deaf.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(message.encoded().utf8)))
-        }
+        await deaf.helloAndSubscribe(token: viewerToken, client: "deaf", streamId: stream.streamId)
         try await relay.waitForConnections(2)
         var sequence: UInt64 = 0
         while relay.server.metrics.value(.writeStall) == 0, sequence < 600 {
-            let header = MediaFrameHeader(
-                streamID: stream.streamId, sequence: sequence, flags: sequence == 0 ? [.keyframe] : [], codec: .vp9, width: 320,
-                height: 240, captureTime: MediaTime(value: Int64(sequence), timescale: 10), wallClockMilliseconds: 0,
-                metadata: .empty, payloadLength: payload.count)
-            try await publisher.send(header, payload: payload)
+            try await publisher.send(TestMedia.opaqueHeader(streamId: stream.streamId, sequence: sequence, payloadLength: payload.count), payload: payload)
             sequence += 1
             try await Task.sleep(for: .milliseconds(100))
         }
