@@ -39,9 +39,14 @@ import Testing
         while Date() < deadline, stuck.isEmpty {
             let joined: Void?? = await within(20) {
                 try? await RelayClient.connect(transport: TransportKind.webSocket.to(relay), token: token, logger: quietLogger) { link, events in
+                    // The share's stream, in the welcome or, when the publisher's `publish` is still on its way on a
+                    // busy machine, as it is created.
                     for try await event in events {
-                        if case .control(.welcome(_, _, _, let streams, _, _)) = event, let stream = streams.first {
-                            try await link.send(.subscribe(streamId: stream.streamId, decodes: ["avc1.42"]))
+                        var streamId: UInt32?
+                        if case .control(.welcome(_, _, _, let streams, _, _)) = event { streamId = streams.first?.streamId }
+                        if case .control(.streamCreated(let stream)) = event { streamId = stream.streamId }
+                        if let streamId {
+                            try await link.send(.subscribe(streamId: streamId, decodes: ["avc1.42"]))
                             return
                         }
                     }
