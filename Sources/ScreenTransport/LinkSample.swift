@@ -10,6 +10,9 @@ public struct LinkSample: Sendable, Equatable {
     public var deliveryBytesPerSecond: Double?
     /// Bytes written and not yet acknowledged by the peer: not yet sent, and sent in whole segments.
     public var pendingBytes: Int
+    /// Bytes the peer has acknowledged since the connection began: while it stays the same, nothing was delivered,
+    /// and the kernel's delivery rate is the one it last measured, not a new measure.
+    public var acknowledgedBytes: UInt64
 
     /// Linux's `struct tcp_info` as raw bytes (232 of them on this kernel; a larger buffer is fine).
     private typealias RawInfo = (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
@@ -33,14 +36,15 @@ public struct LinkSample: Sendable, Equatable {
     }
 
     /// Fields at their offsets in `struct tcp_info` (linux/tcp.h, a stable ABI): tcpi_snd_mss (16), tcpi_unacked
-    /// (24, in segments), tcpi_notsent_bytes (144), tcpi_delivery_rate (160), and the delivery rate's app-limited
-    /// bit (byte 7, bit 0). Counts too large to add up say "all of it" rather than trap.
+    /// (24, in segments), tcpi_bytes_acked (120), tcpi_notsent_bytes (144), tcpi_delivery_rate (160), and the
+    /// delivery rate's app-limited bit (byte 7, bit 0). Counts too large to add up say "all of it" rather than trap.
     package init?(tcpInfo bytes: UnsafeRawBufferPointer) {
         guard bytes.count >= 168 else { return nil }
         let mss = Int(bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
         let unacked = Int(bytes.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
         let notSent = Int(bytes.loadUnaligned(fromByteOffset: 144, as: UInt32.self))
         let rate = bytes.loadUnaligned(fromByteOffset: 160, as: UInt64.self)
+        acknowledgedBytes = bytes.loadUnaligned(fromByteOffset: 120, as: UInt64.self)
         let appLimited = bytes[7] & 1 != 0
         let inFlight = unacked.multipliedReportingOverflow(by: mss)
         let pending = notSent.addingReportingOverflow(inFlight.partialValue)
@@ -48,8 +52,9 @@ public struct LinkSample: Sendable, Equatable {
         deliveryBytesPerSecond = !appLimited && rate > 0 ? Double(rate) : nil
     }
 
-    public init(deliveryBytesPerSecond: Double?, pendingBytes: Int) {
+    public init(deliveryBytesPerSecond: Double?, pendingBytes: Int, acknowledgedBytes: UInt64 = 0) {
         self.deliveryBytesPerSecond = deliveryBytesPerSecond
         self.pendingBytes = pendingBytes
+        self.acknowledgedBytes = acknowledgedBytes
     }
 }

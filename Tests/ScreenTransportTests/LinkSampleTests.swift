@@ -4,7 +4,7 @@ import Testing
 /// `struct tcp_info` read as the relay and the publisher read their sockets.
 @Suite struct LinkSampleTests {
     /// A `tcp_info` of this kernel's 232 bytes with these fields at their offsets.
-    static func info(appLimited: Bool, mss: UInt32, unacked: UInt32, notSent: UInt32, rate: UInt64) -> [UInt8] {
+    static func info(appLimited: Bool, mss: UInt32, unacked: UInt32, notSent: UInt32, rate: UInt64, acknowledged: UInt64 = 0) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 232)
         func put<Value: FixedWidthInteger>(_ value: Value, at offset: Int) {
             withUnsafeBytes(of: value.littleEndian) { for (index, byte) in $0.enumerated() { bytes[offset + index] = byte } }
@@ -12,15 +12,16 @@ import Testing
         if appLimited { bytes[7] = 1 }
         put(mss, at: 16)
         put(unacked, at: 24)
+        put(acknowledged, at: 120)
         put(notSent, at: 144)
         put(rate, at: 160)
         return bytes
     }
 
     @Test func pendingIsWhatIsNotSentAndTheUnacknowledgedSegmentsAndTheRateOnlyWhenNotAppLimited() {
-        let busy = Self.info(appLimited: false, mss: 1448, unacked: 10, notSent: 5000, rate: 125_000)
+        let busy = Self.info(appLimited: false, mss: 1448, unacked: 10, notSent: 5000, rate: 125_000, acknowledged: 7_000_000_000)
         let sample = busy.withUnsafeBytes { LinkSample(tcpInfo: $0) }
-        #expect(sample == LinkSample(deliveryBytesPerSecond: 125_000, pendingBytes: 5000 + 14_480))
+        #expect(sample == LinkSample(deliveryBytesPerSecond: 125_000, pendingBytes: 5000 + 14_480, acknowledgedBytes: 7_000_000_000))
         let idle = Self.info(appLimited: true, mss: 1448, unacked: 0, notSent: 0, rate: 125_000)
         #expect(idle.withUnsafeBytes { LinkSample(tcpInfo: $0) } == LinkSample(deliveryBytesPerSecond: nil, pendingBytes: 0))
     }

@@ -17,6 +17,11 @@ struct IdleStartTiming {
         busySince?.bytes += bytes
     }
 
+    /// The link was measured busy at `bytesPerSecond`: a run from an idle start is no faster than that.
+    mutating func cap(at bytesPerSecond: Double) {
+        if let current = rate, bytesPerSecond < current { rate = bytesPerSecond }
+    }
+
     /// The kernel holds `pendingBytes` of the connection's data at `now`; `queueEmpty`: the relay holds none.
     /// With neither, the run is over: its rate, when it was long enough to tell.
     mutating func measured(pendingBytes: Int, queueEmpty: Bool, now: Double) {

@@ -13,8 +13,15 @@ struct SubscriberLink {
 
     /// Each earlier delivery counts this much less in the drain rate at each new one: the rate follows the link.
     static var deliveryDecay: Double { 0.85 }
-    /// The weight of a new kernel measure in the smoothed one (about three samples, 1.5 s, to follow a change).
+    /// The weight of a new kernel measure in the smoothed one (about three samples, 1.5 s, to follow a widening).
     static var kernelSampleWeight: Double { 0.3 }
+    /// The weight of a measure below the smoothed one: a link that narrowed shows in one sample (half a second).
+    /// Followed at the rising weight, a link narrowed to a quarter read twice its rate for 2 s, and the frames sent
+    /// meanwhile, unpaced and unthinned, filled its bottleneck's queue for seconds more.
+    static var kernelFallWeight: Double { 0.7 }
+    /// A measure counts at most this many times the smoothed one: a burst through a token bucket at the line's
+    /// rate once read 25 times the link.
+    static var largestRise: Double { 2 }
     /// How much the lowest recent kernel measure climbs at each sample, so that a link that widened shows it.
     static var lowestMeasureClimb: Double { 1.02 }
     /// Deliveries tell a rate only past this much (a few small frames say more of the buffers than of the link).
@@ -96,8 +103,14 @@ struct SubscriberLink {
     /// not measured, or not asked), and the bytes it holds below the relay's queue.
     mutating func measured(deliveryBytesPerSecond rate: Double?, pendingBytes: Int, now: Double) {
         if let rate, rate > 0, rate.isFinite {
-            kernelRate = kernelRate.map { (1 - Self.kernelSampleWeight) * $0 + Self.kernelSampleWeight * rate } ?? rate
+            kernelRate = kernelRate.map { smoothed in
+                let weight = rate < smoothed ? Self.kernelFallWeight : Self.kernelSampleWeight
+                return (1 - weight) * smoothed + weight * min(rate, Self.largestRise * smoothed)
+            } ?? rate
             kernelRateLow = min(rate, kernelRateLow.map { $0 * Self.lowestMeasureClimb } ?? rate)
+            // The link measured busy: a run from an idle start goes no faster (what it showed before a narrowing is
+            // past, and would fit frames in that the link no longer has room for).
+            if let kernelRate { idleStart.cap(at: kernelRate) }
         }
         hiddenBytes = max(0, pendingBytes)
         idleStart.measured(pendingBytes: hiddenBytes, queueEmpty: inFlight.isEmpty, now: now)

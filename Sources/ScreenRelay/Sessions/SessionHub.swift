@@ -334,7 +334,7 @@ actor SessionHub {
         let samples = await SubscriberLinks.sample(sources)
         let now = Self.now()
         for (id, sample) in samples {
-            router.linkMeasured(id, deliveryBytesPerSecond: rates ? sample.deliveryBytesPerSecond : nil, pendingBytes: sample.pendingBytes, now: now)
+            router.linkMeasured(id, deliveryBytesPerSecond: rates ? links.rate(of: id, sample, now: now) : nil, pendingBytes: sample.pendingBytes, now: now)
         }
         guard rates else { return }
         for (id, rate) in links.changes(for: samples.map(\.id), rate: { router.pacingRate(for: $0) }) {

@@ -6,6 +6,10 @@ import ScreenTransport
 struct SubscriberLinks {
     /// The rate each paced socket was last set to, by connection.
     private var pacing: [String: Double] = [:]
+    /// What each connection's socket showed at its last rate reading.
+    private var lastReading: [String: (acknowledged: UInt64, pending: Int, at: Double)] = [:]
+    /// A reading this soon after the last one measures nothing (the acknowledgements of a round trip or two).
+    static var shortestReadingInterval: Double { 0.2 }
 
     /// What the kernel knows of each socket, read where it lives: one visit to each event loop reads all of its
     /// sockets there, one `getsockopt` each (no task or hop a socket). Those that could not say are left out.
@@ -19,6 +23,26 @@ struct SubscriberLinks {
             collected += read ?? []
         }
         return collected
+    }
+
+    /// The rate connection `id`'s link showed since its last reading, given its socket's `sample` at `now`, or nil:
+    /// - the bytes its peer acknowledged since, over the time, when the kernel held more than those all along: the
+    ///   link was never short of data, so what it carried is its rate — over half a second rather than one
+    ///   acknowledgement, and also while the kernel calls its own measure app-limited, as it does for seconds after
+    ///   a link narrowed under a stream that had been lighter than the link;
+    /// - else the kernel's own measure, when the peer acknowledged anything since: the kernel keeps the rate it last
+    ///   measured while nothing is delivered, and the same figure read again is not a new measure (read every half
+    ///   second between two frames, a frame's last, low measure counted four times).
+    mutating func rate(of id: String, _ sample: LinkSample, now: Double) -> Double? {
+        let last = lastReading[id]
+        lastReading[id] = (sample.acknowledgedBytes, sample.pendingBytes, now)
+        guard let last, sample.acknowledgedBytes > last.acknowledged else { return nil }
+        let acknowledged = sample.acknowledgedBytes - last.acknowledged
+        let seconds = now - last.at
+        if seconds >= Self.shortestReadingInterval, UInt64(max(0, last.pending)) > acknowledged {
+            return Double(acknowledged) / seconds
+        }
+        return sample.deliveryBytesPerSecond
     }
 
     /// The sockets of `ids` to set a new pacing rate on (nil: unpaced), given the rate each should have now; noted
@@ -39,5 +63,8 @@ struct SubscriberLinks {
     }
 
     /// A connection left.
-    mutating func forget(_ id: String) { pacing[id] = nil }
+    mutating func forget(_ id: String) {
+        pacing[id] = nil
+        lastReading[id] = nil
+    }
 }

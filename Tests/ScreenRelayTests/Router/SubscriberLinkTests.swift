@@ -27,12 +27,38 @@ import Testing
         var link = SubscriberLink(now: 0)
         link.measured(deliveryBytesPerSecond: 50_000, pendingBytes: 0, now: 0)
         #expect(link.kernelRate == 50_000 && link.kernelRateLow == 50_000 && link.drainRate == 50_000)
-        link.measured(deliveryBytesPerSecond: 150_000, pendingBytes: 0, now: 0.5)
-        #expect(abs((link.kernelRate ?? 0) - 80_000) < 1, "smoothed: 0.7 × 50 000 + 0.3 × 150 000")
+        link.measured(deliveryBytesPerSecond: 90_000, pendingBytes: 0, now: 0.5)
+        #expect(abs((link.kernelRate ?? 0) - 62_000) < 1, "smoothed: 0.7 × 50 000 + 0.3 × 90 000")
         #expect(abs((link.kernelRateLow ?? 0) - 51_000) < 1, "the lowest climbs 2 % a sample")
         // Not a number, negative or nothing: not a measure.
         for rate in [Double.nan, -.infinity, .infinity, -5, nil] { link.measured(deliveryBytesPerSecond: rate, pendingBytes: -3, now: 1) }
-        #expect(abs((link.kernelRate ?? 0) - 80_000) < 1 && link.hiddenBytes == 0)
+        #expect(abs((link.kernelRate ?? 0) - 62_000) < 1 && link.hiddenBytes == 0)
+    }
+
+    /// A link that narrowed shows in one measure; a burst through a token bucket at the line's rate counts at most
+    /// twice the rate it had.
+    @Test func aNarrowingShowsAtOnceABurstCountsAtMostTwice() {
+        var link = SubscriberLink(now: 0)
+        link.measured(deliveryBytesPerSecond: 125_000, pendingBytes: 0, now: 0)
+        link.measured(deliveryBytesPerSecond: 31_000, pendingBytes: 60_000, now: 0.5)
+        #expect(abs((link.kernelRate ?? 0) - 59_200) < 1, "0.3 × 125 000 + 0.7 × 31 000")
+        #expect(abs(link.queuedMilliseconds(now: 0.5) - 60_000 / 59.2) < 1, "what the kernel holds, timed at the lower rate")
+        link.measured(deliveryBytesPerSecond: 3_000_000, pendingBytes: 0, now: 1)
+        #expect(abs((link.kernelRate ?? 0) - (0.7 * 59_200 + 0.3 * 118_400)) < 1, "counted as twice the rate, not 50 times")
+    }
+
+    /// A run from an idle start timed before the link narrowed does not outlast the kernel measuring it narrower:
+    /// it would fit frames in that the link no longer has room for.
+    @Test func aRunFromAnIdleStartIsNoFasterThanTheLinkMeasuredBusy() {
+        var link = SubscriberLink(now: 0)
+        link.sent(50_000, fittedIn: false, now: 1)
+        _ = link.delivered(now: 1.01)
+        link.measured(deliveryBytesPerSecond: nil, pendingBytes: 0, now: 1.5)
+        #expect(link.idleStart.rate == 100_000 && link.fitRate == 100_000)
+        link.measured(deliveryBytesPerSecond: 31_000, pendingBytes: 40_000, now: 2)
+        #expect(link.idleStart.rate == 31_000 && link.fitRate == 31_000)
+        link.measured(deliveryBytesPerSecond: 60_000, pendingBytes: 0, now: 2.5)
+        #expect(link.idleStart.rate == 31_000, "a higher busy measure says nothing of a run from idle")
     }
 
     @Test func whatIsQueuedIsTimedAtTheDrainRateWithWhatTheKernelHolds() {
