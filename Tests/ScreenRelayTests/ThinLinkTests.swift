@@ -99,24 +99,26 @@ import Testing
         #expect(backAt.map { $0 - 20 <= 10 } ?? false, "every layer back \(backAt.map { "\($0 - 20) s" } ?? "never") after the link widened")
     }
 
-    /// A link's rate between two readings of its socket: what its peer acknowledged when the kernel held more all
-    /// along (also while the kernel calls its own measure app-limited), else the kernel's measure when anything was
-    /// acknowledged since — never the kernel's last measure read again.
-    @Test func aSocketsRateIsWhatItCarriedWhileBusyAndNeverAMeasureReadTwice() {
+    /// A link's rate between two readings of its socket: the kernel's measure when anything was acknowledged since
+    /// (never its last measure read again); while the kernel calls its measure app-limited, what the peer
+    /// acknowledged when the kernel held more all along — unless the socket is paced, when that measures the pacing.
+    @Test func aSocketsRateIsTheKernelsNewMeasureElseWhatItCarriedWhileBusyAndUnpaced() {
         var links = SubscriberLinks()
         func reading(_ acknowledged: UInt64, pending: Int, kernel: Double?) -> LinkSample {
             LinkSample(deliveryBytesPerSecond: kernel, pendingBytes: pending, acknowledgedBytes: acknowledged)
         }
         #expect(links.rate(of: "a", reading(1_000_000, pending: 60_000, kernel: 120_000), now: 10) == nil, "a first reading has nothing to go by")
-        #expect(links.rate(of: "a", reading(1_015_000, pending: 50_000, kernel: nil), now: 10.5) == 30_000, "15 KB in half a second, busy all along")
+        #expect(links.rate(of: "a", reading(1_015_000, pending: 50_000, kernel: nil), now: 10.5) == 30_000, "app-limited: 15 KB in half a second, busy all along")
         #expect(links.rate(of: "a", reading(1_015_000, pending: 50_000, kernel: 90_000), now: 11) == nil, "nothing acknowledged: no new measure")
-        #expect(links.rate(of: "a", reading(1_030_000, pending: 0, kernel: 40_000), now: 11.5) == 30_000)
-        #expect(links.rate(of: "a", reading(1_040_000, pending: 0, kernel: 40_000), now: 12) == 40_000, "it ran dry: the kernel's measure")
-        #expect(links.rate(of: "a", reading(1_040_500, pending: 9_000, kernel: 41_000), now: 12.1) == 41_000)
-        #expect(links.rate(of: "a", reading(1_041_000, pending: 9_000, kernel: 42_000), now: 12.15) == 42_000, "too soon after the last to time it")
+        #expect(links.rate(of: "a", reading(1_030_000, pending: 0, kernel: 35_000), now: 11.5) == 35_000, "the kernel's new measure")
+        #expect(links.rate(of: "a", reading(1_040_000, pending: 0, kernel: nil), now: 12) == nil, "app-limited, and it ran dry: nothing")
+        #expect(links.rate(of: "a", reading(1_040_500, pending: 9_000, kernel: nil), now: 12.1) == nil, "too soon after the last to time it")
         #expect(links.rate(of: "b", reading(5, pending: 0, kernel: 42_000), now: 12.15) == nil, "each connection its own")
+        _ = links.changes(for: ["a"], rate: { _ in 40_000 })
+        _ = links.rate(of: "a", reading(1_050_000, pending: 60_000, kernel: nil), now: 13)
+        #expect(links.rate(of: "a", reading(1_060_000, pending: 50_000, kernel: nil), now: 13.5) == nil, "paced: its acknowledgements measure the pacing")
         links.forget("a")
-        #expect(links.rate(of: "a", reading(2_000_000, pending: 0, kernel: 42_000), now: 13) == nil, "a connection that left is forgotten")
+        #expect(links.rate(of: "a", reading(2_000_000, pending: 0, kernel: 42_000), now: 14) == nil, "a connection that left is forgotten")
     }
 
     /// A socket is told its pacing only when it changes by a tenth or more, or starts or stops; a connection that

@@ -26,23 +26,24 @@ struct SubscriberLinks {
     }
 
     /// The rate connection `id`'s link showed since its last reading, given its socket's `sample` at `now`, or nil:
-    /// - the bytes its peer acknowledged since, over the time, when the kernel held more than those all along: the
-    ///   link was never short of data, so what it carried is its rate — over half a second rather than one
-    ///   acknowledgement, and also while the kernel calls its own measure app-limited, as it does for seconds after
-    ///   a link narrowed under a stream that had been lighter than the link;
-    /// - else the kernel's own measure, when the peer acknowledged anything since: the kernel keeps the rate it last
+    /// - the kernel's own measure, when the peer acknowledged anything since: the kernel keeps the rate it last
     ///   measured while nothing is delivered, and the same figure read again is not a new measure (read every half
-    ///   second between two frames, a frame's last, low measure counted four times).
+    ///   second between two frames, a frame's last, low measure counted four times);
+    /// - else, when the kernel calls its measure app-limited — as it does for seconds after a link narrowed under a
+    ///   stream that had been lighter than the link — the bytes its peer acknowledged since, over the time, if the
+    ///   kernel held more than those all along (the link was never short of data, so what it carried is its rate)
+    ///   and the socket is not paced (a paced socket's acknowledgements measure its pacing: taken as the link's, a
+    ///   stall's low reading lowered the pacing, which the next readings then measured, down to a third of the
+    ///   link).
     mutating func rate(of id: String, _ sample: LinkSample, now: Double) -> Double? {
         let last = lastReading[id]
         lastReading[id] = (sample.acknowledgedBytes, sample.pendingBytes, now)
         guard let last, sample.acknowledgedBytes > last.acknowledged else { return nil }
+        if let measured = sample.deliveryBytesPerSecond { return measured }
         let acknowledged = sample.acknowledgedBytes - last.acknowledged
         let seconds = now - last.at
-        if seconds >= Self.shortestReadingInterval, UInt64(max(0, last.pending)) > acknowledged {
-            return Double(acknowledged) / seconds
-        }
-        return sample.deliveryBytesPerSecond
+        guard pacing[id] == nil, seconds >= Self.shortestReadingInterval, UInt64(max(0, last.pending)) > acknowledged else { return nil }
+        return Double(acknowledged) / seconds
     }
 
     /// The sockets of `ids` to set a new pacing rate on (nil: unpaced), given the rate each should have now; noted
