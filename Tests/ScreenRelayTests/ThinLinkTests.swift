@@ -101,7 +101,8 @@ import Testing
 
     /// A link's rate between two readings of its socket: the kernel's measure when anything was acknowledged since
     /// (never its last measure read again); while the kernel calls its measure app-limited, what the peer
-    /// acknowledged when the kernel held more all along — unless the socket is paced, when that measures the pacing.
+    /// acknowledged when the kernel held more all along — unless it carried about its pacing, which is then what it
+    /// measures.
     @Test func aSocketsRateIsTheKernelsNewMeasureElseWhatItCarriedWhileBusyAndUnpaced() {
         var links = SubscriberLinks()
         func reading(_ acknowledged: UInt64, pending: Int, kernel: Double?) -> LinkSample {
@@ -116,9 +117,10 @@ import Testing
         #expect(links.rate(of: "b", reading(5, pending: 0, kernel: 42_000), now: 12.15) == nil, "each connection its own")
         _ = links.changes(for: ["a"], rate: { _ in 40_000 })
         _ = links.rate(of: "a", reading(1_050_000, pending: 60_000, kernel: nil), now: 13)
-        #expect(links.rate(of: "a", reading(1_060_000, pending: 50_000, kernel: nil), now: 13.5) == nil, "paced: its acknowledgements measure the pacing")
+        #expect(links.rate(of: "a", reading(1_068_000, pending: 50_000, kernel: nil), now: 13.5) == nil, "about its pacing: that is what it measures")
+        #expect(links.rate(of: "a", reading(1_074_000, pending: 50_000, kernel: nil), now: 14) == 12_000, "well under its pacing: the link held it")
         links.forget("a")
-        #expect(links.rate(of: "a", reading(2_000_000, pending: 0, kernel: 42_000), now: 14) == nil, "a connection that left is forgotten")
+        #expect(links.rate(of: "a", reading(2_000_000, pending: 0, kernel: 42_000), now: 15) == nil, "a connection that left is forgotten")
     }
 
     /// A socket is told its pacing only when it changes by a tenth or more, or starts or stops; a connection that

@@ -15,10 +15,11 @@ struct SubscriberLink {
     static var deliveryDecay: Double { 0.85 }
     /// The weight of a new kernel measure in the smoothed one (about three samples, 1.5 s, to follow a widening).
     static var kernelSampleWeight: Double { 0.3 }
-    /// The weight of a measure below the smoothed one: a link that narrowed shows in one sample (half a second).
+    /// The weight of a measure below the smoothed one: a link that narrowed shows within two samples (a second).
     /// Followed at the rising weight, a link narrowed to a quarter read twice its rate for 2 s, and the frames sent
-    /// meanwhile, unpaced and unthinned, filled its bottleneck's queue for seconds more.
-    static var kernelFallWeight: Double { 0.7 }
+    /// meanwhile, unpaced and unthinned, filled its bottleneck's queue for seconds more; at 0.7, a single low
+    /// measure lowered the pacing under the link.
+    static var kernelFallWeight: Double { 0.5 }
     /// A measure counts at most this many times the smoothed one: a burst through a token bucket at the line's
     /// rate once read 25 times the link.
     static var largestRise: Double { 2 }

@@ -31,10 +31,10 @@ struct SubscriberLinks {
     ///   second between two frames, a frame's last, low measure counted four times);
     /// - else, when the kernel calls its measure app-limited — as it does for seconds after a link narrowed under a
     ///   stream that had been lighter than the link — the bytes its peer acknowledged since, over the time, if the
-    ///   kernel held more than those all along (the link was never short of data, so what it carried is its rate)
-    ///   and the socket is not paced (a paced socket's acknowledgements measure its pacing: taken as the link's, a
-    ///   stall's low reading lowered the pacing, which the next readings then measured, down to a third of the
-    ///   link).
+    ///   kernel held more than those all along (the link was never short of data, so what it carried is its rate),
+    ///   and the socket's pacing is not what held it: unpaced, or under ``pacingBound`` of the pacing (a socket
+    ///   that carried about its pacing measures the pacing; taken as the link's, a stall's low reading lowered the
+    ///   pacing, which the next readings then measured, down to a third of the link).
     mutating func rate(of id: String, _ sample: LinkSample, now: Double) -> Double? {
         let last = lastReading[id]
         lastReading[id] = (sample.acknowledgedBytes, sample.pendingBytes, now)
@@ -42,9 +42,15 @@ struct SubscriberLinks {
         if let measured = sample.deliveryBytesPerSecond { return measured }
         let acknowledged = sample.acknowledgedBytes - last.acknowledged
         let seconds = now - last.at
-        guard pacing[id] == nil, seconds >= Self.shortestReadingInterval, UInt64(max(0, last.pending)) > acknowledged else { return nil }
-        return Double(acknowledged) / seconds
+        guard seconds >= Self.shortestReadingInterval, UInt64(max(0, last.pending)) > acknowledged else { return nil }
+        let carried = Double(acknowledged) / seconds
+        if let paced = pacing[id], carried >= Self.pacingBound * paced { return nil }
+        return carried
     }
+
+    /// A socket that carried less than this share of its pacing rate while busy was held by its link, not its
+    /// pacing (headers and the pacing's own granularity take a few percent).
+    static var pacingBound: Double { 0.6 }
 
     /// The sockets of `ids` to set a new pacing rate on (nil: unpaced), given the rate each should have now; noted
     /// as set.
