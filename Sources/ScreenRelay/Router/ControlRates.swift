@@ -1,5 +1,5 @@
-/// How often a client may change what the session does for it or tells everyone: its subscriptions (`subscribe`,
-/// `unsubscribe`: each may queue the cached group of pictures for it), its streams (`publish`, `unpublish`,
+/// How often a client may change what the session does for it or tells everyone: its subscriptions (`subscribe`:
+/// each may queue the cached group of pictures for it; an `unsubscribe`, which only gives back, is free), its streams (`publish`, `unpublish`,
 /// `streamPropertyChanged`: each is announced to every member) and its joining (`hello`: each join and leave is
 /// announced to every member). Each has an allowance per connection and per token (all its connections together,
 /// and after they leave: closing and opening connections buys no more), so that one client's churn costs the

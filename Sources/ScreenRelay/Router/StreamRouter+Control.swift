@@ -120,15 +120,15 @@ extension StreamRouter {
         }
     }
 
-    /// The allowance a message spends, if any: a subscription that changes (a repeated `subscribe`, or an
-    /// `unsubscribe` of nothing, does nothing and spends nothing), any change of a stream (it is announced).
+    /// The allowance a message spends, if any: a `subscribe` that subscribes (a repeated one does nothing and spends
+    /// nothing), any change of a stream (it is announced). An `unsubscribe` spends nothing and is never refused: it
+    /// only gives back (refused, it left the cached group it had been queued with waiting for a client that wanted
+    /// none of it), and the `subscribe`s it ends paid already.
     private func rateKind(of message: ControlMessage, from connectionId: String) -> ControlRates.Kind? {
         switch message {
         case .subscribe(let streamId, _, _, _, _):
             streams[streamId] != nil && servingStream(of: connectionId, for: streamId) == nil && !renditions.isWaiting(connectionId, for: streamId)
                 ? .subscription : nil
-        case .unsubscribe(let streamId):
-            servingStream(of: connectionId, for: streamId) != nil || renditions.isWaiting(connectionId, for: streamId) ? .subscription : nil
         case .publish, .publishRendition, .unpublish, .streamPropertyChanged: .streamChange
         default: nil
         }
