@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 @testable import ScreenRelay
 import ScreenMedia
@@ -70,6 +71,66 @@ import Testing
             queued.sent(item)
         }
         #expect(shared == frames.count)
+    }
+
+    /// Over a real relay: a client with a viewer token that cycles `subscribe` (with catch-up) and `unsubscribe` as
+    /// fast as it can write, and sends as many `unsubscribe`s of a stream it does not receive, reading nothing; and a
+    /// client with no token that sends `unsubscribe`s before any hello. An `unsubscribe` is free and never refused:
+    /// the subscribes pay the allowance, each ended subscription gives its queue back, the tokenless client is
+    /// closed, and an honest viewer's frames keep coming.
+    @Test func unsubscribeFloodsWithATokenAndWithoutCostTheHonestViewerNothing() async throws {
+        let relay = try await RunningRelay()
+        let session = try await relay.createSession()
+        let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
+        let (publisher, stream, publishing) = try await relay.readingPublisher(token: session.token)
+        defer { publishing.cancel() }
+        let arrivals = Locked<[ContinuousClock.Instant]>([])
+        let honest = Task {
+            try await RelayClient.connect(url: relay.webSocketURL, token: viewerToken, logger: quietLogger) { link, events in
+                try await link.send(.subscribe(streamId: stream.streamId))
+                while let event = try await events.next() {
+                    if case .media = event { arrivals.withLock { $0.append(.now) } }
+                }
+            }
+        }
+        defer { honest.cancel() }
+        let sending = publisher.sendingOpaqueFrames(streamId: stream.streamId, bytes: 16 << 10)
+        defer { sending.cancel() }
+        #expect(try await eventually(20) { arrivals.value.count >= 5 }, "the honest viewer got nothing")
+
+        let started = ContinuousClock.now
+        let churner = try RawSocket(port: relay.port, timeout: 10, receiveBuffer: 4096)
+        #expect(await churner.upgradeToWebSocket().contains("101"))
+        await churner.helloAndSubscribe(token: viewerToken, client: "churner", streamId: stream.streamId)
+        let cycle: [ControlMessage] = [.subscribe(streamId: stream.streamId, catchUp: true), .unsubscribe(streamId: stream.streamId), .unsubscribe(streamId: 99)]
+        for _ in 0..<300 {
+            for message in cycle { _ = await churner.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(message.encoded().utf8))) }
+        }
+        let tokenless = try RawSocket(port: relay.port, timeout: 10)
+        #expect(await tokenless.upgradeToWebSocket().contains("101"))
+        for _ in 0..<100 {
+            _ = await tokenless.send(RawSocket.webSocketFrame(opcode: 1, payload: Array(ControlMessage.unsubscribe(streamId: stream.streamId).encoded().utf8)))
+        }
+        #expect(await tokenless.isClosedByPeer(within: 10), "a client that never said hello is closed")
+        // Past its allowance its subscribes were refused; each subscription it got ended at its unsubscribe, and
+        // what had been queued for it went back: what is left is control messages and the honest viewer's frames.
+        #expect(try await eventually(10) { relay.server.metrics.value(RelayLimit.subscriptionRate) > 0 }, "the subscribes paid their allowance")
+        #expect(
+            try await eventually(10) { ["waiting", "0", "1", "2"].reduce(0) { $0 + relay.server.metrics.value(.subscribersByLayer, $1) } == 1 },
+            "the churner's last subscription ended at its unsubscribe: the honest viewer's is the only one")
+        #expect(
+            try await eventually(10) { relay.server.metrics.value(RelayMetrics.Name.queuedBytes) < 256 << 10 },
+            "\(relay.server.metrics.value(RelayMetrics.Name.queuedBytes)) bytes still queued")
+        try await Task.sleep(for: .seconds(2))
+        let ended = ContinuousClock.now
+        // The honest viewer's frames all along: at least half the ten a second, and no gap as long as a
+        // departure's waits (as in ClientGoneTests, whose bound this shares: a machine running every test).
+        let during = arrivals.value.filter { $0 >= started && $0 <= ended }
+        let gaps = zip(during.dropFirst(), during).map { $0 - $1 }
+        #expect(Double(during.count) >= (ended - started) / .milliseconds(100) / 2, "\(during.count) frames in \(ended - started)")
+        #expect((gaps.max() ?? .zero) < .seconds(4.5), "the honest viewer waited \(gaps.max() ?? .zero) for a frame")
+        #expect(!(await churner.isClosedByPeer(within: 0.2)), "the churner, refused, is still connected: what it gave back was not freed by a close")
+        churner.reset()
     }
 }
 
