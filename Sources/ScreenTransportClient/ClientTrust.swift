@@ -40,7 +40,7 @@ public struct ClientTrust: Sendable, Equatable {
     }
 
     /// What went wrong reaching `url`, in words: a certificate that did not verify, one for another name, a
-    /// refused or timed-out connection; else the error's own description.
+    /// refused, reset or timed-out connection; else the error's own description.
     func explain(_ error: any Error, url: String) -> String {
         let described = String(describing: error)
         if described.contains("cannotUseIPAddressInSNI") {
@@ -54,6 +54,9 @@ public struct ClientTrust: Sendable, Equatable {
                 ?? "the relay's certificate is not signed by an authority this machine trusts (for a private CA, pass --ca-file)"
         }
         if (error as? IOError)?.errnoCode == ECONNREFUSED || described.contains("Connection refused") { return "nothing listens there (connection refused)" }
+        if (error as? IOError)?.errnoCode == ECONNRESET || described.contains("Connection reset by peer") {
+            return "the connection was reset by the other end (a server that closed it at once, or a firewall)"
+        }
         if described.contains("connectTimeout") || described.contains("ConnectTimeout") || described.contains("Connect timeout") { return "the connection timed out" }
         if let ssl = error as? NIOSSLError {
             switch ssl {

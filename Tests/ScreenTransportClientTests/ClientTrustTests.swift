@@ -54,6 +54,9 @@ import Testing
                 == "the relay's certificate is not signed by the CA in /etc/screenpub/ca.pem")
         #expect(trust.explain(Described("cannotUseIPAddressInSNI"), url: "wss://10.0.0.1/ws").hasPrefix("a wss:// relay is reached by the host name"))
         #expect(trust.explain(Described("Connection refused (errno: 111)"), url: url) == "nothing listens there (connection refused)")
+        let reset = "the connection was reset by the other end (a server that closed it at once, or a firewall)"
+        #expect(trust.explain(IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)"), url: url) == reset)
+        #expect(trust.explain(Described("read(descriptor:pointer:size:): Connection reset by peer (errno: 104)"), url: url) == reset)
         #expect(trust.explain(Described("something else went wrong"), url: url) == "something else went wrong", "anything else as it describes itself")
     }
 }

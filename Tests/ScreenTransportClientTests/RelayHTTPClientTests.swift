@@ -86,10 +86,8 @@ import Testing
     }
 
     @Test func aPortWhereNothingListensIsSaidSoNamingThePeer() async throws {
-        let server = try await ScriptedHTTPServer { _ in .close }
-        let port = server.port
-        try await server.stop()
-        let url = "http://127.0.0.1:\(port)/whip"
+        let nowhere = try RefusingLoopbackPort()
+        let url = "http://127.0.0.1:\(nowhere.port)/whip"
         let message = await Self.failure { _ = try await RelayHTTPClient(peer: "the WHIP endpoint").send("POST", url) }
         #expect(message == "cannot reach the WHIP endpoint at \(url): nothing listens there (connection refused)")
     }

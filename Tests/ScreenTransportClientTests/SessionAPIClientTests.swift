@@ -95,10 +95,13 @@ import Testing
         #expect(
             await Self.failure { _ = try await client.archives(session: nil) }
                 == "the server at \(address) answered GET /archive with something that is not a screenrelay's answer: is --server a screenrelay?")
-        try await server.stop()
-        let gone = await Self.failure { _ = try await client.sessions() }
+        // Where nothing listens: a port held unlistened, since the server's own port, once freed, may be bound again at
+        // once by another test's server.
+        let nowhere = try RefusingLoopbackPort()
+        let goneAddress = "http://127.0.0.1:\(nowhere.port)"
+        let gone = await Self.failure { _ = try await SessionAPIClient(server: goneAddress, secret: "wrong").sessions() }
         #expect(
-            gone == "cannot reach the relay at \(address)/session: nothing listens there (connection refused) "
+            gone == "cannot reach the relay at \(goneAddress)/session: nothing listens there (connection refused) "
                 + "(is screenrelay running there? give its address with --server URL)")
     }
 

@@ -24,9 +24,8 @@ import Testing
     }
 
     @Test func aRelayThatIsNotThereIsSaidSo() async throws {
-        let server = try await ScriptedHTTPServer { _ in .close }
-        let url = "ws://127.0.0.1:\(server.port)/ws"
-        try await server.stop()
+        let nowhere = try RefusingLoopbackPort()
+        let url = "ws://127.0.0.1:\(nowhere.port)/ws"
         let error = await Self.failure(opening: url)
         #expect(error?.kind == .unreachable && error?.message == "cannot connect to the relay at \(url): nothing listens there (connection refused)")
     }
