@@ -13,6 +13,9 @@ public struct LinkSample: Sendable, Equatable {
     /// Bytes the peer has acknowledged since the connection began: while it stays the same, nothing was delivered,
     /// and the kernel's delivery rate is the one it last measured, not a new measure.
     public var acknowledgedBytes: UInt64
+    /// The peer has shut its sending side or reset the connection (the socket is in CLOSE_WAIT or CLOSE, or past
+    /// them): it says nothing more on it.
+    public var peerClosed: Bool
 
     /// Linux's `struct tcp_info` as raw bytes (232 of them on this kernel; a larger buffer is fine).
     private typealias RawInfo = (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
@@ -35,7 +38,7 @@ public struct LinkSample: Sendable, Equatable {
         #endif
     }
 
-    /// Fields at their offsets in `struct tcp_info` (linux/tcp.h, a stable ABI): tcpi_snd_mss (16), tcpi_unacked
+    /// Fields at their offsets in `struct tcp_info` (linux/tcp.h, a stable ABI): tcpi_state (0), tcpi_snd_mss (16), tcpi_unacked
     /// (24, in segments), tcpi_bytes_acked (120), tcpi_notsent_bytes (144), tcpi_delivery_rate (160), and the
     /// delivery rate's app-limited bit (byte 7, bit 0). Counts too large to add up say "all of it" rather than trap.
     package init?(tcpInfo bytes: UnsafeRawBufferPointer) {
@@ -46,15 +49,18 @@ public struct LinkSample: Sendable, Equatable {
         let rate = bytes.loadUnaligned(fromByteOffset: 160, as: UInt64.self)
         acknowledgedBytes = bytes.loadUnaligned(fromByteOffset: 120, as: UInt64.self)
         let appLimited = bytes[7] & 1 != 0
+        // linux/tcp_states.h: CLOSE 7, CLOSE_WAIT 8, LAST_ACK 9, CLOSING 11 (and TIME_WAIT 6) follow a peer's FIN or reset.
+        peerClosed = [6, 7, 8, 9, 11].contains(bytes[0])
         let inFlight = unacked.multipliedReportingOverflow(by: mss)
         let pending = notSent.addingReportingOverflow(inFlight.partialValue)
         pendingBytes = inFlight.overflow || pending.overflow ? .max : pending.partialValue
         deliveryBytesPerSecond = !appLimited && rate > 0 ? Double(rate) : nil
     }
 
-    public init(deliveryBytesPerSecond: Double?, pendingBytes: Int, acknowledgedBytes: UInt64 = 0) {
+    public init(deliveryBytesPerSecond: Double?, pendingBytes: Int, acknowledgedBytes: UInt64 = 0, peerClosed: Bool = false) {
         self.deliveryBytesPerSecond = deliveryBytesPerSecond
         self.pendingBytes = pendingBytes
         self.acknowledgedBytes = acknowledgedBytes
+        self.peerClosed = peerClosed
     }
 }

@@ -23,8 +23,8 @@ struct ConnectionDriver: Sendable {
     static let helloTimeout: Double = 10
     /// How long a client the relay closes has to answer the close before its connection is cut.
     static let closeGrace = Duration.seconds(10)
-    /// How long a client that went (its close, a reset, its end of the socket shut) keeps its connection: the
-    /// answer to its close goes within it, unless it does not read.
+    /// How long a client that went with a close keeps its connection: the answer to its close goes within it,
+    /// unless it does not read. One that shut its end of the socket or reset it keeps none.
     static let departureGrace = Duration.seconds(5)
     /// The longest a connection's timer sleeps at once (seconds), so that a cancelled sleep's timer is soon gone.
     static let longestTimerSleep: Double = 60
@@ -202,7 +202,10 @@ struct ConnectionDriver: Sendable {
             // after a close nothing more may be sent (RFC 6455 §5.5.1). The answer to its close has a moment to go;
             // then the connection is cut, and what was on its way to the socket stops counting.
             outlet.discardQueued()
-            Self.drop(after: Self.departureGrace, drop)
+            // One that shut its end of the socket or reset it has no close to be answered (or will not read the
+            // answer): its connection goes now, not after the grace.
+            let peerClosed = await link?.sample()?.peerClosed ?? false
+            Self.drop(after: peerClosed ? .zero : Self.departureGrace, drop)
         }
         // A client that let its queue overflow may never read again: its connection is dropped now (the
         // transport closes it when this returns), not after a write that may never complete.
