@@ -33,4 +33,16 @@ public enum RelayService {
         groupConfiguration.maximumCancellationDuration = .seconds(10)
         return ServiceGroup(configuration: groupConfiguration)
     }
+
+    /// Runs `group` until it ends; why it ended early, as a log line: it could not listen (exit 2, what to change),
+    /// or it failed while serving (exit 1).
+    public static func run(_ group: ServiceGroup) async throws(CommandFailure) {
+        do {
+            try await group.run()
+        } catch let error as RelayError where error.kind == .cannotListen {
+            throw CommandFailure(ExitStatus.cannotStart, "cannot start: \(error.message)")
+        } catch {
+            throw CommandFailure(ExitStatus.runtimeFailure, "screenrelay stopped: \(String(describing: error))")
+        }
+    }
 }

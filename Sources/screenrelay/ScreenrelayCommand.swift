@@ -88,11 +88,11 @@ struct ServeCommand: AsyncParsableCommand {
             logger.error("\(error.message)")
             throw ExitCode(error.kind)
         }
-        do {
-            try await group.run()
+        do throws(CommandFailure) {
+            try await RelayService.run(group)
         } catch {
-            logger.error("screenrelay stopped: \(String(describing: error))")
-            throw ExitCode(ExitStatus.runtimeFailure)
+            logger.error("\(error.message)")
+            throw ExitCode(error.kind)
         }
     }
 }

@@ -39,6 +39,21 @@ import Testing
         #expect(relay.standardError.contains(home + "/config/screenrelay/secret"))
     }
 
+    @Test func aRelayOnATakenPortSaysWhatToChangeAndExitsTwo() async throws {
+        let taken = try RefusingLoopbackPort()
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SCREENRELAY_") }
+        environment["SCREENRELAY_SECRET"] = RunningRelayProcess.secret
+        let home = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        environment["XDG_STATE_HOME"] = home
+        let relay = try await ChildProcess.run(RunningRelayProcess.screenrelay, ["--port", "\(taken.port)"], environment: environment, timeout: 30)
+        #expect(relay.status == 2, "\(relay.standardError)")
+        #expect(
+            relay.standardError.contains(
+                "cannot start: cannot listen on 127.0.0.1:\(taken.port): another program listens there already (address in use); "
+                    + "stop it, or give another port (--port)"), "\(relay.standardError)")
+    }
+
     @Test func aShareThatNeverReachedItsRelayFails() async throws {
         let display = try await VirtualDisplay(width: 320, height: 240)
         let result = try await ChildProcess.run(

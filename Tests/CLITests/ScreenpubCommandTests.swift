@@ -123,23 +123,15 @@ import Testing
     }
 
     @Test func anEmbeddedRelayOnATakenPortIsAClearErrorAndExitsTwo() async throws {
-        // Hold a loopback port, as another program would.
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0 }
-        }
-        #expect(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        // A loopback port held, as another program would hold it.
+        let taken = try RefusingLoopbackPort()
         let display = try await VirtualDisplay(width: 320, height: 240)
-        let result = try await ChildProcess.run(screenpub, ["--display", display.name, "--port", "\(port)", "--duration", "5"], timeout: 30)
+        let result = try await ChildProcess.run(screenpub, ["--display", display.name, "--port", "\(taken.port)", "--duration", "5"], timeout: 30)
         #expect(result.status == 2)
-        #expect(result.standardError.contains("cannot start the relay on 127.0.0.1:\(port)"), "\(result.standardError)")
-        #expect(result.standardError.contains("Address already in use"))
+        #expect(
+            result.standardError.contains(
+                "cannot start the relay: cannot listen on 127.0.0.1:\(taken.port): another program listens there already (address in use); "
+                    + "stop it, or give another port (--port)"), "\(result.standardError)")
         #expect(!result.standardOutput.contains("viewer:"), "no URL is printed for a relay that is not there")
     }
 

@@ -208,10 +208,12 @@ public final class RelayServer: Service {
                 }
             }
         } catch {
-            // Whoever waits for the port learns that it will not come.
-            listeningPort.failed(RelayError(.cannotListen, "cannot listen on \(configuration.host):\(configuration.port): \(error)"))
+            // Whoever waits for the port learns that it will not come; a relay that never listened says why, as what
+            // to change.
+            let failure = RelayError(.cannotListen, ListeningPort.reason(error, host: configuration.host, port: configuration.port))
+            let neverListened = listeningPort.failed(failure)
             await archives?.stopAll()
-            throw error
+            throw neverListened ? failure : error
         }
         // Recordings in progress are finished, so that their files are complete.
         await archives?.stopAll()

@@ -41,7 +41,8 @@ public struct EmbeddedRelay: Service {
         do {
             try await relay.run()
         } catch {
-            throw ShareError(.cannotStart, "cannot start the relay on \(address): \(error)")
+            let reason = (error as? RelayError).map { $0.message } ?? "cannot listen on \(address): \(error)"
+            throw ShareError(.cannotStart, "cannot start the relay: \(reason)")
         }
     }
 
