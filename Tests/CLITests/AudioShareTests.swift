@@ -236,7 +236,7 @@ import Testing
         #expect(delay >= 60 && delay <= 1000, "playout delay \(delay) ms")
         // Muted by the presenter: a badge, and no more frames.
         #expect(try await share.control(["mute"]).status == 0)
-        #expect(try await eventually(10) { (try? await browser.evaluate("!document.getElementById('muted-badge').hidden", as: Bool.self)) == true })
+        #expect(try await eventually(30) { (try? await browser.evaluate("!document.getElementById('muted-badge').hidden", as: Bool.self)) == true })
         #expect(try await browser.evaluate("screenViewer.audioMuted", as: Bool.self))
     }
 

@@ -71,7 +71,7 @@ import Testing
         let share = try ChildProcess(
             Self.screenpub, ["--pipewire-node", String(node), "--pipewire-remote", "3", "--output", path, "--duration", "4"],
             environment: environment, passing: connection)
-        #expect(try await eventually(10) { share.errorsSoFar.contains("capturing PipeWire node") }, "\(share.errorsSoFar)")
+        #expect(try await eventually(30) { share.errorsSoFar.contains("capturing PipeWire node") }, "\(share.errorsSoFar)")
         try "fps = 10\n".write(toFile: config, atomically: true, encoding: .utf8)
         share.signal(SIGHUP)
         let outcome = await share.wait(timeout: 30)
@@ -317,7 +317,7 @@ import Testing
 
         try "fps = 10\n".write(toFile: share.configFile, atomically: true, encoding: .utf8)
         share.process.signal(SIGHUP)
-        #expect(try await eventually(10) { share.process.errorsSoFar.contains("SIGHUP: the settings were not changed: they would show region 0,0,64,64") }, "\(share.process.errorsSoFar)")
+        #expect(try await eventually(30) { share.process.errorsSoFar.contains("SIGHUP: the settings were not changed: they would show region 0,0,64,64") }, "\(share.process.errorsSoFar)")
         let region = try await share.control(["mask", "add", "--region", "192,96,64,64"])
         #expect(region.status == 0 && region.standardOutput.contains("regions: 0,0,64,64; 192,96,64,64"), "\(region.standardOutput) \(region.standardError)")
         try await Task.sleep(for: .seconds(1.5))

@@ -189,7 +189,7 @@ import Testing
         try await Task.sleep(for: .seconds(1))
         outcome = try await shell.run(#"curl -s -X POST -H "Authorization: Bearer $SCREENRELAY_SECRET" -d '{"type":"chat","data":"the relay restarts at 5"}' http://127.0.0.1:8090/session/<sessionId>/signal"#)
         #expect(outcome.status == 0 && outcome.standardOutput.isEmpty, "\(outcome.standardOutput)")
-        #expect(try await eventually(10) { listener.outputSoFar.contains("the relay restarts at 5") }, "\(listener.outputSoFar) \(listener.errorsSoFar)")
+        #expect(try await eventually(30) { listener.outputSoFar.contains("the relay restarts at 5") }, "\(listener.outputSoFar) \(listener.errorsSoFar)")
         outcome = try await shell.run("curl -s http://127.0.0.1:8090/healthz")
         #expect(outcome.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         outcome = try await shell.run("curl -s http://127.0.0.1:8090/metrics")
@@ -247,10 +247,10 @@ extension ReadmeRelayTests {
         try await Task.sleep(for: .seconds(1))
         let once = try await shell.run("echo \"back in 5\" | screensub --server http://127.0.0.1:8090 --token <token> --chat")
         #expect(once.status == 0, "\(once.standardError)")
-        #expect(try await eventually(10) { terminal.outputSoFar.contains("back in 5") }, "\(terminal.outputSoFar) \(terminal.errorsSoFar)")
-        #expect(try await eventually(10) { share.process.errorsSoFar.contains("chat <Ada> back in 5") }, "\(share.process.errorsSoFar)")
+        #expect(try await eventually(30) { terminal.outputSoFar.contains("back in 5") }, "\(terminal.outputSoFar) \(terminal.errorsSoFar)")
+        #expect(try await eventually(30) { share.process.errorsSoFar.contains("chat <Ada> back in 5") }, "\(share.process.errorsSoFar)")
         shell.type("typed at the terminal", into: input.writer)
-        #expect(try await eventually(10) { share.process.errorsSoFar.contains("chat <Ada> typed at the terminal") }, "\(share.process.errorsSoFar)")
+        #expect(try await eventually(30) { share.process.errorsSoFar.contains("chat <Ada> typed at the terminal") }, "\(share.process.errorsSoFar)")
         shell.expectAllRun()
     }
 }

@@ -178,7 +178,7 @@ extension ReadmeShareTests {
         #expect(try await eventually(20) { relay.errorsSoFar.contains("listening on port \(port)") }, "\(relay.errorsSoFar)")
         #expect(try await healthy(port))
         relay.signal(SIGHUP)
-        #expect(try await eventually(10) { relay.errorsSoFar.contains("SIGHUP: reading the TLS certificate again") }, "\(relay.errorsSoFar)")
+        #expect(try await eventually(30) { relay.errorsSoFar.contains("SIGHUP: reading the TLS certificate again") }, "\(relay.errorsSoFar)")
         #expect(try await healthy(port))
 
         shell.substitutions = [("screen.example.org", "localhost:\(port)")]

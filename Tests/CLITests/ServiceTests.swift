@@ -17,7 +17,7 @@ import Testing
         #expect(try await eventually { frames().count >= 1 }, "\(subscriber.errorsSoFar)")
 
         // The publisher is told of a viewer once a second at most (the relay coalesces joins and leaves).
-        #expect(try await eventually(10) { (try? await share.status())?["viewers"] as? Int == 1 }, "the viewer was not counted")
+        #expect(try await eventually(30) { (try? await share.status())?["viewers"] as? Int == 1 }, "the viewer was not counted")
         var status = try await share.status()
         #expect(status["state"] as? String == "sharing")
         #expect(status["sessionId"] as? String == share.sessionId)

@@ -84,7 +84,7 @@ import Testing
         share.signal(SIGTERM)
         let outcome = await share.wait(timeout: 20)
         #expect(outcome.status == 0, "\(outcome.standardError)")
-        #expect(try await eventually(10) { sfu.frontLog.contains("DELETE of resource") }, "\(sfu.frontLog)")
+        #expect(try await eventually(30) { sfu.frontLog.contains("DELETE of resource") }, "\(sfu.frontLog)")
         let reader = try WebMReader(path: recording)
         let recorded = try reader.readAll()
         #expect(recorded.count >= 5 && reader.codec == .vp9, "the file beside the SFU has \(recorded.count) frames")

@@ -106,7 +106,7 @@ import Testing
         let vault = painter.createApplicationWindow(
             PixelRect(x: 60, y: 60, width: 200, height: 140), color: XPainter.pixel(red: 255, green: 0, blue: 255),
             instance: "keepassxc", class: "KeePassXC", title: "Passwords.kdbx")
-        #expect(try await eventually(10) { painter.parent(of: vault) != painter.root }, "the window was not reparented")
+        #expect(try await eventually(30) { painter.parent(of: vault) != painter.root }, "the window was not reparented")
         for step in 0..<4 {
             try await Task.sleep(for: .milliseconds(150))
             painter.move(window: vault, x: 60 + step * 50, y: 60 + step * 20)

@@ -130,7 +130,7 @@ import Testing
             #expect(answer.status == 400 && String(decoding: answer.body, as: UTF8.self).contains(reason), "\(String(decoding: answer.body, as: UTF8.self))")
         }
         #expect(try await http.send("POST", "\(relay.base)/session/\(session.sessionId)/marker", bearer: moderator, json: Data(marker.utf8)).status == 204)
-        #expect(try await eventually(10) {
+        #expect(try await eventually(30) {
             media = await mediaPlaylist()
             return media.contains(#"CLASS="com.screenpub.marker""#) && media.contains(#"DURATION=15.000,SCTE35-OUT=0xFC302000,X-TITLE="Sponsor""#)
         }, "\(media)")
@@ -139,12 +139,12 @@ import Testing
         let (started, startedBody) = try await relay.post("/archive", json: ["sessionId": session.sessionId, "name": "standup"])
         #expect(started == 200)
         let archiveId = try #require((try JSONSerialization.jsonObject(with: startedBody) as? [String: Any])?["id"] as? String)
-        #expect(try await eventually(10) {
+        #expect(try await eventually(30) {
             media = await mediaPlaylist()
             return media.contains(#"ID="archive-\#(archiveId)",CLASS="com.screenpub.archive""#) && media.contains(#"X-NAME="standup""#)
         }, "\(media)")
         #expect(try await relay.post("/archive/\(archiveId)/stop").0 == 200)
-        #expect(try await eventually(10) {
+        #expect(try await eventually(30) {
             media = await mediaPlaylist()
             return media.split(separator: "\n").contains { $0.contains("archive-\(archiveId)") && $0.contains("END-DATE=") }
         }, "\(media)")

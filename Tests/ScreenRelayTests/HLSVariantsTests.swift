@@ -102,7 +102,7 @@ import Testing
             let metrics = String(decoding: (try? await http.send("GET", "\(relay.base)/metrics"))?.body ?? Data(), as: UTF8.self)
             return metrics.contains("screenrelay_renditions_stopped_total 1")
         })
-        #expect(try await eventually(10) { publisher.errorsSoFar.contains("stopped the h264 rendition") }, "\(publisher.errorsSoFar.suffix(1500))")
+        #expect(try await eventually(30) { publisher.errorsSoFar.contains("stopped the h264 rendition") }, "\(publisher.errorsSoFar.suffix(1500))")
     }
 
     /// The publisher goes and comes back (a new stream) while a player reads the H.264 variant: the new stream's

@@ -19,7 +19,7 @@ import Testing
         let ending = try await RunningShare.with(.testing(to: ["collect:a", "collect:b"])) { running in
             let (a, b) = (try #require(running.collected["collect:a"]), try #require(running.collected["collect:b"]))
             destinations = (a, b)
-            #expect(try await eventually(10) { a.sink.frames.count >= 3 && b.sink.frames.count >= 3 })
+            #expect(try await eventually(30) { a.sink.frames.count >= 3 && b.sink.frames.count >= 3 })
             #expect(running.share.handle(.stop).state == "stopping")
         }
         #expect(ending == nil)
@@ -34,7 +34,7 @@ import Testing
     @Test func pauseStopsFramesAndTellsDestinationsAndResumeStartsWithAKeyframe() async throws {
         let ending = try await RunningShare.with(.testing(to: ["collect:a"])) { running in
             let a = try #require(running.collected["collect:a"])
-            #expect(try await eventually(10) { a.sink.frames.count >= 2 })
+            #expect(try await eventually(30) { a.sink.frames.count >= 2 })
             #expect(running.share.handle(.pause).state == "paused")
             #expect(a.announced.last == StreamAnnouncement(hasVideo: false, framesPerSecond: 20, hasAudio: false))
             try await Task.sleep(for: .milliseconds(200))  // a frame being encoded when pausing may still arrive
@@ -48,7 +48,7 @@ import Testing
 
             #expect(running.share.handle(.resume).state == "sharing")
             #expect(a.announced.last == StreamAnnouncement(hasVideo: true, framesPerSecond: 20, hasAudio: false))
-            #expect(try await eventually(10) { a.sink.frames.count > whilePaused })
+            #expect(try await eventually(30) { a.sink.frames.count > whilePaused })
             #expect(a.sink.frames[whilePaused].isKeyframe)
         }
         #expect(ending == nil)
@@ -63,16 +63,16 @@ import Testing
         let ending = try await RunningShare.with(
             .testing(to: ["collect:a"]), sources: sources, reread: { Result { () throws(ShareError) in try ShareConfiguration(reread, environment: [:], destinationKinds: testKinds) } }) { running in
             let a = try #require(running.collected["collect:a"])
-            #expect(try await eventually(10) { a.sink.frames.count >= 2 })
+            #expect(try await eventually(30) { a.sink.frames.count >= 2 })
 
             let beforeReload = a.sink.frames.count
             running.share.reload(.success(try ShareConfiguration(changed, environment: [:], destinationKinds: testKinds)))
-            #expect(try await eventually(10) { made.count == 2 })
+            #expect(try await eventually(30) { made.count == 2 })
             let status = running.share.status
             #expect(status.framesPerSecond == 10 && status.bitrateKbps == 800 && status.codec == "vp9")
             #expect(a.announced.last == StreamAnnouncement(hasVideo: true, framesPerSecond: 10, hasAudio: false))
             let before = a.sink.frames.count
-            #expect(try await eventually(10) { a.sink.frames.count > before + 1 })
+            #expect(try await eventually(30) { a.sink.frames.count > before + 1 })
             #expect(!a.sink.isFinished)
             #expect(a.sink.frames[beforeReload...].contains { $0.isKeyframe })  // the new encoder starts with one
             #expect(a.sink.frames.allSatisfy { $0.codec == .vp9 })
@@ -90,7 +90,7 @@ import Testing
         var settings = ShareSettings.testing(to: [])
         settings.port = 0
         let ending = try await RunningShare.with(settings) { running in
-            #expect(try await eventually(10) { running.printed.lines.count == 1 })
+            #expect(try await eventually(30) { running.printed.lines.count == 1 })
             let printed = try #require(running.printed.lines.first)
             #expect(printed.hasPrefix("session: ") && printed.contains("\nviewer:  http://127.0.0.1:"))
             let status = running.share.status
@@ -98,7 +98,7 @@ import Testing
             #expect(status.relay?.hasPrefix("ws://127.0.0.1:") == true)
             let viewerURL = try #require(status.viewerURL)
             let token = try #require(URLComponents(string: viewerURL)?.queryItems?.first { $0.name == "token" }?.value)
-            #expect(try await eventually(10) { running.share.status.connected == true && running.share.status.streamId != nil })
+            #expect(try await eventually(30) { running.share.status.connected == true && running.share.status.streamId != nil })
 
             // A viewer on the relay's WebSocket sees the pattern, decoded. It joins a running stream: what it gets
             // first may be several cached frames to decode and not show (catch-up), so it watches until a picture
@@ -111,7 +111,7 @@ import Testing
             let summary = try await watching.value
             #expect(sawAPicture && summary.framesRendered >= 1 && summary.framesReceived >= summary.catchUpFrames + 1)
             #expect(summary.stream?.properties.videoType == .screen)
-            #expect(try await eventually(10) { running.share.status.viewers == 0 })
+            #expect(try await eventually(30) { running.share.status.viewers == 0 })
 
         }
         #expect(ending == nil)
@@ -123,7 +123,7 @@ import Testing
         let (sources, made) = testPatternSources(failFirst: 2, with: X11CaptureError(.connectionLost, "the X server went away"))
         let ending = try await RunningShare.with(settings, sources: sources) { running in
             let a = try #require(running.collected["collect:a"])
-            #expect(try await eventually(10) { a.sink.frames.count >= 2 })
+            #expect(try await eventually(30) { a.sink.frames.count >= 2 })
             #expect(made.count == 3)
         }
         #expect(ending == nil)
