@@ -196,18 +196,13 @@ import Glibc
     /// One that cannot reach the server tries for its retry time, then gives up with the reason.
     @Test func aFollowerThatCannotReachTheServerGivesUpAfterItsRetryTime() async throws {
         // A port nothing listens on: bound, never listened.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { Glibc.close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let nowhere = try RefusingLoopbackPort()
+        let port = nowhere.port
         let retries = Locked<[String]>([])
         var follower = HLSFollower(url: "http://127.0.0.1:\(port)/hls/s/index.m3u8?token=secret-ish")
-        follower.retryFor = .seconds(2)
+        // Tries after 0.5, 1 and 2 s, then gives up (4 s more would pass 5 s): at least two tries even where a
+        // refused connection takes a second on a busy machine.
+        follower.retryFor = .seconds(5)
         follower.onRetry = { line in retries.withLock { $0.append(line) } }
         await #expect {
             try await follower.run { _ in }
