@@ -50,7 +50,10 @@ public struct LinkSample: Sendable, Equatable {
         acknowledgedBytes = bytes.loadUnaligned(fromByteOffset: 120, as: UInt64.self)
         let appLimited = bytes[7] & 1 != 0
         // linux/tcp_states.h: CLOSE 7, CLOSE_WAIT 8, LAST_ACK 9, CLOSING 11 (and TIME_WAIT 6) follow a peer's FIN or reset.
-        peerClosed = [6, 7, 8, 9, 11].contains(bytes[0])
+        peerClosed = switch bytes[0] {
+        case 6, 7, 8, 9, 11: true
+        default: false
+        }
         let inFlight = unacked.multipliedReportingOverflow(by: mss)
         let pending = notSent.addingReportingOverflow(inFlight.partialValue)
         pendingBytes = inFlight.overflow || pending.overflow ? .max : pending.partialValue
