@@ -45,7 +45,8 @@ import Testing
         environment["SCREENRELAY_SECRET"] = RunningRelayProcess.secret
         let home = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: home) }
-        environment["XDG_STATE_HOME"] = home
+        environment["XDG_STATE_HOME"] = home + "/state"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
         let relay = try await ChildProcess.run(RunningRelayProcess.screenrelay, ["--port", "\(taken.port)"], environment: environment, timeout: 30)
         #expect(relay.status == 2, "\(relay.standardError)")
         #expect(

@@ -87,7 +87,15 @@ import Testing
                 "--host-resolver-rules=MAP relay.test 127.0.0.1", "--ignore-certificate-errors-spki-list=\(issued.publicKeyHash)",
             ])
         defer { browser.close() }
-        let watched = try await Self.watch(browser, until: "through nginx")
+        let watched: Watching
+        do {
+            watched = try await Self.watch(browser, until: "through nginx")
+        } catch {
+            // (Seen once with every test at once: two of the viewer's modules fetched with status 0, the others 200.)
+            let log = (try? String(contentsOfFile: nginx.directory + "/logs/error.log", encoding: .utf8)) ?? "none"
+            Issue.record("nginx's error log: \(log.suffix(2000)); the relay: \(relay.process.errorsSoFar.suffix(1000))")
+            throw error
+        }
         #expect(watched.protocolName == "https:" && watched.secure)
         #expect(watched.framesDecoded > 0, "the viewer decoded nothing through nginx: \(watched); screenpub: \(share.errorsSoFar.suffix(800))")
         #expect(watched.lastMetadata == "through nginx")

@@ -99,7 +99,9 @@ import Testing
         let started = ContinuousClock.now
         let message = await Self.failure { _ = try await client.send("GET", "http://127.0.0.1:\(server.port)/slow") }
         #expect(message == "cannot reach the relay at http://127.0.0.1:\(server.port)/slow: no answer within 1 s")
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Ended by the deadline, not by the silent server (which never answers): well before a minute, though with
+        // every test at once on two cores it has taken 16 s to say so.
+        #expect(ContinuousClock.now - started < .seconds(60))
     }
 
     @Test func aConnectionClosedWithoutAnAnswerIsSaidSo() async throws {
