@@ -83,15 +83,7 @@ import Testing
     @Test func anHonestViewerKeepsItsFramesWhileOthersComeAndGo() async throws {
         let (relay, viewerToken, publisher, stream, publishing) = try await Self.relayThatKeepsQueuing()
         defer { publishing.cancel() }
-        let arrivals = Locked<[ContinuousClock.Instant]>([])
-        let honest = Task {
-            try await RelayClient.connect(url: relay.webSocketURL, token: viewerToken, logger: quietLogger) { link, events in
-                try await link.send(.subscribe(streamId: stream.streamId))
-                while let event = try await events.next() {
-                    if case .media = event { arrivals.withLock { $0.append(.now) } }
-                }
-            }
-        }
+        let (arrivals, honest) = relay.honestViewer(token: viewerToken, streamId: stream.streamId)
         defer { honest.cancel() }
         let sending = publisher.sendingOpaqueFrames(streamId: stream.streamId, bytes: 16 << 10)
         defer { sending.cancel() }

@@ -143,6 +143,20 @@ enum TestMedia {
 }
 
 extension RunningRelay {
+    /// An honest viewer of `streamId` with `token`: when each media frame reached it, and the task to cancel when done.
+    func honestViewer(token: String, streamId: UInt32) -> (arrivals: Locked<[ContinuousClock.Instant]>, task: Task<Void, any Error>) {
+        let arrivals = Locked<[ContinuousClock.Instant]>([])
+        let task = Task {
+            try await RelayClient.connect(url: webSocketURL, token: token, logger: quietLogger) { link, events in
+                try await link.send(.subscribe(streamId: streamId))
+                while let event = try await events.next() {
+                    if case .media = event { arrivals.withLock { $0.append(.now) } }
+                }
+            }
+        }
+        return (arrivals, task)
+    }
+
     /// A publisher of a test stream that keeps reading what it is sent, as publishers do (pings are answered as they
     /// are read): its link and stream once published, and the task to cancel when done.
     func readingPublisher(token: String) async throws -> (link: RelayLink, stream: StreamInfo, task: Task<Void, any Error>) {

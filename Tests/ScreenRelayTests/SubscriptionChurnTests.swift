@@ -84,15 +84,7 @@ import Testing
         let viewerToken = try await relay.token(session: session.sessionId, role: .subscriber)
         let (publisher, stream, publishing) = try await relay.readingPublisher(token: session.token)
         defer { publishing.cancel() }
-        let arrivals = Locked<[ContinuousClock.Instant]>([])
-        let honest = Task {
-            try await RelayClient.connect(url: relay.webSocketURL, token: viewerToken, logger: quietLogger) { link, events in
-                try await link.send(.subscribe(streamId: stream.streamId))
-                while let event = try await events.next() {
-                    if case .media = event { arrivals.withLock { $0.append(.now) } }
-                }
-            }
-        }
+        let (arrivals, honest) = relay.honestViewer(token: viewerToken, streamId: stream.streamId)
         defer { honest.cancel() }
         let sending = publisher.sendingOpaqueFrames(streamId: stream.streamId, bytes: 16 << 10)
         defer { sending.cancel() }
