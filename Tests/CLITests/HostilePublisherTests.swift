@@ -86,8 +86,14 @@ import Testing
         relay.process.signal(SIGTERM)
         let outcome = await relay.process.wait(timeout: 30)
         let took = Date().timeIntervalSince(start)
+        // Within its grace: the clients left at its end are dropped and the relay ends by itself. (Not a bound on
+        // wall time: with every test at once a step of milliseconds has taken seconds here. Without the drop, the
+        // service group would cancel the relay 10 s past the grace, and the relay says so.)
         #expect(took < 30, "the relay was still running \(took) s after SIGTERM")
-        #expect(took < 2 + 5 + 3, "SIGTERM took \(took) s with a viewer that reads nothing and a tokenless client pinging (grace 2 s)")
+        #expect(outcome.standardError.contains("shutdown grace over: dropping the connections still open"), "\(outcome.standardError)")
+        #expect(
+            !outcome.standardError.contains("cancelled before its connections had closed"),
+            "SIGTERM took \(took) s with a viewer that reads nothing and a tokenless client pinging (grace 2 s): \(outcome.standardError)")
         #expect(outcome.status == 0 || outcome.status == 143, "\(outcome.status) \(outcome.standardError)")
         // The recording was finished and announced on the way out.
         #expect(outcome.standardError.contains("archive"), "\(outcome.standardError)")

@@ -213,10 +213,19 @@ public final class RelayServer: Service {
             let failure = RelayError(.cannotListen, ListeningPort.reason(error, host: configuration.host, port: configuration.port))
             let neverListened = listeningPort.failed(failure)
             await archives?.stopAll()
+            if !neverListened { sayIfCutShort() }
             throw neverListened ? failure : error
         }
         // Recordings in progress are finished, so that their files are complete.
         await archives?.stopAll()
+        sayIfCutShort()
+    }
+
+    /// Says so when the service group had to cancel the relay: connections still open past the grace and the
+    /// group's 10 s more, which the drop at the grace's end should never leave.
+    private func sayIfCutShort() {
+        guard Task.isCancelled else { return }
+        logger.warning("the relay was cancelled before its connections had closed: some were still open 10 s after the shutdown grace")
     }
 
     /// The HTTP API's route groups, each with what it uses.
