@@ -8,6 +8,18 @@ public protocol BrowserPage: AnyObject, Sendable {
     func evaluateJSON(_ expression: String) async throws -> String
     /// Ends the browser and removes what it left on disk.
     func close()
+    /// The requests that failed so far, each with the browser's reason, where the browser says (Chromium does).
+    func networkFailures() -> [FailedFetch]
+}
+
+/// A request a browser made that failed, and the browser's reason.
+public struct FailedFetch: Sendable, Equatable {
+    public var url: String
+    public var reason: String
+
+    public init(url: String, reason: String) {
+        (self.url, self.reason) = (url, reason)
+    }
 }
 
 extension BrowserPage {
@@ -24,6 +36,38 @@ extension BrowserPage {
               .map(e => e.name.replace(location.origin, '').split('?')[0] + ' ' + (e.responseStatus ?? '?') + ' ' + Math.round(e.duration) + ' ms')
               .join(', ')
             """
-        do { return try await evaluate(expression, as: String.self) } catch { return "the page could not be read: \(error)" }
+        // Failed fetches, with the browser's reason, of this page's server (not the browser's own calls home).
+        var failures = ""
+        if let origin = try? await evaluate("location.origin", as: String.self) {
+            let ours = networkFailures().filter { $0.url.hasPrefix(origin + "/") }
+            if !ours.isEmpty {
+                failures = "; failed: " + ours.map { "\($0.url.dropFirst(origin.count).prefix { $0 != "?" }) \($0.reason)" }.joined(separator: ", ")
+            }
+        }
+        do { return try await evaluate(expression, as: String.self) + failures } catch { return "the page could not be read: \(error)" }
+    }
+
+    public func networkFailures() -> [FailedFetch] { [] }
+
+    /// For a page whose script never ran: when some of its server's fetches failed and the browser says why, and
+    /// none failed because the server cut or botched the answer, reloads the page once, as a person would, and
+    /// returns what failed (the tests' Chromium, starved of the processor with every test at once, has given up
+    /// on a module or two by itself). Nil when it did not reload: nothing failed, the browser does not say why, or
+    /// the server is to blame (the caller's failure then stands, with ``loadReport()``).
+    public func reloadAfterTheBrowsersOwnFailure() async -> String? {
+        guard let origin = try? await evaluate("location.origin", as: String.self) else { return nil }
+        let ours = networkFailures().filter { $0.url.hasPrefix(origin + "/") }
+        guard !ours.isEmpty, !ours.contains(where: { Self.serversFault.contains($0.reason) }) else { return nil }
+        guard (try? await evaluate("(setTimeout(() => location.reload(), 0), true)", as: Bool.self)) == true else { return nil }
+        return ours.map { "\($0.url.dropFirst(origin.count).prefix { $0 != "?" }) \($0.reason)" }.joined(separator: ", ")
+    }
+
+    /// Net errors that say the server (or a proxy before it) closed, reset or botched an answer.
+    private static var serversFault: Set<String> {
+        [
+            "ERR_CONNECTION_RESET", "ERR_CONNECTION_CLOSED", "ERR_CONNECTION_REFUSED", "ERR_EMPTY_RESPONSE",
+            "ERR_CONTENT_LENGTH_MISMATCH", "ERR_INCOMPLETE_CHUNKED_ENCODING", "ERR_INVALID_HTTP_RESPONSE",
+            "ERR_RESPONSE_HEADERS_TRUNCATED", "ERR_SSL_PROTOCOL_ERROR", "ERR_HTTP2_PROTOCOL_ERROR",
+        ]
     }
 }

@@ -33,6 +33,8 @@ public final class HeadlessBrowser: BrowserPage {
             "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
             // The WebSocket client sends Origin ws://127.0.0.1, which DevTools refuses unless allowed.
             "--remote-debugging-port=0", "--remote-allow-origins=ws://127.0.0.1", "--user-data-dir=\(profileDirectory)", "--window-size=1280,800",
+            // Why a fetch failed, for a failure message (``networkFailures()``).
+            "--log-net-log=\(profileDirectory)/net-log.json", "--net-log-capture-mode=Default",
         ] + arguments + [url])
         // Chromium writes the port it picked and its browser endpoint to DevToolsActivePort in the profile.
         let deadline = Date().addingTimeInterval(timeout)
@@ -105,6 +107,11 @@ public final class HeadlessBrowser: BrowserPage {
     public func close() {
         let profile = profileDirectory
         process.endInBackground(timeout: 5) { try? FileManager.default.removeItem(atPath: profile) }
+    }
+
+    /// The requests that failed so far, each with Chromium's net error (from its net log).
+    public func networkFailures() -> [FailedFetch] {
+        ChromiumNetLog(path: "\(profileDirectory)/net-log.json")?.failedRequests ?? []
     }
 
     /// Evaluates `expression` in the page (promises awaited) and returns its value as JSON text.
