@@ -11,7 +11,7 @@ import ScreenMedia
 /// With `SCREENPUB_TEST_TRACE=FILE`, every test's start and end is appended to FILE as it happens (the
 /// console output of `swift test` is relayed and can lag or lose lines when the machine is loaded).
 ///
-/// Watched tests also take turns: at most three per core run at once (`SCREENPUB_TEST_PARALLELISM` sets
+/// Watched tests also take turns: at most two per core run at once (`SCREENPUB_TEST_PARALLELISM` sets
 /// another number). Swift Testing starts every test at once, and on a small machine dozens of X servers,
 /// browsers and relays starting together leave each one too little of the processor to answer in time.
 /// A test's limit counts from its turn (Swift Testing's `.timeLimit` would count the wait for a turn too: tests in
@@ -30,8 +30,16 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
         let name = Self.name(of: test, testCase)
         // One turn per test, also when it is watched twice (a watched suite inside another).
         let hadTurn = Self.holdsTurn
-        if !hadTurn { await Self.turns.enter() }
-        defer { if !hadTurn { Self.turns.leave() } }
+        // A test whose suite has ended one already is the next link of a serialized suite's chain: it goes ahead of
+        // those queued meanwhile, or each link would wait behind the whole queue and the chains end the run alone.
+        let suite = String(name.prefix { $0 != "/" })
+        if !hadTurn { await Self.turns.enter(ahead: Self.suitesWithAnEnd.withLock { $0.contains(suite) }) }
+        defer {
+            if !hadTurn {
+                Self.suitesWithAnEnd.withLock { _ = $0.insert(suite) }
+                Self.turns.leave()
+            }
+        }
         let started = ContinuousClock.now
         Self.running.withLock { $0[name, default: 0] += 1 }
         Self.trace("start \(name)")
@@ -78,6 +86,8 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
     }
 
     private static let running = Locked<[String: Int]>([:])
+    /// Suites (by their identifier) of which a test has ended.
+    private static let suitesWithAnEnd = Locked<Set<String>>([])
 
     @TaskLocal private static var holdsTurn = false
 
@@ -85,7 +95,7 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
         if let value = ProcessInfo.processInfo.environment["SCREENPUB_TEST_PARALLELISM"], let width = Int(value), width > 0 {
             return width
         }
-        return 3 * ProcessInfo.processInfo.activeProcessorCount
+        return 2 * ProcessInfo.processInfo.activeProcessorCount
     }())
 
     private static let traceFile: Int32? = {
@@ -123,21 +133,29 @@ extension Trait where Self == TestWatchdog {
     }
 }
 
-/// At most `width` holders at once; the others wait their turn, first come first served, without holding a thread.
+/// At most `width` holders at once; the others wait their turn, first come first served (those that go ahead
+/// before the rest, in their order), without holding a thread.
 final class TurnTaking: Sendable {
     private struct State {
         var free: Int
         var waiting: [CheckedContinuation<Void, Never>] = []
+        /// How many at the front of `waiting` went ahead.
+        var ahead = 0
     }
     private let state: Locked<State>
 
     init(width: Int) { state = Locked(State(free: width)) }
 
-    func enter() async {
+    func enter(ahead: Bool = false) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let admitted = state.withLock { state in
                 guard state.free > 0 else {
-                    state.waiting.append(continuation)
+                    if ahead {
+                        state.waiting.insert(continuation, at: state.ahead)
+                        state.ahead += 1
+                    } else {
+                        state.waiting.append(continuation)
+                    }
                     return false
                 }
                 state.free -= 1
@@ -153,6 +171,7 @@ final class TurnTaking: Sendable {
                 state.free += 1
                 return nil
             }
+            state.ahead = max(0, state.ahead - 1)
             return state.waiting.removeFirst()
         }
         next?.resume()

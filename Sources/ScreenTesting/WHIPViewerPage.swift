@@ -28,6 +28,14 @@ public final class WHIPViewerPage: Sendable {
             server.signal(SIGKILL)
             throw error
         }
+        // Chromium has a page target before the page has loaded; a script a test installs needs its video element.
+        let browser = self.browser
+        guard try await eventually(60, { (try? await browser.evaluate("document.getElementById('video') !== null", as: Bool.self)) == true }) else {
+            let report = await browser.loadReport()
+            browser.close()
+            server.signal(SIGKILL)
+            throw HeadlessBrowser.Failure(description: "the WHIP viewer page had no video element within 60 s: \(report)")
+        }
     }
 
     /// One frame the page showed: its RTP timestamp, the metadata paired with it, capture → display.

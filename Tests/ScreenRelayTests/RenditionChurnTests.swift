@@ -75,13 +75,19 @@ import Testing
         let starts = publisher.errorsSoFar.components(separatedBy: "publishing the h264 rendition").count - 1
         #expect((1...2).contains(starts), "\(publisher.errorsSoFar.suffix(2000))")
 
-        // The honest viewer: frames all along (about 5 a second while the stripes move), no long gap.
+        // The honest viewer: frames all along (about 5 a second while the stripes move), none held back: each
+        // within 2 s of its capture. (Not the gaps between arrivals: with every test at once the publisher, on the
+        // same two cores, has itself captured nothing for 2 s, a gap no relay can fill.)
         honest.signal(SIGTERM)
         let watched = await honest.wait(timeout: 20)
-        let received = watched.standardOutput.split(separator: "\n").compactMap {
+        let frames = watched.standardOutput.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }.filter { $0["kind"] as? String == "video" }.compactMap { ($0["receivedAtMilliseconds"] as? NSNumber)?.doubleValue }
+        }.filter { $0["kind"] as? String == "video" }
+        let received = frames.compactMap { ($0["receivedAtMilliseconds"] as? NSNumber)?.doubleValue }
+        let latencies = frames.compactMap { ($0["latencyMilliseconds"] as? NSNumber)?.doubleValue }
         let gaps = zip(received.dropFirst(), received).map { $0 - $1 }
-        #expect(received.count >= 40 && (gaps.max() ?? .infinity) < 2_000, "\(received.count) frames; gaps \(gaps.sorted().suffix(5)) ms\n\(watched.standardError.suffix(800))")
+        #expect(
+            received.count >= 40 && !latencies.isEmpty && (latencies.max() ?? .infinity) < 2_000,
+            "\(received.count) frames; latencies \(latencies.sorted().suffix(5)) ms; gaps between arrivals \(gaps.sorted().suffix(5)) ms\n\(watched.standardError.suffix(800))")
     }
 }
