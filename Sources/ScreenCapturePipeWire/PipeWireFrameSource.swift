@@ -54,9 +54,9 @@ public final class PipeWireFrameSource: FrameSource {
 
     public func run(framesPerSecond: Double, stop: StopSignal, consumer: any FrameConsumer) throws {
         var schedule = TickSchedule(framesPerSecond: framesPerSecond, clock: clock)
-        let started = clock.nanoseconds(fromTicks: clock.now())
         let timeout = UInt64(options.firstFrameTimeout * 1e9)
-        var firstPicture = FirstPictureWait()
+        // The first picture is waited for from the start; a later one, from when a new size took the picture away.
+        var wait: PictureWait? = PictureWait(since: clock.nanoseconds(fromTicks: clock.now()), newSize: nil)
         try stream.whileEntered {
             while !stop.isStopped {
                 // Serve PipeWire until the tick is due (at most 100 ms at a time, to notice a stop).
@@ -69,19 +69,22 @@ public final class PipeWireFrameSource: FrameSource {
                 try stream.iterate(timeoutMilliseconds: 0)
                 stream.takeHeldPicture()
                 if let frame = stream.frame, stream.hasPicture {
+                    wait = nil
                     if stream.pictureChanged {
                         try consumer.consume(frame, sizeChanged: stream.takeSizeChange())
                         stream.pictureConsumed()
                     } else {
                         try consumer.consumeUnchanged(frame, at: clock.mediaTime(fromTicks: clock.now()))
                     }
-                } else if now - started > timeout {
-                    throw PipeWireCaptureError(
-                        .noFrames,
-                        "PipeWire node \(options.nodeID) sent no frame within \(options.firstFrameTimeout) s (state: \(stream.stateDescription))"
-                            + firstPicture.whyNone)
-                } else if firstPicture.repaintIsDue(waitedNanoseconds: now - started) {
-                    askForRepaint(&firstPicture)
+                } else {
+                    var waiting = wait ?? PictureWait(since: now, newSize: stream.frame.map { ($0.width, $0.height) })
+                    if now - waiting.since > timeout {
+                        throw PipeWireCaptureError(
+                            .noFrames, "PipeWire node \(options.nodeID) sent no frame within \(options.firstFrameTimeout) s" + waiting.afterWhat
+                                + " (state: \(stream.stateDescription))" + waiting.whyNone)
+                    }
+                    if waiting.repaintIsDue(waitedNanoseconds: now - waiting.since) { askForRepaint(&waiting) }
+                    wait = waiting
                 }
                 schedule.advance(reportingMissedTicksTo: consumer)
             }
@@ -90,7 +93,7 @@ public final class PipeWireFrameSource: FrameSource {
 
     /// A static screen gives no first picture on compositors that copy only what changed (wlroots): the
     /// compositor is asked to repaint, which changes no pixel.
-    private func askForRepaint(_ wait: inout FirstPictureWait) {
+    private func askForRepaint(_ wait: inout PictureWait) {
         let outcome = CompositorRepaint.request()
         wait.asked(outcome)
         switch outcome {
@@ -102,11 +105,26 @@ public final class PipeWireFrameSource: FrameSource {
     }
 }
 
-/// Waiting for a stream's first picture: when to ask the compositor to repaint (after a second, then every two),
-/// and what to tell the user if none comes.
-struct FirstPictureWait {
+/// Waiting for a stream's picture, its first or the first after a new size (which takes the old one away): since
+/// when, when to ask the compositor to repaint (after a second, then every two), and what to tell the user if none
+/// comes.
+struct PictureWait {
+    let since: UInt64
+    /// The size negotiated anew, for a wait after a size change.
+    let newSize: (width: Int, height: Int)?
     private var repaints = 0
     private var lastOutcome: CompositorRepaint.Outcome?
+
+    init(since: UInt64, newSize: (width: Int, height: Int)?) {
+        self.since = since
+        self.newSize = newSize
+    }
+
+    /// What the wait followed, for the no-frame error: the start (nothing said) or a size change.
+    var afterWhat: String {
+        guard let newSize else { return "" }
+        return " of changing its size to \(newSize.width)×\(newSize.height)"
+    }
 
     func repaintIsDue(waitedNanoseconds waited: UInt64) -> Bool {
         if case .unavailable = lastOutcome { return false }

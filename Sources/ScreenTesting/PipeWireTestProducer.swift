@@ -139,6 +139,9 @@ public final class PipeWireTestProducer: @unchecked Sendable {
     /// From now on, buffers carry only cursor metadata and no picture.
     public func freezePicture() { locked { pictureFrozen = true } }
 
+    /// Pictures again from the next buffer on (after ``freezePicture()``).
+    public func resumePicture() { locked { pictureFrozen = false } }
+
     /// Removes the node, as a compositor does when the screen cast ends (the connection stays until deinit).
     public func stop() {
         locked {

@@ -25,15 +25,22 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        // Suites get a scope too; only test functions (each of their cases) are watched.
-        guard !test.isSuite else { return try await function() }
+        // Suites get a scope too (before their tests); only test functions (each of their cases) are watched.
+        guard !test.isSuite else {
+            if test.traits.contains(where: { $0 is ParallelizationTrait }) { Self.serializedSuites.withLock { _ = $0.insert("\(test.id)") } }
+            return try await function()
+        }
         let name = Self.name(of: test, testCase)
         // One turn per test, also when it is watched twice (a watched suite inside another).
         let hadTurn = Self.holdsTurn
-        // A test whose suite has ended one already is the next link of a serialized suite's chain: it goes ahead of
-        // those queued meanwhile, or each link would wait behind the whole queue and the chains end the run alone.
+        // A serialized suite's tests run one after another: the longest chains of the run. They go ahead of the
+        // queue, or each would wait behind every test queued meanwhile and the chains end the run alone. So does a
+        // test whose suite has ended one already (a serialized test's next case).
         let suite = String(name.prefix { $0 != "/" })
-        if !hadTurn { await Self.turns.enter(ahead: Self.suitesWithAnEnd.withLock { $0.contains(suite) }) }
+        if !hadTurn {
+            let ahead = Self.serializedSuites.withLock { $0.contains(suite) } || Self.suitesWithAnEnd.withLock { $0.contains(suite) }
+            await Self.turns.enter(ahead: ahead)
+        }
         defer {
             if !hadTurn {
                 Self.suitesWithAnEnd.withLock { _ = $0.insert(suite) }
@@ -86,8 +93,9 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
     }
 
     private static let running = Locked<[String: Int]>([:])
-    /// Suites (by their identifier) of which a test has ended.
+    /// Suites (by their identifier) of which a test has ended, and those serialized.
     private static let suitesWithAnEnd = Locked<Set<String>>([])
+    private static let serializedSuites = Locked<Set<String>>([])
 
     @TaskLocal private static var holdsTurn = false
 

@@ -172,6 +172,36 @@ import Testing
         #expect(sizes.first == 320 && sizes.last == 480)
     }
 
+    /// A new size takes the picture away until the producer sends one at that size: the wait for it counts from the
+    /// change, not from the capture's start (a resize after the first-frame timeout, its picture two ticks late,
+    /// ended the capture with "sent no frame within 1.0 s"); and a picture that never comes is named as such.
+    @Test func aPictureLateAfterASizeChangeIsWaitedForFromTheChange() async throws {
+        let pipewire = try await PrivatePipeWire()
+        let producer = try PipeWireTestProducer(on: pipewire, width: 320, height: 240, order: .bgrx, color: (30, 160, 220))
+        let node = try await producer.nodeID()
+        let observer = Observer(swizzled: false, stopAfter: 1_000, stop: StopSignal())
+        let capturing = capture(pipewire, node: node, observer: observer, firstFrameTimeout: 1)
+        #expect(try await eventually { observer.seen.value.count >= 3 })
+        try await Task.sleep(for: .milliseconds(1_500))
+        producer.freezePicture()
+        producer.resize(width: 480, height: 360)
+        try await Task.sleep(for: .milliseconds(500))
+        producer.resumePicture()
+        #expect(try await eventually { observer.seen.value.contains { $0.width == 480 } })
+        observer.stop.stop()
+        try await capturing.value
+
+        // The same, the picture at the new size never coming: the capture ends, saying after what.
+        let frozen = Observer(swizzled: false, stopAfter: 1_000, stop: StopSignal())
+        let ending = capture(pipewire, node: node, observer: frozen, firstFrameTimeout: 1)
+        #expect(try await eventually { frozen.seen.value.count >= 3 })
+        producer.freezePicture()
+        producer.resize(width: 320, height: 240)
+        let outcome = await ending.result
+        #expect(
+            "\(outcome)".contains("sent no frame within 1.0 s of changing its size to 320×240"), "\(outcome)")
+    }
+
     /// Records, for each consumed frame, the colours at a few points and how much of the frame it says changed.
     final class PointSampler: FrameConsumer, @unchecked Sendable {
         // @unchecked: `frames` is Locked; the rest is immutable.
