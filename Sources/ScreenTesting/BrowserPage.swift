@@ -1,4 +1,5 @@
 import Foundation
+public import ScreenMedia
 
 /// A page open in a real browser that a test reads by evaluating JavaScript in it: Chromium
 /// (``HeadlessBrowser``), Firefox (``HeadlessFirefox``) or WebKitGTK (``WebKitGTKBrowser``), so that one check
@@ -60,6 +61,16 @@ extension BrowserPage {
         guard !ours.isEmpty, !ours.contains(where: { Self.serversFault.contains($0.reason) }) else { return nil }
         guard (try? await evaluate("(setTimeout(() => location.reload(), 0), true)", as: Bool.self)) == true else { return nil }
         return ours.map { "\($0.url.dropFirst(origin.count).prefix { $0 != "?" }) \($0.reason)" }.joined(separator: ", ")
+    }
+
+    /// In a wait for a page's script to run: when the page has loaded without it, reloads it once after the browser's
+    /// own failure (``reloadAfterTheBrowsersOwnFailure()``), `reloaded` remembering that it did, and says so.
+    public func reloadOnceIfItsScriptFailedToLoad(_ reloaded: Locked<Bool>) async {
+        guard !reloaded.value, (try? await evaluate("document.readyState", as: String.self)) == "complete",
+            let failed = await reloadAfterTheBrowsersOwnFailure()
+        else { return }
+        reloaded.withLock { $0 = true }
+        print("the page was loaded again: the browser failed \(failed)")
     }
 
     /// Net errors that say the server (or a proxy before it) closed, reset or botched an answer.

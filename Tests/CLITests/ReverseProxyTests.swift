@@ -30,16 +30,12 @@ import Testing
             """
         var state: Watching?
         let deadline = Date().addingTimeInterval(60)
-        var reloaded = false
+        let reloaded = Locked(false)
         repeat {
             try await Task.sleep(for: .milliseconds(200))
-            state = try await browser.evaluate(expression)
-            if state == nil, !reloaded, (try? await browser.evaluate("document.readyState", as: String.self)) == "complete",
-                let failed = await browser.reloadAfterTheBrowsersOwnFailure()
-            {
-                reloaded = true
-                print("the viewer page was loaded again: Chromium failed \(failed)")
-            }
+            // (A page being loaded again has no context to evaluate in for a moment.)
+            state = try? await browser.evaluate(expression)
+            if state == nil { await browser.reloadOnceIfItsScriptFailedToLoad(reloaded) }
         } while !(state.map { $0.framesDecoded > 0 && $0.lastMetadata == metadata } ?? false) && Date() < deadline
         guard let state else {
             let report = await browser.loadReport()

@@ -100,8 +100,10 @@ import Testing
         let hls = try await engine.open(viewerURL + "&hls=1", decoders: decoders)
         defer { hls.close() }
         var played: HLSPage?
+        let reloaded = Locked(false)
         let playing = try await eventually(45) {
             played = try? await hls.evaluate(Self.hlsExpression)
+            if played == nil { await hls.reloadOnceIfItsScriptFailedToLoad(reloaded) }
             return ((played?.framesDecoded ?? 0) >= 1 && played?.lastMetadata != nil) || played?.problem != nil
         }
         #expect(played?.rendition?.hasPrefix(Self.renditionPrefix(codec)) == true && played?.rendition?.hasSuffix("over HLS") == true, "\(String(describing: played))")

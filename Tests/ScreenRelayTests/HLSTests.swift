@@ -204,8 +204,10 @@ import Testing
                metadataText: document.getElementById('metadata').textContent, eventsText: document.getElementById('events').textContent })
             """
         var watched: HLSViewerState?
+        let reloaded = Locked(false)
         let played = try await eventually(40) {
             watched = try? await browser.evaluate(expression)
+            if watched == nil { await browser.reloadOnceIfItsScriptFailedToLoad(reloaded) }
             return (watched?.framesDecoded ?? 0) > 3 && watched?.lastMetadata != nil && watched?.problem == nil
                 && watched?.dateRanges?.contains { $0["ID"] == "break-1" } == true
         }

@@ -55,9 +55,12 @@ import Testing
     static func waitForViewer(_ browser: any BrowserPage, timeout: Double = 30, until condition: (ViewerState) -> Bool) async throws -> ViewerState {
         let scriptDeadline = Date().addingTimeInterval(60)
         var state: ViewerState? = try await browser.evaluate(Self.stateExpression)
+        let reloaded = Locked(false)
         while state == nil, Date() < scriptDeadline {
             try await Task.sleep(for: .milliseconds(100))
-            state = try await browser.evaluate(Self.stateExpression)
+            // (A page being loaded again has no context to evaluate in for a moment.)
+            state = try? await browser.evaluate(Self.stateExpression)
+            if state == nil { await browser.reloadOnceIfItsScriptFailedToLoad(reloaded) }
         }
         guard var state else { throw TestFailure("the viewer script did not run within 60 s: \(await browser.loadReport())") }
         let deadline = Date().addingTimeInterval(timeout)
