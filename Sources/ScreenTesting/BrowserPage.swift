@@ -37,15 +37,17 @@ extension BrowserPage {
               .map(e => e.name.replace(location.origin, '').split('?')[0] + ' ' + (e.responseStatus ?? '?') + ' ' + Math.round(e.duration) + ' ms')
               .join(', ')
             """
-        // Failed fetches, with the browser's reason, of this page's server (not the browser's own calls home).
-        var failures = ""
-        if let origin = try? await evaluate("location.origin", as: String.self) {
-            let ours = networkFailures().filter { $0.url.hasPrefix(origin + "/") }
-            if !ours.isEmpty {
-                failures = "; failed: " + ours.map { "\($0.url.dropFirst(origin.count).prefix { $0 != "?" }) \($0.reason)" }.joined(separator: ", ")
-            }
-        }
+        let failed = await failedFetchesOfItsServer()
+        let failures = failed.map { failed in failed.fetches.isEmpty ? "" : "; failed: " + failed.described } ?? ""
         do { return try await evaluate(expression, as: String.self) + failures } catch { return "the page could not be read: \(error)" }
+    }
+
+    /// The fetches of the page's own server that failed (not the browser's calls home), and them as a list of paths
+    /// (the token left out) with the browser's reasons; nil when the page cannot be read.
+    private func failedFetchesOfItsServer() async -> (fetches: [FailedFetch], described: String)? {
+        guard let origin = try? await evaluate("location.origin", as: String.self) else { return nil }
+        let ours = networkFailures().filter { $0.url.hasPrefix(origin + "/") }
+        return (ours, ours.map { "\($0.url.dropFirst(origin.count).prefix { $0 != "?" }) \($0.reason)" }.joined(separator: ", "))
     }
 
     public func networkFailures() -> [FailedFetch] { [] }
@@ -56,11 +58,11 @@ extension BrowserPage {
     /// on a module or two by itself). Nil when it did not reload: nothing failed, the browser does not say why, or
     /// the server is to blame (the caller's failure then stands, with ``loadReport()``).
     public func reloadAfterTheBrowsersOwnFailure() async -> String? {
-        guard let origin = try? await evaluate("location.origin", as: String.self) else { return nil }
-        let ours = networkFailures().filter { $0.url.hasPrefix(origin + "/") }
-        guard !ours.isEmpty, !ours.contains(where: { Self.serversFault.contains($0.reason) }) else { return nil }
-        guard (try? await evaluate("(setTimeout(() => location.reload(), 0), true)", as: Bool.self)) == true else { return nil }
-        return ours.map { "\($0.url.dropFirst(origin.count).prefix { $0 != "?" }) \($0.reason)" }.joined(separator: ", ")
+        guard let failed = await failedFetchesOfItsServer(), !failed.fetches.isEmpty,
+            !failed.fetches.contains(where: { Self.serversFault.contains($0.reason) }),
+            (try? await evaluate("(setTimeout(() => location.reload(), 0), true)", as: Bool.self)) == true
+        else { return nil }
+        return failed.described
     }
 
     /// In a wait for a page's script to run: when the page has loaded without it, reloads it once after the browser's
