@@ -34,12 +34,14 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
         // One turn per test, also when it is watched twice (a watched suite inside another).
         let hadTurn = Self.holdsTurn
         // A serialized suite's tests run one after another: the longest chains of the run. They go ahead of the
-        // queue, or each would wait behind every test queued meanwhile and the chains end the run alone. So does a
-        // test whose suite has ended one already (a serialized test's next case).
+        // queue, or each would wait behind every test queued meanwhile and the chains end the run alone; and a
+        // chain's next test (its suite has ended one) goes first, so that a chain once begun goes on rather than
+        // all of them taking turns and ending late together.
         let suite = String(name.prefix { $0 != "/" })
         if !hadTurn {
-            let ahead = Self.serializedSuites.withLock { $0.contains(suite) } || Self.suitesWithAnEnd.withLock { $0.contains(suite) }
-            await Self.turns.enter(ahead: ahead)
+            let place: TurnTaking.Place =
+                Self.suitesWithAnEnd.withLock { $0.contains(suite) } ? .first : Self.serializedSuites.withLock { $0.contains(suite) } ? .ahead : .last
+            await Self.turns.enter(place)
         }
         defer {
             if !hadTurn {
@@ -141,27 +143,36 @@ extension Trait where Self == TestWatchdog {
     }
 }
 
-/// At most `width` holders at once; the others wait their turn, first come first served (those that go ahead
-/// before the rest, in their order), without holding a thread.
+/// At most `width` holders at once; the others wait their turn, first come first served within their place: those
+/// that go first, then those that go ahead, then the rest. None holds a thread while it waits.
 final class TurnTaking: Sendable {
+    enum Place: Sendable {
+        case first, ahead, last
+    }
+
     private struct State {
         var free: Int
         var waiting: [CheckedContinuation<Void, Never>] = []
-        /// How many at the front of `waiting` went ahead.
+        /// How many at the front of `waiting` go first, and how many after them go ahead.
+        var first = 0
         var ahead = 0
     }
     private let state: Locked<State>
 
     init(width: Int) { state = Locked(State(free: width)) }
 
-    func enter(ahead: Bool = false) async {
+    func enter(_ place: Place = .last) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let admitted = state.withLock { state in
                 guard state.free > 0 else {
-                    if ahead {
-                        state.waiting.insert(continuation, at: state.ahead)
+                    switch place {
+                    case .first:
+                        state.waiting.insert(continuation, at: state.first)
+                        state.first += 1
+                    case .ahead:
+                        state.waiting.insert(continuation, at: state.first + state.ahead)
                         state.ahead += 1
-                    } else {
+                    case .last:
                         state.waiting.append(continuation)
                     }
                     return false
@@ -179,7 +190,7 @@ final class TurnTaking: Sendable {
                 state.free += 1
                 return nil
             }
-            state.ahead = max(0, state.ahead - 1)
+            if state.first > 0 { state.first -= 1 } else if state.ahead > 0 { state.ahead -= 1 }
             return state.waiting.removeFirst()
         }
         next?.resume()
