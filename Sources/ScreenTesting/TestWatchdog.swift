@@ -21,6 +21,9 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
     public var limit: Duration
     /// How long a cancelled test may take to end before the process is stopped.
     public var grace: Duration
+    /// For the run's longest serialized suite: its tests go first from its first, so that its chain begins with
+    /// the run rather than after the chains queued before it.
+    public var startsFirst = false
 
     public var isRecursive: Bool { true }
 
@@ -40,7 +43,8 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
         let suite = String(name.prefix { $0 != "/" })
         if !hadTurn {
             let place: TurnTaking.Place =
-                Self.suitesWithAnEnd.withLock { $0.contains(suite) } ? .first : Self.serializedSuites.withLock { $0.contains(suite) } ? .ahead : .last
+                startsFirst || Self.suitesWithAnEnd.withLock { $0.contains(suite) } ? .first
+                : Self.serializedSuites.withLock { $0.contains(suite) } ? .ahead : .last
             await Self.turns.enter(place)
         }
         defer {
@@ -137,9 +141,9 @@ public struct TestWatchdog: SuiteTrait, TestTrait, TestScoping {
 
 extension Trait where Self == TestWatchdog {
     /// ``TestWatchdog`` with a limit per test (default 5 minutes, far beyond any test's usual time on a
-    /// loaded machine) and a minute's grace after cancelling.
-    public static func watchdog(limit: Duration = .seconds(300), grace: Duration = .seconds(60)) -> Self {
-        TestWatchdog(limit: limit, grace: grace)
+    /// loaded machine) and a minute's grace after cancelling; `startsFirst` for the run's longest serialized suite.
+    public static func watchdog(limit: Duration = .seconds(300), grace: Duration = .seconds(60), startsFirst: Bool = false) -> Self {
+        TestWatchdog(limit: limit, grace: grace, startsFirst: startsFirst)
     }
 }
 

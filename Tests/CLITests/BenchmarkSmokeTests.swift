@@ -6,7 +6,8 @@ import Testing
 /// screen, the fewest rows and a second or two of each measure, with this build's binaries. Not a timing: its
 /// figures mean nothing; a script a change broke fails here, not at the next `make bench`. One after another:
 /// each starts its own display, relays, encoders and compositor. (fuzz.sh has its own short run, WireFuzzTests.)
-@Suite(.serialized, .watchdog()) struct BenchmarkSmokeTests {
+/// The run's longest chain (about 6 of its 37 minutes of heavy tests): it starts first.
+@Suite(.serialized, .watchdog(startsFirst: true)) struct BenchmarkSmokeTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
