@@ -76,8 +76,8 @@ import Testing
         #expect((1...2).contains(starts), "\(publisher.errorsSoFar.suffix(2000))")
 
         // The honest viewer: frames all along (about 5 a second while the stripes move), none held back: each
-        // within 2 s of its capture. (Not the gaps between arrivals: with every test at once the publisher, on the
-        // same two cores, has itself captured nothing for 2 s, a gap no relay can fill.)
+        // within 2 s of its capture. (Not the gaps between arrivals, printed: they count the publisher's own stalls
+        // on the same two cores too, with every test at once; a relay holds back nothing it never got.)
         honest.signal(SIGTERM)
         let watched = await honest.wait(timeout: 20)
         let frames = watched.standardOutput.split(separator: "\n").compactMap {
