@@ -57,7 +57,7 @@ extension BrowserPage {
     /// returns what failed (the tests' Chromium, starved of the processor with every test at once, has given up
     /// on a module or two by itself). Nil when it did not reload: nothing failed, the browser does not say why, or
     /// the server is to blame (the caller's failure then stands, with ``loadReport()``).
-    public func reloadAfterTheBrowsersOwnFailure() async -> String? {
+    private func reloadAfterTheBrowsersOwnFailure() async -> String? {
         guard let failed = await failedFetchesOfItsServer(), !failed.fetches.isEmpty,
             !failed.fetches.contains(where: { Self.serversFault.contains($0.reason) }),
             (try? await evaluate("(setTimeout(() => location.reload(), 0), true)", as: Bool.self)) == true

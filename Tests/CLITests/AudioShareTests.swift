@@ -67,8 +67,7 @@ import Testing
     /// median leaves out the frames a loaded machine broke (samples lost before capture, whose phase jumps move the
     /// peak of a measure across them: 430 Hz for 440 so, with every test at once).
     static func medianFrameFrequency(_ sounds: [SoundAndPictures.Sound], skipping: Int, frames: Int, low: Int, high: Int) -> Double {
-        let measured = sounds.dropFirst(skipping).prefix(frames).map { dominantFrequency(SoundAndPictures.left([$0]), low: low, high: high) }
-        return measured.sorted().dropFirst(measured.count / 2).first ?? 0
+        median(sounds.dropFirst(skipping).prefix(frames).map { dominantFrequency(SoundAndPictures.left([$0]), low: low, high: high) })
     }
 
     @Test func aToneReachesTheSubscriberAtItsFrequencyOnTheVideosClock() async throws {
@@ -168,7 +167,7 @@ import Testing
         // Within ±40 ms (the median; each within ±150 ms, as the whole suite loads this machine meanwhile and a
         // picture's capture time is the tick after the paint: one of four was 104 ms off in a loaded run;
         // Benchmarks/audio.sh measures the distribution).
-        #expect(abs(median(offsets)) <= 40 && offsets.allSatisfy { abs($0) <= 150 }, "audio − video at the subscriber: \(offsets) ms")
+        #expect(abs(Self.median(offsets)) <= 40 && offsets.allSatisfy { abs($0) <= 150 }, "audio − video at the subscriber: \(offsets) ms")
 
         // The same in screensub's recording, as ffmpeg decodes it.
         let outcome = await screensub.wait(timeout: 60)
@@ -181,7 +180,7 @@ import Testing
         // ±40 ms where three or more were measured.)
         let measured = fileOffsets.sorted { abs($0) < abs($1) }.dropLast(instants.count - onTime.count)
         #expect(
-            !measured.isEmpty && (measured.count < 3 || abs(median(Array(measured))) <= 40) && measured.allSatisfy { abs($0) <= 100 },
+            !measured.isEmpty && (measured.count < 3 || abs(Self.median(Array(measured))) <= 40) && measured.allSatisfy { abs($0) <= 100 },
             "audio − video in the WebM: \(fileOffsets) ms; painted at \(painted) for \(instants)")
     }
 
@@ -216,7 +215,7 @@ import Testing
         }
     }
 
-    func median(_ values: [Double]) -> Double { values.isEmpty ? .infinity : values.sorted()[values.count / 2] }
+    static func median(_ values: [Double]) -> Double { values.isEmpty ? .infinity : values.sorted()[values.count / 2] }
 
     static func run(_ program: String, _ arguments: [String]) async throws -> String {
         let outcome = try await ChildProcess.run(program, arguments, timeout: 60)

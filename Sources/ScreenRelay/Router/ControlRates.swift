@@ -1,9 +1,9 @@
 /// How often a client may change what the session does for it or tells everyone: its subscriptions (`subscribe`:
 /// each may queue the cached group of pictures for it; an `unsubscribe`, which only gives back, is free), its
-/// streams (`publish`, `unpublish`, `streamPropertyChanged`: each is announced to every member) and its joining (`hello`: each join and leave is
-/// announced to every member). Each has an allowance per connection and per token (all its connections together,
-/// and after they leave: closing and opening connections buys no more), so that one client's churn costs the
-/// other members a bounded number of messages. Pure: the router passes the time.
+/// streams (`publish`, `unpublish`, `streamPropertyChanged`: each is announced to every member) and its joining
+/// (`hello`: each join and leave is announced to every member). Each has an allowance per connection and per token
+/// (all its connections together, and after they leave: closing and opening connections buys no more), so that one
+/// client's churn costs the other members a bounded number of messages. Pure: the router passes the time.
 struct ControlRates {
     enum Kind: CaseIterable {
         case subscription, streamChange, join
